@@ -1,0 +1,143 @@
+//===- Backend.h - The backend plugin contract ------------------*- C++ -*-===//
+//
+// This file declares what a backend plugin is: static capability data for
+// the compute capabilities it serves, and a few decisions (the tail of the
+// lowering pipeline it owns, the conformance cases it skips). Shared passes
+// ask a backend questions through this interface and never test its name or
+// number. Adding an architecture means adding one folder under backends/ and
+// one line in backends/Registration.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_BACKENDS_BACKEND_H
+#define TESSERA_BACKENDS_BACKEND_H
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir {
+class OpPassManager;
+class Operation;
+} // namespace mlir
+
+namespace tessera {
+
+/// A compute capability such as 8.0 or 9.0a. `sm_90a` is not `sm_90`: the
+/// architecture-specific variant has features (wgmma, setmaxnreg) that run on
+/// exactly that architecture and no later one.
+struct ComputeCapability {
+  int major = 0;
+  int minor = 0;
+  /// True for the architecture-specific variant (the `a` suffix).
+  bool archSpecific = false;
+
+  /// Parses "sm_80", "sm_90a" (also "80", "90a"); std::nullopt otherwise.
+  static std::optional<ComputeCapability> parse(llvm::StringRef text);
+  /// "sm_80", "sm_90a".
+  std::string str() const;
+  /// The numeric value, e.g. 86 for 8.6.
+  int value() const { return major * 10 + minor; }
+  /// True when code built for this capability may use everything `other` has.
+  bool isAtLeast(const ComputeCapability &other) const;
+  bool operator==(const ComputeCapability &other) const {
+    return major == other.major && minor == other.minor && archSpecific == other.archSpecific;
+  }
+};
+
+/// Static capability data of one architecture, a table per family.
+struct TargetCapabilities {
+  /// Shared memory a block may use, opting in above 48 KiB where allowed (bytes).
+  int64_t sharedMemoryPerBlock = 48 * 1024;
+  /// Shared memory of one multiprocessor (bytes).
+  int64_t sharedMemoryPerSM = 64 * 1024;
+  /// 32-bit registers of one multiprocessor.
+  int64_t registersPerSM = 64 * 1024;
+  /// Registers one thread may use.
+  int64_t registersPerThread = 255;
+  int64_t maxThreadsPerBlock = 1024;
+  /// The widest global load or store one thread issues (bytes).
+  int64_t globalVectorBytes = 16;
+  /// cp.async (global to shared without registers).
+  bool hasAsyncCopy = false;
+  /// ldmatrix (shared to MMA fragments).
+  bool hasLdmatrix = false;
+  /// cp.async.bulk.tensor (TMA).
+  bool hasBulkTensorCopy = false;
+  /// mbarrier objects in shared memory.
+  bool hasMbarrier = false;
+  /// Thread block clusters.
+  bool hasClusters = false;
+  /// wgmma.mma_async (warpgroup MMA; architecture-specific sm_90a).
+  bool hasWarpgroupMma = false;
+  /// mma.sync shapes available (e.g. "m8n8k4", "m16n8k16").
+  std::vector<std::string> mmaShapes;
+  /// The lowest PTX ISA version that holds every instruction this backend
+  /// emits for the target, as an LLVM feature ("+ptx70").
+  std::string ptxFeature;
+};
+
+/// A conformance case a backend does not run, and why.
+struct ConformanceSkip {
+  std::string caseName;
+  std::string reason;
+};
+
+/// A backend plugin: one per NVIDIA architecture family.
+class Backend {
+public:
+  virtual ~Backend() = default;
+
+  /// A short name, e.g. "sm80"; used in messages and listings only.
+  virtual llvm::StringRef getName() const = 0;
+  /// The compute capabilities this backend serves, e.g. 8.0, 8.6, 8.9.
+  virtual std::vector<ComputeCapability> getServedCapabilities() const = 0;
+  /// The capability data of one served compute capability.
+  virtual const TargetCapabilities &getCapabilities(const ComputeCapability &cc) const = 0;
+  /// Appends the tail of the lowering pipeline this backend owns: from the
+  /// gpu/scf/arith/memref level to the LLVM and NVVM dialects. Backends that
+  /// need nothing special call addCommonNVVMLowering (backends/common).
+  virtual void buildLoweringTail(mlir::OpPassManager &pm, const ComputeCapability &cc) const = 0;
+  /// Conformance cases this backend skips, each with a reason.
+  virtual std::vector<ConformanceSkip> getConformanceSkips() const { return {}; }
+
+  /// True when this backend serves `cc` (exact major/minor; an
+  /// architecture-specific request needs a backend that lists it).
+  bool serves(const ComputeCapability &cc) const;
+};
+
+/// The set of registered backends.
+class BackendRegistry {
+public:
+  /// The process-wide registry, with every backend of backends/Registration.cpp.
+  static BackendRegistry &global();
+
+  /// Adds a backend. A later backend serving the same capability wins, so a
+  /// test or an out-of-tree plugin can stand in for a built-in one.
+  void add(std::unique_ptr<Backend> backend);
+  /// The backend serving `cc`, or nullptr.
+  const Backend *lookup(const ComputeCapability &cc) const;
+  /// The backend for a target name; on failure `error` says why (malformed
+  /// name, or no backend serves it, listing what is served).
+  const Backend *lookup(llvm::StringRef target, std::string &error) const;
+  const std::vector<std::unique_ptr<Backend>> &getBackends() const { return backends_; }
+
+private:
+  std::vector<std::unique_ptr<Backend>> backends_;
+};
+
+/// Registers the built-in backends (sm60, sm70, sm80, sm90): the one list.
+void registerAllBackends(BackendRegistry &registry);
+
+/// The backend and capability named by the `tile.target` attribute of the
+/// module enclosing `op`; emits a diagnostic on `op` and returns failure-like
+/// nullptr when the attribute is missing or names no served target.
+const Backend *getBackendFor(mlir::Operation *op, ComputeCapability *cc);
+
+} // namespace tessera
+
+#endif // TESSERA_BACKENDS_BACKEND_H

@@ -1,0 +1,94 @@
+//===- Compiler.h - Tile module to PTX, every stage printable ---*- C++ -*-===//
+//
+// This file declares the compiler driver: it runs the tile-level passes, the
+// backend's pipeline tail, translation to LLVM IR and NVPTX code generation
+// in process, keeps the text of every stage, and describes each kernel for
+// the runtime as a tessera.runtime.CompiledKernel.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_BACKENDS_COMPILER_H
+#define TESSERA_BACKENDS_COMPILER_H
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+#include "runtime/kernel.pb.h"
+
+namespace tessera {
+
+/// The stages a compilation can print.
+enum class Stage {
+  /// Tile IR after layout inference and shared memory planning.
+  Tile,
+  /// gpu/scf/arith/memref level, after tile-lower-to-gpu.
+  Gpu,
+  /// LLVM and NVVM dialects, after the backend's pipeline tail.
+  Lowered,
+  /// Optimized LLVM IR.
+  LLVM,
+  /// PTX assembly.
+  PTX,
+  /// A cubin assembled by ptxas (needs ptxas for the target).
+  Cubin,
+};
+
+/// Parses "tile", "gpu", "lowered", "llvm", "ptx", "cubin".
+std::optional<Stage> parseStage(llvm::StringRef name);
+/// The list of stage names, for help texts.
+llvm::StringRef stageNames();
+
+struct CompileOptions {
+  /// Overrides the module's `tile.target` when not empty (e.g. "sm_80").
+  std::string target;
+  /// libdevice, linked when kernels call __nv_* math functions.
+  std::string libdevicePath = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
+  /// ptxas to assemble a cubin with; empty: search (see findPtxas).
+  std::string ptxasPath;
+  /// Assemble a cubin (and record registers and spills) after PTX.
+  bool assemble = false;
+  /// LLVM optimization level (0-3).
+  int optLevel = 3;
+};
+
+/// The result of compiling one tile module.
+struct CompiledModule {
+  std::string target;
+  std::string tile, gpu, lowered, llvm, ptx, cubin;
+  /// One description per kernel, PTX (and cubin) included.
+  std::vector<runtime::CompiledKernel> kernels;
+  /// Wall time from tile IR to PTX, in milliseconds.
+  double compileMillis = 0;
+  /// Messages from ptxas (registers, spills) when it ran.
+  std::string ptxasLog;
+
+  /// The text of one stage (binary for Cubin).
+  const std::string &getStage(Stage stage) const;
+};
+
+/// Compiles `module` (modified in place). Errors are emitted as MLIR
+/// diagnostics in the module's context; install a handler to collect them.
+mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
+                                              const CompileOptions &options);
+
+/// A ptxas able to assemble for `target` (e.g. "sm_70"), or "" if none is
+/// found: `explicitPath` if set, else the CUDA 12 ptxas installed by
+/// tools/setup.sh (which still knows sm_60/sm_70), else $CUDA_HOME/bin/ptxas
+/// or /usr/local/cuda/bin/ptxas for sm_75 and newer.
+std::string findPtxas(llvm::StringRef target, llvm::StringRef explicitPath = "");
+
+/// Runs ptxas on `ptx` for `arch` (e.g. "sm_90a"). Returns the cubin; `log`
+/// receives ptxas's messages (and the reason on failure).
+mlir::FailureOr<std::string> assemblePtx(llvm::StringRef ptxas, llvm::StringRef ptx,
+                                         llvm::StringRef arch, std::string &log);
+
+/// Parses the registers and spill bytes of `entry` from ptxas -v output.
+void parsePtxasLog(llvm::StringRef log, llvm::StringRef entry, int &registers,
+                   int64_t &spillBytes);
+
+} // namespace tessera
+
+#endif // TESSERA_BACKENDS_COMPILER_H

@@ -1,0 +1,175 @@
+//===- NVVMLowering.cpp - The common tail: gpu level to PTX --------------===//
+//
+// This file implements the lowering shared by the backends: upstream MLIR
+// conversions to the LLVM and NVVM dialects, translation of the gpu.module to
+// LLVM IR, optional linking of libdevice, the LLVM O3 pipeline and PTX
+// emission through the NVPTX target, all in process.
+//
+//===----------------------------------------------------------------------===//
+
+#include "backends/common/NVVMLowering.h"
+
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/Transforms/IPO/Internalize.h"
+
+#include <mutex>
+
+namespace tessera {
+
+void addCommonNVVMLowering(mlir::OpPassManager &pm, const ComputeCapability &) {
+  pm.addPass(mlir::createSCFToControlFlowPass());
+  mlir::ConvertGpuOpsToNVVMOpsOptions options;
+  options.indexBitwidth = 64;
+  mlir::OpPassManager &gpuPm = pm.nest<mlir::gpu::GPUModuleOp>();
+  gpuPm.addPass(mlir::createConvertGpuOpsToNVVMOps(options));
+  gpuPm.addPass(mlir::createCanonicalizerPass());
+  gpuPm.addPass(mlir::createCSEPass());
+  pm.addPass(mlir::createReconcileUnrealizedCastsPass());
+}
+
+/// Initializes the NVPTX target once per process.
+static void initializeNVPTX() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+static std::unique_ptr<llvm::TargetMachine> createTargetMachine(const PtxOptions &options,
+                                                                std::string &error) {
+  initializeNVPTX();
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  llvm::CodeGenOptLevel level =
+      options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+      : options.optLevel == 0 ? llvm::CodeGenOptLevel::None
+                              : llvm::CodeGenOptLevel::Default;
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+      triple, options.chip, options.features, llvm::TargetOptions(), std::nullopt,
+      std::nullopt, level));
+}
+
+/// Links libdevice into `module` when it declares __nv_* math functions.
+static mlir::LogicalResult linkLibdevice(mlir::ModuleOp where, llvm::Module &module,
+                                         const PtxOptions &options) {
+  bool needed = false;
+  for (llvm::Function &fn : module)
+    if (fn.isDeclaration() && fn.getName().starts_with("__nv_"))
+      needed = true;
+  if (!needed)
+    return mlir::success();
+  if (options.libdevicePath.empty())
+    return where.emitError() << "the kernel calls libdevice math functions, but no libdevice "
+                                "path is set (--libdevice=/usr/local/cuda/nvvm/libdevice/"
+                                "libdevice.10.bc)";
+  auto buffer = llvm::MemoryBuffer::getFile(options.libdevicePath);
+  if (!buffer)
+    return where.emitError() << "cannot read libdevice at '" << options.libdevicePath
+                             << "': " << buffer.getError().message();
+  auto libdevice = llvm::parseBitcodeFile(**buffer, module.getContext());
+  if (!libdevice)
+    return where.emitError() << "cannot parse libdevice at '" << options.libdevicePath
+                             << "': " << llvm::toString(libdevice.takeError());
+  (*libdevice)->setTargetTriple(module.getTargetTriple());
+  (*libdevice)->setDataLayout(module.getDataLayout());
+  if (llvm::Linker::linkModules(module, std::move(*libdevice),
+                                llvm::Linker::Flags::LinkOnlyNeeded))
+    return where.emitError() << "linking libdevice failed";
+  // Keep only the kernels visible; libdevice's helpers become internal.
+  llvm::internalizeModule(module, [](const llvm::GlobalValue &gv) {
+    if (auto *fn = llvm::dyn_cast<llvm::Function>(&gv))
+      return fn->getCallingConv() == llvm::CallingConv::PTX_Kernel;
+    return false;
+  });
+  return mlir::success();
+}
+
+mlir::FailureOr<std::unique_ptr<llvm::Module>> translateToOptimizedLLVMIR(
+    mlir::ModuleOp module, llvm::LLVMContext &context, const PtxOptions &options) {
+  mlir::gpu::GPUModuleOp gpuModule;
+  module.walk([&](mlir::gpu::GPUModuleOp op) { gpuModule = op; });
+  if (!gpuModule) {
+    module.emitError() << "no gpu.module to translate; run the lowering pipeline first";
+    return mlir::failure();
+  }
+  std::unique_ptr<llvm::Module> llvmModule =
+      mlir::translateModuleToLLVMIR(gpuModule, context, gpuModule.getName());
+  if (!llvmModule) {
+    gpuModule.emitError() << "translation to LLVM IR failed";
+    return mlir::failure();
+  }
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(options, error);
+  if (!machine) {
+    module.emitError() << "cannot create the NVPTX target machine: " << error;
+    return mlir::failure();
+  }
+  llvmModule->setTargetTriple(machine->getTargetTriple());
+  llvmModule->setDataLayout(machine->createDataLayout());
+  if (mlir::failed(linkLibdevice(module, *llvmModule, options)))
+    return mlir::failure();
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(machine.get());
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel level = options.optLevel >= 3   ? llvm::OptimizationLevel::O3
+                                  : options.optLevel == 2 ? llvm::OptimizationLevel::O2
+                                  : options.optLevel == 1 ? llvm::OptimizationLevel::O1
+                                                          : llvm::OptimizationLevel::O0;
+  llvm::ModulePassManager passes = level == llvm::OptimizationLevel::O0
+                                       ? builder.buildO0DefaultPipeline(level)
+                                       : builder.buildPerModuleDefaultPipeline(level);
+  passes.run(*llvmModule, mam);
+  return llvmModule;
+}
+
+mlir::FailureOr<std::string> emitPtx(llvm::Module &module, const PtxOptions &options,
+                               std::string &error) {
+  std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(options, error);
+  if (!machine)
+    return mlir::failure();
+  std::string ptx;
+  {
+    llvm::raw_string_ostream os(ptx);
+    llvm::buffer_ostream pstream(os);
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, pstream, nullptr,
+                                     llvm::CodeGenFileType::AssemblyFile)) {
+      error = "the NVPTX target cannot emit assembly";
+      return mlir::failure();
+    }
+    codegen.run(module);
+  }
+  return ptx;
+}
+
+} // namespace tessera

@@ -1,0 +1,56 @@
+//===- NVVMLowering.h - The common tail: gpu level to NVVM ------*- C++ -*-===//
+//
+// This file declares the lowering every backend shares from the gpu, scf,
+// arith, math and memref dialects to the LLVM and NVVM dialects, and the
+// emission of PTX from the result through LLVM's NVPTX backend, in process.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_BACKENDS_COMMON_NVVMLOWERING_H
+#define TESSERA_BACKENDS_COMMON_NVVMLOWERING_H
+
+#include <string>
+
+#include "backends/Backend.h"
+#include "mlir/Support/LLVM.h"
+
+namespace llvm {
+class LLVMContext;
+class Module;
+} // namespace llvm
+
+namespace mlir {
+class ModuleOp;
+} // namespace mlir
+
+namespace tessera {
+
+/// Appends scf-to-cf, convert-gpu-to-nvvm (64-bit index), canonicalization
+/// and reconcile-unrealized-casts: the tail most backends own unchanged.
+void addCommonNVVMLowering(mlir::OpPassManager &pm, const ComputeCapability &cc);
+
+/// Options of the LLVM IR and PTX stages.
+struct PtxOptions {
+  /// "sm_80", "sm_90a": the NVPTX CPU name.
+  std::string chip;
+  /// LLVM target features, e.g. "+ptx80".
+  std::string features;
+  /// libdevice.10.bc, linked when the module calls __nv_* functions.
+  std::string libdevicePath;
+  /// LLVM optimization level (0-3).
+  int optLevel = 3;
+};
+
+/// Translates the single gpu.module inside `module` (already in the LLVM and
+/// NVVM dialects) to LLVM IR, links libdevice if needed and optimizes it.
+/// Errors are reported as diagnostics on `module`.
+mlir::FailureOr<std::unique_ptr<llvm::Module>> translateToOptimizedLLVMIR(
+    mlir::ModuleOp module, llvm::LLVMContext &context, const PtxOptions &options);
+
+/// Emits PTX for an optimized LLVM module.
+mlir::FailureOr<std::string> emitPtx(llvm::Module &module, const PtxOptions &options,
+                               std::string &error);
+
+} // namespace tessera
+
+#endif // TESSERA_BACKENDS_COMMON_NVVMLOWERING_H

@@ -1,0 +1,60 @@
+//===- Sm80Backend.cpp - The Ampere backend (sm_80, sm_86, sm_87, sm_89) -===//
+//
+// This file implements the Ampere backend (and Ada, sm_89, which shares its
+// instruction set): cp.async (PTX ISA §9.7.9.25), ldmatrix (§9.7.14.5.15)
+// and mma.sync m16n8k16 (§9.7.14.5.8). Capability data from the CUDA C++
+// Programming Guide, "Technical Specifications per Compute Capability".
+//
+//===----------------------------------------------------------------------===//
+
+#include "backends/Backend.h"
+#include "backends/common/NVVMLowering.h"
+
+namespace tessera {
+namespace {
+
+TargetCapabilities ampereBase() {
+  TargetCapabilities caps;
+  caps.hasAsyncCopy = true;
+  caps.hasLdmatrix = true;
+  caps.mmaShapes = {"m16n8k16", "m16n8k8", "m8n8k4"};
+  return caps;
+}
+
+/// A100 / Orin (8.0, 8.7): 164 KiB shared memory per SM, 163 KiB per block.
+const TargetCapabilities kSm80 = [] {
+  TargetCapabilities caps = ampereBase();
+  caps.sharedMemoryPerBlock = 163 * 1024;
+  caps.sharedMemoryPerSM = 164 * 1024;
+  return caps;
+}();
+
+/// GA10x / AD10x (8.6, 8.9): 100 KiB shared memory per SM, 99 KiB per block.
+const TargetCapabilities kSm86 = [] {
+  TargetCapabilities caps = ampereBase();
+  caps.sharedMemoryPerBlock = 99 * 1024;
+  caps.sharedMemoryPerSM = 100 * 1024;
+  return caps;
+}();
+
+class Sm80Backend final : public Backend {
+public:
+  llvm::StringRef getName() const override { return "sm80"; }
+  std::vector<ComputeCapability> getServedCapabilities() const override {
+    return {{8, 0, false}, {8, 6, false}, {8, 7, false}, {8, 9, false}};
+  }
+  const TargetCapabilities &getCapabilities(const ComputeCapability &cc) const override {
+    return (cc.minor == 0 || cc.minor == 7) ? kSm80 : kSm86;
+  }
+  void buildLoweringTail(mlir::OpPassManager &pm, const ComputeCapability &cc) const override {
+    addCommonNVVMLowering(pm, cc);
+  }
+};
+
+} // namespace
+
+void registerSm80Backend(BackendRegistry &registry) {
+  registry.add(std::make_unique<Sm80Backend>());
+}
+
+} // namespace tessera

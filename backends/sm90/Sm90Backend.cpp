@@ -1,0 +1,59 @@
+//===- Sm90Backend.cpp - The Hopper backend (sm_90, sm_90a) --------------===//
+//
+// This file implements the Hopper backend: the bulk tensor copy engine
+// (cp.async.bulk.tensor, PTX ISA §9.7.9.25.5), mbarrier (§9.7.13.15),
+// thread block clusters, and on sm_90a warpgroup MMA (wgmma.mma_async,
+// §9.7.15). Capability data from the CUDA C++ Programming Guide,
+// "Technical Specifications per Compute Capability".
+//
+//===----------------------------------------------------------------------===//
+
+#include "backends/Backend.h"
+#include "backends/common/NVVMLowering.h"
+
+namespace tessera {
+namespace {
+
+/// H100 / H200 (9.0): 228 KiB shared memory per SM, 227 KiB per block.
+const TargetCapabilities kSm90 = [] {
+  TargetCapabilities caps;
+  caps.sharedMemoryPerBlock = 227 * 1024;
+  caps.sharedMemoryPerSM = 228 * 1024;
+  caps.hasAsyncCopy = true;
+  caps.hasLdmatrix = true;
+  caps.hasBulkTensorCopy = true;
+  caps.hasMbarrier = true;
+  caps.hasClusters = true;
+  caps.mmaShapes = {"m16n8k16", "m16n8k8", "m8n8k4"};
+  caps.ptxFeature = "+ptx80";
+  return caps;
+}();
+
+/// sm_90a adds the architecture-specific warpgroup MMA and setmaxnreg.
+const TargetCapabilities kSm90a = [] {
+  TargetCapabilities caps = kSm90;
+  caps.hasWarpgroupMma = true;
+  return caps;
+}();
+
+class Sm90Backend final : public Backend {
+public:
+  llvm::StringRef getName() const override { return "sm90"; }
+  std::vector<ComputeCapability> getServedCapabilities() const override {
+    return {{9, 0, false}, {9, 0, true}};
+  }
+  const TargetCapabilities &getCapabilities(const ComputeCapability &cc) const override {
+    return cc.archSpecific ? kSm90a : kSm90;
+  }
+  void buildLoweringTail(mlir::OpPassManager &pm, const ComputeCapability &cc) const override {
+    addCommonNVVMLowering(pm, cc);
+  }
+};
+
+} // namespace
+
+void registerSm90Backend(BackendRegistry &registry) {
+  registry.add(std::make_unique<Sm90Backend>());
+}
+
+} // namespace tessera

@@ -1,0 +1,163 @@
+//===- TileBase.td - The tile dialect, its attributes and types -*- tablegen -*-===//
+//
+// This file declares the `tile` dialect: tile-level GPU kernel primitives in
+// the vocabulary of TileLang (alloc_shared, alloc_fragment, copy, fill,
+// parallel, ...), with global tensors, scoped on-chip buffers and the
+// compilation target carried as a module attribute.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_IR_TILEBASE_TD
+#define TESSERA_IR_TILEBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/BuiltinTypeInterfaces.td"
+
+def Tile_Dialect : Dialect {
+  let name = "tile";
+  let cppNamespace = "::tessera::tile";
+  let summary = "Tile-level primitives for writing GPU kernels";
+  let description = [{
+    The `tile` dialect holds GPU kernels written with tile-level primitives:
+    a `tile.kernel` launched over a grid of blocks, global tensors, buffers
+    in shared memory or in registers (fragments), copies of tiles between
+    them, fills, and elementwise `tile.parallel` loop nests. Nothing in the
+    dialect names an architecture: the module attribute `tile.target`
+    selects the backend that lowers it.
+
+    Example:
+
+    ```mlir
+    module attributes {tile.target = #tile.target<"sm_90a">} {
+      tile.kernel @copy(%A: !tile.tensor<?xf32>, %B: !tile.tensor<?xf32>)
+          grid(affine_map<()[s0, s1] -> (s0 ceildiv 1024)>) threads(256)
+          blocks(%bx) {
+        %a = tile.alloc_fragment : !tile.buffer<1024xf32, fragment>
+        %c1024 = arith.constant 1024 : index
+        %off = arith.muli %bx, %c1024 : index
+        tile.copy %A[%off] to %a : !tile.tensor<?xf32> to !tile.buffer<1024xf32, fragment>
+        tile.copy %a to %B[%off] : !tile.buffer<1024xf32, fragment> to !tile.tensor<?xf32>
+      }
+    }
+    ```
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
+  let extraClassDeclaration = [{
+    /// The module attribute that names the compilation target.
+    static constexpr ::llvm::StringLiteral kTargetAttrName = "tile.target";
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Enums and attributes
+//===----------------------------------------------------------------------===//
+
+def Tile_MemoryScope : I32EnumAttr<"MemoryScope", "where a tile buffer lives", [
+    I32EnumAttrCase<"shared", 0>,
+    I32EnumAttrCase<"fragment", 1>,
+  ]> {
+  let cppNamespace = "::tessera::tile";
+  let genSpecializedAttr = 0;
+}
+
+class Tile_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Tile_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def Tile_TargetAttr : Tile_Attr<"Target", "target"> {
+  let summary = "The compilation target of a tile module";
+  let description = [{
+    Names the GPU architecture a module is compiled for, as `sm_XY` or with
+    the architecture-specific suffix `sm_XYa` (e.g. `sm_90a`, required for
+    warpgroup MMA). The backend registry maps it to a backend plugin; an
+    unknown or unsupported target is reported by the compiler.
+
+    Example: `module attributes {tile.target = #tile.target<"sm_80">}`
+  }];
+  let parameters = (ins StringRefParameter<"target name, e.g. sm_90a">:$name);
+  let assemblyFormat = "`<` $name `>`";
+  let genVerifyDecl = 1;
+}
+
+def Tile_DistributionAttr : Tile_Attr<"Distribution", "distribution"> {
+  let summary = "How the elements of a fragment are spread over threads";
+  let description = [{
+    The register layout of a fragment or of a `tile.parallel` iteration
+    space: elements in row-major order are taken `vector` at a time and
+    dealt to the block's `threads` threads in turn. Element `L` (row-major
+    linear index) lives in thread `(L / vector) mod threads`, at slot
+    `(L / (vector * threads)) * vector + L mod vector`. Assigned by
+    `tile-layout-inference`; `vector` is chosen so that a thread's elements
+    move with the widest global access the target offers.
+
+    Example: `#tile.distribution<threads = 256, vector = 4>`
+  }];
+  let parameters = (ins "int64_t":$threads, "int64_t":$vector);
+  let assemblyFormat = "`<` `threads` `=` $threads `,` `vector` `=` $vector `>`";
+  let extraClassDeclaration = [{
+    /// The number of register slots each thread holds for `numElements`.
+    int64_t slotsPerThread(int64_t numElements) const;
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+class Tile_Type<string name, string typeMnemonic, list<Trait> traits = []>
+    : TypeDef<Tile_Dialect, name, traits> {
+  let mnemonic = typeMnemonic;
+}
+
+def Tile_TensorType : Tile_Type<"TileTensor", "tensor"> {
+  let summary = "A dense row-major tensor in global memory";
+  let description = [{
+    A kernel argument in global memory. Dimensions are static or dynamic
+    (`?`, known only at launch; the kernel receives each dynamic size as an
+    extra i64 parameter). Rows are contiguous (row-major, no padding).
+
+    Example: `!tile.tensor<?x4096xf16>`
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape, "::mlir::Type":$elementType);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    int64_t getRank() const { return getShape().size(); }
+    /// The number of dynamic dimensions.
+    int64_t getNumDynamicDims() const;
+  }];
+}
+
+def Tile_BufferType : Tile_Type<"Buffer", "buffer"> {
+  let summary = "A statically shaped tile in shared memory or in registers";
+  let description = [{
+    An on-chip buffer created by `tile.alloc_shared` (scope `shared`, one copy
+    per block) or `tile.alloc_fragment` (scope `fragment`, spread over the
+    block's threads' registers by a `#tile.distribution`).
+
+    Example: `!tile.buffer<128x32xf16, shared>`
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape, "::mlir::Type":$elementType,
+                        "::tessera::tile::MemoryScope":$scope);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    int64_t getRank() const { return getShape().size(); }
+    int64_t getNumElements() const;
+    bool isShared() const { return getScope() == MemoryScope::shared; }
+    bool isFragment() const { return getScope() == MemoryScope::fragment; }
+  }];
+}
+
+def Tile_AnyTensor : Type<CPred<"::llvm::isa<::tessera::tile::TileTensorType>($_self)">,
+                          "tile tensor", "::tessera::tile::TileTensorType">;
+def Tile_AnyBuffer : Type<CPred<"::llvm::isa<::tessera::tile::BufferType>($_self)">,
+                          "tile buffer", "::tessera::tile::BufferType">;
+def Tile_TensorOrBuffer : AnyTypeOf<[Tile_AnyTensor, Tile_AnyBuffer]>;
+
+#endif // TESSERA_IR_TILEBASE_TD

@@ -1,0 +1,537 @@
+//===- TileDialect.cpp - The tile dialect -----------------------*- C++ -*-===//
+//
+// This file implements the `tile` dialect: custom syntax for its types and
+// its region-holding operations, and the verifiers whose messages tell a
+// kernel author what to change.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/TileDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace tessera::tile;
+
+#include "ir/TileDialect.cpp.inc"
+#include "ir/TileEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "ir/TileAttrs.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "ir/TileTypes.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "ir/TileOps.cpp.inc"
+
+void TileDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "ir/TileAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "ir/TileTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "ir/TileOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+TargetAttr tessera::tile::getTargetAttr(Operation *op) {
+  for (Operation *cur = op; cur; cur = cur->getParentOp())
+    if (auto attr = cur->getAttrOfType<TargetAttr>(TileDialect::kTargetAttrName))
+      return attr;
+  return {};
+}
+
+int64_t tessera::tile::getElementBytes(Type type) {
+  if (type.isIndex())
+    return 8;
+  return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
+}
+
+bool tessera::tile::isSupportedElementType(Type type) {
+  return type.isF16() || type.isBF16() || type.isF32() || type.isF64() ||
+         type.isInteger(8) || type.isInteger(32) || type.isInteger(64);
+}
+
+static std::string typeToString(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  type.print(os);
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 StringRef name) {
+  StringRef rest = name;
+  if (!rest.consume_front("sm_") || rest.empty())
+    return emitError() << "target '" << name
+                       << "' is not of the form sm_XY or sm_XYa (e.g. sm_80, sm_90a)";
+  rest.consume_back("a");
+  unsigned value = 0;
+  if (rest.empty() || rest.getAsInteger(10, value))
+    return emitError() << "target '" << name
+                       << "' is not of the form sm_XY or sm_XYa (e.g. sm_80, sm_90a)";
+  return success();
+}
+
+int64_t DistributionAttr::slotsPerThread(int64_t numElements) const {
+  int64_t chunk = getThreads() * getVector();
+  return ((numElements + chunk - 1) / chunk) * getVector();
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+Type TileTensorType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  if (parser.parseLess() || parser.parseDimensionList(shape, /*allowDynamic=*/true) ||
+      parser.parseType(elementType) || parser.parseGreater())
+    return {};
+  return TileTensorType::getChecked([&] { return parser.emitError(parser.getNameLoc()); },
+                                parser.getContext(), shape, elementType);
+}
+
+void TileTensorType::print(AsmPrinter &printer) const {
+  printer << "<";
+  for (int64_t dim : getShape()) {
+    if (ShapedType::isDynamic(dim))
+      printer << "?";
+    else
+      printer << dim;
+    printer << "x";
+  }
+  printer << getElementType() << ">";
+}
+
+LogicalResult TileTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 ArrayRef<int64_t> shape, Type elementType) {
+  if (shape.empty())
+    return emitError() << "a tile tensor needs at least one dimension";
+  for (int64_t dim : shape)
+    if (!ShapedType::isDynamic(dim) && dim <= 0)
+      return emitError() << "tensor dimensions must be positive or '?', got " << dim;
+  if (!isSupportedElementType(elementType))
+    return emitError() << "unsupported tensor element type " << elementType
+                       << " (expected f16, bf16, f32, f64, i8, i32 or i64)";
+  return success();
+}
+
+int64_t TileTensorType::getNumDynamicDims() const {
+  return llvm::count_if(getShape(), ShapedType::isDynamic);
+}
+
+Type BufferType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  StringRef scopeName;
+  llvm::SMLoc scopeLoc;
+  if (parser.parseLess() || parser.parseDimensionList(shape, /*allowDynamic=*/false) ||
+      parser.parseType(elementType) || parser.parseComma())
+    return {};
+  scopeLoc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&scopeName) || parser.parseGreater())
+    return {};
+  std::optional<MemoryScope> scope = symbolizeMemoryScope(scopeName);
+  if (!scope) {
+    parser.emitError(scopeLoc) << "unknown buffer scope '" << scopeName
+                               << "' (expected 'shared' or 'fragment')";
+    return {};
+  }
+  return BufferType::getChecked([&] { return parser.emitError(parser.getNameLoc()); },
+                                parser.getContext(), shape, elementType, *scope);
+}
+
+void BufferType::print(AsmPrinter &printer) const {
+  printer << "<";
+  for (int64_t dim : getShape())
+    printer << dim << "x";
+  printer << getElementType() << ", " << stringifyMemoryScope(getScope()) << ">";
+}
+
+LogicalResult BufferType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 ArrayRef<int64_t> shape, Type elementType, MemoryScope) {
+  if (shape.empty())
+    return emitError() << "a tile buffer needs at least one dimension";
+  for (int64_t dim : shape)
+    if (dim <= 0)
+      return emitError() << "buffer dimensions must be positive, got " << dim;
+  if (!isSupportedElementType(elementType))
+    return emitError() << "unsupported buffer element type " << elementType
+                       << " (expected f16, bf16, f32, f64, i8, i32 or i64)";
+  return success();
+}
+
+int64_t BufferType::getNumElements() const {
+  int64_t n = 1;
+  for (int64_t dim : getShape())
+    n *= dim;
+  return n;
+}
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+void KernelOp::build(OpBuilder &builder, OperationState &state, StringRef name,
+                     FunctionType type, AffineMap grid, int64_t threads) {
+  state.addAttribute(getSymNameAttrName(state.name), builder.getStringAttr(name));
+  state.addAttribute(getFunctionTypeAttrName(state.name), TypeAttr::get(type));
+  state.addAttribute(getGridAttrName(state.name), AffineMapAttr::get(grid));
+  state.addAttribute(getThreadsAttrName(state.name), builder.getI64IntegerAttr(threads));
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (Type input : type.getInputs())
+    block->addArgument(input, state.location);
+  for (unsigned i = 0; i < grid.getNumResults(); ++i)
+    block->addArgument(builder.getIndexType(), state.location);
+  KernelOp::ensureTerminator(*body, builder, state.location);
+}
+
+ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
+  StringAttr name;
+  if (parser.parseSymbolName(name, getSymNameAttrName(result.name), result.attributes))
+    return failure();
+  SmallVector<OpAsmParser::Argument> args;
+  if (parser.parseArgumentList(args, OpAsmParser::Delimiter::Paren, /*allowType=*/true))
+    return failure();
+  AffineMapAttr grid;
+  int64_t threads = 0;
+  if (parser.parseKeyword("grid") || parser.parseLParen() ||
+      parser.parseAttribute(grid, getGridAttrName(result.name), result.attributes) ||
+      parser.parseRParen() || parser.parseKeyword("threads") || parser.parseLParen() ||
+      parser.parseInteger(threads) || parser.parseRParen())
+    return failure();
+  result.addAttribute(getThreadsAttrName(result.name),
+                      parser.getBuilder().getI64IntegerAttr(threads));
+  SmallVector<OpAsmParser::Argument> blockArgs;
+  if (parser.parseKeyword("blocks") ||
+      parser.parseArgumentList(blockArgs, OpAsmParser::Delimiter::Paren))
+    return failure();
+  SmallVector<Type> inputs;
+  for (auto &arg : args)
+    inputs.push_back(arg.type);
+  for (auto &arg : blockArgs) {
+    arg.type = parser.getBuilder().getIndexType();
+    args.push_back(arg);
+  }
+  result.addAttribute(getFunctionTypeAttrName(result.name),
+                      TypeAttr::get(parser.getBuilder().getFunctionType(inputs, {})));
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, args))
+    return failure();
+  KernelOp::ensureTerminator(*body, parser.getBuilder(), result.location);
+  return success();
+}
+
+void KernelOp::print(OpAsmPrinter &p) {
+  p << " ";
+  p.printSymbolName(getSymName());
+  p << "(";
+  Block &block = getBodyBlock();
+  for (unsigned i = 0, e = getNumKernelArguments(); i < e; ++i) {
+    if (i)
+      p << ", ";
+    p.printRegionArgument(block.getArgument(i));
+  }
+  p << ") grid(" << getGridAttr() << ") threads(" << getThreads() << ") blocks(";
+  llvm::interleaveComma(getBlockIndices(), p, [&](BlockArgument arg) { p << arg; });
+  p << ")";
+  p.printOptionalAttrDictWithKeyword(
+      (*this)->getAttrs(), {getSymNameAttrName(), getFunctionTypeAttrName(), getGridAttrName(),
+                            getThreadsAttrName()});
+  p << " ";
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false, /*printBlockTerminators=*/false);
+}
+
+int64_t KernelOp::getNumDynamicDims() {
+  int64_t count = 0;
+  for (Type input : getFunctionType().getInputs())
+    if (auto tensor = dyn_cast<TileTensorType>(input))
+      count += tensor.getNumDynamicDims();
+  return count;
+}
+
+std::string KernelOp::getArgumentName(unsigned i) {
+  if (auto names = getArgNames())
+    if (i < names->size())
+      return cast<StringAttr>((*names)[i]).str();
+  return "arg" + std::to_string(i);
+}
+
+LogicalResult KernelOp::verify() {
+  for (auto [i, input] : llvm::enumerate(getFunctionType().getInputs())) {
+    if (isa<TileTensorType>(input) || input.isIndex() ||
+        (input.isIntOrFloat() && isSupportedElementType(input)))
+      continue;
+    return emitOpError() << "argument #" << i << " has type " << input
+                         << "; kernel arguments are !tile.tensor values or scalars";
+  }
+  AffineMap grid = getGrid();
+  if (grid.getNumDims() != 0)
+    return emitOpError() << "grid map must use symbols only (the dynamic tensor dimensions), "
+                            "not dimensions: "
+                         << AffineMapAttr::get(grid);
+  if (grid.getNumResults() < 1 || grid.getNumResults() > 3)
+    return emitOpError() << "grid must have 1 to 3 extents, got " << grid.getNumResults();
+  if (int64_t(grid.getNumSymbols()) != getNumDynamicDims())
+    return emitOpError() << "grid map has " << grid.getNumSymbols()
+                         << " symbols but the tensor arguments have " << getNumDynamicDims()
+                         << " dynamic dimensions; the map's symbols are those dimensions in "
+                            "argument order";
+  if (getThreads() < 1 || getThreads() > 1024)
+    return emitOpError() << "threads per block must be in [1, 1024], got " << getThreads();
+  if (auto names = getArgNames())
+    if (names->size() != getNumKernelArguments())
+      return emitOpError() << "arg_names has " << names->size() << " names for "
+                           << getNumKernelArguments() << " arguments";
+  if (auto groups = getDimGroups()) {
+    for (NamedAttribute group : *groups) {
+      auto dims = dyn_cast<DenseI64ArrayAttr>(group.getValue());
+      if (!dims)
+        return emitOpError() << "dim_groups entry '" << group.getName().getValue()
+                             << "' must be an array<i64> of dynamic dimension numbers";
+      for (int64_t dim : dims.asArrayRef())
+        if (dim < 0 || dim >= getNumDynamicDims())
+          return emitOpError() << "dim_groups entry '" << group.getName().getValue()
+                               << "' names dynamic dimension " << dim << ", but there are "
+                               << getNumDynamicDims();
+    }
+  }
+  return success();
+}
+
+LogicalResult KernelOp::verifyRegions() {
+  Block &block = getBodyBlock();
+  unsigned expected = getNumKernelArguments() + getGrid().getNumResults();
+  if (block.getNumArguments() != expected)
+    return emitOpError() << "body takes " << block.getNumArguments()
+                         << " arguments; expected the " << getNumKernelArguments()
+                         << " kernel arguments and " << getGrid().getNumResults()
+                         << " block indices";
+  for (auto [i, input] : llvm::enumerate(getFunctionType().getInputs()))
+    if (block.getArgument(i).getType() != input)
+      return emitOpError() << "body argument #" << i << " has type "
+                           << block.getArgument(i).getType() << ", expected " << input;
+  for (BlockArgument arg : getBlockIndices())
+    if (!arg.getType().isIndex())
+      return emitOpError() << "block indices must be of type index";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// DimOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DimOp::verify() {
+  auto type = cast<TileTensorType>(getTensor().getType());
+  if (getIndex() < 0 || getIndex() >= type.getRank())
+    return emitOpError() << "dimension " << getIndex() << " is out of range for a tensor of rank "
+                         << type.getRank();
+  return success();
+}
+
+OpFoldResult DimOp::fold(FoldAdaptor) {
+  auto type = cast<TileTensorType>(getTensor().getType());
+  if (getIndex() < 0 || getIndex() >= type.getRank())
+    return {};
+  int64_t dim = type.getShape()[getIndex()];
+  if (ShapedType::isDynamic(dim))
+    return {};
+  return IntegerAttr::get(IndexType::get(getContext()), dim);
+}
+
+//===----------------------------------------------------------------------===//
+// Allocation
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllocSharedOp::verify() {
+  if (!cast<BufferType>(getType()).isShared())
+    return emitOpError() << "allocates shared memory, but the result type " << getType()
+                         << " is not in scope 'shared'";
+  if (getOffset() && *getOffset() < 0)
+    return emitOpError() << "offset must be non-negative";
+  return success();
+}
+
+LogicalResult AllocFragmentOp::verify() {
+  if (!cast<BufferType>(getType()).isFragment())
+    return emitOpError() << "allocates a fragment, but the result type " << getType()
+                         << " is not in scope 'fragment'";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CopyOp
+//===----------------------------------------------------------------------===//
+
+BufferType CopyOp::getTileType() {
+  if (auto dst = dyn_cast<BufferType>(getDst().getType()))
+    return dst;
+  return cast<BufferType>(getSrc().getType());
+}
+
+LogicalResult CopyOp::verify() {
+  Type srcType = getSrc().getType(), dstType = getDst().getType();
+  if (isa<TileTensorType>(srcType) && isa<TileTensorType>(dstType))
+    return emitOpError() << "copies between two global tensors are not supported; stage the "
+                            "tile through a shared buffer or a fragment";
+  BufferType tile = getTileType();
+  auto checkSide = [&](Type type, OperandRange offsets, StringRef side) -> LogicalResult {
+    if (auto tensor = dyn_cast<TileTensorType>(type)) {
+      if (int64_t(offsets.size()) != tensor.getRank())
+        return emitOpError() << side << " tensor of rank " << tensor.getRank() << " needs "
+                             << tensor.getRank() << " offsets, got " << offsets.size();
+      if (tensor.getRank() != tile.getRank())
+        return emitOpError() << "tile " << tile << " has rank " << tile.getRank()
+                             << " but the " << side << " tensor has rank " << tensor.getRank();
+      return success();
+    }
+    if (!offsets.empty())
+      return emitOpError() << side << " buffer takes no offsets; the whole buffer is the tile";
+    return success();
+  };
+  if (failed(checkSide(srcType, getSrcOffsets(), "source")) ||
+      failed(checkSide(dstType, getDstOffsets(), "destination")))
+    return failure();
+  auto srcBuffer = dyn_cast<BufferType>(srcType);
+  auto dstBuffer = dyn_cast<BufferType>(dstType);
+  if (srcBuffer && dstBuffer && srcBuffer.getShape() != dstBuffer.getShape())
+    return emitOpError() << "source " << srcBuffer << " and destination " << dstBuffer
+                         << " have different shapes";
+  Type srcElt = isa<TileTensorType>(srcType) ? cast<TileTensorType>(srcType).getElementType()
+                                         : srcBuffer.getElementType();
+  Type dstElt = isa<TileTensorType>(dstType) ? cast<TileTensorType>(dstType).getElementType()
+                                         : dstBuffer.getElementType();
+  if (srcElt != dstElt && !(isa<FloatType>(srcElt) && isa<FloatType>(dstElt)))
+    return emitOpError() << "cannot convert " << srcElt << " to " << dstElt
+                         << "; a copy converts only between float types";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// FillOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult FillOp::verify() {
+  Type elementType = cast<BufferType>(getBuffer().getType()).getElementType();
+  if (getValue().getType() != elementType)
+    return emitOpError() << "fill value has type " << getValue().getType()
+                         << " but the buffer holds " << elementType;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ParallelOp
+//===----------------------------------------------------------------------===//
+
+void ParallelOp::build(OpBuilder &builder, OperationState &state, ArrayRef<int64_t> extents) {
+  state.addAttribute(getExtentsAttrName(state.name), builder.getDenseI64ArrayAttr(extents));
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (size_t i = 0; i < extents.size(); ++i)
+    block->addArgument(builder.getIndexType(), state.location);
+  ParallelOp::ensureTerminator(*body, builder, state.location);
+}
+
+ParseResult ParallelOp::parse(OpAsmParser &parser, OperationState &result) {
+  SmallVector<OpAsmParser::Argument> ivs;
+  if (parser.parseArgumentList(ivs, OpAsmParser::Delimiter::Paren) || parser.parseKeyword("in"))
+    return failure();
+  SmallVector<int64_t> extents;
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
+        int64_t extent;
+        if (parser.parseInteger(extent))
+          return failure();
+        extents.push_back(extent);
+        return success();
+      }))
+    return failure();
+  for (auto &iv : ivs)
+    iv.type = parser.getBuilder().getIndexType();
+  result.addAttribute(getExtentsAttrName(result.name),
+                      parser.getBuilder().getDenseI64ArrayAttr(extents));
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, ivs))
+    return failure();
+  ParallelOp::ensureTerminator(*body, parser.getBuilder(), result.location);
+  return success();
+}
+
+void ParallelOp::print(OpAsmPrinter &p) {
+  p << " (";
+  llvm::interleaveComma(getInductionVars(), p, [&](BlockArgument arg) { p << arg; });
+  p << ") in [";
+  llvm::interleaveComma(getExtents(), p);
+  p << "]";
+  p.printOptionalAttrDictWithKeyword((*this)->getAttrs(), {getExtentsAttrName()});
+  p << " ";
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false, /*printBlockTerminators=*/false);
+}
+
+int64_t ParallelOp::getNumIterations() {
+  int64_t n = 1;
+  for (int64_t extent : getExtents())
+    n *= extent;
+  return n;
+}
+
+LogicalResult ParallelOp::verifyRegions() {
+  if (getExtents().empty())
+    return emitOpError() << "needs at least one extent";
+  for (int64_t extent : getExtents())
+    if (extent <= 0)
+      return emitOpError() << "extents must be positive, got " << extent;
+  if (getBodyBlock().getNumArguments() != getExtents().size())
+    return emitOpError() << "has " << getExtents().size() << " extents but "
+                         << getBodyBlock().getNumArguments() << " induction variables";
+  for (BlockArgument arg : getInductionVars())
+    if (!arg.getType().isIndex())
+      return emitOpError() << "induction variables must be of type index";
+  for (Operation &op : getBodyBlock())
+    if (isa<CopyOp, AllocFragmentOp, AllocSharedOp, FillOp, ClearOp, ParallelOp>(op))
+      return op.emitOpError() << "is not allowed inside tile.parallel; the body computes one "
+                                 "element at a time";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LoadOp / StoreOp
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyIndices(Operation *op, BufferType type, size_t numIndices) {
+  if (int64_t(numIndices) != type.getRank())
+    return op->emitOpError() << "buffer " << type << " of rank " << type.getRank() << " needs "
+                             << type.getRank() << " indices, got " << numIndices;
+  return success();
+}
+
+LogicalResult LoadOp::verify() {
+  return verifyIndices(*this, cast<BufferType>(getBuffer().getType()), getIndices().size());
+}
+
+LogicalResult StoreOp::verify() {
+  return verifyIndices(*this, cast<BufferType>(getBuffer().getType()), getIndices().size());
+}

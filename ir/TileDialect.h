@@ -1,0 +1,48 @@
+//===- TileDialect.h - The tile dialect -------------------------*- C++ -*-===//
+//
+// This file declares the `tile` dialect, its attributes, types and
+// operations (generated from ir/TileBase.td and ir/TileOps.td).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_IR_TILEDIALECT_H
+#define TESSERA_IR_TILEDIALECT_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "ir/TileDialect.h.inc"
+#include "ir/TileEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "ir/TileAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "ir/TileTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "ir/TileOps.h.inc"
+
+namespace tessera::tile {
+
+/// Returns the `tile.target` attribute of the module enclosing `op`, or null.
+TargetAttr getTargetAttr(mlir::Operation *op);
+
+/// The size in bytes of one element of a tile type (f16 -> 2, f32 -> 4, ...).
+int64_t getElementBytes(mlir::Type type);
+
+/// True for the element types tensors and buffers may hold.
+bool isSupportedElementType(mlir::Type type);
+
+} // namespace tessera::tile
+
+#endif // TESSERA_IR_TILEDIALECT_H

@@ -1,0 +1,258 @@
+//===- TileOps.td - Operations of the tile dialect ---------*- tablegen -*-===//
+//
+// This file defines the operations of the `tile` dialect: the kernel, buffer
+// allocation per memory scope, tile copies, fills and elementwise parallel
+// loop nests with element loads and stores.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_IR_TILEOPS_TD
+#define TESSERA_IR_TILEOPS_TD
+
+include "ir/TileBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+class Tile_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Tile_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// tile.kernel
+//===----------------------------------------------------------------------===//
+
+def Tile_KernelOp : Tile_Op<"kernel", [
+    Symbol, IsolatedFromAbove, SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "A GPU kernel launched over a grid of thread blocks";
+  let description = [{
+    A kernel takes tensors in global memory (`!tile.tensor`) and scalars
+    (integers, floats, index). It is launched over a grid of up to three
+    dimensions whose extents are given by an affine map; the map's symbols
+    are the dynamic dimensions of the tensor arguments, in argument order
+    (e.g. `s0 ceildiv 1024` for the length of a dynamic 1-D tensor). Each
+    block runs `threads` threads. The body's entry block takes the kernel
+    arguments followed by one `index` block coordinate per grid dimension.
+
+    `dim_groups` (optional) names dynamic dimensions that must be equal at
+    launch, e.g. `{N = array<i64: 0, 1, 2>}` when A, B and C all have length
+    N; `arg_names` (optional) keeps the author's argument names for the
+    runtime's messages.
+
+    Example:
+
+    ```mlir
+    tile.kernel @scale(%X: !tile.tensor<?xf32>, %Y: !tile.tensor<?xf32>)
+        grid(affine_map<()[s0, s1] -> (s0 ceildiv 512)>) threads(128)
+        blocks(%bx) attributes {dim_groups = {N = array<i64: 0, 1>}} {
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<FunctionType>:$function_type,
+                       AffineMapAttr:$grid, I64Attr:$threads,
+                       OptionalAttr<DictionaryAttr>:$dim_groups,
+                       OptionalAttr<StrArrayAttr>:$arg_names);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::llvm::StringRef":$name, "::mlir::FunctionType":$type,
+                   "::mlir::AffineMap":$grid, "int64_t":$threads)>
+  ];
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    unsigned getNumKernelArguments() { return getFunctionType().getNumInputs(); }
+    /// The kernel argument `i` as seen inside the body.
+    ::mlir::BlockArgument getKernelArgument(unsigned i) { return getBodyBlock().getArgument(i); }
+    /// The block coordinates (one per grid dimension).
+    ::llvm::ArrayRef<::mlir::BlockArgument> getBlockIndices() {
+      return getBodyBlock().getArguments().drop_front(getNumKernelArguments());
+    }
+    /// The total number of dynamic tensor dimensions (the grid map's symbols).
+    int64_t getNumDynamicDims();
+    /// The author's name for argument `i`, or "argI".
+    std::string getArgumentName(unsigned i);
+  }];
+}
+
+def Tile_YieldOp : Tile_Op<"yield", [Pure, Terminator,
+    ParentOneOf<["KernelOp", "ParallelOp"]>]> {
+  let summary = "Ends the body of a tile region";
+  let description = [{
+    The terminator of `tile.kernel` and `tile.parallel` bodies. It is implied
+    in the custom syntax and takes no operands.
+
+    Example: `tile.yield`
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Tensors and buffers
+//===----------------------------------------------------------------------===//
+
+def Tile_DimOp : Tile_Op<"dim", [Pure]> {
+  let summary = "The size of one dimension of a tensor";
+  let description = [{
+    Returns dimension `index` of a global tensor: the static size, or for a
+    dynamic dimension the value passed at launch.
+
+    Example: `%n = tile.dim %A[0] : !tile.tensor<?xf32>`
+  }];
+  let arguments = (ins Tile_AnyTensor:$tensor, I64Attr:$index);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$tensor `[` $index `]` attr-dict `:` type($tensor)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Tile_AllocSharedOp : Tile_Op<"alloc_shared"> {
+  let summary = "Allocates a tile in shared memory";
+  let description = [{
+    One buffer per thread block in shared memory (PTX ISA §5.1.5, the
+    `.shared` state space). `tile-plan-shared-memory` gives it an offset in
+    the block's dynamic shared memory and checks the total against the
+    backend's per-block limit. `name` is used in diagnostics.
+
+    Example: `%As = tile.alloc_shared {name = "As"} : !tile.buffer<128x32xf16, shared>`
+  }];
+  let arguments = (ins OptionalAttr<StrAttr>:$name, OptionalAttr<I64Attr>:$offset);
+  let results = (outs Tile_AnyBuffer:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_AllocFragmentOp : Tile_Op<"alloc_fragment"> {
+  let summary = "Allocates a tile spread over the block's registers";
+  let description = [{
+    A tile whose elements live in the registers of the block's threads
+    (PTX ISA §5.1.1, the `.reg` state space), distributed as its
+    `#tile.distribution` says (assigned by `tile-layout-inference`).
+
+    Example: `%acc = tile.alloc_fragment {name = "acc"} : !tile.buffer<128x128xf32, fragment>`
+  }];
+  let arguments = (ins OptionalAttr<StrAttr>:$name,
+                       OptionalAttr<Tile_DistributionAttr>:$distribution);
+  let results = (outs Tile_AnyBuffer:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
+  let summary = "Copies a tile between global memory, shared memory and registers";
+  let description = [{
+    Copies a tile of the buffer's shape. A tensor operand takes one offset
+    per dimension: the tile's origin in the tensor (e.g. a block's offset).
+    Elements of the tile that fall outside the tensor are not read (they
+    read as zero) and not written, so tails need no code from the author.
+    Element types may differ between float types; the copy converts.
+
+    Example:
+
+    ```mlir
+    tile.copy %A[%row, %col] to %As : !tile.tensor<?x?xf16> to !tile.buffer<128x32xf16, shared>
+    tile.copy %acc to %C[%row, %col] : !tile.buffer<128x128xf32, fragment> to !tile.tensor<?x?xf16>
+    ```
+  }];
+  let arguments = (ins Tile_TensorOrBuffer:$src, Variadic<Index>:$src_offsets,
+                       Tile_TensorOrBuffer:$dst, Variadic<Index>:$dst_offsets);
+  let assemblyFormat = [{
+    $src (`[` $src_offsets^ `]`)? `to` $dst (`[` $dst_offsets^ `]`)? attr-dict
+    `:` type($src) `to` type($dst)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The buffer whose shape is the tile (the destination if both are buffers).
+    BufferType getTileType();
+  }];
+}
+
+def Tile_FillOp : Tile_Op<"fill"> {
+  let summary = "Sets every element of a buffer to a value";
+  let description = [{
+    Example: `tile.fill %acc, %zero : !tile.buffer<128x128xf32, fragment>, f32`
+  }];
+  let arguments = (ins Tile_AnyBuffer:$buffer, AnyType:$value);
+  let assemblyFormat = "$buffer `,` $value attr-dict `:` type($buffer) `,` type($value)";
+  let hasVerifier = 1;
+}
+
+def Tile_ClearOp : Tile_Op<"clear"> {
+  let summary = "Sets every element of a buffer to zero";
+  let description = [{
+    Shorthand for `tile.fill` with the element type's zero.
+
+    Example: `tile.clear %acc : !tile.buffer<128x128xf32, fragment>`
+  }];
+  let arguments = (ins Tile_AnyBuffer:$buffer);
+  let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise computation
+//===----------------------------------------------------------------------===//
+
+def Tile_ParallelOp : Tile_Op<"parallel", [SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "An elementwise loop nest over a tile, spread over the block's threads";
+  let description = [{
+    Runs its body once for every index in `[0, extents)`, the iterations
+    spread over the block's threads as its `#tile.distribution` says. The
+    body reads and writes buffer elements with `tile.load` / `tile.store`
+    and computes with `arith` and `math` operations. A fragment indexed by
+    exactly the loop's indices, with the loop's shape, is accessed in
+    registers; shared buffers may be indexed freely.
+
+    Example:
+
+    ```mlir
+    tile.parallel (%i) in [1024] {
+      %x = tile.load %a[%i] : !tile.buffer<1024xf32, fragment>
+      %y = tile.load %b[%i] : !tile.buffer<1024xf32, fragment>
+      %s = arith.addf %x, %y : f32
+      tile.store %s, %a[%i] : !tile.buffer<1024xf32, fragment>
+    }
+    ```
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$extents,
+                       OptionalAttr<Tile_DistributionAttr>:$distribution);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasRegionVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::llvm::ArrayRef<int64_t>":$extents)>];
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    ::mlir::Block::BlockArgListType getInductionVars() { return getBodyBlock().getArguments(); }
+    int64_t getNumIterations();
+  }];
+}
+
+def Tile_LoadOp : Tile_Op<"load", [
+    TypesMatchWith<"result type is the buffer's element type", "buffer", "result",
+                   "::llvm::cast<::tessera::tile::BufferType>($_self).getElementType()">]> {
+  let summary = "Reads one element of a buffer";
+  let description = [{
+    Example: `%x = tile.load %a[%i, %j] : !tile.buffer<64x64xf32, fragment>`
+  }];
+  let arguments = (ins Tile_AnyBuffer:$buffer, Variadic<Index>:$indices);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = "$buffer `[` $indices `]` attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def Tile_StoreOp : Tile_Op<"store", [
+    TypesMatchWith<"value type is the buffer's element type", "buffer", "value",
+                   "::llvm::cast<::tessera::tile::BufferType>($_self).getElementType()">]> {
+  let summary = "Writes one element of a buffer";
+  let description = [{
+    Example: `tile.store %x, %a[%i, %j] : !tile.buffer<64x64xf32, fragment>`
+  }];
+  let arguments = (ins AnyType:$value, Tile_AnyBuffer:$buffer, Variadic<Index>:$indices);
+  let assemblyFormat = "$value `,` $buffer `[` $indices `]` attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+#endif // TESSERA_IR_TILEOPS_TD

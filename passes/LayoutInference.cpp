@@ -1,0 +1,160 @@
+//===- LayoutInference.cpp - Register distributions for fragments ---------===//
+//
+// This file implements tile-layout-inference: it groups fragments that must
+// agree on their register distribution (those used in one tile.parallel or
+// copied into each other), picks the widest vector width the target's global
+// accesses allow for the group, and records the result on the allocations
+// and loops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "backends/Backend.h"
+#include "passes/Passes.h"
+
+#include "llvm/ADT/EquivalenceClasses.h"
+
+namespace tessera {
+#define GEN_PASS_DEF_TILELAYOUTINFERENCE
+#include "passes/Passes.h.inc"
+} // namespace tessera
+
+using namespace mlir;
+using namespace tessera;
+using namespace tessera::tile;
+
+namespace {
+
+/// A name for a buffer in diagnostics: its `name` attribute or its type.
+std::string describeBuffer(Value buffer) {
+  if (auto alloc = buffer.getDefiningOp<AllocFragmentOp>())
+    if (auto name = alloc.getName())
+      return ("'" + *name + "'").str();
+  if (auto alloc = buffer.getDefiningOp<AllocSharedOp>())
+    if (auto name = alloc.getName())
+      return ("'" + *name + "'").str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "of type " << buffer.getType();
+  return text;
+}
+
+/// Checks that every fragment access inside `loop` uses the loop's own
+/// indices on a fragment of the loop's shape; collects those fragments.
+LogicalResult collectFragments(ParallelOp loop, SmallVectorImpl<Value> &fragments) {
+  auto ivs = loop.getInductionVars();
+  WalkResult result = loop.getBody().walk([&](Operation *op) -> WalkResult {
+    Value buffer;
+    OperandRange indices = op->getOperands();
+    if (auto load = dyn_cast<LoadOp>(op)) {
+      buffer = load.getBuffer();
+      indices = load.getIndices();
+    } else if (auto store = dyn_cast<StoreOp>(op)) {
+      buffer = store.getBuffer();
+      indices = store.getIndices();
+    } else {
+      return WalkResult::advance();
+    }
+    auto type = cast<BufferType>(buffer.getType());
+    if (!type.isFragment())
+      return WalkResult::advance();
+    if (type.getShape() != loop.getExtents()) {
+      InFlightDiagnostic diag = op->emitError()
+                                << "fragment " << describeBuffer(buffer) << " of type " << type
+                                << " is used in a tile.parallel over [";
+      llvm::interleaveComma(loop.getExtents(), diag);
+      diag << "]; a fragment must be accessed by a loop of its own shape";
+      diag.attachNote(loop.getLoc()) << "the loop is here";
+      return WalkResult::interrupt();
+    }
+    for (auto [index, iv] : llvm::zip(indices, ivs)) {
+      if (index != iv) {
+        op->emitError() << "fragment " << describeBuffer(buffer)
+                        << " must be indexed by the tile.parallel's own indices in order "
+                           "(each thread holds only its own elements); copy it to shared "
+                           "memory to index it freely";
+        return WalkResult::interrupt();
+      }
+    }
+    fragments.push_back(buffer);
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    WalkResult result = module.walk([&](KernelOp kernel) -> WalkResult {
+      ComputeCapability cc;
+      const Backend *backend = getBackendFor(kernel, &cc);
+      if (!backend)
+        return WalkResult::interrupt();
+      return failed(runOnKernel(kernel, backend->getCapabilities(cc)))
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+
+  LogicalResult runOnKernel(KernelOp kernel, const TargetCapabilities &caps) {
+    int64_t threads = kernel.getThreads();
+    llvm::EquivalenceClasses<Value> groups;
+    kernel.walk([&](AllocFragmentOp alloc) { groups.insert(alloc.getResult()); });
+
+    // Fragments used in one loop, or copied into each other, must agree.
+    SmallVector<std::pair<ParallelOp, SmallVector<Value>>> loops;
+    WalkResult walk = kernel.walk([&](Operation *op) -> WalkResult {
+      if (auto loop = dyn_cast<ParallelOp>(op)) {
+        SmallVector<Value> fragments;
+        if (failed(collectFragments(loop, fragments)))
+          return WalkResult::interrupt();
+        for (Value fragment : fragments)
+          groups.unionSets(fragments.front(), fragment);
+        loops.emplace_back(loop, std::move(fragments));
+      } else if (auto copy = dyn_cast<CopyOp>(op)) {
+        auto src = dyn_cast<BufferType>(copy.getSrc().getType());
+        auto dst = dyn_cast<BufferType>(copy.getDst().getType());
+        if (src && dst && src.isFragment() && dst.isFragment())
+          groups.unionSets(copy.getSrc(), copy.getDst());
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+
+    // One distribution per group: the widest vector every member allows.
+    DenseMap<Value, DistributionAttr> chosen;
+    for (auto it = groups.begin(); it != groups.end(); ++it) {
+      if (!(*it)->isLeader())
+        continue;
+      int64_t vector = caps.globalVectorBytes;
+      int64_t numElements = 0, innermost = 0;
+      for (auto member = groups.member_begin(**it); member != groups.member_end(); ++member) {
+        auto type = cast<BufferType>(member->getType());
+        vector = std::min(vector, caps.globalVectorBytes / getElementBytes(type.getElementType()));
+        numElements = type.getNumElements();
+        innermost = type.getShape().back();
+      }
+      vector = std::max<int64_t>(vector, 1);
+      while (vector > 1 && (innermost % vector != 0 || numElements < threads * vector))
+        vector /= 2;
+      auto attr = DistributionAttr::get(kernel.getContext(), threads, vector);
+      for (auto member = groups.member_begin(**it); member != groups.member_end(); ++member)
+        chosen[*member] = attr;
+    }
+
+    kernel.walk([&](AllocFragmentOp alloc) {
+      alloc.setDistributionAttr(chosen.lookup(alloc.getResult()));
+    });
+    for (auto &[loop, fragments] : loops) {
+      DistributionAttr attr = fragments.empty()
+                                  ? DistributionAttr::get(kernel.getContext(), threads, 1)
+                                  : chosen.lookup(fragments.front());
+      loop.setDistributionAttr(attr);
+    }
+    return success();
+  }
+};
+
+} // namespace

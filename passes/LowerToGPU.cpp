@@ -1,0 +1,658 @@
+//===- LowerToGPU.cpp - Lower tile kernels to gpu.func kernels ------------===//
+//
+// This file implements tile-lower-to-gpu. Each tile.kernel becomes a
+// gpu.func kernel in its own gpu.module:
+//  - a tensor argument becomes a global pointer and one i64 per dynamic
+//    dimension; element addresses are computed with llvm.getelementptr;
+//  - a fragment becomes a per-thread array indexed by constants (LLVM's SROA
+//    turns it into registers), laid out by its #tile.distribution;
+//  - a shared buffer becomes a memref.view of the dynamic shared memory at its
+//    planned offset;
+//  - copies move each thread's `vector` contiguous elements with one aligned
+//    vector access when the offsets' divisibility proves alignment and the
+//    vector lies inside the tensor, and element by element (guarded) at tails;
+//  - tile.parallel bodies are cloned once per element a thread owns.
+// Barriers are placed around every operation that touches shared memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "backends/Backend.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <numeric>
+
+namespace tessera {
+#define GEN_PASS_DEF_TILELOWERTOGPU
+#include "passes/Passes.h.inc"
+} // namespace tessera
+
+using namespace mlir;
+using namespace tessera;
+using namespace tessera::tile;
+
+namespace {
+
+/// Global address space of NVPTX (PTX ISA §5.1, .global).
+constexpr unsigned kGlobalAddressSpace = 1;
+/// The name of the gpu.module holding a tile module's kernels.
+constexpr llvm::StringLiteral kGpuModuleName = "tessera_kernels";
+/// The largest divisor the divisibility analysis tracks.
+constexpr int64_t kMaxDivisor = 1 << 20;
+
+/// The largest power of two known to divide `value` (at most kMaxDivisor),
+/// from constants, products and sums of the kernel's index arithmetic.
+int64_t knownDivisor(Value value) {
+  if (auto cst = value.getDefiningOp<arith::ConstantIndexOp>()) {
+    int64_t v = std::abs(cst.value());
+    return v == 0 ? kMaxDivisor : std::min<int64_t>(v & -v, kMaxDivisor);
+  }
+  if (auto mul = value.getDefiningOp<arith::MulIOp>())
+    return std::min(kMaxDivisor, knownDivisor(mul.getLhs()) * knownDivisor(mul.getRhs()));
+  if (auto add = value.getDefiningOp<arith::AddIOp>())
+    return std::min(knownDivisor(add.getLhs()), knownDivisor(add.getRhs()));
+  if (auto sub = value.getDefiningOp<arith::SubIOp>())
+    return std::min(knownDivisor(sub.getLhs()), knownDivisor(sub.getRhs()));
+  if (auto shl = value.getDefiningOp<arith::ShLIOp>())
+    if (auto amount = shl.getRhs().getDefiningOp<arith::ConstantIndexOp>())
+      return std::min(kMaxDivisor, knownDivisor(shl.getLhs()) << amount.value());
+  return 1;
+}
+
+/// A lowered tensor argument.
+struct TensorInfo {
+  TileTensorType type;
+  Value ptr;
+  /// One index value per dimension (constants for static dimensions).
+  SmallVector<Value> dims;
+};
+
+/// A lowered buffer.
+struct BufferInfo {
+  BufferType type;
+  /// memref<slots x elt> for fragments; memref<shape x elt, workgroup> for shared.
+  Value memref;
+  DistributionAttr distribution;
+};
+
+/// The elements one thread handles in one chunk of a distributed tile.
+struct Chunk {
+  /// Row-major coordinates of the chunk's first element in the tile.
+  SmallVector<Value> coords;
+  /// The first register slot of the chunk (fragments only).
+  int64_t firstSlot;
+};
+
+class KernelLowering {
+public:
+  KernelLowering(KernelOp kernel, const TargetCapabilities &caps)
+      : kernel_(kernel), caps_(caps), loc_(kernel.getLoc()), b_(kernel.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  // Helpers building index arithmetic.
+  Value cst(int64_t v) { return arith::ConstantIndexOp::create(b_, loc_, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b_, loc_, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b_, loc_, x, y); }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::slt, x, y);
+  }
+  Value le(Value x, Value y) {
+    return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sle, x, y);
+  }
+  Value andi(Value x, Value y) { return x ? arith::AndIOp::create(b_, loc_, x, y) : y; }
+  Value convert(Value value, Type to);
+  void barrier();
+
+  LogicalResult lowerBlock(Block &block);
+  LogicalResult lowerOp(Operation &op);
+  LogicalResult lowerCopy(CopyOp copy);
+  LogicalResult lowerFill(Value buffer, Value value);
+  LogicalResult lowerParallel(ParallelOp loop);
+
+  /// Calls `body` once per chunk this thread owns in a tile of `shape`
+  /// spread as `dist`, guarding chunks past the tile's end.
+  void forEachChunk(ArrayRef<int64_t> shape, DistributionAttr dist,
+                    llvm::function_ref<void(const Chunk &)> body);
+  /// A distribution for cooperative copies of a tile through shared memory.
+  DistributionAttr copyDistribution(BufferType tile, Type globalElementType);
+  /// True when every vector of `vector` elements the copy touches in `tensor`
+  /// at `offsets` (tile-level values) is aligned to its size.
+  bool isVectorAligned(TileTensorType tensor, OperandRange offsets, int64_t vector);
+  /// Element address in a tensor, and the in-bounds predicates of a vector
+  /// of `vector` elements at global coordinates `coords`.
+  Value elementAddress(const TensorInfo &tensor, ArrayRef<Value> coords);
+  void boundsPredicates(const TensorInfo &tensor, ArrayRef<Value> coords, int64_t vector,
+                        Value &rowsInBounds, Value &fullVector);
+
+  SmallVector<Value> loadGlobal(const TensorInfo &tensor, ArrayRef<Value> coords, int64_t vector,
+                                bool aligned);
+  void storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coords, ArrayRef<Value> values,
+                   bool aligned);
+
+  KernelOp kernel_;
+  const TargetCapabilities &caps_;
+  Location loc_;
+  OpBuilder b_;
+  IRMapping map_;
+  DenseMap<Value, TensorInfo> tensors_;
+  DenseMap<Value, BufferInfo> buffers_;
+  Value threadId_;
+  Value sharedBase_;
+  Block *entry_ = nullptr;
+  bool lastWasBarrier_ = false;
+};
+
+Value KernelLowering::convert(Value value, Type to) {
+  Type from = value.getType();
+  if (from == to)
+    return value;
+  auto fromFloat = dyn_cast<FloatType>(from), toFloat = dyn_cast<FloatType>(to);
+  if (fromFloat && toFloat) {
+    if (fromFloat.getWidth() == toFloat.getWidth()) // f16 <-> bf16
+      value = arith::ExtFOp::create(b_, loc_, b_.getF32Type(), value);
+    if (cast<FloatType>(value.getType()).getWidth() < toFloat.getWidth())
+      return arith::ExtFOp::create(b_, loc_, to, value);
+    return arith::TruncFOp::create(b_, loc_, to, value);
+  }
+  llvm_unreachable("copy verifier admits only float conversions");
+}
+
+void KernelLowering::barrier() {
+  if (lastWasBarrier_)
+    return;
+  gpu::BarrierOp::create(b_, loc_);
+  lastWasBarrier_ = true;
+}
+
+LogicalResult KernelLowering::run() {
+  MLIRContext *ctx = kernel_.getContext();
+  auto module = kernel_->getParentOfType<ModuleOp>();
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(ctx));
+
+  // Parameters: a pointer and the dynamic dimensions per tensor, scalars as is.
+  auto ptrType = LLVM::LLVMPointerType::get(ctx, kGlobalAddressSpace);
+  SmallVector<Type> paramTypes;
+  for (Type input : kernel_.getFunctionType().getInputs()) {
+    if (auto tensor = dyn_cast<TileTensorType>(input)) {
+      paramTypes.push_back(ptrType);
+      paramTypes.append(tensor.getNumDynamicDims(), b_.getI64Type());
+    } else {
+      paramTypes.push_back(input.isIndex() ? b_.getI64Type() : input);
+    }
+  }
+
+  // All kernels of a module go into one gpu.module: one PTX module.
+  gpu::GPUModuleOp gpuModule;
+  module.walk([&](gpu::GPUModuleOp op) { gpuModule = op; });
+  if (!gpuModule) {
+    b_.setInsertionPointToEnd(module.getBody());
+    gpuModule = gpu::GPUModuleOp::create(b_, loc_, kGpuModuleName);
+  }
+  b_.setInsertionPointToEnd(gpuModule.getBody());
+  auto func = gpu::GPUFuncOp::create(b_, loc_, kernel_.getSymName(),
+                                     b_.getFunctionType(paramTypes, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
+  func.setKnownBlockSizeAttr(
+      b_.getDenseI32ArrayAttr({int32_t(kernel_.getThreads()), 1, 1}));
+  entry_ = &func.getBody().front();
+  b_.setInsertionPointToStart(entry_);
+
+  unsigned param = 0;
+  for (unsigned i = 0, e = kernel_.getNumKernelArguments(); i < e; ++i) {
+    BlockArgument arg = kernel_.getKernelArgument(i);
+    if (auto tensor = dyn_cast<TileTensorType>(arg.getType())) {
+      func.setArgAttr(param, LLVM::LLVMDialect::getAlignAttrName(),
+                      b_.getI64IntegerAttr(caps_.globalVectorBytes));
+      TensorInfo info{tensor, entry_->getArgument(param++), {}};
+      for (int64_t dim : tensor.getShape()) {
+        if (ShapedType::isDynamic(dim))
+          info.dims.push_back(arith::IndexCastOp::create(b_, loc_, b_.getIndexType(),
+                                                         entry_->getArgument(param++)));
+        else
+          info.dims.push_back(cst(dim));
+      }
+      tensors_[arg] = info;
+    } else if (arg.getType().isIndex()) {
+      map_.map(arg, arith::IndexCastOp::create(b_, loc_, b_.getIndexType(),
+                                               entry_->getArgument(param++)));
+    } else {
+      map_.map(arg, entry_->getArgument(param++));
+    }
+  }
+  static constexpr gpu::Dimension kDims[] = {gpu::Dimension::x, gpu::Dimension::y,
+                                             gpu::Dimension::z};
+  for (auto [i, blockIndex] : llvm::enumerate(kernel_.getBlockIndices()))
+    map_.map(blockIndex, gpu::BlockIdOp::create(b_, loc_, kDims[i]));
+  threadId_ = gpu::ThreadIdOp::create(b_, loc_, gpu::Dimension::x);
+  if (kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr) &&
+      kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr).getInt() > 0) {
+    auto addressSpace = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    sharedBase_ = gpu::DynamicSharedMemoryOp::create(
+        b_, loc_, MemRefType::get({ShapedType::kDynamic}, b_.getI8Type(), nullptr, addressSpace));
+  }
+
+  if (failed(lowerBlock(kernel_.getBodyBlock())))
+    return failure();
+  gpu::ReturnOp::create(b_, loc_);
+  kernel_.erase();
+  return success();
+}
+
+LogicalResult KernelLowering::lowerBlock(Block &block) {
+  for (Operation &op : block.without_terminator())
+    if (failed(lowerOp(op)))
+      return failure();
+  return success();
+}
+
+LogicalResult KernelLowering::lowerOp(Operation &op) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+      .Case<DimOp>([&](DimOp dim) {
+        map_.map(dim.getResult(), tensors_[dim.getTensor()].dims[dim.getIndex()]);
+        return success();
+      })
+      .Case<AllocFragmentOp>([&](AllocFragmentOp alloc) -> LogicalResult {
+        auto type = cast<BufferType>(alloc.getType());
+        DistributionAttr dist = alloc.getDistributionAttr();
+        if (!dist)
+          return alloc.emitOpError() << "has no distribution; run tile-layout-inference first";
+        OpBuilder::InsertionGuard guard(b_);
+        b_.setInsertionPointToStart(entry_);
+        auto memrefType = MemRefType::get({dist.slotsPerThread(type.getNumElements())},
+                                          type.getElementType());
+        buffers_[alloc.getResult()] = {type, memref::AllocaOp::create(b_, loc_, memrefType), dist};
+        return success();
+      })
+      .Case<AllocSharedOp>([&](AllocSharedOp alloc) -> LogicalResult {
+        auto type = cast<BufferType>(alloc.getType());
+        if (!alloc.getOffset() || !sharedBase_)
+          return alloc.emitOpError() << "has no offset; run tile-plan-shared-memory first";
+        OpBuilder::InsertionGuard guard(b_);
+        b_.setInsertionPointAfter(sharedBase_.getDefiningOp());
+        auto addressSpace =
+            gpu::AddressSpaceAttr::get(b_.getContext(), gpu::AddressSpace::Workgroup);
+        auto memrefType =
+            MemRefType::get(type.getShape(), type.getElementType(), nullptr, addressSpace);
+        Value view = memref::ViewOp::create(b_, loc_, memrefType, sharedBase_,
+                                            cst(*alloc.getOffset()), ValueRange{});
+        buffers_[alloc.getResult()] = {type, view, {}};
+        return success();
+      })
+      .Case<CopyOp>([&](CopyOp copy) { return lowerCopy(copy); })
+      .Case<FillOp>([&](FillOp fill) {
+        return lowerFill(fill.getBuffer(), map_.lookupOrDefault(fill.getValue()));
+      })
+      .Case<ClearOp>([&](ClearOp clear) {
+        Type type = cast<BufferType>(clear.getBuffer().getType()).getElementType();
+        Value zero = arith::ConstantOp::create(b_, loc_, b_.getZeroAttr(type));
+        return lowerFill(clear.getBuffer(), zero);
+      })
+      .Case<ParallelOp>([&](ParallelOp loop) { return lowerParallel(loop); })
+      .Case<LoadOp, StoreOp>([&](Operation *access) -> LogicalResult {
+        return access->emitOpError()
+               << "outside tile.parallel is not supported; read and write buffer elements "
+                  "inside a tile.parallel body";
+      })
+      .Default([&](Operation *other) -> LogicalResult {
+        if (other->getNumRegions() != 0 || isa<TileDialect>(other->getDialect()))
+          return other->emitOpError() << "is not supported in a tile.kernel body yet";
+        b_.clone(*other, map_);
+        lastWasBarrier_ = false;
+        return success();
+      });
+}
+
+void KernelLowering::forEachChunk(ArrayRef<int64_t> shape, DistributionAttr dist,
+                                  llvm::function_ref<void(const Chunk &)> body) {
+  int64_t numElements = std::accumulate(shape.begin(), shape.end(), int64_t(1),
+                                        std::multiplies<int64_t>());
+  int64_t threads = dist.getThreads(), vector = dist.getVector();
+  int64_t chunks = llvm::divideCeil(numElements, threads * vector);
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int i = int(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  for (int64_t c = 0; c < chunks; ++c) {
+    Value first = mul(add(cst(c * threads), threadId_), cst(vector));
+    Chunk chunk;
+    chunk.firstSlot = c * vector;
+    for (auto [extent, stride] : llvm::zip(shape, strides)) {
+      Value coord = arith::DivUIOp::create(b_, loc_, first, cst(stride));
+      chunk.coords.push_back(stride * extent == numElements
+                                 ? coord
+                                 : Value(arith::RemUIOp::create(b_, loc_, coord, cst(extent))));
+    }
+    if ((c + 1) * threads * vector <= numElements) {
+      body(chunk);
+      continue;
+    }
+    // The last chunk overhangs the tile for some threads.
+    auto guard = scf::IfOp::create(b_, loc_, lt(first, cst(numElements)), /*withElse=*/false);
+    OpBuilder::InsertionGuard insertion(b_);
+    b_.setInsertionPointToStart(guard.thenBlock());
+    body(chunk);
+  }
+}
+
+DistributionAttr KernelLowering::copyDistribution(BufferType tile, Type globalElementType) {
+  int64_t vector = std::max<int64_t>(1, caps_.globalVectorBytes / getElementBytes(globalElementType));
+  int64_t threads = kernel_.getThreads();
+  while (vector > 1 &&
+         (tile.getShape().back() % vector != 0 || tile.getNumElements() < threads * vector))
+    vector /= 2;
+  return DistributionAttr::get(b_.getContext(), threads, vector);
+}
+
+bool KernelLowering::isVectorAligned(TileTensorType tensor, OperandRange offsets,
+                                     int64_t vector) {
+  if (vector == 1)
+    return true;
+  if (knownDivisor(offsets.back()) % vector != 0)
+    return false;
+  // Every row stride must be a multiple of the vector: static and divisible.
+  ArrayRef<int64_t> shape = tensor.getShape();
+  int64_t stride = 1;
+  for (int i = int(shape.size()) - 1; i > 0; --i) {
+    if (ShapedType::isDynamic(shape[i]))
+      return false;
+    stride *= shape[i];
+    if (stride % vector != 0)
+      return false;
+  }
+  return true;
+}
+
+Value KernelLowering::elementAddress(const TensorInfo &tensor, ArrayRef<Value> coords) {
+  Value linear = coords.front();
+  for (size_t k = 1; k < coords.size(); ++k)
+    linear = add(mul(linear, tensor.dims[k]), coords[k]);
+  Value index = arith::IndexCastOp::create(b_, loc_, b_.getI64Type(), linear);
+  return LLVM::GEPOp::create(b_, loc_, tensor.ptr.getType(), tensor.type.getElementType(),
+                             tensor.ptr, ValueRange{index}, LLVM::GEPNoWrapFlags::inbounds);
+}
+
+void KernelLowering::boundsPredicates(const TensorInfo &tensor, ArrayRef<Value> coords,
+                                      int64_t vector, Value &rowsInBounds, Value &fullVector) {
+  rowsInBounds = nullptr;
+  for (size_t k = 0; k + 1 < coords.size(); ++k)
+    rowsInBounds = andi(rowsInBounds, lt(coords[k], tensor.dims[k]));
+  fullVector = andi(rowsInBounds, le(add(coords.back(), cst(vector)), tensor.dims.back()));
+}
+
+SmallVector<Value> KernelLowering::loadGlobal(const TensorInfo &tensor, ArrayRef<Value> coords,
+                                              int64_t vector, bool aligned) {
+  Type eltType = tensor.type.getElementType();
+  int64_t eltBytes = getElementBytes(eltType);
+  Value rows, full;
+  boundsPredicates(tensor, coords, vector, rows, full);
+  Value zero = arith::ConstantOp::create(b_, loc_, b_.getZeroAttr(eltType));
+  auto loadScalars = [&](OpBuilder &b, Location loc) {
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
+    SmallVector<Value> values;
+    for (int64_t v = 0; v < vector; ++v) {
+      SmallVector<Value> at(coords.begin(), coords.end());
+      at.back() = add(at.back(), cst(v));
+      Value inBounds = andi(rows, lt(at.back(), tensor.dims.back()));
+      auto guarded = scf::IfOp::create(
+          b_, loc_, inBounds,
+          [&](OpBuilder &tb, Location l) {
+            OpBuilder::InsertionGuard g(b_);
+            b_.setInsertionPoint(tb.getInsertionBlock(), tb.getInsertionPoint());
+            Value x = LLVM::LoadOp::create(b_, l, eltType, elementAddress(tensor, at), eltBytes);
+            scf::YieldOp::create(b_, l, x);
+          },
+          [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, zero); });
+      values.push_back(guarded.getResult(0));
+    }
+    return values;
+  };
+  if (!aligned || vector == 1) {
+    return loadScalars(b_, loc_);
+  }
+  auto vecType = VectorType::get({vector}, eltType);
+  auto ifOp = scf::IfOp::create(
+      b_, loc_, full,
+      [&](OpBuilder &tb, Location l) {
+        OpBuilder::InsertionGuard g(b_);
+        b_.setInsertionPoint(tb.getInsertionBlock(), tb.getInsertionPoint());
+        Value vec = LLVM::LoadOp::create(b_, l, vecType, elementAddress(tensor, coords),
+                                         vector * eltBytes);
+        scf::YieldOp::create(b_, l, vec);
+      },
+      [&](OpBuilder &eb, Location l) {
+        OpBuilder::InsertionGuard g(b_);
+        b_.setInsertionPoint(eb.getInsertionBlock(), eb.getInsertionPoint());
+        SmallVector<Value> scalars = loadScalars(eb, l);
+        Value vec = LLVM::PoisonOp::create(b_, l, vecType);
+        for (int64_t v = 0; v < vector; ++v)
+          vec = LLVM::InsertElementOp::create(
+              b_, l, vec, scalars[v], arith::ConstantIntOp::create(b_, l, b_.getI32Type(), v));
+        scf::YieldOp::create(b_, l, vec);
+      });
+  SmallVector<Value> values;
+  for (int64_t v = 0; v < vector; ++v)
+    values.push_back(LLVM::ExtractElementOp::create(
+        b_, loc_, ifOp.getResult(0), arith::ConstantIntOp::create(b_, loc_, b_.getI32Type(), v)));
+  return values;
+}
+
+void KernelLowering::storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coords,
+                                 ArrayRef<Value> values, bool aligned) {
+  Type eltType = tensor.type.getElementType();
+  int64_t eltBytes = getElementBytes(eltType);
+  int64_t vector = values.size();
+  Value rows, full;
+  boundsPredicates(tensor, coords, vector, rows, full);
+  auto storeScalars = [&]() {
+    for (int64_t v = 0; v < vector; ++v) {
+      SmallVector<Value> at(coords.begin(), coords.end());
+      at.back() = add(at.back(), cst(v));
+      Value inBounds = andi(rows, lt(at.back(), tensor.dims.back()));
+      auto guarded = scf::IfOp::create(b_, loc_, inBounds, /*withElse=*/false);
+      OpBuilder::InsertionGuard g(b_);
+      b_.setInsertionPointToStart(guarded.thenBlock());
+      LLVM::StoreOp::create(b_, loc_, values[v], elementAddress(tensor, at), eltBytes);
+    }
+  };
+  if (!aligned || vector == 1) {
+    storeScalars();
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b_, loc_, full, /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard g(b_);
+    b_.setInsertionPointToStart(ifOp.thenBlock());
+    auto vecType = VectorType::get({vector}, eltType);
+    Value vec = LLVM::PoisonOp::create(b_, loc_, vecType);
+    for (int64_t v = 0; v < vector; ++v)
+      vec = LLVM::InsertElementOp::create(
+          b_, loc_, vec, values[v], arith::ConstantIntOp::create(b_, loc_, b_.getI32Type(), v));
+    LLVM::StoreOp::create(b_, loc_, vec, elementAddress(tensor, coords), vector * eltBytes);
+    b_.setInsertionPointToStart(ifOp.elseBlock());
+    storeScalars();
+  }
+}
+
+LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
+  BufferType tile = copy.getTileType();
+  auto srcTensor = dyn_cast<TileTensorType>(copy.getSrc().getType());
+  auto dstTensor = dyn_cast<TileTensorType>(copy.getDst().getType());
+  auto srcBuffer = dyn_cast<BufferType>(copy.getSrc().getType());
+  auto dstBuffer = dyn_cast<BufferType>(copy.getDst().getType());
+  Type dstElt = dstTensor ? dstTensor.getElementType() : dstBuffer.getElementType();
+  bool touchesShared = (srcBuffer && srcBuffer.isShared()) || (dstBuffer && dstBuffer.isShared());
+  if (touchesShared)
+    barrier();
+
+  // Fragments keep their own distribution; otherwise the copy picks one.
+  DistributionAttr dist;
+  if (srcBuffer && srcBuffer.isFragment())
+    dist = buffers_[copy.getSrc()].distribution;
+  else if (dstBuffer && dstBuffer.isFragment())
+    dist = buffers_[copy.getDst()].distribution;
+  else
+    dist = copyDistribution(tile, srcTensor   ? srcTensor.getElementType()
+                                  : dstTensor ? dstTensor.getElementType()
+                                              : tile.getElementType());
+  int64_t vector = dist.getVector();
+  bool aligned = true;
+  if (srcTensor)
+    aligned = isVectorAligned(srcTensor, copy.getSrcOffsets(), vector);
+  if (dstTensor)
+    aligned = isVectorAligned(dstTensor, copy.getDstOffsets(), vector);
+
+  SmallVector<Value> srcOffsets, dstOffsets;
+  for (Value v : copy.getSrcOffsets())
+    srcOffsets.push_back(map_.lookupOrDefault(v));
+  for (Value v : copy.getDstOffsets())
+    dstOffsets.push_back(map_.lookupOrDefault(v));
+
+  forEachChunk(tile.getShape(), dist, [&](const Chunk &chunk) {
+    auto at = [&](ArrayRef<Value> offsets) {
+      SmallVector<Value> coords;
+      for (auto [off, coord] : llvm::zip(offsets, chunk.coords))
+        coords.push_back(add(off, coord));
+      return coords;
+    };
+    auto vectorCoords = [&](int64_t v) {
+      SmallVector<Value> coords(chunk.coords);
+      coords.back() = add(coords.back(), cst(v));
+      return coords;
+    };
+    // Read the chunk's elements.
+    SmallVector<Value> values;
+    if (srcTensor) {
+      values = loadGlobal(tensors_[copy.getSrc()], at(srcOffsets), vector, aligned);
+    } else {
+      const BufferInfo &src = buffers_[copy.getSrc()];
+      for (int64_t v = 0; v < vector; ++v) {
+        if (src.type.isFragment())
+          values.push_back(memref::LoadOp::create(b_, loc_, src.memref,
+                                                  ValueRange{cst(chunk.firstSlot + v)}));
+        else
+          values.push_back(memref::LoadOp::create(b_, loc_, src.memref, vectorCoords(v)));
+      }
+    }
+    for (Value &value : values)
+      value = convert(value, dstElt);
+    // Write them.
+    if (dstTensor) {
+      storeGlobal(tensors_[copy.getDst()], at(dstOffsets), values, aligned);
+      return;
+    }
+    const BufferInfo &dst = buffers_[copy.getDst()];
+    for (int64_t v = 0; v < vector; ++v) {
+      if (dst.type.isFragment())
+        memref::StoreOp::create(b_, loc_, values[v], dst.memref,
+                                ValueRange{cst(chunk.firstSlot + v)});
+      else
+        memref::StoreOp::create(b_, loc_, values[v], dst.memref, vectorCoords(v));
+    }
+  });
+  lastWasBarrier_ = false;
+  if (touchesShared)
+    barrier();
+  return success();
+}
+
+LogicalResult KernelLowering::lowerFill(Value buffer, Value value) {
+  const BufferInfo &info = buffers_[buffer];
+  if (info.type.isFragment()) {
+    int64_t slots = cast<MemRefType>(info.memref.getType()).getDimSize(0);
+    for (int64_t s = 0; s < slots; ++s)
+      memref::StoreOp::create(b_, loc_, value, info.memref, ValueRange{cst(s)});
+    lastWasBarrier_ = false;
+    return success();
+  }
+  barrier();
+  auto dist = DistributionAttr::get(b_.getContext(), kernel_.getThreads(), 1);
+  forEachChunk(info.type.getShape(), dist, [&](const Chunk &chunk) {
+    memref::StoreOp::create(b_, loc_, value, info.memref, chunk.coords);
+  });
+  lastWasBarrier_ = false;
+  barrier();
+  return success();
+}
+
+LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
+  DistributionAttr dist = loop.getDistributionAttr();
+  if (!dist)
+    return loop.emitOpError() << "has no distribution; run tile-layout-inference first";
+  bool touchesShared = false;
+  loop.getBody().walk([&](Operation *op) {
+    for (Value operand : op->getOperands())
+      if (auto type = dyn_cast<BufferType>(operand.getType()))
+        touchesShared |= type.isShared();
+  });
+  if (touchesShared)
+    barrier();
+  LogicalResult result = success();
+  int64_t vector = dist.getVector();
+  forEachChunk(loop.getExtents(), dist, [&](const Chunk &chunk) {
+    for (int64_t v = 0; v < vector && succeeded(result); ++v) {
+      SmallVector<Value> coords(chunk.coords);
+      coords.back() = add(coords.back(), cst(v));
+      IRMapping map = map_;
+      for (auto [iv, coord] : llvm::zip(loop.getInductionVars(), coords))
+        map.map(iv, coord);
+      for (Operation &op : loop.getBodyBlock().without_terminator()) {
+        if (auto load = dyn_cast<LoadOp>(op)) {
+          const BufferInfo &info = buffers_[load.getBuffer()];
+          SmallVector<Value> indices;
+          if (info.type.isFragment())
+            indices.push_back(cst(chunk.firstSlot + v));
+          else
+            for (Value index : load.getIndices())
+              indices.push_back(map.lookupOrDefault(index));
+          map.map(load.getResult(), memref::LoadOp::create(b_, loc_, info.memref, indices));
+        } else if (auto store = dyn_cast<StoreOp>(op)) {
+          const BufferInfo &info = buffers_[store.getBuffer()];
+          SmallVector<Value> indices;
+          if (info.type.isFragment())
+            indices.push_back(cst(chunk.firstSlot + v));
+          else
+            for (Value index : store.getIndices())
+              indices.push_back(map.lookupOrDefault(index));
+          memref::StoreOp::create(b_, loc_, map.lookupOrDefault(store.getValue()), info.memref,
+                                  indices);
+        } else if (op.getNumRegions() != 0 || isa<TileDialect>(op.getDialect())) {
+          result = op.emitOpError() << "is not supported inside tile.parallel yet";
+          return;
+        } else {
+          b_.clone(op, map);
+        }
+      }
+    }
+  });
+  lastWasBarrier_ = false;
+  if (touchesShared)
+    barrier();
+  return result;
+}
+
+struct LowerToGPU : tessera::impl::TileLowerToGPUBase<LowerToGPU> {
+  void runOnOperation() override {
+    SmallVector<KernelOp> kernels;
+    getOperation().walk([&](KernelOp kernel) { kernels.push_back(kernel); });
+    for (KernelOp kernel : kernels) {
+      ComputeCapability cc;
+      const Backend *backend = getBackendFor(kernel, &cc);
+      if (!backend)
+        return signalPassFailure();
+      KernelLowering lowering(kernel, backend->getCapabilities(cc));
+      if (failed(lowering.run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

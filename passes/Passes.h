@@ -1,0 +1,45 @@
+//===- Passes.h - Architecture-independent tile passes ----------*- C++ -*-===//
+//
+// This file declares the tile-level passes and their registration.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_PASSES_PASSES_H
+#define TESSERA_PASSES_PASSES_H
+
+#include "ir/TileDialect.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+namespace gpu {
+class GPUDialect;
+} // namespace gpu
+namespace scf {
+class SCFDialect;
+} // namespace scf
+namespace memref {
+class MemRefDialect;
+} // namespace memref
+namespace LLVM {
+class LLVMDialect;
+} // namespace LLVM
+} // namespace mlir
+
+namespace tessera {
+
+/// The kernel attribute holding the planned shared memory size in bytes.
+constexpr llvm::StringLiteral kSharedMemoryBytesAttr = "tile.shared_memory_bytes";
+
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+/// Adds the tile-level pipeline (layout inference, shared memory planning,
+/// lowering to the gpu dialect) to `pm`.
+void addTilePipeline(mlir::OpPassManager &pm);
+
+} // namespace tessera
+
+#endif // TESSERA_PASSES_PASSES_H

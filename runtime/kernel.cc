@@ -1,0 +1,144 @@
+//===- kernel.cc - A compiled kernel loaded into a context ----------------===//
+//
+// This file implements LoadedKernel::Load: cuModuleLoadDataEx with JIT log
+// buffers, cuModuleGetFunction, the dynamic shared memory opt-in and the
+// register count query.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/kernel.h"
+
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/status_macros.h"
+
+namespace tessera::runtime {
+namespace {
+
+/// Size of each JIT log buffer; the JIT truncates longer logs.
+constexpr size_t kJitLogBytes = 16 * 1024;
+
+/// The outcome of one cuModuleLoadDataEx call.
+struct ModuleLoad {
+  CUresult result = CUDA_SUCCESS;
+  CUmodule module = nullptr;
+  std::string error_log;
+  std::string info_log;
+};
+
+/// Loads `image` (a cubin, or NUL-terminated PTX) capturing both JIT logs.
+ModuleLoad LoadModule(const CudaDriver& driver, const void* image) {
+  std::vector<char> error_log(kJitLogBytes, '\0');
+  std::vector<char> info_log(kJitLogBytes, '\0');
+  CUjit_option options[] = {
+      CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+      CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {error_log.data(), reinterpret_cast<void*>(kJitLogBytes),
+                    info_log.data(), reinterpret_cast<void*>(kJitLogBytes)};
+  ModuleLoad load;
+  load.result = driver.cuModuleLoadDataEx(&load.module, image,
+                                          std::size(options), options, values);
+  error_log.back() = info_log.back() = '\0';
+  load.error_log = error_log.data();
+  load.info_log = info_log.data();
+  return load;
+}
+
+/// True for the results that mean "this cubin is not for this device".
+bool IsWrongBinary(CUresult result) {
+  return result == CUDA_ERROR_NO_BINARY_FOR_GPU ||
+         result == CUDA_ERROR_INVALID_IMAGE ||
+         result == CUDA_ERROR_INVALID_SOURCE;
+}
+
+}  // namespace
+
+absl::StatusOr<LoadedKernel> LoadedKernel::Load(const CompiledKernel& kernel) {
+  const std::string& entry = kernel.entry();
+  auto fail = [&entry](const absl::Status& status) {
+    return absl::Status(status.code(),
+                        absl::StrCat("kernel '", entry, "': ", status.message()));
+  };
+  TESSERA_ASSIGN_OR_RETURN(const CudaDriver* driver, CudaDriver::Load());
+  if (kernel.cubin().empty() && kernel.ptx().empty()) {
+    return fail(absl::InvalidArgumentError("has neither cubin nor PTX"));
+  }
+
+  LoadedKernel loaded;
+  loaded.driver_ = driver;
+  ModuleLoad load;
+  std::string cubin_error;
+  if (!kernel.cubin().empty()) {
+    load = LoadModule(*driver, kernel.cubin().data());
+    loaded.from_cubin_ = load.result == CUDA_SUCCESS;
+    if (load.result != CUDA_SUCCESS &&
+        !(IsWrongBinary(load.result) && !kernel.ptx().empty())) {
+      return fail(ToStatus(load.result, "cuModuleLoadDataEx(cubin)"));
+    }
+  }
+  if (!loaded.from_cubin_) {
+    // std::string keeps its contents NUL-terminated, as the JIT requires.
+    load = LoadModule(*driver, kernel.ptx().c_str());
+    if (load.result != CUDA_SUCCESS) {
+      absl::Status status = ToStatus(
+          load.result, absl::StrCat("cuModuleLoadDataEx(PTX for ",
+                                    kernel.target(), ")"));
+      return fail(absl::Status(
+          status.code(),
+          load.error_log.empty()
+              ? status.message()
+              : absl::StrCat(status.message(), "\nJIT log:\n", load.error_log)));
+    }
+  }
+  loaded.module_ = load.module;
+  loaded.jit_info_log_ = std::move(load.info_log);
+  loaded.spec_ = std::make_unique<CompiledKernel>(kernel);
+
+  absl::Status status = ToStatus(
+      driver->cuModuleGetFunction(&loaded.function_, loaded.module_,
+                                  entry.c_str()),
+      "cuModuleGetFunction");
+  if (!status.ok()) return fail(status);
+
+  if (kernel.shared_memory_bytes() > kDefaultMaxDynamicSharedMemoryBytes) {
+    status = ToStatus(
+        driver->cuFuncSetAttribute(
+            loaded.function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            static_cast<int>(kernel.shared_memory_bytes())),
+        absl::StrCat("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = ",
+                     kernel.shared_memory_bytes(), ")"));
+    if (!status.ok()) return fail(status);
+  }
+  status = ToStatus(driver->cuFuncGetAttribute(&loaded.registers_,
+                                               CU_FUNC_ATTRIBUTE_NUM_REGS,
+                                               loaded.function_),
+                    "cuFuncGetAttribute(NUM_REGS)");
+  if (!status.ok()) return fail(status);
+  return loaded;
+}
+
+LoadedKernel::LoadedKernel(LoadedKernel&& other) noexcept {
+  *this = std::move(other);
+}
+
+LoadedKernel& LoadedKernel::operator=(LoadedKernel&& other) noexcept {
+  if (this == &other) return *this;
+  if (module_ != nullptr) driver_->cuModuleUnload(module_);
+  driver_ = other.driver_;
+  spec_ = std::move(other.spec_);
+  module_ = std::exchange(other.module_, nullptr);
+  function_ = std::exchange(other.function_, nullptr);
+  registers_ = other.registers_;
+  from_cubin_ = other.from_cubin_;
+  jit_info_log_ = std::move(other.jit_info_log_);
+  return *this;
+}
+
+LoadedKernel::~LoadedKernel() {
+  if (module_ != nullptr) driver_->cuModuleUnload(module_);
+}
+
+}  // namespace tessera::runtime

@@ -1,0 +1,493 @@
+//===- launch.cc - Checked, typed kernel launches -------------------------===//
+//
+// This file implements argument checking and packing (PrepareLaunch), grid
+// expression evaluation (EvaluateExpr), signature printing and Launch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/launch.h"
+
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "runtime/status_macros.h"
+
+namespace tessera::runtime {
+namespace {
+
+/// Where a dynamic dimension comes from.
+struct DynamicDim {
+  int param = 0;
+  int axis = 0;
+};
+
+/// The dynamic dimensions of `kernel`, in symbol order.
+std::vector<DynamicDim> CollectDynamicDims(const CompiledKernel& kernel) {
+  std::vector<DynamicDim> dims;
+  for (int p = 0; p < kernel.params_size(); ++p) {
+    const Param& param = kernel.params(p);
+    if (param.kind() != Param::KIND_TENSOR) continue;
+    for (int axis = 0; axis < param.shape_size(); ++axis) {
+      if (param.shape(axis) == -1) dims.push_back({p, axis});
+    }
+  }
+  return dims;
+}
+
+/// "A" for a rank-1 tensor, "A.shape[1]" otherwise.
+std::string DimLabel(const CompiledKernel& kernel, const DynamicDim& dim) {
+  const Param& param = kernel.params(dim.param);
+  if (param.shape_size() == 1) return param.name();
+  return absl::StrCat(param.name(), ".shape[", dim.axis, "]");
+}
+
+/// "f32[N, 64]" for a tensor param, "f32" for a scalar.
+std::string FormatParamType(const Param& param,
+                            absl::Span<const std::string> dim_names,
+                            int* next_dynamic) {
+  std::string text = DTypeName(param.dtype());
+  if (param.kind() != Param::KIND_TENSOR) return text;
+  std::vector<std::string> dims;
+  for (int64_t dim : param.shape()) {
+    if (dim != -1) {
+      dims.push_back(absl::StrCat(dim));
+    } else if (*next_dynamic < static_cast<int>(dim_names.size())) {
+      dims.push_back(dim_names[(*next_dynamic)++]);
+    } else {
+      dims.push_back("?");
+    }
+  }
+  return absl::StrCat(text, "[", absl::StrJoin(dims, ", "), "]");
+}
+
+/// Appends one parameter slot holding `value`.
+template <typename T>
+void AppendSlot(PackedLaunch& packed, T value) {
+  static_assert(sizeof(T) <= sizeof(uint64_t) && std::is_trivially_copyable_v<T>);
+  uint64_t cell = 0;
+  std::memcpy(&cell, &value, sizeof(T));
+  packed.slots.push_back(cell);
+  packed.slot_sizes.push_back(sizeof(T));
+}
+
+/// Checks a scalar argument's value against `dtype` and packs it.
+absl::Status PackScalar(PackedLaunch& packed, DType dtype,
+                        const ScalarArg& arg) {
+  const int64_t* integer = std::get_if<int64_t>(&arg.value);
+  auto check_range = [&](int64_t lo, int64_t hi) -> absl::Status {
+    if (integer == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "expects an integer ", DTypeName(dtype), " value, got a double"));
+    }
+    if (*integer < lo || *integer > hi) {
+      return absl::OutOfRangeError(absl::StrCat(
+          "value ", *integer, " does not fit in ", DTypeName(dtype)));
+    }
+    return absl::OkStatus();
+  };
+  const double real = integer != nullptr ? static_cast<double>(*integer)
+                                         : std::get<double>(arg.value);
+  switch (dtype) {
+    case DTYPE_F32:
+      AppendSlot(packed, static_cast<float>(real));
+      return absl::OkStatus();
+    case DTYPE_F64:
+      AppendSlot(packed, real);
+      return absl::OkStatus();
+    case DTYPE_I8:
+      TESSERA_RETURN_IF_ERROR(check_range(INT8_MIN, INT8_MAX));
+      AppendSlot(packed, static_cast<int8_t>(*integer));
+      return absl::OkStatus();
+    case DTYPE_I32:
+      TESSERA_RETURN_IF_ERROR(check_range(INT32_MIN, INT32_MAX));
+      AppendSlot(packed, static_cast<int32_t>(*integer));
+      return absl::OkStatus();
+    case DTYPE_I64:
+      TESSERA_RETURN_IF_ERROR(check_range(INT64_MIN, INT64_MAX));
+      AppendSlot(packed, *integer);
+      return absl::OkStatus();
+    default:
+      return absl::UnimplementedError(absl::StrCat(
+          "scalar parameters of type ", DTypeName(dtype), " are not supported"));
+  }
+}
+
+/// Checks a tensor argument against `param`; packs its pointer and dynamic
+/// dimensions (also appended to packed.dynamic_dims).
+absl::Status PackTensor(PackedLaunch& packed, const Param& param,
+                        const TensorArg& arg) {
+  if (arg.dtype != param.dtype()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expects element type ", DTypeName(param.dtype()), ", got ",
+        DTypeName(arg.dtype)));
+  }
+  if (arg.shape.size() != static_cast<size_t>(param.shape_size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expects rank ", param.shape_size(), ", got rank ", arg.shape.size(),
+        " [", absl::StrJoin(arg.shape, ", "), "]"));
+  }
+  bool has_elements = true;
+  for (int axis = 0; axis < param.shape_size(); ++axis) {
+    const int64_t expected = param.shape(axis), actual = arg.shape[axis];
+    if (actual < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dimension ", axis, " is negative (", actual, ")"));
+    }
+    if (expected < -1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "malformed kernel: dimension ", axis, " declared as ", expected));
+    }
+    if (expected >= 0 && actual != expected) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dimension ", axis, " must be ", expected, ", got ",
+                       actual, " (shape [", absl::StrJoin(arg.shape, ", "),
+                       "])"));
+    }
+    has_elements = has_elements && actual > 0;
+  }
+  if (arg.ptr == 0 && has_elements) {
+    return absl::InvalidArgumentError("null pointer for a non-empty tensor");
+  }
+  if (param.alignment() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed kernel: alignment ", param.alignment()));
+  }
+  if (param.alignment() > 0 &&
+      arg.ptr % static_cast<uint64_t>(param.alignment()) != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "pointer 0x%x is not aligned to %d bytes", arg.ptr, param.alignment()));
+  }
+  AppendSlot(packed, static_cast<uint64_t>(arg.ptr));
+  for (int axis = 0; axis < param.shape_size(); ++axis) {
+    if (param.shape(axis) != -1) continue;
+    AppendSlot(packed, arg.shape[axis]);
+    packed.dynamic_dims.push_back(arg.shape[axis]);
+  }
+  return absl::OkStatus();
+}
+
+/// Evaluates the grid expressions into packed.grid and packed.empty.
+absl::Status EvaluateGrid(const CompiledKernel& kernel,
+                          absl::Span<const std::string> dim_names,
+                          PackedLaunch& packed) {
+  if (kernel.grid_size() > 3) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed kernel: ", kernel.grid_size(), " grid dimensions"));
+  }
+  constexpr char kAxes[] = "xyz";
+  for (int i = 0; i < kernel.grid_size(); ++i) {
+    absl::StatusOr<int64_t> extent =
+        EvaluateExpr(kernel.grid(i), packed.dynamic_dims);
+    if (!extent.ok()) {
+      return absl::Status(
+          extent.status().code(),
+          absl::StrCat("grid ", std::string(1, kAxes[i]), " = ",
+                       FormatExpr(kernel.grid(i), dim_names), ": ",
+                       extent.status().message()));
+    }
+    const int64_t limit = i == 0 ? kMaxGridX : kMaxGridYZ;
+    if (*extent < 0 || *extent > limit) {
+      return absl::OutOfRangeError(absl::StrCat(
+          "grid ", std::string(1, kAxes[i]), " = ",
+          FormatExpr(kernel.grid(i), dim_names), " is ", *extent,
+          ", outside [0, ", limit, "]"));
+    }
+    packed.grid[i] = *extent;
+    if (*extent == 0) packed.empty = true;
+  }
+  return absl::OkStatus();
+}
+
+/// The checks of PrepareLaunch, without the entry-name prefix.
+absl::StatusOr<PackedLaunch> PrepareLaunchImpl(
+    const CompiledKernel& kernel, absl::Span<const KernelArg> args) {
+  PackedLaunch packed;
+  if (kernel.block_threads() < 1 || kernel.block_threads() > kMaxBlockThreads) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed kernel: block_threads ", kernel.block_threads(),
+        " outside [1, ", kMaxBlockThreads, "]"));
+  }
+  if (kernel.shared_memory_bytes() < 0 ||
+      kernel.shared_memory_bytes() > std::numeric_limits<int32_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed kernel: shared_memory_bytes ", kernel.shared_memory_bytes()));
+  }
+  packed.block_threads = kernel.block_threads();
+  packed.shared_memory_bytes = kernel.shared_memory_bytes();
+
+  if (args.size() != static_cast<size_t>(kernel.params_size())) {
+    std::vector<std::string> names;
+    for (const Param& param : kernel.params()) names.push_back(param.name());
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expects ", kernel.params_size(), " arguments (",
+        absl::StrJoin(names, ", "), "), got ", args.size()));
+  }
+
+  const std::vector<std::string> dim_names = DynamicDimNames(kernel);
+  int next_dynamic = 0;
+  for (int i = 0; i < kernel.params_size(); ++i) {
+    const Param& param = kernel.params(i);
+    const std::string type = FormatParamType(param, dim_names, &next_dynamic);
+    absl::Status status;
+    if (param.kind() == Param::KIND_TENSOR) {
+      if (const auto* tensor = std::get_if<TensorArg>(&args[i])) {
+        status = PackTensor(packed, param, *tensor);
+      } else {
+        status = absl::InvalidArgumentError(
+            absl::StrCat("expects a tensor ", type, ", got a scalar"));
+      }
+    } else if (param.kind() == Param::KIND_SCALAR) {
+      const auto* scalar = std::get_if<ScalarArg>(&args[i]);
+      if (scalar == nullptr) {
+        status = absl::InvalidArgumentError(
+            absl::StrCat("expects a scalar ", type, ", got a tensor"));
+      } else if (scalar->dtype != param.dtype()) {
+        status = absl::InvalidArgumentError(
+            absl::StrCat("expects a scalar ", type, ", got ",
+                         DTypeName(scalar->dtype)));
+      } else {
+        status = PackScalar(packed, param.dtype(), *scalar);
+      }
+    } else {
+      status = absl::InvalidArgumentError("malformed kernel: parameter kind unset");
+    }
+    if (!status.ok()) {
+      return absl::Status(status.code(),
+                          absl::StrCat("argument ", i, " (", param.name(),
+                                       ": ", type, "): ", status.message()));
+    }
+  }
+
+  const std::vector<DynamicDim> dims = CollectDynamicDims(kernel);
+  for (const DimGroup& group : kernel.dim_groups()) {
+    for (int d : group.dims()) {
+      if (d < 0 || d >= static_cast<int>(dims.size())) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "malformed kernel: dimension group ", group.name(),
+            " refers to dynamic dimension ", d, " of ", dims.size()));
+      }
+    }
+    for (int j = 1; j < group.dims_size(); ++j) {
+      const int first = group.dims(0), other = group.dims(j);
+      if (packed.dynamic_dims[first] != packed.dynamic_dims[other]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "dimension ", group.name(), ": ", DimLabel(kernel, dims[first]),
+            " has ", packed.dynamic_dims[first], " but ",
+            DimLabel(kernel, dims[other]), " has ",
+            packed.dynamic_dims[other]));
+      }
+    }
+  }
+
+  TESSERA_RETURN_IF_ERROR(EvaluateGrid(kernel, dim_names, packed));
+  for (uint64_t& slot : packed.slots) packed.kernel_params.push_back(&slot);
+  return packed;
+}
+
+/// Adds the operator's text for FormatExpr.
+void AppendExpr(std::string& out, const Expr& expr,
+                absl::Span<const std::string> names) {
+  auto binary = [&](absl::string_view prefix, absl::string_view infix,
+                    absl::string_view suffix) {
+    absl::StrAppend(&out, prefix);
+    AppendExpr(out, expr.lhs(), names);
+    absl::StrAppend(&out, infix);
+    AppendExpr(out, expr.rhs(), names);
+    absl::StrAppend(&out, suffix);
+  };
+  switch (expr.op()) {
+    case Expr::OP_CONSTANT:
+      absl::StrAppend(&out, expr.value());
+      return;
+    case Expr::OP_SYMBOL:
+      if (expr.value() >= 0 && expr.value() < static_cast<int64_t>(names.size())) {
+        absl::StrAppend(&out, names[expr.value()]);
+      } else {
+        absl::StrAppend(&out, "d", expr.value());
+      }
+      return;
+    case Expr::OP_ADD:
+      return binary("(", " + ", ")");
+    case Expr::OP_MUL:
+      return binary("(", " * ", ")");
+    case Expr::OP_FLOOR_DIV:
+      return binary("floor_div(", ", ", ")");
+    case Expr::OP_CEIL_DIV:
+      return binary("ceil_div(", ", ", ")");
+    case Expr::OP_MOD:
+      return binary("mod(", ", ", ")");
+    default:
+      absl::StrAppend(&out, "<op ", static_cast<int>(expr.op()), ">");
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> EvaluateExpr(const Expr& expr,
+                                     absl::Span<const int64_t> dynamic_dims) {
+  switch (expr.op()) {
+    case Expr::OP_CONSTANT:
+      return expr.value();
+    case Expr::OP_SYMBOL:
+      if (expr.value() < 0 ||
+          expr.value() >= static_cast<int64_t>(dynamic_dims.size())) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("symbol d", expr.value(), " out of range: the kernel has ",
+                         dynamic_dims.size(), " dynamic dimensions"));
+      }
+      return dynamic_dims[expr.value()];
+    case Expr::OP_ADD:
+    case Expr::OP_MUL:
+    case Expr::OP_FLOOR_DIV:
+    case Expr::OP_CEIL_DIV:
+    case Expr::OP_MOD:
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown expression op ", static_cast<int>(expr.op())));
+  }
+  TESSERA_ASSIGN_OR_RETURN(const int64_t a, EvaluateExpr(expr.lhs(), dynamic_dims));
+  TESSERA_ASSIGN_OR_RETURN(const int64_t b, EvaluateExpr(expr.rhs(), dynamic_dims));
+  int64_t result = 0;
+  switch (expr.op()) {
+    case Expr::OP_ADD:
+      if (__builtin_add_overflow(a, b, &result)) break;
+      return result;
+    case Expr::OP_MUL:
+      if (__builtin_mul_overflow(a, b, &result)) break;
+      return result;
+    default: {
+      if (b == 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("division by zero in ", FormatExpr(expr)));
+      }
+      if (a == std::numeric_limits<int64_t>::min() && b == -1) break;
+      const int64_t quotient = a / b, remainder = a % b;
+      if (expr.op() == Expr::OP_MOD) {
+        return remainder < 0 ? remainder + (b < 0 ? -b : b) : remainder;
+      }
+      // C++ truncates toward zero; adjust by one when the remainder is not
+      // zero and the exact quotient lies on the other side.
+      const bool negative = (remainder < 0) != (b < 0);
+      if (remainder != 0 && expr.op() == Expr::OP_FLOOR_DIV && negative) {
+        return quotient - 1;
+      }
+      if (remainder != 0 && expr.op() == Expr::OP_CEIL_DIV && !negative) {
+        return quotient + 1;
+      }
+      return quotient;
+    }
+  }
+  return absl::OutOfRangeError(
+      absl::StrCat("integer overflow in ", FormatExpr(expr), " with operands ",
+                   a, " and ", b));
+}
+
+absl::StatusOr<PackedLaunch> PrepareLaunch(const CompiledKernel& kernel,
+                                           absl::Span<const KernelArg> args) {
+  absl::StatusOr<PackedLaunch> packed = PrepareLaunchImpl(kernel, args);
+  if (!packed.ok()) {
+    return absl::Status(packed.status().code(),
+                        absl::StrCat(kernel.entry(), ": ",
+                                     packed.status().message()));
+  }
+  return packed;
+}
+
+absl::Status Launch(const LoadedKernel& kernel,
+                    absl::Span<const KernelArg> args, CUstream stream) {
+  TESSERA_ASSIGN_OR_RETURN(PackedLaunch packed,
+                           PrepareLaunch(kernel.spec(), args));
+  return Launch(kernel, packed, stream);
+}
+
+absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,
+                    CUstream stream) {
+  if (packed.empty) return absl::OkStatus();
+  absl::Status status = ToStatus(
+      kernel.driver().cuLaunchKernel(
+          kernel.function(), static_cast<unsigned>(packed.grid[0]),
+          static_cast<unsigned>(packed.grid[1]),
+          static_cast<unsigned>(packed.grid[2]),
+          static_cast<unsigned>(packed.block_threads), 1, 1,
+          static_cast<unsigned>(packed.shared_memory_bytes), stream,
+          packed.kernel_params.data(), nullptr),
+      "cuLaunchKernel");
+  if (status.ok()) return status;
+  return absl::Status(
+      status.code(),
+      absl::StrFormat("%s: grid (%d, %d, %d) block %d smem %d B: %s",
+                      kernel.entry(), packed.grid[0], packed.grid[1],
+                      packed.grid[2], packed.block_threads,
+                      packed.shared_memory_bytes, status.message()));
+}
+
+std::string DTypeName(DType dtype) {
+  switch (dtype) {
+    case DTYPE_F16: return "f16";
+    case DTYPE_BF16: return "bf16";
+    case DTYPE_F32: return "f32";
+    case DTYPE_F64: return "f64";
+    case DTYPE_I32: return "i32";
+    case DTYPE_I64: return "i64";
+    case DTYPE_I8: return "i8";
+    default: return absl::StrCat("dtype(", static_cast<int>(dtype), ")");
+  }
+}
+
+std::string FormatExpr(const Expr& expr,
+                       absl::Span<const std::string> symbol_names) {
+  std::string out;
+  AppendExpr(out, expr, symbol_names);
+  return out;
+}
+
+std::vector<std::string> DynamicDimNames(const CompiledKernel& kernel) {
+  const std::vector<DynamicDim> dims = CollectDynamicDims(kernel);
+  std::vector<std::string> names;
+  for (const DynamicDim& dim : dims) {
+    const Param& param = kernel.params(dim.param);
+    names.push_back(absl::StrCat(param.name(), ".shape[", dim.axis, "]"));
+  }
+  for (const DimGroup& group : kernel.dim_groups()) {
+    for (int d : group.dims()) {
+      if (d >= 0 && d < static_cast<int>(names.size())) names[d] = group.name();
+    }
+  }
+  return names;
+}
+
+std::string FormatSignature(const CompiledKernel& kernel) {
+  const std::vector<std::string> dim_names = DynamicDimNames(kernel);
+  std::vector<std::string> params;
+  int next_dynamic = 0;
+  for (const Param& param : kernel.params()) {
+    std::string text = absl::StrCat(
+        param.name(), ": ", FormatParamType(param, dim_names, &next_dynamic));
+    if (param.alignment() > 0) absl::StrAppend(&text, " align ", param.alignment());
+    params.push_back(std::move(text));
+  }
+  std::vector<std::string> grid;
+  for (const Expr& extent : kernel.grid()) grid.push_back(FormatExpr(extent, dim_names));
+  while (grid.size() < 3) grid.push_back("1");
+  std::string text = absl::StrCat(
+      kernel.entry(), "(", absl::StrJoin(params, ", "), ") grid (",
+      absl::StrJoin(grid, ", "), ") block ", kernel.block_threads(), " smem ",
+      kernel.shared_memory_bytes(), " B target ", kernel.target());
+  if (kernel.registers() > 0) {
+    absl::StrAppend(&text, ", ", kernel.registers(), " registers");
+  }
+  if (kernel.spill_bytes() > 0) {
+    absl::StrAppend(&text, ", ", kernel.spill_bytes(), " B spilled");
+  }
+  absl::StrAppend(&text, kernel.cubin().empty() ? ", PTX" : ", cubin",
+                  kernel.cubin().empty() || kernel.ptx().empty() ? "" : "+PTX");
+  return text;
+}
+
+}  // namespace tessera::runtime

@@ -1,0 +1,136 @@
+//===- launch.h - Checked, typed kernel launches ----------------*- C++ -*-===//
+//
+// This file declares the launch arguments (TensorArg, ScalarArg), the pure
+// checking and packing step PrepareLaunch (no CUDA calls, so it is tested
+// without a GPU), the grid expression evaluator EvaluateExpr, and Launch,
+// which packs and calls cuLaunchKernel.
+//
+// The PTX parameter list of a kernel is, for each Param in order: a tensor
+// gives one u64 pointer followed by one i64 per dynamic (-1) dimension of that
+// tensor; a scalar gives one value of its dtype (f32 as float, f64 as double,
+// i32 as int32_t, i64 as int64_t, i8 as int8_t). Dynamic dimensions are
+// numbered across all tensors in that same order; Expr symbols and DimGroups
+// refer to those numbers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_RUNTIME_LAUNCH_H_
+#define TESSERA_RUNTIME_LAUNCH_H_
+
+#include <cuda.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "runtime/kernel.h"
+#include "runtime/kernel.pb.h"
+
+namespace tessera::runtime {
+
+/// Largest grid extent in x, per the CUDA programming guide (2^31 - 1).
+constexpr int64_t kMaxGridX = 2147483647;
+/// Largest grid extent in y and z, per the CUDA programming guide.
+constexpr int64_t kMaxGridYZ = 65535;
+/// Largest number of threads per block on every architecture since sm_20.
+constexpr int kMaxBlockThreads = 1024;
+
+/// A tensor argument: a device address, its element type and its shape.
+struct TensorArg {
+  CUdeviceptr ptr = 0;
+  DType dtype = DTYPE_UNSPECIFIED;
+  std::vector<int64_t> shape;
+};
+
+/// A scalar argument. Integer dtypes take an int64_t value (range-checked
+/// against the dtype); floating dtypes take a double or an int64_t.
+struct ScalarArg {
+  DType dtype = DTYPE_UNSPECIFIED;
+  std::variant<int64_t, double> value = int64_t{0};
+
+  static ScalarArg F32(float v) { return {DTYPE_F32, double{v}}; }
+  static ScalarArg F64(double v) { return {DTYPE_F64, v}; }
+  static ScalarArg I32(int32_t v) { return {DTYPE_I32, int64_t{v}}; }
+  static ScalarArg I64(int64_t v) { return {DTYPE_I64, v}; }
+};
+
+/// One launch argument, matching one Param.
+using KernelArg = std::variant<TensorArg, ScalarArg>;
+
+/// A checked launch: grid, block and the packed PTX parameter list. Owns the
+/// storage of every parameter slot and the void* array that cuLaunchKernel
+/// reads. Move-only (the pointers refer into its own storage).
+struct PackedLaunch {
+  PackedLaunch() = default;
+  PackedLaunch(PackedLaunch&&) = default;
+  PackedLaunch& operator=(PackedLaunch&&) = default;
+  PackedLaunch(const PackedLaunch&) = delete;
+  PackedLaunch& operator=(const PackedLaunch&) = delete;
+
+  /// Grid extents x, y, z (unused trailing entries are 1).
+  std::array<int64_t, 3> grid = {1, 1, 1};
+  int block_threads = 1;
+  int64_t shared_memory_bytes = 0;
+  /// True when a grid extent is 0 (a zero-sized problem, e.g. N = 0): the
+  /// launch is valid and Launch skips it.
+  bool empty = false;
+  /// The dynamic dimensions' values, in symbol order.
+  std::vector<int64_t> dynamic_dims;
+  /// One 8-byte cell per PTX parameter; the value sits in its first
+  /// `slot_sizes[i]` bytes.
+  std::vector<uint64_t> slots;
+  /// Size in bytes of each PTX parameter (4 or 8, 1 for i8).
+  std::vector<int> slot_sizes;
+  /// &slots[i] for each i: the kernelParams array of cuLaunchKernel.
+  std::vector<void*> kernel_params;
+};
+
+/// Evaluates `expr` with symbol k bound to `dynamic_dims[k]`. Errors on an
+/// unknown op, a symbol out of range, division or modulo by zero, and
+/// overflow. Floor and ceiling division round toward -inf and +inf; modulo
+/// is non-negative.
+absl::StatusOr<int64_t> EvaluateExpr(const Expr& expr,
+                                     absl::Span<const int64_t> dynamic_dims);
+
+/// Checks `args` against `kernel`'s params (count, kind, dtype, rank, static
+/// dims, non-negative dims, dim groups, pointer alignment, scalar range),
+/// evaluates the grid and packs the PTX parameter list. Makes no CUDA call.
+/// Every error names the kernel entry and the offending parameter.
+absl::StatusOr<PackedLaunch> PrepareLaunch(const CompiledKernel& kernel,
+                                           absl::Span<const KernelArg> args);
+
+/// Prepares and launches `kernel` on `stream` (asynchronous; an empty launch
+/// is skipped). Errors name the kernel entry and the failing call.
+absl::Status Launch(const LoadedKernel& kernel,
+                    absl::Span<const KernelArg> args,
+                    CUstream stream = nullptr);
+
+/// Launches an already prepared launch (e.g. in a timing loop).
+absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,
+                    CUstream stream = nullptr);
+
+/// The short name of a dtype: "f16", "bf16", "f32", "f64", "i32", "i64", "i8".
+std::string DTypeName(DType dtype);
+
+/// An expression as text, e.g. "ceil_div(N, 256)"; symbol k prints as
+/// `symbol_names[k]` when given, else "d<k>".
+std::string FormatExpr(const Expr& expr,
+                       absl::Span<const std::string> symbol_names = {});
+
+/// The names of the dynamic dimensions: the DimGroup name where a dimension
+/// is in a group, else "<param>.shape[<axis>]".
+std::vector<std::string> DynamicDimNames(const CompiledKernel& kernel);
+
+/// The kernel's signature, e.g.
+/// "vector_add(A: f32[N] align 16, B: f32[N], alpha: f32) grid (ceil_div(N,
+/// 256), 1, 1) block 256 smem 0 B target sm_90".
+std::string FormatSignature(const CompiledKernel& kernel);
+
+}  // namespace tessera::runtime
+
+#endif  // TESSERA_RUNTIME_LAUNCH_H_

@@ -1,0 +1,208 @@
+//===- gpu_test.cc - Runtime tests that need a CUDA device ----------------===//
+//
+// This file runs the runtime end to end on a GPU: device queries, buffers,
+// loading a hand-written PTX vector add (`.target sm_80`, so the driver JIT
+// runs it on any newer device), checked launches, the JIT error log and
+// timing. Without a CUDA device every test is skipped and says so.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+#include "runtime/kernel.h"
+#include "runtime/launch.h"
+#include "runtime/timer.h"
+#include "tests/runtime/test_kernels.h"
+
+namespace tessera::runtime {
+namespace {
+
+using ::testing::HasSubstr;
+
+/// C[i] = A[i] + alpha * B[i] for i < nA, with VectorAddKernel's parameters.
+constexpr char kVectorAddPtx[] = R"(
+.version 7.0
+.target sm_80
+.address_size 64
+
+.visible .entry vector_add(.param .u64 A, .param .u64 nA, .param .u64 B,
+                           .param .u64 nB, .param .u64 C, .param .u64 nC,
+                           .param .f32 alpha) {
+  .reg .pred %p<2>;
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<12>;
+  .reg .f32 %f<5>;
+  ld.param.u64 %rd1, [A];
+  ld.param.u64 %rd2, [B];
+  ld.param.u64 %rd3, [C];
+  ld.param.u64 %rd4, [nA];
+  ld.param.f32 %f1, [alpha];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mul.wide.u32 %rd5, %r1, %r2;
+  cvt.u64.u32 %rd6, %r3;
+  add.s64 %rd5, %rd5, %rd6;
+  setp.ge.s64 %p1, %rd5, %rd4;
+  @%p1 bra $L_done;
+  shl.b64 %rd7, %rd5, 2;
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  cvta.to.global.u64 %rd3, %rd3;
+  add.s64 %rd8, %rd1, %rd7;
+  add.s64 %rd9, %rd2, %rd7;
+  add.s64 %rd10, %rd3, %rd7;
+  ld.global.f32 %f2, [%rd8];
+  ld.global.f32 %f3, [%rd9];
+  fma.rn.f32 %f4, %f1, %f3, %f2;
+  st.global.f32 [%rd10], %f4;
+$L_done:
+  ret;
+}
+)";
+
+/// Opens device 0 once per test, or skips the test without a GPU.
+class GpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<int> count = DeviceCount();
+    if (!count.ok() || *count == 0) {
+      GTEST_SKIP() << "requires a CUDA device: "
+                   << (count.ok() ? "none visible" : count.status().ToString());
+    }
+    absl::StatusOr<Device> device = Device::Open(0);
+    ASSERT_TRUE(device.ok()) << device.status();
+    device_ = std::make_unique<Device>(*std::move(device));
+  }
+
+  /// VectorAddKernel carrying kVectorAddPtx.
+  static CompiledKernel VectorAdd() {
+    CompiledKernel kernel = test_kernels::VectorAddKernel();
+    kernel.set_ptx(kVectorAddPtx);
+    return kernel;
+  }
+
+  std::unique_ptr<Device> device_;
+};
+
+TEST_F(GpuTest, DeviceReportsItsLimits) {
+  EXPECT_FALSE(device_->name().empty());
+  EXPECT_GE(device_->compute_capability_major(), 6);
+  EXPECT_GT(device_->sm_count(), 0);
+  EXPECT_GT(device_->l2_cache_bytes(), 0);
+  EXPECT_GE(device_->max_shared_memory_per_block_optin(), 48 * 1024);
+  EXPECT_GE(device_->max_shared_memory_per_sm(),
+            device_->max_shared_memory_per_block_optin());
+  std::printf("%s\n", device_->Describe().c_str());
+}
+
+TEST_F(GpuTest, BufferRoundTripsAndFills) {
+  absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(16);
+  ASSERT_TRUE(buffer.ok()) << buffer.status();
+  ASSERT_TRUE(buffer->Fill32(0x7FC00000u).ok());
+  std::vector<float> host(4);
+  ASSERT_TRUE(buffer->CopyToHost(host.data(), 16).ok());
+  EXPECT_TRUE(std::isnan(host[3]));
+  ASSERT_TRUE(buffer->Fill(0).ok());
+  ASSERT_TRUE(buffer->CopyToHost(host.data(), 16).ok());
+  EXPECT_EQ(host[0], 0.0f);
+  EXPECT_EQ(buffer->CopyToHost(host.data(), 32).code(),
+            absl::StatusCode::kOutOfRange);
+}
+
+TEST_F(GpuTest, LaunchesVectorAddThroughTheJit) {
+  absl::StatusOr<LoadedKernel> kernel = LoadedKernel::Load(VectorAdd());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_FALSE(kernel->from_cubin());
+  EXPECT_GT(kernel->registers(), 0);
+
+  constexpr int64_t kN = 1000;
+  std::vector<float> a(kN), b(kN), c(kN);
+  for (int64_t i = 0; i < kN; ++i) a[i] = i, b[i] = 2 * i;
+  const size_t bytes = kN * sizeof(float);
+  auto A = DeviceBuffer::Allocate(bytes), B = DeviceBuffer::Allocate(bytes),
+       C = DeviceBuffer::Allocate(bytes);
+  ASSERT_TRUE(A.ok() && B.ok() && C.ok());
+  ASSERT_TRUE(A->CopyFromHost(a.data(), bytes).ok());
+  ASSERT_TRUE(B->CopyFromHost(b.data(), bytes).ok());
+  ASSERT_TRUE(C->Fill32(0x7FC00000u).ok());  // NaN poison.
+
+  const std::vector<KernelArg> args = {
+      TensorArg{A->ptr(), DTYPE_F32, {kN}}, TensorArg{B->ptr(), DTYPE_F32, {kN}},
+      TensorArg{C->ptr(), DTYPE_F32, {kN}}, ScalarArg::F32(0.5f)};
+  ASSERT_TRUE(Launch(*kernel, args).ok());
+  ASSERT_TRUE(C->CopyToHost(c.data(), bytes).ok());
+  for (int64_t i = 0; i < kN; ++i) ASSERT_EQ(c[i], 2.0f * i) << "i = " << i;
+
+  absl::StatusOr<TimingResult> timing =
+      TimeIt([&] { return Launch(*kernel, args); }, {2, 10, true, nullptr});
+  ASSERT_TRUE(timing.ok()) << timing.status();
+  EXPECT_EQ(timing->samples_ms.size(), 10u);
+  EXPECT_GT(timing->min_ms, 0.0);
+  EXPECT_LE(timing->min_ms, timing->median_ms);
+  EXPECT_LE(timing->median_ms, timing->max_ms);
+}
+
+TEST_F(GpuTest, SkipsEmptyLaunch) {
+  absl::StatusOr<LoadedKernel> kernel = LoadedKernel::Load(VectorAdd());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  const std::vector<KernelArg> args = {
+      TensorArg{0, DTYPE_F32, {0}}, TensorArg{0, DTYPE_F32, {0}},
+      TensorArg{0, DTYPE_F32, {0}}, ScalarArg::F32(1.0f)};
+  EXPECT_TRUE(Launch(*kernel, args).ok());
+}
+
+TEST_F(GpuTest, LaunchErrorsNameTheKernel) {
+  absl::StatusOr<LoadedKernel> kernel = LoadedKernel::Load(VectorAdd());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  const std::vector<KernelArg> args = {
+      TensorArg{0x1000, DTYPE_F32, {8}}, TensorArg{0x1000, DTYPE_F32, {7}},
+      TensorArg{0x1000, DTYPE_F32, {8}}, ScalarArg::F32(1.0f)};
+  EXPECT_EQ(std::string(Launch(*kernel, args).message()),
+            "vector_add: dimension N: A has 8 but B has 7");
+}
+
+TEST_F(GpuTest, OptsInToLargeDynamicSharedMemory) {
+  CompiledKernel spec = VectorAdd();
+  spec.set_shared_memory_bytes(device_->max_shared_memory_per_block_optin());
+  absl::StatusOr<LoadedKernel> kernel = LoadedKernel::Load(spec);
+  EXPECT_TRUE(kernel.ok()) << kernel.status();
+  spec.set_shared_memory_bytes(device_->max_shared_memory_per_block_optin() + 1);
+  kernel = LoadedKernel::Load(spec);
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_THAT(std::string(kernel.status().message()),
+              HasSubstr("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES"));
+}
+
+TEST_F(GpuTest, BadPtxReportsTheJitLog) {
+  CompiledKernel spec = VectorAdd();
+  spec.set_ptx(".version 7.0\n.target sm_80\n.address_size 64\n"
+               ".visible .entry vector_add() { bogus.instruction; ret; }\n");
+  absl::StatusOr<LoadedKernel> kernel = LoadedKernel::Load(spec);
+  ASSERT_FALSE(kernel.ok());
+  const std::string message(kernel.status().message());
+  EXPECT_THAT(message, HasSubstr("kernel 'vector_add': cuModuleLoadDataEx"));
+  EXPECT_THAT(message, HasSubstr("JIT log:"));
+  std::printf("%s\n", message.c_str());
+}
+
+TEST_F(GpuTest, MissingEntryIsNotFound) {
+  CompiledKernel spec = VectorAdd();
+  spec.set_entry("no_such_entry");
+  absl::StatusOr<LoadedKernel> kernel = LoadedKernel::Load(spec);
+  EXPECT_EQ(kernel.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(kernel.status().message()),
+              HasSubstr("kernel 'no_such_entry': cuModuleGetFunction failed: "
+                        "CUDA_ERROR_NOT_FOUND"));
+}
+
+}  // namespace
+}  // namespace tessera::runtime

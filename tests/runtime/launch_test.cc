@@ -1,0 +1,257 @@
+//===- launch_test.cc - Tests of argument checking and packing ------------===//
+//
+// This file tests PrepareLaunch, DynamicDimNames and FormatSignature without
+// a GPU: every check that guards a launch, the PTX parameter order and the
+// grid.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/launch.h"
+#include "tests/runtime/test_kernels.h"
+
+namespace tessera::runtime {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using test_kernels::AddScalar;
+using test_kernels::AddTensor;
+using test_kernels::Binary;
+using test_kernels::Constant;
+using test_kernels::Symbol;
+using test_kernels::VectorAddKernel;
+
+/// A plausible, 256-byte aligned device address.
+constexpr CUdeviceptr kBase = 0x7f0000000000;
+
+/// Arguments for VectorAddKernel with lengths `a`, `b`, `c`.
+std::vector<KernelArg> VectorAddArgs(int64_t a, int64_t b, int64_t c) {
+  return {TensorArg{kBase, DTYPE_F32, {a}},
+          TensorArg{kBase + 0x100000, DTYPE_F32, {b}},
+          TensorArg{kBase + 0x200000, DTYPE_F32, {c}}, ScalarArg::F32(2.5f)};
+}
+
+/// The value of packed slot `i` as a `T`.
+template <typename T>
+T SlotAs(const PackedLaunch& packed, size_t i) {
+  T value;
+  std::memcpy(&value, &packed.slots.at(i), sizeof(T));
+  return value;
+}
+
+TEST(PrepareLaunch, PacksPointersDynamicDimsAndScalarsInParamOrder) {
+  absl::StatusOr<PackedLaunch> packed =
+      PrepareLaunch(VectorAddKernel(), VectorAddArgs(1000, 1000, 1000));
+  ASSERT_TRUE(packed.ok()) << packed.status();
+  // A, N_A, B, N_B, C, N_C, alpha.
+  EXPECT_THAT(packed->slot_sizes, ElementsAre(8, 8, 8, 8, 8, 8, 4));
+  EXPECT_EQ(SlotAs<uint64_t>(*packed, 0), kBase);
+  EXPECT_EQ(SlotAs<int64_t>(*packed, 1), 1000);
+  EXPECT_EQ(SlotAs<uint64_t>(*packed, 2), kBase + 0x100000);
+  EXPECT_EQ(SlotAs<uint64_t>(*packed, 4), kBase + 0x200000);
+  EXPECT_EQ(SlotAs<int64_t>(*packed, 5), 1000);
+  EXPECT_EQ(SlotAs<float>(*packed, 6), 2.5f);
+  EXPECT_THAT(packed->dynamic_dims, ElementsAre(1000, 1000, 1000));
+  ASSERT_EQ(packed->kernel_params.size(), 7u);
+  for (size_t i = 0; i < 7; ++i) {
+    EXPECT_EQ(packed->kernel_params[i], &packed->slots[i]);
+  }
+}
+
+TEST(PrepareLaunch, EvaluatesGridFromDynamicDims) {
+  absl::StatusOr<PackedLaunch> packed =
+      PrepareLaunch(VectorAddKernel(), VectorAddArgs(1000, 1000, 1000));
+  ASSERT_TRUE(packed.ok()) << packed.status();
+  EXPECT_THAT(packed->grid, ElementsAre(4, 1, 1));
+  EXPECT_EQ(packed->block_threads, 256);
+  EXPECT_FALSE(packed->empty);
+}
+
+TEST(PrepareLaunch, PacksMixedStaticAndDynamicDimsWithTwoDimensionalGrid) {
+  CompiledKernel kernel;
+  kernel.set_entry("matmul");
+  AddTensor(kernel, "A", DTYPE_F16, {-1, 64});  // d0 = M
+  AddTensor(kernel, "B", DTYPE_F16, {64, -1});  // d1 = N
+  AddTensor(kernel, "C", DTYPE_F32, {-1, -1});  // d2 = M, d3 = N
+  AddScalar(kernel, "k", DTYPE_I32);
+  AddScalar(kernel, "beta", DTYPE_F64);
+  AddScalar(kernel, "offset", DTYPE_I64);
+  *kernel.add_grid() = Binary(Expr::OP_CEIL_DIV, Symbol(1), Constant(128));
+  *kernel.add_grid() = Binary(Expr::OP_CEIL_DIV, Symbol(0), Constant(64));
+  kernel.set_block_threads(128);
+  kernel.set_shared_memory_bytes(96 * 1024);
+  const std::vector<KernelArg> args = {
+      TensorArg{kBase, DTYPE_F16, {300, 64}},
+      TensorArg{kBase + 0x1000, DTYPE_F16, {64, 500}},
+      TensorArg{kBase + 0x2000, DTYPE_F32, {300, 500}}, ScalarArg::I32(-3),
+      ScalarArg::F64(0.25), ScalarArg::I64(int64_t{1} << 40)};
+  absl::StatusOr<PackedLaunch> packed = PrepareLaunch(kernel, args);
+  ASSERT_TRUE(packed.ok()) << packed.status();
+  // A, M | B, N | C, M, N | k | beta | offset.
+  EXPECT_THAT(packed->slot_sizes, ElementsAre(8, 8, 8, 8, 8, 8, 8, 4, 8, 8));
+  EXPECT_EQ(SlotAs<int64_t>(*packed, 1), 300);
+  EXPECT_EQ(SlotAs<int64_t>(*packed, 3), 500);
+  EXPECT_EQ(SlotAs<int64_t>(*packed, 5), 300);
+  EXPECT_EQ(SlotAs<int64_t>(*packed, 6), 500);
+  EXPECT_EQ(SlotAs<int32_t>(*packed, 7), -3);
+  EXPECT_EQ(SlotAs<double>(*packed, 8), 0.25);
+  EXPECT_EQ(SlotAs<int64_t>(*packed, 9), int64_t{1} << 40);
+  EXPECT_THAT(packed->grid, ElementsAre(4, 5, 1));
+  EXPECT_EQ(packed->shared_memory_bytes, 96 * 1024);
+}
+
+TEST(PrepareLaunch, RejectsWrongArgumentCount) {
+  std::vector<KernelArg> args = VectorAddArgs(8, 8, 8);
+  args.pop_back();
+  absl::Status status = PrepareLaunch(VectorAddKernel(), args).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr("vector_add: expects 4 arguments (A, B, C, alpha), got 3"));
+}
+
+TEST(PrepareLaunch, RejectsWrongTensorDtype) {
+  std::vector<KernelArg> args = VectorAddArgs(8, 8, 8);
+  std::get<TensorArg>(args[1]).dtype = DTYPE_F16;
+  absl::Status status = PrepareLaunch(VectorAddKernel(), args).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr("argument 1 (B: f32[N]): expects element type f32, got f16"));
+}
+
+TEST(PrepareLaunch, RejectsWrongScalarDtype) {
+  std::vector<KernelArg> args = VectorAddArgs(8, 8, 8);
+  args[3] = ScalarArg::F64(2.5);
+  absl::Status status = PrepareLaunch(VectorAddKernel(), args).status();
+  EXPECT_THAT(status.message(), HasSubstr("expects a scalar f32, got f64"));
+}
+
+TEST(PrepareLaunch, RejectsScalarWhereTensorIsExpected) {
+  std::vector<KernelArg> args = VectorAddArgs(8, 8, 8);
+  args[0] = ScalarArg::F32(1.0f);
+  absl::Status status = PrepareLaunch(VectorAddKernel(), args).status();
+  EXPECT_THAT(status.message(), HasSubstr("argument 0 (A: f32[N]): expects a tensor"));
+}
+
+TEST(PrepareLaunch, RejectsOutOfRangeIntegerScalar) {
+  CompiledKernel kernel;
+  kernel.set_entry("k");
+  kernel.set_block_threads(32);
+  AddScalar(kernel, "n", DTYPE_I32);
+  absl::Status status =
+      PrepareLaunch(kernel, {ScalarArg{DTYPE_I32, int64_t{1} << 33}}).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kOutOfRange);
+  status = PrepareLaunch(kernel, {ScalarArg{DTYPE_I32, 1.5}}).status();
+  EXPECT_THAT(status.message(), HasSubstr("expects an integer i32 value"));
+}
+
+TEST(PrepareLaunch, RejectsStaticShapeMismatch) {
+  CompiledKernel kernel;
+  kernel.set_entry("tile");
+  kernel.set_block_threads(128);
+  AddTensor(kernel, "X", DTYPE_F16, {128, -1});
+  absl::Status status =
+      PrepareLaunch(kernel, {TensorArg{kBase, DTYPE_F16, {64, 10}}}).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr("tile: argument 0 (X: f16[128, X.shape[1]]): dimension 0 "
+                        "must be 128, got 64"));
+}
+
+TEST(PrepareLaunch, RejectsWrongRank) {
+  std::vector<KernelArg> args = VectorAddArgs(8, 8, 8);
+  std::get<TensorArg>(args[2]).shape = {8, 1};
+  absl::Status status = PrepareLaunch(VectorAddKernel(), args).status();
+  EXPECT_THAT(status.message(), HasSubstr("expects rank 1, got rank 2"));
+}
+
+TEST(PrepareLaunch, RejectsNegativeDimension) {
+  absl::Status status =
+      PrepareLaunch(VectorAddKernel(), VectorAddArgs(-1, -1, -1)).status();
+  EXPECT_THAT(status.message(), HasSubstr("dimension 0 is negative (-1)"));
+}
+
+TEST(PrepareLaunch, RejectsDimGroupMismatchNamingTheSymbol) {
+  absl::Status status =
+      PrepareLaunch(VectorAddKernel(), VectorAddArgs(1000, 999, 1000)).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "vector_add: dimension N: A has 1000 but B has 999");
+}
+
+TEST(PrepareLaunch, RejectsMisalignedTensorPointer) {
+  std::vector<KernelArg> args = VectorAddArgs(8, 8, 8);
+  std::get<TensorArg>(args[2]).ptr = kBase + 4;
+  absl::Status status = PrepareLaunch(VectorAddKernel(), args).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr("argument 2 (C: f32[N]): pointer 0x7f0000000004 is not "
+                        "aligned to 16 bytes"));
+}
+
+TEST(PrepareLaunch, RejectsNullPointerForNonEmptyTensor) {
+  std::vector<KernelArg> args = VectorAddArgs(8, 8, 8);
+  std::get<TensorArg>(args[0]).ptr = 0;
+  EXPECT_THAT(PrepareLaunch(VectorAddKernel(), args).status().message(),
+              HasSubstr("null pointer"));
+}
+
+TEST(PrepareLaunch, MarksZeroSizedProblemAsEmpty) {
+  std::vector<KernelArg> args = VectorAddArgs(0, 0, 0);
+  for (int i = 0; i < 3; ++i) std::get<TensorArg>(args[i]).ptr = 0;
+  absl::StatusOr<PackedLaunch> packed = PrepareLaunch(VectorAddKernel(), args);
+  ASSERT_TRUE(packed.ok()) << packed.status();
+  EXPECT_TRUE(packed->empty);
+  EXPECT_EQ(packed->grid[0], 0);
+}
+
+TEST(PrepareLaunch, RejectsGridBeyondHardwareLimits) {
+  CompiledKernel kernel;
+  kernel.set_entry("wide");
+  kernel.set_block_threads(32);
+  AddTensor(kernel, "X", DTYPE_I8, {-1}, 1);
+  *kernel.add_grid() = Constant(1);
+  *kernel.add_grid() = Symbol(0);
+  absl::Status status =
+      PrepareLaunch(kernel, {TensorArg{kBase, DTYPE_I8, {70000}}}).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(status.message(), HasSubstr("grid y = X.shape[0] is 70000"));
+}
+
+TEST(PrepareLaunch, ReportsGridDivisionByZero) {
+  CompiledKernel kernel;
+  kernel.set_entry("div");
+  kernel.set_block_threads(32);
+  AddTensor(kernel, "X", DTYPE_I8, {-1, -1}, 1);
+  *kernel.add_grid() = Binary(Expr::OP_CEIL_DIV, Symbol(0), Symbol(1));
+  absl::Status status =
+      PrepareLaunch(kernel, {TensorArg{kBase, DTYPE_I8, {5, 0}}}).status();
+  EXPECT_THAT(status.message(), HasSubstr("division by zero"));
+  EXPECT_THAT(status.message(), HasSubstr("grid x"));
+}
+
+TEST(PrepareLaunch, RejectsMalformedKernelDescriptions) {
+  CompiledKernel kernel = VectorAddKernel();
+  kernel.set_block_threads(0);
+  EXPECT_THAT(PrepareLaunch(kernel, VectorAddArgs(8, 8, 8)).status().message(),
+              HasSubstr("block_threads 0"));
+  kernel = VectorAddKernel();
+  kernel.mutable_dim_groups(0)->add_dims(7);
+  EXPECT_THAT(PrepareLaunch(kernel, VectorAddArgs(8, 8, 8)).status().message(),
+              HasSubstr("dimension group N refers to dynamic dimension 7"));
+}
+
+TEST(FormatSignature, NamesDynamicDimsAfterTheirGroup) {
+  EXPECT_EQ(FormatSignature(VectorAddKernel()),
+            "vector_add(A: f32[N] align 16, B: f32[N] align 16, C: f32[N] "
+            "align 16, alpha: f32) grid (ceil_div(N, 256), 1, 1) block 256 "
+            "smem 0 B target sm_80, PTX");
+}
+
+}  // namespace
+}  // namespace tessera::runtime

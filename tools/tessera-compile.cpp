@@ -1,0 +1,100 @@
+//===- tessera-compile.cpp - Compile a tile module to any stage -----------===//
+//
+// This file implements tessera-compile: reads a .mlir tile module, compiles
+// it for a target and prints a stage (tile, gpu, lowered, llvm, ptx, cubin),
+// or writes a kernel bundle for the runtime. Bad input gets a located
+// diagnostic and exit code 1, never a crash.
+//
+//===----------------------------------------------------------------------===//
+
+#include "backends/Compiler.h"
+#include "backends/common/Dialects.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fstream>
+
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"), cl::init("-"));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
+                                       cl::value_desc("file"), cl::init("-"));
+static cl::opt<std::string> target("target",
+                                   cl::desc("Target, e.g. sm_60, sm_70, sm_80, sm_90a "
+                                            "(default: the module's tile.target)"));
+static cl::opt<std::string> emit("emit", cl::desc("Stage to print: tile|gpu|lowered|llvm|ptx|cubin"),
+                                 cl::init("ptx"));
+static cl::opt<std::string> bundle("bundle",
+                                   cl::desc("Also write the kernels as a KernelBundle protobuf"),
+                                   cl::value_desc("file"));
+static cl::opt<std::string> libdevice("libdevice", cl::desc("Path of libdevice.10.bc"),
+                                      cl::init("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"));
+static cl::opt<std::string> ptxas("ptxas", cl::desc("ptxas to assemble cubins with"));
+static cl::opt<bool> assemble("assemble", cl::desc("Assemble a cubin with ptxas and record "
+                                                   "registers and spills"));
+static cl::opt<bool> timing("timing", cl::desc("Print the compile time to stderr"));
+static cl::opt<int> optLevel("O", cl::desc("LLVM optimization level"), cl::init(3));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "tessera-compile: " << message << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "Tessera compiler: tile module to PTX\n");
+  std::optional<tessera::Stage> stage = tessera::parseStage(emit);
+  if (!stage)
+    return fail("unknown --emit=" + emit + " (expected " + tessera::stageNames() + ")");
+
+  mlir::DialectRegistry registry;
+  tessera::registerTesseraDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string error;
+  auto input = mlir::openInputFile(inputFile, &error);
+  if (!input)
+    return fail(error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  tessera::CompileOptions options;
+  options.target = target;
+  options.libdevicePath = libdevice;
+  options.ptxasPath = ptxas;
+  options.assemble = assemble || *stage == tessera::Stage::Cubin;
+  options.optLevel = optLevel;
+  auto compiled = tessera::compileModule(*module, options);
+  if (mlir::failed(compiled))
+    return 1;
+  if (timing)
+    llvm::errs() << "compile time to PTX: " << compiled->compileMillis << " ms\n";
+
+  if (!bundle.empty()) {
+    tessera::runtime::KernelBundle out;
+    for (const auto &kernel : compiled->kernels)
+      *out.add_kernels() = kernel;
+    std::ofstream file(bundle, std::ios::binary);
+    if (!file || !out.SerializeToOstream(&file))
+      return fail("cannot write bundle '" + bundle + "'");
+  }
+  auto output = mlir::openOutputFile(outputFile, &error);
+  if (!output)
+    return fail(error);
+  output->os() << compiled->getStage(*stage);
+  output->keep();
+  return 0;
+}

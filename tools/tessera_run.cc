@@ -1,0 +1,123 @@
+//===- tessera_run.cc - Inspect kernel bundles and the device -------------===//
+//
+// This file implements tessera-run, a runtime-only tool (no LLVM, no MLIR):
+//
+//   tessera-run --bundle=FILE --list         print each kernel's signature
+//   tessera-run [--bundle=FILE] --info       print the device; with a bundle,
+//               [--device=N]                 also load each kernel on it
+//
+// Errors print one line to stderr and exit non-zero (2 for usage errors).
+//
+//===----------------------------------------------------------------------===//
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/bundle.h"
+#include "runtime/device.h"
+#include "runtime/kernel.h"
+#include "runtime/launch.h"
+
+namespace {
+
+using ::tessera::runtime::CompiledKernel;
+using ::tessera::runtime::KernelBundle;
+
+constexpr char kUsage[] =
+    "usage: tessera-run --bundle=FILE --list | [--bundle=FILE] --info "
+    "[--device=N]";
+
+/// Parsed command line.
+struct Options {
+  std::string bundle;
+  bool list = false;
+  bool info = false;
+  int device = 0;
+};
+
+/// Prints `status` as one line and returns the exit code 1.
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "tessera-run: %s\n", status.ToString().c_str());
+  return 1;
+}
+
+/// Prints a usage error and returns the exit code 2.
+int Usage(const std::string& problem) {
+  std::fprintf(stderr, "tessera-run: %s\n%s\n", problem.c_str(), kUsage);
+  return 2;
+}
+
+/// --list: one signature per kernel.
+int List(const KernelBundle& bundle) {
+  for (const CompiledKernel& kernel : bundle.kernels()) {
+    std::printf("%s\n", tessera::runtime::FormatSignature(kernel).c_str());
+  }
+  return 0;
+}
+
+/// --info: the device and, for a bundle, whether each kernel loads on it.
+int Info(const Options& options, const KernelBundle* bundle) {
+  absl::StatusOr<tessera::runtime::Device> device =
+      tessera::runtime::Device::Open(options.device);
+  if (!device.ok()) return Fail(device.status());
+  std::printf("%s\n", device->Describe().c_str());
+  if (bundle == nullptr) return 0;
+  int failures = 0;
+  for (const CompiledKernel& kernel : bundle->kernels()) {
+    absl::StatusOr<tessera::runtime::LoadedKernel> loaded =
+        tessera::runtime::LoadedKernel::Load(kernel);
+    if (loaded.ok()) {
+      std::printf("  %s (%s): loaded from %s, %d registers\n",
+                  kernel.entry().c_str(), kernel.target().c_str(),
+                  loaded->from_cubin() ? "cubin" : "PTX", loaded->registers());
+    } else {
+      ++failures;
+      std::printf("  %s (%s): %s\n", kernel.entry().c_str(),
+                  kernel.target().c_str(), loaded.status().ToString().c_str());
+    }
+  }
+  if (failures == 0) return 0;
+  return Fail(absl::InternalError(
+      absl::StrCat(failures, " kernel(s) failed to load")));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (absl::StartsWith(arg, "--bundle=")) {
+      options.bundle = arg.substr(9);
+    } else if (arg == "--list") {
+      options.list = true;
+    } else if (arg == "--info") {
+      options.info = true;
+    } else if (absl::StartsWith(arg, "--device=")) {
+      if (!absl::SimpleAtoi(arg.substr(9), &options.device)) {
+        return Usage(absl::StrCat("bad device ordinal in ", arg));
+      }
+    } else if (arg == "--help" || arg == "-h") {
+      std::printf("%s\n", kUsage);
+      return 0;
+    } else {
+      return Usage(absl::StrCat("unknown argument ", arg));
+    }
+  }
+  if (options.list == options.info) return Usage("give one of --list, --info");
+  if (options.list && options.bundle.empty()) return Usage("--list needs --bundle");
+
+  KernelBundle bundle;
+  if (!options.bundle.empty()) {
+    absl::StatusOr<KernelBundle> read = tessera::runtime::ReadBundle(options.bundle);
+    if (!read.ok()) return Fail(read.status());
+    bundle = *std::move(read);
+  }
+  if (options.list) return List(bundle);
+  return Info(options, options.bundle.empty() ? nullptr : &bundle);
+}
