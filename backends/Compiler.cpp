@@ -30,7 +30,7 @@
 #include <chrono>
 #include <cstdlib>
 
-namespace tessera {
+namespace tessera::compiler {
 
 using tile::KernelOp;
 using tile::TileTensorType;
@@ -360,4 +360,4 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
   return result;
 }
 
-} // namespace tessera
+} // namespace tessera::compiler

@@ -18,7 +18,7 @@
 #include "mlir/Support/LLVM.h"
 #include "runtime/kernel.pb.h"
 
-namespace tessera {
+namespace tessera::compiler {
 
 /// The stages a compilation can print.
 enum class Stage {
@@ -89,6 +89,6 @@ mlir::FailureOr<std::string> assemblePtx(llvm::StringRef ptxas, llvm::StringRef 
 void parsePtxasLog(llvm::StringRef log, llvm::StringRef entry, int &registers,
                    int64_t &spillBytes);
 
-} // namespace tessera
+} // namespace tessera::compiler
 
 #endif // TESSERA_BACKENDS_COMPILER_H

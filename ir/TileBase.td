@@ -99,6 +99,7 @@ def Tile_DistributionAttr : Tile_Attr<"Distribution", "distribution"> {
   }];
   let parameters = (ins "int64_t":$threads, "int64_t":$vector);
   let assemblyFormat = "`<` `threads` `=` $threads `,` `vector` `=` $vector `>`";
+  let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The number of register slots each thread holds for `numElements`.
     int64_t slotsPerThread(int64_t numElements) const;

@@ -89,6 +89,15 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+LogicalResult DistributionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                       int64_t threads, int64_t vector) {
+  if (threads < 1 || threads > 1024)
+    return emitError() << "distribution threads must be in [1, 1024], got " << threads;
+  if (vector < 1 || !llvm::isPowerOf2_64(vector))
+    return emitError() << "distribution vector must be a positive power of two, got " << vector;
+  return success();
+}
+
 int64_t DistributionAttr::slotsPerThread(int64_t numElements) const {
   int64_t chunk = getThreads() * getVector();
   return ((numElements + chunk - 1) / chunk) * getVector();
@@ -298,8 +307,10 @@ LogicalResult KernelOp::verify() {
                          << " symbols but the tensor arguments have " << getNumDynamicDims()
                          << " dynamic dimensions; the map's symbols are those dimensions in "
                             "argument order";
-  if (getThreads() < 1 || getThreads() > 1024)
-    return emitOpError() << "threads per block must be in [1, 1024], got " << getThreads();
+  // I64Attr accessors return uint64_t: compare and print the signed value.
+  int64_t threads = getThreads();
+  if (threads < 1 || threads > 1024)
+    return emitOpError() << "threads per block must be in [1, 1024], got " << threads;
   if (auto names = getArgNames())
     if (names->size() != getNumKernelArguments())
       return emitOpError() << "arg_names has " << names->size() << " names for "
@@ -344,8 +355,9 @@ LogicalResult KernelOp::verifyRegions() {
 
 LogicalResult DimOp::verify() {
   auto type = cast<TileTensorType>(getTensor().getType());
-  if (getIndex() < 0 || getIndex() >= type.getRank())
-    return emitOpError() << "dimension " << getIndex() << " is out of range for a tensor of rank "
+  int64_t index = getIndex();
+  if (index < 0 || index >= type.getRank())
+    return emitOpError() << "dimension " << index << " is out of range for a tensor of rank "
                          << type.getRank();
   return success();
 }
@@ -368,7 +380,7 @@ LogicalResult AllocSharedOp::verify() {
   if (!cast<BufferType>(getType()).isShared())
     return emitOpError() << "allocates shared memory, but the result type " << getType()
                          << " is not in scope 'shared'";
-  if (getOffset() && *getOffset() < 0)
+  if (getOffset() && int64_t(*getOffset()) < 0)
     return emitOpError() << "offset must be non-negative";
   return success();
 }

@@ -24,17 +24,18 @@ using namespace tessera::tile;
 
 namespace {
 
-/// A name for a buffer in diagnostics: its `name` attribute or its type.
+/// A buffer in diagnostics: its `name` attribute (if any) and its type.
 std::string describeBuffer(Value buffer) {
-  if (auto alloc = buffer.getDefiningOp<AllocFragmentOp>())
-    if (auto name = alloc.getName())
-      return ("'" + *name + "'").str();
-  if (auto alloc = buffer.getDefiningOp<AllocSharedOp>())
-    if (auto name = alloc.getName())
-      return ("'" + *name + "'").str();
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "of type " << buffer.getType();
+  std::optional<StringRef> name;
+  if (auto alloc = buffer.getDefiningOp<AllocFragmentOp>())
+    name = alloc.getName();
+  else if (auto alloc = buffer.getDefiningOp<AllocSharedOp>())
+    name = alloc.getName();
+  if (name)
+    os << "'" << *name << "' ";
+  os << "of type '" << buffer.getType() << "'";
   return text;
 }
 
@@ -59,7 +60,7 @@ LogicalResult collectFragments(ParallelOp loop, SmallVectorImpl<Value> &fragment
       return WalkResult::advance();
     if (type.getShape() != loop.getExtents()) {
       InFlightDiagnostic diag = op->emitError()
-                                << "fragment " << describeBuffer(buffer) << " of type " << type
+                                << "fragment " << describeBuffer(buffer)
                                 << " is used in a tile.parallel over [";
       llvm::interleaveComma(loop.getExtents(), diag);
       diag << "]; a fragment must be accessed by a loop of its own shape";

@@ -111,6 +111,12 @@ private:
   Value andi(Value x, Value y) { return x ? arith::AndIOp::create(b_, loc_, x, y) : y; }
   Value convert(Value value, Type to);
   void barrier();
+  /// The alignment a vector access of `bytes` may claim: tensor base pointers
+  /// are only known to be aligned to the target's widest global access, so a
+  /// wider vector (a converting copy into a narrower fragment) claims that.
+  int64_t vectorAlignment(int64_t bytes) const {
+    return std::min(bytes, caps_.globalVectorBytes);
+  }
 
   LogicalResult lowerBlock(Block &block);
   LogicalResult lowerOp(Operation &op);
@@ -425,7 +431,7 @@ SmallVector<Value> KernelLowering::loadGlobal(const TensorInfo &tensor, ArrayRef
         OpBuilder::InsertionGuard g(b_);
         b_.setInsertionPoint(tb.getInsertionBlock(), tb.getInsertionPoint());
         Value vec = LLVM::LoadOp::create(b_, l, vecType, elementAddress(tensor, coords),
-                                         vector * eltBytes);
+                                         vectorAlignment(vector * eltBytes));
         scf::YieldOp::create(b_, l, vec);
       },
       [&](OpBuilder &eb, Location l) {
@@ -476,7 +482,8 @@ void KernelLowering::storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coord
     for (int64_t v = 0; v < vector; ++v)
       vec = LLVM::InsertElementOp::create(
           b_, loc_, vec, values[v], arith::ConstantIntOp::create(b_, loc_, b_.getI32Type(), v));
-    LLVM::StoreOp::create(b_, loc_, vec, elementAddress(tensor, coords), vector * eltBytes);
+    LLVM::StoreOp::create(b_, loc_, vec, elementAddress(tensor, coords),
+                          vectorAlignment(vector * eltBytes));
     b_.setInsertionPointToStart(ifOp.elseBlock());
     storeScalars();
   }

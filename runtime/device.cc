@@ -36,6 +36,12 @@ absl::StatusOr<int> DeviceCount() {
   return count;
 }
 
+absl::Status Synchronize() {
+  TESSERA_ASSIGN_OR_RETURN(const CudaDriver* driver, CudaDriver::Load());
+  TESSERA_CU_RETURN_IF_ERROR(*driver, cuCtxSynchronize());
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Device> Device::Open(int ordinal) {
   TESSERA_ASSIGN_OR_RETURN(const CudaDriver* driver, CudaDriver::Load());
   TESSERA_ASSIGN_OR_RETURN(int count, DeviceCount());

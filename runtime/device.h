@@ -25,6 +25,10 @@ namespace tessera::runtime {
 /// driver cannot be loaded or initialized.
 absl::StatusOr<int> DeviceCount();
 
+/// Waits for all work in the current context (cuCtxSynchronize); a kernel
+/// fault surfaces here with the call named.
+absl::Status Synchronize();
+
 /// One GPU with its primary context retained (and released on destruction).
 /// Move-only.
 class Device {

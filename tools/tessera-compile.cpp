@@ -50,9 +50,9 @@ static int fail(const llvm::Twine &message) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "Tessera compiler: tile module to PTX\n");
-  std::optional<tessera::Stage> stage = tessera::parseStage(emit);
+  std::optional<tessera::compiler::Stage> stage = tessera::compiler::parseStage(emit);
   if (!stage)
-    return fail("unknown --emit=" + emit + " (expected " + tessera::stageNames() + ")");
+    return fail("unknown --emit=" + emit + " (expected " + tessera::compiler::stageNames() + ")");
 
   mlir::DialectRegistry registry;
   tessera::registerTesseraDialects(registry);
@@ -71,13 +71,13 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  tessera::CompileOptions options;
+  tessera::compiler::CompileOptions options;
   options.target = target;
   options.libdevicePath = libdevice;
   options.ptxasPath = ptxas;
-  options.assemble = assemble || *stage == tessera::Stage::Cubin;
+  options.assemble = assemble || *stage == tessera::compiler::Stage::Cubin;
   options.optLevel = optLevel;
-  auto compiled = tessera::compileModule(*module, options);
+  auto compiled = tessera::compiler::compileModule(*module, options);
   if (mlir::failed(compiled))
     return 1;
   if (timing)

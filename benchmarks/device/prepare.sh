@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds here what the GPU machine runs (it has no Bazel, no LLVM): the
+# statically linked runtime-only device_runner and one kernel bundle per
+# target, into .device/ (git-ignored; carried by the device tool).
+#
+#   benchmarks/device/prepare.sh && <device run> benchmarks/device/run.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+rm -rf .device && mkdir -p .device/bundles
+bazel build --config=portable //benchmarks:device_runner
+cp bazel-bin/benchmarks/device_runner .device/
+bazel build //examples:all_examples
+./bazel-bin/examples/all_examples --no-run --bundle-dir=.device/bundles | tee .device/compile_table.txt
+cp benchmarks/peers.py benchmarks/device/run.sh .device/
+ls -la .device .device/bundles

@@ -1,0 +1,99 @@
+//===- device_runner.cc - Run kernel bundles on a GPU, no compiler --------===//
+//
+// The GPU-side half of the benchmark and conformance runs: it loads kernel
+// bundles written by //examples:all_examples (one per target), runs every
+// workload of every kernel, checks it against the CPU reference and times
+// the benchmarks. It links only the runtime (no LLVM, no MLIR), so a
+// statically linked build travels to a GPU machine that has no compiler.
+//
+//   device_runner [--workloads=all|conformance|benchmark] [--csv=FILE] B.pb...
+//
+//===----------------------------------------------------------------------===//
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "examples/workloads/workloads.h"
+#include "runtime/bundle.h"
+#include "runtime/device.h"
+#include "runtime/kernel.h"
+
+int main(int argc, char** argv) {
+  using namespace tessera;
+  std::string which = "all", csvPath;
+  std::vector<std::string> bundles;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--workloads=", 12) == 0)
+      which = argv[i] + 12;
+    else if (std::strncmp(argv[i], "--csv=", 6) == 0)
+      csvPath = argv[i] + 6;
+    else if (argv[i][0] == '-') {
+      std::fprintf(stderr, "device_runner: unknown flag '%s'\n", argv[i]);
+      return 2;
+    } else
+      bundles.push_back(argv[i]);
+  }
+  if (bundles.empty()) {
+    std::fprintf(stderr, "device_runner: no bundle given (usage: device_runner [--workloads=all|"
+                         "conformance|benchmark] [--csv=FILE] BUNDLE.pb...)\n");
+    return 2;
+  }
+  absl::StatusOr<runtime::Device> device = runtime::Device::Open(0);
+  if (!device.ok()) {
+    std::fprintf(stderr, "device_runner: %s\n", std::string(device.status().message()).c_str());
+    return 1;
+  }
+  std::printf("device: %s\n", device->Describe().c_str());
+  std::ofstream csv;
+  if (!csvPath.empty()) {
+    csv.open(csvPath);
+    csv << "target,workload,correct,max_error,median_ms,min_ms,tb_per_s,registers\n";
+  }
+  int failures = 0, passes = 0;
+  for (const std::string& path : bundles) {
+    absl::StatusOr<runtime::KernelBundle> bundle = runtime::ReadBundle(path);
+    if (!bundle.ok()) {
+      std::fprintf(stderr, "device_runner: %s\n", std::string(bundle.status().message()).c_str());
+      return 1;
+    }
+    for (const runtime::CompiledKernel& spec : bundle->kernels()) {
+      absl::StatusOr<runtime::LoadedKernel> kernel = runtime::LoadedKernel::Load(spec);
+      if (!kernel.ok()) {
+        std::printf("%-8s %-34s FAIL load: %s\n", spec.target().c_str(), spec.entry().c_str(),
+                    std::string(kernel.status().message()).c_str());
+        ++failures;
+        continue;
+      }
+      for (const workloads::Workload* w : workloads::WorkloadsForKernel(spec.entry())) {
+        if ((which == "conformance" && !w->conformance) ||
+            (which == "benchmark" && !w->benchmark))
+          continue;
+        workloads::RunOptions options;
+        options.time = w->benchmark;
+        absl::StatusOr<workloads::Report> report = w->run(*kernel, options);
+        if (!report.ok()) {
+          std::printf("%-8s %-34s FAIL %s\n", spec.target().c_str(), w->name.c_str(),
+                      std::string(report.status().message()).c_str());
+          ++failures;
+          continue;
+        }
+        std::printf("%s  regs %d\n", workloads::FormatReport(*report).c_str(),
+                    kernel->registers());
+        std::fflush(stdout);
+        (report->correct ? passes : failures)++;
+        if (csv.is_open())
+          csv << absl::StrFormat("%s,%s,%d,%g,%g,%g,%g,%d\n", report->target, report->workload,
+                                 report->correct, report->max_error,
+                                 report->timing ? report->timing->median_ms : 0,
+                                 report->timing ? report->timing->min_ms : 0,
+                                 report->TerabytesPerSecond(), kernel->registers());
+      }
+    }
+  }
+  std::printf("%d passed, %d failed\n", passes, failures);
+  return failures == 0 ? 0 : 1;
+}

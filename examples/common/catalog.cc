@@ -1,0 +1,24 @@
+//===- catalog.cc - The list of example kernels and targets ---------------===//
+//
+// This file lists every example (each defined in its own examples/*.cc) and
+// the targets they are built for.
+//
+//===----------------------------------------------------------------------===//
+
+#include "examples/common/example.h"
+
+namespace tessera::examples {
+
+Example VectorAddExample();
+
+const std::vector<std::string>& AllTargets() {
+  static const auto* targets = new std::vector<std::string>{"sm_60", "sm_70", "sm_80", "sm_90a"};
+  return *targets;
+}
+
+const std::vector<Example>& AllExamples() {
+  static const auto* examples = new std::vector<Example>{VectorAddExample()};
+  return *examples;
+}
+
+}  // namespace tessera::examples

@@ -1,0 +1,79 @@
+//===- workloads.h - Run, check and time compiled kernels -------*- C++ -*-===//
+//
+// This file declares the workloads: for each example kernel, problem sizes
+// with random inputs, a float64 (or exact) CPU reference, poisoned outputs,
+// a correctness check and optional timing. Runtime only (no LLVM or MLIR),
+// so the same checks run from an example binary, the conformance suite and
+// the GPU-side runner that ships without the compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_EXAMPLES_WORKLOADS_WORKLOADS_H_
+#define TESSERA_EXAMPLES_WORKLOADS_WORKLOADS_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/kernel.h"
+#include "runtime/timer.h"
+
+namespace tessera::workloads {
+
+/// What one run of a workload found.
+struct Report {
+  std::string workload;
+  std::string target;
+  bool correct = false;
+  /// Largest error against the reference (absolute or relative, see detail).
+  double max_error = 0;
+  /// The bound the error was checked against.
+  double tolerance = 0;
+  /// Elements checked, and how many were wrong.
+  int64_t checked = 0;
+  int64_t mismatches = 0;
+  /// Bytes the kernel must move and FLOPs it must do (for rates).
+  double bytes = 0;
+  double flops = 0;
+  std::optional<runtime::TimingResult> timing;
+  std::string detail;
+
+  /// Effective bandwidth in TB/s over the median time (0 if untimed).
+  double TerabytesPerSecond() const;
+};
+
+/// How to run a workload.
+struct RunOptions {
+  bool time = false;
+  runtime::TimingOptions timing;
+  /// Seed of the random inputs (fresh inputs per seed).
+  uint64_t seed = 1;
+};
+
+/// A kernel entry and a problem size with its check.
+struct Workload {
+  /// e.g. "vector_add/n=268435453".
+  std::string name;
+  /// The kernel entry it runs, e.g. "vector_add".
+  std::string kernel;
+  /// Part of the conformance suite (small sizes, odd tails).
+  bool conformance = false;
+  /// Part of the benchmarks (large sizes).
+  bool benchmark = false;
+  std::function<absl::StatusOr<Report>(const runtime::LoadedKernel&, const RunOptions&)> run;
+};
+
+/// Every workload of every example kernel.
+const std::vector<Workload>& AllWorkloads();
+
+/// The workloads that run `kernel` (an entry name).
+std::vector<const Workload*> WorkloadsForKernel(const std::string& kernel);
+
+/// A Report as one table row.
+std::string FormatReport(const Report& report);
+
+}  // namespace tessera::workloads
+
+#endif  // TESSERA_EXAMPLES_WORKLOADS_WORKLOADS_H_

@@ -1,0 +1,628 @@
+//===- Tessera.cpp - The kernel-writing C++ API ---------------------------===//
+//
+// This file implements the frontend: it builds tile dialect IR behind the
+// opaque handles of Tessera.h, with MLIR locations at the author's lines, and
+// hands finished kernels to the compiler driver.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/Tessera.h"
+
+#include "backends/Compiler.h"
+#include "backends/common/Dialects.h"
+#include "ir/TileDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+namespace tessera {
+
+namespace detail {
+
+/// Everything a KernelBuilder holds; the current one is thread-local so that
+/// Index and Scalar arithmetic can build operations.
+struct BuilderState {
+  std::unique_ptr<mlir::MLIRContext> context;
+  std::unique_ptr<mlir::OpBuilder> builder;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::string name;
+  tile::KernelOp kernel;
+
+  struct Argument {
+    std::string name;
+    mlir::Type type;
+    std::vector<Dim> shape;
+    mlir::Location loc;
+  };
+  std::vector<Argument> arguments;
+  /// Dynamic dimension symbol -> dynamic dimension numbers.
+  std::map<std::string, std::vector<int64_t>> symbols;
+  std::vector<std::string> symbolOrder;
+  int numDynamicDims = 0;
+  int bufferCount = 0;
+  std::string errors;
+
+  static thread_local BuilderState *current;
+
+  mlir::Location loc(const SourceLoc &where) {
+    return mlir::FileLineColLoc::get(context.get(), where.file ? where.file : "<unknown>",
+                                     where.line, 1);
+  }
+  mlir::OpBuilder &b() { return *builder; }
+
+  static mlir::Value value(void *handle) { return mlir::Value::getFromOpaquePointer(handle); }
+  static Index index(mlir::Value v) { return Index(v.getAsOpaquePointer()); }
+  static Scalar scalar(mlir::Value v) { return Scalar(v.getAsOpaquePointer(), 0); }
+
+  mlir::Value materialize(const Index &i) {
+    if (i.handle())
+      return value(i.handle());
+    return mlir::arith::ConstantIndexOp::create(b(), b().getUnknownLoc(), i.constant());
+  }
+  /// The IR value of a scalar, or null for a constant.
+  mlir::Value resolve(const Scalar &s) {
+    if (s.handle())
+      return value(s.handle());
+    if (s.argument() >= 0)
+      return kernel.getKernelArgument(s.argument());
+    return nullptr;
+  }
+  mlir::Value materialize(const Scalar &s, mlir::Type type) {
+    if (mlir::Value v = resolve(s))
+      return v;
+    if (mlir::isa<mlir::FloatType>(type))
+      return mlir::arith::ConstantOp::create(b(), b().getUnknownLoc(),
+                                             b().getFloatAttr(type, s.constant()));
+    return mlir::arith::ConstantOp::create(b(), b().getUnknownLoc(),
+                                           b().getIntegerAttr(type, int64_t(s.constant())));
+  }
+};
+
+thread_local BuilderState *BuilderState::current = nullptr;
+
+} // namespace detail
+
+using detail::BuilderState;
+
+namespace {
+
+BuilderState &state() {
+  if (!BuilderState::current) {
+    llvm::errs() << "tessera: Index and Scalar arithmetic is only valid inside "
+                    "KernelBuilder::Launch\n";
+    std::abort();
+  }
+  return *BuilderState::current;
+}
+
+mlir::Type toMlirType(mlir::MLIRContext *ctx, DType dtype) {
+  mlir::Builder b(ctx);
+  switch (dtype) {
+  case DType::kF16:
+    return b.getF16Type();
+  case DType::kBF16:
+    return b.getBF16Type();
+  case DType::kF32:
+    return b.getF32Type();
+  case DType::kF64:
+    return b.getF64Type();
+  case DType::kI8:
+    return b.getI8Type();
+  case DType::kI32:
+    return b.getI32Type();
+  case DType::kI64:
+    return b.getI64Type();
+  }
+  return b.getF32Type();
+}
+
+/// Combines two scalars with a float or an integer operation.
+/// True for a compile-time constant scalar.
+bool isConstant(const Scalar &x) { return !x.handle() && x.argument() < 0; }
+
+template <typename FloatOp, typename IntOp>
+Scalar binary(const Scalar &a, const Scalar &b) {
+  BuilderState &s = state();
+  mlir::Value known = s.resolve(a) ? s.resolve(a) : s.resolve(b);
+  mlir::Type type = known.getType();
+  mlir::Value x = s.materialize(a, type), y = s.materialize(b, type);
+  mlir::Location loc = s.b().getUnknownLoc();
+  if (mlir::isa<mlir::FloatType>(type))
+    return BuilderState::scalar(FloatOp::create(s.b(), loc, x, y));
+  return BuilderState::scalar(IntOp::create(s.b(), loc, x, y));
+}
+
+template <typename Op> Index indexBinary(const Index &a, const Index &b) {
+  BuilderState &s = state();
+  return BuilderState::index(
+      Op::create(s.b(), s.b().getUnknownLoc(), s.materialize(a), s.materialize(b)));
+}
+
+template <typename Op> Scalar unary(const Scalar &x) {
+  BuilderState &s = state();
+  mlir::Value v = s.materialize(x, s.b().getF32Type());
+  return BuilderState::scalar(Op::create(s.b(), s.b().getUnknownLoc(), v));
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Dimensions, indices, scalars
+//===----------------------------------------------------------------------===//
+
+Dim Dim::Dynamic(std::string name) {
+  Dim d;
+  d.name_ = std::move(name);
+  return d;
+}
+
+GridExtent::GridExtent(const Dim &dim) : hasDim_(true), dim_(dim) {
+  if (dim.isStatic()) {
+    hasDim_ = false;
+    constant_ = dim.size();
+  }
+}
+
+GridExtent CeilDiv(const Dim &dim, int64_t tile) {
+  if (dim.isStatic())
+    return GridExtent((dim.size() + tile - 1) / tile);
+  GridExtent extent(dim);
+  extent.divisor_ = tile;
+  return extent;
+}
+
+Index::Index(int64_t value) : constant_(value) {}
+
+Index operator+(const Index &a, const Index &b) {
+  if (!a.handle() && !b.handle())
+    return Index(a.constant() + b.constant());
+  return indexBinary<mlir::arith::AddIOp>(a, b);
+}
+Index operator-(const Index &a, const Index &b) {
+  if (!a.handle() && !b.handle())
+    return Index(a.constant() - b.constant());
+  return indexBinary<mlir::arith::SubIOp>(a, b);
+}
+Index operator*(const Index &a, const Index &b) {
+  if (!a.handle() && !b.handle())
+    return Index(a.constant() * b.constant());
+  return indexBinary<mlir::arith::MulIOp>(a, b);
+}
+Index operator/(const Index &a, const Index &b) {
+  if (!a.handle() && !b.handle())
+    return Index(a.constant() / b.constant());
+  return indexBinary<mlir::arith::DivUIOp>(a, b);
+}
+Index operator%(const Index &a, const Index &b) {
+  if (!a.handle() && !b.handle())
+    return Index(a.constant() % b.constant());
+  return indexBinary<mlir::arith::RemUIOp>(a, b);
+}
+
+Scalar::Scalar(double value) : constant_(value) {}
+
+Scalar operator+(const Scalar &a, const Scalar &b) {
+  if (isConstant(a) && isConstant(b))
+    return Scalar(a.constant() + b.constant());
+  return binary<mlir::arith::AddFOp, mlir::arith::AddIOp>(a, b);
+}
+Scalar operator-(const Scalar &a, const Scalar &b) {
+  if (isConstant(a) && isConstant(b))
+    return Scalar(a.constant() - b.constant());
+  return binary<mlir::arith::SubFOp, mlir::arith::SubIOp>(a, b);
+}
+Scalar operator*(const Scalar &a, const Scalar &b) {
+  if (isConstant(a) && isConstant(b))
+    return Scalar(a.constant() * b.constant());
+  return binary<mlir::arith::MulFOp, mlir::arith::MulIOp>(a, b);
+}
+Scalar operator/(const Scalar &a, const Scalar &b) {
+  if (isConstant(a) && isConstant(b))
+    return Scalar(a.constant() / b.constant());
+  return binary<mlir::arith::DivFOp, mlir::arith::DivSIOp>(a, b);
+}
+Scalar operator-(const Scalar &a) { return Scalar(0.0) - a; }
+
+Scalar Max(const Scalar &a, const Scalar &b) {
+  if (isConstant(a) && isConstant(b))
+    return Scalar(std::max(a.constant(), b.constant()));
+  return binary<mlir::arith::MaximumFOp, mlir::arith::MaxSIOp>(a, b);
+}
+Scalar Min(const Scalar &a, const Scalar &b) {
+  if (isConstant(a) && isConstant(b))
+    return Scalar(std::min(a.constant(), b.constant()));
+  return binary<mlir::arith::MinimumFOp, mlir::arith::MinSIOp>(a, b);
+}
+Scalar Exp(const Scalar &x) { return unary<mlir::math::ExpOp>(x); }
+Scalar Log(const Scalar &x) { return unary<mlir::math::LogOp>(x); }
+Scalar Sqrt(const Scalar &x) { return unary<mlir::math::SqrtOp>(x); }
+Scalar Tanh(const Scalar &x) { return unary<mlir::math::TanhOp>(x); }
+Scalar Abs(const Scalar &x) { return unary<mlir::math::AbsFOp>(x); }
+
+Scalar Cast(const Scalar &x, DType to) {
+  BuilderState &s = state();
+  mlir::Type type = toMlirType(s.context.get(), to);
+  if (isConstant(x))
+    return BuilderState::scalar(s.materialize(x, type));
+  mlir::Value v = s.resolve(x);
+  mlir::Location loc = s.b().getUnknownLoc();
+  mlir::Type from = v.getType();
+  if (from == type)
+    return x;
+  auto fromFloat = mlir::dyn_cast<mlir::FloatType>(from);
+  auto toFloat = mlir::dyn_cast<mlir::FloatType>(type);
+  if (fromFloat && toFloat) {
+    if (fromFloat.getWidth() < toFloat.getWidth())
+      return BuilderState::scalar(mlir::arith::ExtFOp::create(s.b(), loc, type, v));
+    if (fromFloat.getWidth() == toFloat.getWidth())
+      v = mlir::arith::ExtFOp::create(s.b(), loc, s.b().getF32Type(), v);
+    return BuilderState::scalar(mlir::arith::TruncFOp::create(s.b(), loc, type, v));
+  }
+  if (fromFloat)
+    return BuilderState::scalar(mlir::arith::FPToSIOp::create(s.b(), loc, type, v));
+  if (toFloat)
+    return BuilderState::scalar(mlir::arith::SIToFPOp::create(s.b(), loc, type, v));
+  if (from.getIntOrFloatBitWidth() < type.getIntOrFloatBitWidth())
+    return BuilderState::scalar(mlir::arith::ExtSIOp::create(s.b(), loc, type, v));
+  return BuilderState::scalar(mlir::arith::TruncIOp::create(s.b(), loc, type, v));
+}
+
+ElementRef::operator Scalar() const {
+  BuilderState &s = state();
+  mlir::Value buffer = BuilderState::value(buffer_);
+  llvm::SmallVector<mlir::Value> indices;
+  for (const Index &i : indices_)
+    indices.push_back(s.materialize(i));
+  return BuilderState::scalar(
+      tile::LoadOp::create(s.b(), s.b().getUnknownLoc(), buffer, indices));
+}
+
+ElementRef &ElementRef::operator=(const Scalar &value) {
+  BuilderState &s = state();
+  mlir::Value buffer = BuilderState::value(buffer_);
+  mlir::Type type = mlir::cast<tile::BufferType>(buffer.getType()).getElementType();
+  mlir::Value v = s.materialize(value, type);
+  if (v.getType() != type) {
+    s.errors += "tessera: storing a value of another element type into a buffer; use Cast\n";
+    v = s.materialize(Scalar(0.0), type);
+  }
+  llvm::SmallVector<mlir::Value> indices;
+  for (const Index &i : indices_)
+    indices.push_back(s.materialize(i));
+  tile::StoreOp::create(s.b(), s.b().getUnknownLoc(), v, buffer, indices);
+  return *this;
+}
+
+ElementRef &ElementRef::operator=(const ElementRef &other) {
+  return *this = static_cast<Scalar>(other);
+}
+
+Index Tensor::dim(int i) const {
+  BuilderState &s = *state_;
+  mlir::Value tensor = s.kernel.getKernelArgument(argument_);
+  return BuilderState::index(
+      tile::DimOp::create(s.b(), s.b().getUnknownLoc(), tensor, static_cast<int64_t>(i)));
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel
+//===----------------------------------------------------------------------===//
+
+struct Kernel::Impl {
+  absl::Status status;
+  std::string name;
+  std::string text;
+};
+
+Kernel::Kernel() : impl_(std::make_unique<Impl>()) {}
+Kernel::~Kernel() = default;
+Kernel::Kernel(Kernel &&) = default;
+Kernel &Kernel::operator=(Kernel &&) = default;
+
+const absl::Status &Kernel::status() const { return impl_->status; }
+const std::string &Kernel::name() const { return impl_->name; }
+std::string Kernel::ToString() const { return impl_->text; }
+
+namespace {
+
+/// Parses the kernel's text in a fresh context and compiles it, collecting
+/// diagnostics into the returned status.
+absl::StatusOr<compiler::CompiledModule> compileText(const std::string &text,
+                                           const CompileOptions &options) {
+  mlir::DialectRegistry registry;
+  registerTesseraDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
+    llvm::raw_string_ostream os(diagnostics);
+    os << diag.getLocation() << ": " << diag << "\n";
+    for (mlir::Diagnostic &note : diag.getNotes())
+      os << note.getLocation() << ": note: " << note << "\n";
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+  if (!module)
+    return absl::InvalidArgumentError("cannot parse the kernel's IR: " + diagnostics);
+  compiler::CompileOptions compileOptions;
+  compileOptions.target = options.target;
+  compileOptions.assemble = options.assemble;
+  auto compiled = compiler::compileModule(*module, compileOptions);
+  if (mlir::failed(compiled))
+    return absl::InvalidArgumentError(diagnostics.empty() ? "compilation failed" : diagnostics);
+  return std::move(*compiled);
+}
+
+} // namespace
+
+absl::StatusOr<std::string> Kernel::GetKernelSource(Stage stage,
+                                                    const CompileOptions &options) const {
+  if (!impl_->status.ok())
+    return impl_->status;
+  auto compiled = compileText(impl_->text, options);
+  if (!compiled.ok())
+    return compiled.status();
+  static constexpr compiler::Stage kStages[] = {
+      compiler::Stage::Tile, compiler::Stage::Gpu, compiler::Stage::Lowered,
+      compiler::Stage::LLVM, compiler::Stage::PTX, compiler::Stage::Cubin};
+  return compiled->getStage(kStages[static_cast<int>(stage)]);
+}
+
+absl::StatusOr<runtime::CompiledKernel> Kernel::Compile(const CompileOptions &options) const {
+  if (!impl_->status.ok())
+    return impl_->status;
+  auto compiled = compileText(impl_->text, options);
+  if (!compiled.ok())
+    return compiled.status();
+  for (runtime::CompiledKernel &kernel : compiled->kernels)
+    if (kernel.entry() == impl_->name)
+      return std::move(kernel);
+  return absl::InternalError("kernel '" + impl_->name + "' missing from its compiled module");
+}
+
+//===----------------------------------------------------------------------===//
+// KernelBuilder
+//===----------------------------------------------------------------------===//
+
+KernelBuilder::KernelBuilder(std::string name) : state_(std::make_unique<BuilderState>()) {
+  mlir::DialectRegistry registry;
+  registerTesseraDialects(registry);
+  state_->context = std::make_unique<mlir::MLIRContext>(registry);
+  state_->context->getOrLoadDialect<tile::TileDialect>();
+  state_->builder = std::make_unique<mlir::OpBuilder>(state_->context.get());
+  state_->module = mlir::ModuleOp::create(state_->b().getUnknownLoc());
+  state_->name = std::move(name);
+}
+
+KernelBuilder::~KernelBuilder() {
+  if (BuilderState::current == state_.get())
+    BuilderState::current = nullptr;
+}
+
+tessera::Tensor KernelBuilder::Tensor(const std::string &name, std::vector<Dim> shape,
+                                      DType dtype, SourceLoc loc) {
+  llvm::SmallVector<int64_t> dims;
+  for (const Dim &dim : shape) {
+    if (dim.isStatic()) {
+      dims.push_back(dim.size());
+      continue;
+    }
+    dims.push_back(mlir::ShapedType::kDynamic);
+    auto &uses = state_->symbols[dim.name()];
+    if (uses.empty())
+      state_->symbolOrder.push_back(dim.name());
+    uses.push_back(state_->numDynamicDims++);
+  }
+  mlir::Type elementType = toMlirType(state_->context.get(), dtype);
+  auto type = tile::TileTensorType::get(state_->context.get(), dims, elementType);
+  state_->arguments.push_back({name, type, shape, state_->loc(loc)});
+  return tessera::Tensor(state_.get(), int(state_->arguments.size()) - 1);
+}
+
+Scalar KernelBuilder::ScalarArg(const std::string &name, DType dtype, SourceLoc loc) {
+  mlir::Type type = toMlirType(state_->context.get(), dtype);
+  state_->arguments.push_back({name, type, {}, state_->loc(loc)});
+  // The value exists once Launch creates the kernel; the scalar names the
+  // argument and resolves to it inside the body.
+  Scalar scalar(0.0);
+  scalar.argument_ = int(state_->arguments.size()) - 1;
+  return scalar;
+}
+
+namespace {
+
+void launchImpl(BuilderState &s, const std::vector<GridExtent> &grid, int threads,
+                const std::function<void(llvm::ArrayRef<Index>)> &body, const SourceLoc &where) {
+  mlir::MLIRContext *ctx = s.context.get();
+  mlir::OpBuilder &b = s.b();
+  llvm::SmallVector<mlir::Type> inputs;
+  llvm::SmallVector<mlir::Attribute> names;
+  for (const auto &arg : s.arguments) {
+    inputs.push_back(arg.type);
+    names.push_back(b.getStringAttr(arg.name));
+  }
+  llvm::SmallVector<mlir::AffineExpr> extents;
+  for (const GridExtent &extent : grid) {
+    if (!extent.dim()) {
+      extents.push_back(mlir::getAffineConstantExpr(extent.constant(), ctx));
+      continue;
+    }
+    auto it = s.symbols.find(extent.dim()->name());
+    if (it == s.symbols.end()) {
+      s.errors += "tessera: grid extent uses dimension '" + extent.dim()->name() +
+                  "', which no tensor argument has\n";
+      extents.push_back(mlir::getAffineConstantExpr(1, ctx));
+      continue;
+    }
+    mlir::AffineExpr sym = mlir::getAffineSymbolExpr(it->second.front(), ctx);
+    extents.push_back(extent.divisor() == 1 ? sym : sym.ceilDiv(extent.divisor()));
+  }
+  auto map = mlir::AffineMap::get(0, s.numDynamicDims, extents, ctx);
+  b.setInsertionPointToEnd(s.module->getBody());
+  s.kernel = tile::KernelOp::create(b, s.loc(where), s.name, b.getFunctionType(inputs, {}), map,
+                                    threads);
+  s.kernel.setArgNamesAttr(b.getArrayAttr(names));
+  llvm::SmallVector<mlir::NamedAttribute> groups;
+  for (const std::string &symbol : s.symbolOrder)
+    groups.push_back(b.getNamedAttr(symbol, b.getDenseI64ArrayAttr(s.symbols[symbol])));
+  if (!groups.empty())
+    s.kernel.setDimGroupsAttr(b.getDictionaryAttr(groups));
+  b.setInsertionPoint(s.kernel.getBodyBlock().getTerminator());
+  llvm::SmallVector<Index> blockIndices;
+  for (mlir::BlockArgument arg : s.kernel.getBlockIndices())
+    blockIndices.push_back(BuilderState::index(arg));
+  BuilderState *previous = BuilderState::current;
+  BuilderState::current = &s;
+  body(blockIndices);
+  BuilderState::current = previous;
+}
+
+} // namespace
+
+void KernelBuilder::Launch(std::vector<GridExtent> grid, int threads,
+                           std::function<void(Index)> body, SourceLoc loc) {
+  launchImpl(*state_, grid, threads, [&](llvm::ArrayRef<Index> ids) { body(ids[0]); }, loc);
+}
+void KernelBuilder::Launch(std::vector<GridExtent> grid, int threads,
+                           std::function<void(Index, Index)> body, SourceLoc loc) {
+  launchImpl(*state_, grid, threads, [&](llvm::ArrayRef<Index> ids) { body(ids[0], ids[1]); },
+             loc);
+}
+void KernelBuilder::Launch(std::vector<GridExtent> grid, int threads,
+                           std::function<void(Index, Index, Index)> body, SourceLoc loc) {
+  launchImpl(*state_, grid, threads,
+             [&](llvm::ArrayRef<Index> ids) { body(ids[0], ids[1], ids[2]); }, loc);
+}
+
+Buffer KernelBuilder::AllocShared(std::vector<int64_t> shape, DType dtype,
+                                  const std::string &name, SourceLoc loc) {
+  mlir::Type elementType = toMlirType(state_->context.get(), dtype);
+  auto type = tile::BufferType::get(state_->context.get(), shape, elementType,
+                                    tile::MemoryScope::shared);
+  std::string label = name.empty() ? "shared" + std::to_string(state_->bufferCount++) : name;
+  auto op = tile::AllocSharedOp::create(state_->b(), state_->loc(loc), type,
+                                        state_->b().getStringAttr(label), nullptr);
+  return Buffer(op.getResult().getAsOpaquePointer());
+}
+
+Buffer KernelBuilder::AllocFragment(std::vector<int64_t> shape, DType dtype,
+                                    const std::string &name, SourceLoc loc) {
+  mlir::Type elementType = toMlirType(state_->context.get(), dtype);
+  auto type = tile::BufferType::get(state_->context.get(), shape, elementType,
+                                    tile::MemoryScope::fragment);
+  std::string label = name.empty() ? "fragment" + std::to_string(state_->bufferCount++) : name;
+  auto op = tile::AllocFragmentOp::create(state_->b(), state_->loc(loc), type,
+                                          state_->b().getStringAttr(label), nullptr);
+  return Buffer(op.getResult().getAsOpaquePointer());
+}
+
+void KernelBuilder::Copy(const TileRef &src, const Buffer &dst, SourceLoc loc) {
+  BuilderState &s = *state_;
+  llvm::SmallVector<mlir::Value> offsets;
+  for (const Index &i : src.offsets)
+    offsets.push_back(s.materialize(i));
+  tile::CopyOp::create(s.b(), s.loc(loc), s.kernel.getKernelArgument(src.argument), offsets,
+                       BuilderState::value(dst.handle()), mlir::ValueRange{});
+}
+
+void KernelBuilder::Copy(const Buffer &src, const TileRef &dst, SourceLoc loc) {
+  BuilderState &s = *state_;
+  llvm::SmallVector<mlir::Value> offsets;
+  for (const Index &i : dst.offsets)
+    offsets.push_back(s.materialize(i));
+  tile::CopyOp::create(s.b(), s.loc(loc), BuilderState::value(src.handle()), mlir::ValueRange{},
+                       s.kernel.getKernelArgument(dst.argument), offsets);
+}
+
+void KernelBuilder::Copy(const Buffer &src, const Buffer &dst, SourceLoc loc) {
+  BuilderState &s = *state_;
+  tile::CopyOp::create(s.b(), s.loc(loc), BuilderState::value(src.handle()), mlir::ValueRange{},
+                       BuilderState::value(dst.handle()), mlir::ValueRange{});
+}
+
+void KernelBuilder::Fill(const Buffer &buffer, double value, SourceLoc loc) {
+  BuilderState &s = *state_;
+  mlir::Value b = BuilderState::value(buffer.handle());
+  mlir::Type type = mlir::cast<tile::BufferType>(b.getType()).getElementType();
+  tile::FillOp::create(s.b(), s.loc(loc), b, s.materialize(Scalar(value), type));
+}
+
+void KernelBuilder::Clear(const Buffer &buffer, SourceLoc loc) {
+  BuilderState &s = *state_;
+  tile::ClearOp::create(s.b(), s.loc(loc), BuilderState::value(buffer.handle()));
+}
+
+namespace {
+
+void parallelImpl(BuilderState &s, const std::vector<int64_t> &extents,
+                  const std::function<void(llvm::ArrayRef<Index>)> &body,
+                  const SourceLoc &where) {
+  auto loop = tile::ParallelOp::create(s.b(), s.loc(where), extents);
+  mlir::OpBuilder::InsertionGuard guard(s.b());
+  s.b().setInsertionPoint(loop.getBodyBlock().getTerminator());
+  llvm::SmallVector<Index> ivs;
+  for (mlir::BlockArgument iv : loop.getInductionVars())
+    ivs.push_back(BuilderState::index(iv));
+  body(ivs);
+}
+
+} // namespace
+
+void KernelBuilder::Parallel(std::vector<int64_t> extents, std::function<void(Index)> body,
+                             SourceLoc loc) {
+  if (extents.size() != 1) {
+    state_->errors += "tessera: Parallel with a one-index body needs one extent\n";
+    return;
+  }
+  parallelImpl(*state_, extents, [&](llvm::ArrayRef<Index> ivs) { body(ivs[0]); }, loc);
+}
+
+void KernelBuilder::Parallel(std::vector<int64_t> extents, std::function<void(Index, Index)> body,
+                             SourceLoc loc) {
+  if (extents.size() != 2) {
+    state_->errors += "tessera: Parallel with a two-index body needs two extents\n";
+    return;
+  }
+  parallelImpl(*state_, extents, [&](llvm::ArrayRef<Index> ivs) { body(ivs[0], ivs[1]); }, loc);
+}
+
+Kernel KernelBuilder::Build() {
+  Kernel kernel;
+  kernel.impl_->name = state_->name;
+  if (!state_->kernel) {
+    kernel.impl_->status =
+        absl::FailedPreconditionError("kernel '" + state_->name + "' was never launched");
+    return kernel;
+  }
+  if (!state_->errors.empty()) {
+    kernel.impl_->status = absl::InvalidArgumentError(state_->errors);
+    return kernel;
+  }
+  std::string diagnostics;
+  {
+    mlir::ScopedDiagnosticHandler handler(state_->context.get(), [&](mlir::Diagnostic &diag) {
+      llvm::raw_string_ostream os(diagnostics);
+      os << diag.getLocation() << ": " << diag << "\n";
+      return mlir::success();
+    });
+    if (mlir::failed(mlir::verify(*state_->module))) {
+      kernel.impl_->status = absl::InvalidArgumentError(diagnostics);
+      return kernel;
+    }
+  }
+  llvm::raw_string_ostream os(kernel.impl_->text);
+  mlir::OpPrintingFlags flags;
+  flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  state_->module->print(os, flags);
+  return kernel;
+}
+
+} // namespace tessera

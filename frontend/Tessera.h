@@ -1,0 +1,315 @@
+//===- Tessera.h - The kernel-writing C++ API -------------------*- C++ -*-===//
+//
+// This file declares the C++ API kernel authors write with. It reads like
+// TileLang: a kernel is a short function of its tuning knobs, tiles are
+// values, loops take lambdas, and nothing names an architecture.
+//
+//   Kernel VectorAdd(Dim N, int64_t block) {
+//     KernelBuilder T("vector_add");
+//     auto A = T.Tensor("A", {N}, f32), B = T.Tensor("B", {N}, f32),
+//          C = T.Tensor("C", {N}, f32);
+//     T.Launch({CeilDiv(N, block)}, 256, [&](Index bx) {
+//       auto a = T.AllocFragment({block}, f32), b = T.AllocFragment({block}, f32);
+//       T.Copy(A.Tile(bx * block), a);
+//       T.Copy(B.Tile(bx * block), b);
+//       T.Parallel({block}, [&](Index i) { a(i) = a(i) + b(i); });
+//       T.Copy(a, C.Tile(bx * block));
+//     });
+//     return T.Build();
+//   }
+//
+// The header includes no MLIR: the IR lives behind opaque handles, so user
+// code compiles quickly. Errors point at the author's line.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_FRONTEND_TESSERA_H
+#define TESSERA_FRONTEND_TESSERA_H
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace tessera {
+
+namespace runtime {
+class CompiledKernel;
+} // namespace runtime
+
+/// Element types of tensors, buffers and scalars.
+enum class DType { kF16, kBF16, kF32, kF64, kI8, kI32, kI64 };
+inline constexpr DType f16 = DType::kF16;
+inline constexpr DType bf16 = DType::kBF16;
+inline constexpr DType f32 = DType::kF32;
+inline constexpr DType f64 = DType::kF64;
+inline constexpr DType i8 = DType::kI8;
+inline constexpr DType i32 = DType::kI32;
+inline constexpr DType i64 = DType::kI64;
+
+/// Where in the author's code an operation was written. Defaulted at call
+/// sites, so diagnostics point at the author's line.
+struct SourceLoc {
+  SourceLoc(const char *file = __builtin_FILE(), int line = __builtin_LINE())
+      : file(file), line(line) {}
+  const char *file;
+  int line;
+};
+
+/// A tensor dimension: a static size, or a named size known only at launch.
+/// Every tensor dimension named with the same symbol must be equal at launch.
+class Dim {
+public:
+  /// A static dimension.
+  Dim(int64_t size) : size_(size) {}
+  /// A dynamic dimension named `name` (e.g. Dim::Dynamic("N")).
+  static Dim Dynamic(std::string name);
+  bool isStatic() const { return size_ >= 0; }
+  int64_t size() const { return size_; }
+  const std::string &name() const { return name_; }
+
+private:
+  Dim() = default;
+  int64_t size_ = -1;
+  std::string name_;
+};
+
+/// A grid extent: a constant, a dimension, or CeilDiv(dimension, tile).
+class GridExtent {
+public:
+  GridExtent(int64_t value) : constant_(value) {}
+  GridExtent(const Dim &dim);
+  friend GridExtent CeilDiv(const Dim &dim, int64_t tile);
+
+  const Dim *dim() const { return hasDim_ ? &dim_ : nullptr; }
+  int64_t constant() const { return constant_; }
+  int64_t divisor() const { return divisor_; }
+
+private:
+  bool hasDim_ = false;
+  Dim dim_ = Dim(0);
+  int64_t constant_ = 0;
+  int64_t divisor_ = 1;
+};
+
+/// ceil(dim / tile): the number of tiles that cover `dim`.
+GridExtent CeilDiv(const Dim &dim, int64_t tile);
+
+namespace detail {
+struct BuilderState;
+} // namespace detail
+
+/// An index inside a kernel: a block index, a loop index, an offset.
+class Index {
+public:
+  Index(int64_t value);
+  friend Index operator+(const Index &a, const Index &b);
+  friend Index operator-(const Index &a, const Index &b);
+  friend Index operator*(const Index &a, const Index &b);
+  /// Floor division and remainder (indices are non-negative).
+  friend Index operator/(const Index &a, const Index &b);
+  friend Index operator%(const Index &a, const Index &b);
+
+  /// The opaque IR value (an mlir::Value), or null for a plain constant.
+  void *handle() const { return handle_; }
+  int64_t constant() const { return constant_; }
+
+private:
+  friend struct detail::BuilderState;
+  Index(void *handle) : handle_(handle) {}
+  void *handle_ = nullptr;
+  int64_t constant_ = 0;
+};
+
+/// A scalar value inside a parallel body: an element, a constant, a result.
+class Scalar {
+public:
+  Scalar(double value);
+  friend Scalar operator+(const Scalar &a, const Scalar &b);
+  friend Scalar operator-(const Scalar &a, const Scalar &b);
+  friend Scalar operator*(const Scalar &a, const Scalar &b);
+  friend Scalar operator/(const Scalar &a, const Scalar &b);
+  friend Scalar operator-(const Scalar &a);
+
+  /// The opaque IR value, or null for a constant or a kernel argument.
+  void *handle() const { return handle_; }
+  double constant() const { return constant_; }
+  /// The kernel argument this scalar names, or -1.
+  int argument() const { return argument_; }
+
+private:
+  friend struct detail::BuilderState;
+  friend class KernelBuilder;
+  Scalar(void *handle, int) : handle_(handle) {}
+  void *handle_ = nullptr;
+  double constant_ = 0;
+  int argument_ = -1;
+};
+
+// Namespace-scope declarations, so that element references (which convert to
+// Scalar) combine with the same operators.
+Scalar operator+(const Scalar &a, const Scalar &b);
+Scalar operator-(const Scalar &a, const Scalar &b);
+Scalar operator*(const Scalar &a, const Scalar &b);
+Scalar operator/(const Scalar &a, const Scalar &b);
+Scalar operator-(const Scalar &a);
+
+/// Elementwise math, lowered to the math dialect (approximate forms where the
+/// backend allows).
+Scalar Max(const Scalar &a, const Scalar &b);
+Scalar Min(const Scalar &a, const Scalar &b);
+Scalar Exp(const Scalar &x);
+Scalar Log(const Scalar &x);
+Scalar Sqrt(const Scalar &x);
+Scalar Tanh(const Scalar &x);
+Scalar Abs(const Scalar &x);
+/// Converts between element types.
+Scalar Cast(const Scalar &x, DType to);
+
+class Buffer;
+
+/// One element of a buffer: reads convert to Scalar, assignment stores.
+class ElementRef {
+public:
+  operator Scalar() const;
+  ElementRef &operator=(const Scalar &value);
+  ElementRef &operator=(const ElementRef &other);
+
+private:
+  friend class Buffer;
+  ElementRef(void *buffer, std::vector<Index> indices)
+      : buffer_(buffer), indices_(std::move(indices)) {}
+  void *buffer_;
+  std::vector<Index> indices_;
+};
+
+/// A tile of a tensor at an origin: the operand of Copy.
+struct TileRef {
+  int argument;
+  std::vector<Index> offsets;
+};
+
+/// A global tensor argument of a kernel.
+class Tensor {
+public:
+  /// The tile of this tensor whose origin is `offsets` (one per dimension).
+  template <typename... Ts> TileRef Tile(Ts... offsets) const {
+    return TileRef{argument_, {Index(offsets)...}};
+  }
+  /// Dimension `i` (the launch-time value for dynamic dimensions).
+  Index dim(int i) const;
+  int argument() const { return argument_; }
+
+private:
+  friend class KernelBuilder;
+  Tensor(detail::BuilderState *state, int argument) : state_(state), argument_(argument) {}
+  detail::BuilderState *state_;
+  int argument_;
+};
+
+/// A buffer in shared memory or a fragment in registers.
+class Buffer {
+public:
+  template <typename... Ts> ElementRef operator()(Ts... indices) const {
+    return ElementRef(handle_, {Index(indices)...});
+  }
+  void *handle() const { return handle_; }
+
+private:
+  friend class KernelBuilder;
+  explicit Buffer(void *handle) : handle_(handle) {}
+  void *handle_;
+};
+
+/// The stages a compilation can print.
+enum class Stage { kTile, kGpu, kLowered, kLLVM, kPTX, kCubin };
+
+/// Options for compiling a kernel.
+struct CompileOptions {
+  /// "sm_60", "sm_70", "sm_80", "sm_90a", ...
+  std::string target = "sm_90a";
+  /// Assemble a cubin with ptxas (registers, spills) in addition to PTX.
+  bool assemble = false;
+};
+
+/// A built kernel: tile IR that compiles for any registered target.
+class Kernel {
+public:
+  Kernel();
+  ~Kernel();
+  Kernel(Kernel &&);
+  Kernel &operator=(Kernel &&);
+
+  /// OK unless building the kernel failed (then every call reports it).
+  const absl::Status &status() const;
+  const std::string &name() const;
+  /// The kernel as tile dialect text (what tessera-compile reads).
+  std::string ToString() const;
+  /// The text of one compilation stage for `options.target`.
+  absl::StatusOr<std::string> GetKernelSource(Stage stage,
+                                              const CompileOptions &options = {}) const;
+  /// Compiles for `options.target`: PTX (and a cubin if asked), the
+  /// signature and launch geometry, for tessera::runtime.
+  absl::StatusOr<runtime::CompiledKernel> Compile(const CompileOptions &options = {}) const;
+
+private:
+  friend class KernelBuilder;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Builds one kernel. Declare tensors, then Launch with the body.
+class KernelBuilder {
+public:
+  explicit KernelBuilder(std::string name);
+  ~KernelBuilder();
+
+  /// A global tensor argument.
+  tessera::Tensor Tensor(const std::string &name, std::vector<Dim> shape, DType dtype,
+                         SourceLoc loc = {});
+  /// A scalar argument, usable in parallel bodies.
+  Scalar ScalarArg(const std::string &name, DType dtype, SourceLoc loc = {});
+
+  /// Launches the body over a grid of blocks of `threads` threads.
+  void Launch(std::vector<GridExtent> grid, int threads, std::function<void(Index)> body,
+              SourceLoc loc = {});
+  void Launch(std::vector<GridExtent> grid, int threads, std::function<void(Index, Index)> body,
+              SourceLoc loc = {});
+  void Launch(std::vector<GridExtent> grid, int threads,
+              std::function<void(Index, Index, Index)> body, SourceLoc loc = {});
+
+  /// A tile in shared memory (one per block).
+  Buffer AllocShared(std::vector<int64_t> shape, DType dtype, const std::string &name = "",
+                     SourceLoc loc = {});
+  /// A tile spread over the block's registers.
+  Buffer AllocFragment(std::vector<int64_t> shape, DType dtype, const std::string &name = "",
+                       SourceLoc loc = {});
+
+  /// Copies a tile; parts outside the tensor are not read (zero) or written.
+  void Copy(const TileRef &src, const Buffer &dst, SourceLoc loc = {});
+  void Copy(const Buffer &src, const TileRef &dst, SourceLoc loc = {});
+  void Copy(const Buffer &src, const Buffer &dst, SourceLoc loc = {});
+  void Fill(const Buffer &buffer, double value, SourceLoc loc = {});
+  void Clear(const Buffer &buffer, SourceLoc loc = {});
+
+  /// An elementwise loop nest over a tile, spread over the block's threads.
+  void Parallel(std::vector<int64_t> extents, std::function<void(Index)> body,
+                SourceLoc loc = {});
+  void Parallel(std::vector<int64_t> extents, std::function<void(Index, Index)> body,
+                SourceLoc loc = {});
+
+  /// Finishes the kernel and verifies it; errors are kept in Kernel::status().
+  Kernel Build();
+
+private:
+  std::unique_ptr<detail::BuilderState> state_;
+};
+
+} // namespace tessera
+
+#endif // TESSERA_FRONTEND_TESSERA_H

@@ -1,0 +1,504 @@
+// Every verifier message of the tile dialect (ir/TileDialect.cpp), one
+// negative case each.
+// RUN: %tessera-opt %s --split-input-file --verify-diagnostics
+
+//===----------------------------------------------------------------------===//
+// #tile.target
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{target 'foo' is not of the form sm_XY or sm_XYa (e.g. sm_80, sm_90a)}}
+module attributes {tile.target = #tile.target<"foo">} {}
+
+// -----
+
+// expected-error @+1 {{target 'sm_' is not of the form sm_XY or sm_XYa}}
+module attributes {tile.target = #tile.target<"sm_">} {}
+
+// -----
+
+// expected-error @+1 {{target 'sm_9x' is not of the form sm_XY or sm_XYa}}
+module attributes {tile.target = #tile.target<"sm_9x">} {}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #tile.distribution
+//===----------------------------------------------------------------------===//
+
+tile.kernel @distribution_threads() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{distribution threads must be in [1, 1024], got 0}}
+  %a = tile.alloc_fragment {distribution = #tile.distribution<threads = 0, vector = 4>} : !tile.buffer<16xf32, fragment>
+}
+
+// -----
+
+tile.kernel @distribution_vector() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{distribution vector must be a positive power of two, got 3}}
+  %a = tile.alloc_fragment {distribution = #tile.distribution<threads = 32, vector = 3>} : !tile.buffer<16xf32, fragment>
+}
+
+// -----
+
+tile.kernel @distribution_vector_zero() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  tile.parallel (%i) in [16] attributes {
+    // expected-error @+1 {{distribution vector must be a positive power of two, got 0}}
+    distribution = #tile.distribution<threads = 32, vector = 0>} {
+  }
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// !tile.tensor
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{a tile tensor needs at least one dimension}}
+tile.kernel @no_dims(%A: !tile.tensor<f32>) grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {}
+
+// -----
+
+// expected-error @+1 {{tensor dimensions must be positive or '?', got 0}}
+tile.kernel @zero_dim(%A: !tile.tensor<0xf32>) grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {}
+
+// -----
+
+// expected-error @+1 {{unsupported tensor element type 'i16' (expected f16, bf16, f32, f64, i8, i32 or i64)}}
+tile.kernel @i16(%A: !tile.tensor<4xi16>) grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {}
+
+// -----
+
+// expected-error @+1 {{unsupported tensor element type 'f8E4M3FN'}}
+tile.kernel @fp8(%A: !tile.tensor<4xf8E4M3FN>) grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// !tile.buffer
+//===----------------------------------------------------------------------===//
+
+tile.kernel @buffer_no_dims() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{a tile buffer needs at least one dimension}}
+  %a = tile.alloc_fragment : !tile.buffer<f32, fragment>
+}
+
+// -----
+
+tile.kernel @buffer_zero_dim() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{buffer dimensions must be positive, got 0}}
+  %a = tile.alloc_fragment : !tile.buffer<16x0xf32, fragment>
+}
+
+// -----
+
+tile.kernel @buffer_dynamic_dim() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{expected static shape}}
+  %a = tile.alloc_fragment : !tile.buffer<?xf32, fragment>
+}
+
+// -----
+
+tile.kernel @buffer_element_type() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{unsupported buffer element type 'i1' (expected f16, bf16, f32, f64, i8, i32 or i64)}}
+  %a = tile.alloc_fragment : !tile.buffer<16xi1, fragment>
+}
+
+// -----
+
+tile.kernel @buffer_scope() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{unknown buffer scope 'local' (expected 'shared' or 'fragment')}}
+  %a = tile.alloc_fragment : !tile.buffer<16xf32, local>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tile.kernel
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{'tile.kernel' op argument #1 has type 'vector<4xf32>'; kernel arguments are !tile.tensor values or scalars}}
+tile.kernel @vector_arg(%A: !tile.tensor<4xf32>, %v: vector<4xf32>)
+    grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op argument #0 has type 'i16'; kernel arguments are !tile.tensor values or scalars}}
+tile.kernel @i16_scalar(%s: i16) grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op grid map must use symbols only (the dynamic tensor dimensions), not dimensions: affine_map<(d0)[s0] -> (s0 ceildiv 256)>}}
+tile.kernel @grid_dims(%A: !tile.tensor<?xf32>)
+    grid(affine_map<(d0)[s0] -> (s0 ceildiv 256)>) threads(256) blocks(%bx) {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op grid map has 1 symbols but the tensor arguments have 3 dynamic dimensions; the map's symbols are those dimensions in argument order}}
+tile.kernel @grid_symbols(%A: !tile.tensor<?x?xf32>, %B: !tile.tensor<?xf32>)
+    grid(affine_map<()[s0] -> (s0 ceildiv 256)>) threads(256) blocks(%bx) {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op grid map has 1 symbols but the tensor arguments have 0 dynamic dimensions}}
+tile.kernel @grid_symbols_static(%A: !tile.tensor<1024xf32>)
+    grid(affine_map<()[s0] -> (s0 ceildiv 256)>) threads(256) blocks(%bx) {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op grid must have 1 to 3 extents, got 4}}
+tile.kernel @grid_four(%A: !tile.tensor<4xf32>)
+    grid(affine_map<()[] -> (1, 1, 1, 1)>) threads(32) blocks(%a, %b, %c, %d) {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op grid must have 1 to 3 extents, got 0}}
+tile.kernel @grid_none(%A: !tile.tensor<4xf32>)
+    grid(affine_map<()[] -> ()>) threads(32) blocks() {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op threads per block must be in [1, 1024], got 0}}
+tile.kernel @no_threads(%A: !tile.tensor<4xf32>) grid(affine_map<()[] -> (1)>) threads(0) blocks(%bx) {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op threads per block must be in [1, 1024], got 2048}}
+tile.kernel @too_many_threads(%A: !tile.tensor<4xf32>) grid(affine_map<()[] -> (1)>) threads(2048) blocks(%bx) {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op threads per block must be in [1, 1024], got -1}}
+tile.kernel @negative_threads(%A: !tile.tensor<4xf32>) grid(affine_map<()[] -> (1)>) threads(-1) blocks(%bx) {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op arg_names has 1 names for 2 arguments}}
+tile.kernel @arg_names(%A: !tile.tensor<4xf32>, %B: !tile.tensor<4xf32>)
+    grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) attributes {arg_names = ["A"]} {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op dim_groups entry 'N' must be an array<i64> of dynamic dimension numbers}}
+tile.kernel @dim_groups_type(%A: !tile.tensor<?xf32>, %B: !tile.tensor<?xf32>)
+    grid(affine_map<()[s0, s1] -> (s0 ceildiv 256)>) threads(256) blocks(%bx)
+    attributes {dim_groups = {N = [0, 1]}} {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op dim_groups entry 'N' names dynamic dimension 2, but there are 2}}
+tile.kernel @dim_groups_range(%A: !tile.tensor<?xf32>, %B: !tile.tensor<?xf32>)
+    grid(affine_map<()[s0, s1] -> (s0 ceildiv 256)>) threads(256) blocks(%bx)
+    attributes {dim_groups = {N = array<i64: 0, 2>}} {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op dim_groups entry 'M' names dynamic dimension -1, but there are 1}}
+tile.kernel @dim_groups_negative(%A: !tile.tensor<?xf32>)
+    grid(affine_map<()[s0] -> (s0 ceildiv 256)>) threads(256) blocks(%bx)
+    attributes {dim_groups = {M = array<i64: -1>}} {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op body takes 3 arguments; expected the 1 kernel arguments and 1 block indices}}
+tile.kernel @too_many_block_indices(%A: !tile.tensor<4xf32>)
+    grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx, %by) {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op body argument #0 has type 'f32', expected '!tile.tensor<4xf32>'}}
+"tile.kernel"() <{sym_name = "body_type", function_type = (!tile.tensor<4xf32>) -> (),
+                  grid = affine_map<()[] -> (1)>, threads = 32 : i64}> ({
+^bb0(%A: f32, %bx: index):
+  "tile.yield"() : () -> ()
+}) : () -> ()
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op block indices must be of type index}}
+"tile.kernel"() <{sym_name = "block_index_type", function_type = (!tile.tensor<4xf32>) -> (),
+                  grid = affine_map<()[] -> (1)>, threads = 32 : i64}> ({
+^bb0(%A: !tile.tensor<4xf32>, %bx: i32):
+  "tile.yield"() : () -> ()
+}) : () -> ()
+
+// -----
+
+// expected-error @+1 {{'tile.yield' op expects parent op to be one of 'tile.kernel, tile.parallel'}}
+tile.yield
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tile.dim
+//===----------------------------------------------------------------------===//
+
+tile.kernel @dim_range(%A: !tile.tensor<?x4xf32>)
+    grid(affine_map<()[s0] -> (s0)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{'tile.dim' op dimension 2 is out of range for a tensor of rank 2}}
+  %n = tile.dim %A[2] : !tile.tensor<?x4xf32>
+}
+
+// -----
+
+tile.kernel @dim_negative(%A: !tile.tensor<?x4xf32>)
+    grid(affine_map<()[s0] -> (s0)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{'tile.dim' op dimension -1 is out of range for a tensor of rank 2}}
+  %n = tile.dim %A[-1] : !tile.tensor<?x4xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tile.alloc_shared / tile.alloc_fragment
+//===----------------------------------------------------------------------===//
+
+tile.kernel @alloc_shared_scope() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{'tile.alloc_shared' op allocates shared memory, but the result type '!tile.buffer<16xf32, fragment>' is not in scope 'shared'}}
+  %a = tile.alloc_shared : !tile.buffer<16xf32, fragment>
+}
+
+// -----
+
+tile.kernel @alloc_shared_offset() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{'tile.alloc_shared' op offset must be non-negative}}
+  %a = tile.alloc_shared {offset = -128} : !tile.buffer<16xf32, shared>
+}
+
+// -----
+
+tile.kernel @alloc_fragment_scope() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{'tile.alloc_fragment' op allocates a fragment, but the result type '!tile.buffer<16xf32, shared>' is not in scope 'fragment'}}
+  %a = tile.alloc_fragment : !tile.buffer<16xf32, shared>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tile.copy
+//===----------------------------------------------------------------------===//
+
+tile.kernel @copy_tensor_to_tensor(%A: !tile.tensor<16xf32>, %B: !tile.tensor<16xf32>)
+    grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tile.copy' op copies between two global tensors are not supported; stage the tile through a shared buffer or a fragment}}
+  tile.copy %A[%c0] to %B[%c0] : !tile.tensor<16xf32> to !tile.tensor<16xf32>
+}
+
+// -----
+
+tile.kernel @copy_source_offsets(%A: !tile.tensor<?x64xf32>)
+    grid(affine_map<()[s0] -> (s0 ceildiv 16)>) threads(128) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<16x64xf32, fragment>
+  // expected-error @+1 {{'tile.copy' op source tensor of rank 2 needs 2 offsets, got 1}}
+  tile.copy %A[%bx] to %a : !tile.tensor<?x64xf32> to !tile.buffer<16x64xf32, fragment>
+}
+
+// -----
+
+tile.kernel @copy_destination_offsets(%A: !tile.tensor<?xf32>)
+    grid(affine_map<()[s0] -> (s0 ceildiv 16)>) threads(128) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<16xf32, fragment>
+  // expected-error @+1 {{'tile.copy' op destination tensor of rank 1 needs 1 offsets, got 2}}
+  tile.copy %a to %A[%bx, %bx] : !tile.buffer<16xf32, fragment> to !tile.tensor<?xf32>
+}
+
+// -----
+
+tile.kernel @copy_rank(%A: !tile.tensor<?xf32>)
+    grid(affine_map<()[s0] -> (s0 ceildiv 16)>) threads(128) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<4x4xf32, fragment>
+  // expected-error @+1 {{'tile.copy' op tile '!tile.buffer<4x4xf32, fragment>' has rank 2 but the source tensor has rank 1}}
+  tile.copy %A[%bx] to %a : !tile.tensor<?xf32> to !tile.buffer<4x4xf32, fragment>
+}
+
+// -----
+
+tile.kernel @copy_buffer_offsets() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<16xf32, fragment>
+  %s = tile.alloc_shared : !tile.buffer<16xf32, shared>
+  // expected-error @+1 {{'tile.copy' op source buffer takes no offsets; the whole buffer is the tile}}
+  tile.copy %s[%bx] to %a : !tile.buffer<16xf32, shared> to !tile.buffer<16xf32, fragment>
+}
+
+// -----
+
+tile.kernel @copy_shape() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<16x8xf32, fragment>
+  %s = tile.alloc_shared : !tile.buffer<8x16xf32, shared>
+  // expected-error @+1 {{'tile.copy' op source '!tile.buffer<8x16xf32, shared>' and destination '!tile.buffer<16x8xf32, fragment>' have different shapes}}
+  tile.copy %s to %a : !tile.buffer<8x16xf32, shared> to !tile.buffer<16x8xf32, fragment>
+}
+
+// -----
+
+tile.kernel @copy_int_to_float(%A: !tile.tensor<?xi32>)
+    grid(affine_map<()[s0] -> (s0 ceildiv 16)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<16xf32, fragment>
+  // expected-error @+1 {{'tile.copy' op cannot convert 'i32' to 'f32'; a copy converts only between float types}}
+  tile.copy %A[%bx] to %a : !tile.tensor<?xi32> to !tile.buffer<16xf32, fragment>
+}
+
+// -----
+
+tile.kernel @copy_int_widths() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<16xi8, fragment>
+  %b = tile.alloc_fragment : !tile.buffer<16xi32, fragment>
+  // expected-error @+1 {{'tile.copy' op cannot convert 'i8' to 'i32'; a copy converts only between float types}}
+  tile.copy %a to %b : !tile.buffer<16xi8, fragment> to !tile.buffer<16xi32, fragment>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tile.fill
+//===----------------------------------------------------------------------===//
+
+tile.kernel @fill_type() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<16xf32, fragment>
+  %v = arith.constant 1.0 : f16
+  // expected-error @+1 {{'tile.fill' op fill value has type 'f16' but the buffer holds 'f32'}}
+  tile.fill %a, %v : !tile.buffer<16xf32, fragment>, f16
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tile.parallel
+//===----------------------------------------------------------------------===//
+
+tile.kernel @parallel_no_extents() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{'tile.parallel' op needs at least one extent}}
+  tile.parallel () in [] {
+  }
+}
+
+// -----
+
+tile.kernel @parallel_zero_extent() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{'tile.parallel' op extents must be positive, got 0}}
+  tile.parallel (%i, %j) in [4, 0] {
+  }
+}
+
+// -----
+
+tile.kernel @parallel_ivs() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{'tile.parallel' op has 1 extents but 2 induction variables}}
+  tile.parallel (%i, %j) in [16] {
+  }
+}
+
+// -----
+
+tile.kernel @parallel_iv_type() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{'tile.parallel' op induction variables must be of type index}}
+  "tile.parallel"() <{extents = array<i64: 16>}> ({
+  ^bb0(%i: i32):
+    "tile.yield"() : () -> ()
+  }) : () -> ()
+}
+
+// -----
+
+tile.kernel @parallel_copy() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<16xf32, fragment>
+  %s = tile.alloc_shared : !tile.buffer<16xf32, shared>
+  tile.parallel (%i) in [16] {
+    // expected-error @+1 {{'tile.copy' op is not allowed inside tile.parallel; the body computes one element at a time}}
+    tile.copy %s to %a : !tile.buffer<16xf32, shared> to !tile.buffer<16xf32, fragment>
+  }
+}
+
+// -----
+
+tile.kernel @parallel_alloc_fragment() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  tile.parallel (%i) in [16] {
+    // expected-error @+1 {{'tile.alloc_fragment' op is not allowed inside tile.parallel}}
+    %a = tile.alloc_fragment : !tile.buffer<16xf32, fragment>
+  }
+}
+
+// -----
+
+tile.kernel @parallel_alloc_shared() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  tile.parallel (%i) in [16] {
+    // expected-error @+1 {{'tile.alloc_shared' op is not allowed inside tile.parallel}}
+    %a = tile.alloc_shared : !tile.buffer<16xf32, shared>
+  }
+}
+
+// -----
+
+tile.kernel @parallel_fill() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<16xf32, fragment>
+  %v = arith.constant 0.0 : f32
+  tile.parallel (%i) in [16] {
+    // expected-error @+1 {{'tile.fill' op is not allowed inside tile.parallel}}
+    tile.fill %a, %v : !tile.buffer<16xf32, fragment>, f32
+  }
+}
+
+// -----
+
+tile.kernel @parallel_clear() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<16xf32, fragment>
+  tile.parallel (%i) in [16] {
+    // expected-error @+1 {{'tile.clear' op is not allowed inside tile.parallel}}
+    tile.clear %a : !tile.buffer<16xf32, fragment>
+  }
+}
+
+// -----
+
+tile.kernel @parallel_nested() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  tile.parallel (%i) in [16] {
+    // expected-error @+1 {{'tile.parallel' op is not allowed inside tile.parallel}}
+    tile.parallel (%j) in [16] {
+    }
+  }
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tile.load / tile.store
+//===----------------------------------------------------------------------===//
+
+tile.kernel @load_indices() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<4x8xf32, fragment>
+  tile.parallel (%i, %j) in [4, 8] {
+    // expected-error @+1 {{'tile.load' op buffer '!tile.buffer<4x8xf32, fragment>' of rank 2 needs 2 indices, got 1}}
+    %x = tile.load %a[%i] : !tile.buffer<4x8xf32, fragment>
+  }
+}
+
+// -----
+
+tile.kernel @store_indices() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<8xf32, fragment>
+  %v = arith.constant 0.0 : f32
+  tile.parallel (%i) in [8] {
+    // expected-error @+1 {{'tile.store' op buffer '!tile.buffer<8xf32, fragment>' of rank 1 needs 1 indices, got 2}}
+    tile.store %v, %a[%i, %i] : !tile.buffer<8xf32, fragment>
+  }
+}
+
+// -----
+
+tile.kernel @load_result_type() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<8xf32, fragment>
+  tile.parallel (%i) in [8] {
+    // expected-error @+1 {{'tile.load' op failed to verify that result type is the buffer's element type}}
+    %x = "tile.load"(%a, %i) : (!tile.buffer<8xf32, fragment>, index) -> f16
+  }
+}
+
+// -----
+
+tile.kernel @store_value_type() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<8xf32, fragment>
+  %v = arith.constant 0 : i32
+  tile.parallel (%i) in [8] {
+    // expected-error @+1 {{'tile.store' op failed to verify that value type is the buffer's element type}}
+    "tile.store"(%v, %a, %i) : (i32, !tile.buffer<8xf32, fragment>, index) -> ()
+  }
+}

@@ -1,0 +1,56 @@
+# -*- Python -*-
+#===- lit.cfg.py - The compiler's FileCheck suite --------------------------===#
+#
+# Configures lit for tests/lit: `.mlir` files run through tessera-opt and
+# tessera-compile and are checked with FileCheck. Under Bazel, run_lit.sh
+# passes every path as a lit parameter; run by hand, the defaults find the
+# tools in bazel-bin and FileCheck in /usr/lib/llvm-22/bin:
+#
+#   bazel build //tools:tessera-opt //tools:tessera-compile
+#   /usr/lib/llvm-22/bin/lit -v tests/lit
+#
+#===------------------------------------------------------------------------===#
+
+import os
+
+import lit.formats
+
+config.name = "Tessera"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+
+# Under Bazel the source tree is read-only; lit writes into the test's tmpdir.
+config.test_exec_root = lit_config.params.get(
+    "test_exec_root",
+    os.environ.get("TEST_TMPDIR", os.path.join(config.test_source_root, "Output")))
+
+repo_root = os.path.abspath(os.path.join(config.test_source_root, "..", ".."))
+
+
+def tool_path(param, default):
+    """A tool named by a lit parameter, else by its default path; must exist."""
+    path = lit_config.params.get(param, default)
+    if not os.path.isfile(path):
+        lit_config.fatal("%s not found at '%s' (pass --param %s=PATH or build it)" %
+                         (param, path, param))
+    return os.path.abspath(path)
+
+
+tessera_opt = tool_path("tessera_opt", os.path.join(repo_root, "bazel-bin/tools/tessera-opt"))
+tessera_compile = tool_path("tessera_compile",
+                            os.path.join(repo_root, "bazel-bin/tools/tessera-compile"))
+llvm_tools_dir = lit_config.params.get("llvm_tools_dir", "/usr/lib/llvm-22/bin")
+for tool in ("FileCheck", "not"):
+    if not os.path.isfile(os.path.join(llvm_tools_dir, tool)):
+        lit_config.fatal("%s not found in llvm_tools_dir '%s'" % (tool, llvm_tools_dir))
+
+config.substitutions.append(("%tessera-opt", tessera_opt))
+config.substitutions.append(("%tessera-compile", tessera_compile))
+
+# FileCheck and not come from LLVM 22's bin directory, first on PATH.
+config.environment["PATH"] = os.pathsep.join(
+    [llvm_tools_dir, os.environ.get("PATH", "/usr/bin:/bin")])
+# The compiler finds libdevice and ptxas through CUDA_HOME when it needs them.
+if "CUDA_HOME" in os.environ:
+    config.environment["CUDA_HOME"] = os.environ["CUDA_HOME"]

@@ -1,0 +1,126 @@
+// Every op, type and attribute of the tile dialect parses, prints, and its
+// printed form (custom and generic) parses back to the same text.
+// RUN: %tessera-opt %s | %tessera-opt | FileCheck %s
+// RUN: %tessera-opt %s --mlir-print-op-generic | %tessera-opt | FileCheck %s
+// RUN: %tessera-opt %s > %t.once
+// RUN: %tessera-opt %t.once > %t.twice
+// RUN: diff %t.once %t.twice
+
+// CHECK: #[[MAP1D:.*]] = affine_map<()[s0, s1, s2] -> (s0 ceildiv 1024)>
+// CHECK: #[[MAP2D:.*]] = affine_map<()[s0, s1] -> (s0 ceildiv 32, s1 ceildiv 64)>
+// CHECK: #[[MAP3D:.*]] = affine_map<() -> (1, 2, 3)>
+// CHECK: module attributes {tile.target = #tile.target<"sm_90a">}
+module attributes {tile.target = #tile.target<"sm_90a">} {
+
+// CHECK-LABEL: tile.kernel @vector_add
+// CHECK-SAME: (%[[A:[a-zA-Z0-9_]+]]: !tile.tensor<?xf32>, %[[B:[a-zA-Z0-9_]+]]: !tile.tensor<?xf32>, %[[C:[a-zA-Z0-9_]+]]: !tile.tensor<?xf32>)
+// CHECK-SAME: grid(#[[MAP1D]]) threads(256) blocks(%[[BX:[a-zA-Z0-9_]+]])
+// CHECK-SAME: attributes {arg_names = ["A", "B", "C"], dim_groups = {N = array<i64: 0, 1, 2>}}
+// CHECK: %[[FA:[a-zA-Z0-9_]+]] = tile.alloc_fragment {name = "a"} : <1024xf32, fragment>
+// CHECK: %[[FB:[a-zA-Z0-9_]+]] = tile.alloc_fragment {distribution = #tile.distribution<threads = 256, vector = 4>, name = "b"} : <1024xf32, fragment>
+// CHECK: %[[OFF:[a-zA-Z0-9_]+]] = arith.muli %[[BX]], %{{.*}} : index
+// CHECK: tile.copy %[[A]][%[[OFF]]] to %[[FA]] : !tile.tensor<?xf32> to !tile.buffer<1024xf32, fragment>
+// CHECK: tile.copy %[[B]][%[[OFF]]] to %[[FB]] : !tile.tensor<?xf32> to !tile.buffer<1024xf32, fragment>
+// CHECK: tile.parallel (%[[I:[a-zA-Z0-9_]+]]) in [1024] attributes {distribution = #tile.distribution<threads = 256, vector = 4>} {
+// CHECK:   %[[X:[a-zA-Z0-9_]+]] = tile.load %[[FA]][%[[I]]] : <1024xf32, fragment>
+// CHECK:   %[[Y:[a-zA-Z0-9_]+]] = tile.load %[[FB]][%[[I]]] : <1024xf32, fragment>
+// CHECK:   %[[S:[a-zA-Z0-9_]+]] = arith.addf %[[X]], %[[Y]] : f32
+// CHECK:   tile.store %[[S]], %[[FA]][%[[I]]] : <1024xf32, fragment>
+// CHECK-NOT: tile.yield
+// CHECK: }
+// CHECK: tile.copy %[[FA]] to %[[C]][%[[OFF]]] : !tile.buffer<1024xf32, fragment> to !tile.tensor<?xf32>
+tile.kernel @vector_add(%A: !tile.tensor<?xf32>, %B: !tile.tensor<?xf32>, %C: !tile.tensor<?xf32>)
+    grid(affine_map<()[s0, s1, s2] -> (s0 ceildiv 1024)>) threads(256) blocks(%bx)
+    attributes {arg_names = ["A", "B", "C"], dim_groups = {N = array<i64: 0, 1, 2>}} {
+  %a = tile.alloc_fragment {name = "a"} : !tile.buffer<1024xf32, fragment>
+  %b = tile.alloc_fragment {name = "b", distribution = #tile.distribution<threads = 256, vector = 4>} : !tile.buffer<1024xf32, fragment>
+  %c1024 = arith.constant 1024 : index
+  %off = arith.muli %bx, %c1024 : index
+  tile.copy %A[%off] to %a : !tile.tensor<?xf32> to !tile.buffer<1024xf32, fragment>
+  tile.copy %B[%off] to %b : !tile.tensor<?xf32> to !tile.buffer<1024xf32, fragment>
+  tile.parallel (%i) in [1024] attributes {distribution = #tile.distribution<threads = 256, vector = 4>} {
+    %x = tile.load %a[%i] : !tile.buffer<1024xf32, fragment>
+    %y = tile.load %b[%i] : !tile.buffer<1024xf32, fragment>
+    %s = arith.addf %x, %y : f32
+    tile.store %s, %a[%i] : !tile.buffer<1024xf32, fragment>
+    tile.yield
+  }
+  tile.copy %a to %C[%off] : !tile.buffer<1024xf32, fragment> to !tile.tensor<?xf32>
+  tile.yield
+}
+
+// Two- and three-dimensional grids, static and dynamic dimensions, shared
+// buffers with and without planned offsets, buffer-to-buffer copies with
+// float conversion, fill, clear, dim and a 2-D parallel.
+
+// CHECK-LABEL: tile.kernel @tiles
+// CHECK-SAME: (%[[X:[a-zA-Z0-9_]+]]: !tile.tensor<?x64xf16>, %[[Y:[a-zA-Z0-9_]+]]: !tile.tensor<128x?xf32>, %[[ALPHA:[a-zA-Z0-9_]+]]: f32, %[[K:[a-zA-Z0-9_]+]]: index, %[[M:[a-zA-Z0-9_]+]]: i32)
+// CHECK-SAME: grid(#[[MAP2D]]) threads(128) blocks(%[[BX:[a-zA-Z0-9_]+]], %[[BY:[a-zA-Z0-9_]+]])
+// CHECK: %[[N:[a-zA-Z0-9_]+]] = tile.dim %[[X]][0] : <?x64xf16>
+// CHECK: %[[XS:[a-zA-Z0-9_]+]] = tile.alloc_shared {name = "Xs"} : <32x64xf16, shared>
+// CHECK: %[[YS:[a-zA-Z0-9_]+]] = tile.alloc_shared {name = "Ys", offset = 4096 : i64} : <32x64xf32, shared>
+// CHECK: %[[ACC:[a-zA-Z0-9_]+]] = tile.alloc_fragment : <32x64xf32, fragment>
+// CHECK: tile.clear %[[ACC]] : <32x64xf32, fragment>
+// CHECK: tile.fill %[[ACC]], %[[ALPHA]] : <32x64xf32, fragment>, f32
+// CHECK: tile.copy %[[X]][%{{.*}}, %{{.*}}] to %[[XS]] : !tile.tensor<?x64xf16> to !tile.buffer<32x64xf16, shared>
+// CHECK: tile.copy %[[XS]] to %[[YS]] : !tile.buffer<32x64xf16, shared> to !tile.buffer<32x64xf32, shared>
+// CHECK: tile.parallel (%[[I:[a-zA-Z0-9_]+]], %[[J:[a-zA-Z0-9_]+]]) in [32, 64] {
+// CHECK:   %{{.*}} = tile.load %[[YS]][%[[J]], %[[I]]] : <32x64xf32, shared>
+// CHECK:   tile.store %{{.*}}, %[[ACC]][%[[I]], %[[J]]] : <32x64xf32, fragment>
+// CHECK: }
+// CHECK: tile.copy %[[ACC]] to %[[Y]][%{{.*}}, %{{.*}}] : !tile.buffer<32x64xf32, fragment> to !tile.tensor<128x?xf32>
+tile.kernel @tiles(%X: !tile.tensor<?x64xf16>, %Y: !tile.tensor<128x?xf32>, %alpha: f32,
+                   %k: index, %m: i32)
+    grid(affine_map<()[s0, s1] -> (s0 ceildiv 32, s1 ceildiv 64)>) threads(128)
+    blocks(%bx, %by) {
+  %n = tile.dim %X[0] : !tile.tensor<?x64xf16>
+  %Xs = tile.alloc_shared {name = "Xs"} : !tile.buffer<32x64xf16, shared>
+  %Ys = tile.alloc_shared {name = "Ys", offset = 4096} : !tile.buffer<32x64xf32, shared>
+  %acc = tile.alloc_fragment : !tile.buffer<32x64xf32, fragment>
+  tile.clear %acc : !tile.buffer<32x64xf32, fragment>
+  tile.fill %acc, %alpha : !tile.buffer<32x64xf32, fragment>, f32
+  %c32 = arith.constant 32 : index
+  %c0 = arith.constant 0 : index
+  %row = arith.muli %bx, %c32 : index
+  tile.copy %X[%row, %c0] to %Xs : !tile.tensor<?x64xf16> to !tile.buffer<32x64xf16, shared>
+  tile.copy %Xs to %Ys : !tile.buffer<32x64xf16, shared> to !tile.buffer<32x64xf32, shared>
+  tile.parallel (%i, %j) in [32, 64] {
+    %v = tile.load %Ys[%j, %i] : !tile.buffer<32x64xf32, shared>
+    %w = arith.mulf %v, %alpha : f32
+    tile.store %w, %acc[%i, %j] : !tile.buffer<32x64xf32, fragment>
+  }
+  tile.copy %acc to %Y[%row, %k] : !tile.buffer<32x64xf32, fragment> to !tile.tensor<128x?xf32>
+}
+
+// Every supported element type, a fully static tensor and a 3-D grid.
+
+// CHECK-LABEL: tile.kernel @element_types
+// CHECK-SAME: !tile.tensor<8xf16>, %{{.*}}: !tile.tensor<8xbf16>, %{{.*}}: !tile.tensor<8xf32>, %{{.*}}: !tile.tensor<8xf64>, %{{.*}}: !tile.tensor<8xi8>, %{{.*}}: !tile.tensor<8xi32>, %{{.*}}: !tile.tensor<8x4x2xi64>, %{{.*}}: f16, %{{.*}}: i64
+// CHECK-SAME: grid(#[[MAP3D]]) threads(1024) blocks(%{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: tile.alloc_fragment : <8xbf16, fragment>
+// CHECK: tile.alloc_fragment : <8xf64, fragment>
+// CHECK: tile.alloc_shared : <8xi8, shared>
+// CHECK: tile.alloc_shared : <8xi32, shared>
+// CHECK: tile.alloc_fragment : <8x4x2xi64, fragment>
+// CHECK: tile.copy %{{.*}} to %{{.*}} : !tile.buffer<8xbf16, fragment> to !tile.buffer<8xf64, fragment>
+tile.kernel @element_types(%a: !tile.tensor<8xf16>, %b: !tile.tensor<8xbf16>, %c: !tile.tensor<8xf32>,
+                           %d: !tile.tensor<8xf64>, %e: !tile.tensor<8xi8>, %f: !tile.tensor<8xi32>,
+                           %g: !tile.tensor<8x4x2xi64>, %h: f16, %i: i64)
+    grid(affine_map<()[] -> (1, 2, 3)>) threads(1024) blocks(%x, %y, %z) {
+  %0 = tile.alloc_fragment : !tile.buffer<8xbf16, fragment>
+  %1 = tile.alloc_fragment : !tile.buffer<8xf64, fragment>
+  %2 = tile.alloc_shared : !tile.buffer<8xi8, shared>
+  %3 = tile.alloc_shared : !tile.buffer<8xi32, shared>
+  %4 = tile.alloc_fragment : !tile.buffer<8x4x2xi64, fragment>
+  tile.copy %0 to %1 : !tile.buffer<8xbf16, fragment> to !tile.buffer<8xf64, fragment>
+}
+
+// An empty kernel keeps its implicit terminator implicit.
+
+// CHECK-LABEL: tile.kernel @empty
+// CHECK-SAME: threads(32) blocks(%{{.*}}) {
+// CHECK-NEXT: }
+tile.kernel @empty() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+}
+
+}

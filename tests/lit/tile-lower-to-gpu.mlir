@@ -1,0 +1,234 @@
+// tile-lower-to-gpu: tile kernels become gpu.func kernels in one gpu.module;
+// tensors become global pointers plus one i64 per dynamic dimension; copies
+// use aligned vector accesses where the offsets prove alignment and scalar
+// accesses otherwise; shared buffers are views of dynamic shared memory,
+// fenced by barriers. Inputs carry the distributions and offsets that
+// tile-layout-inference and tile-plan-shared-memory would assign.
+// RUN: %tessera-opt %s --split-input-file --tile-lower-to-gpu --verify-diagnostics | FileCheck %s
+
+// CHECK-LABEL: module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">}
+// CHECK-NOT: tile.kernel
+// CHECK: gpu.module @tessera_kernels {
+// CHECK: gpu.func @vector_add(%[[A:[a-z0-9]+]]: !llvm.ptr<1> {llvm.align = 16 : i64}, %[[AN:[a-z0-9]+]]: i64, %[[B:[a-z0-9]+]]: !llvm.ptr<1> {llvm.align = 16 : i64}, %[[BN:[a-z0-9]+]]: i64) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK: %[[REGS:.*]] = memref.alloca() : memref<4xf32>
+// CHECK: %[[N:.*]] = arith.index_cast %[[AN]] : i64 to index
+// CHECK: %[[BX:.*]] = gpu.block_id x
+// CHECK: %[[TX:.*]] = gpu.thread_id x
+// CHECK: %[[C1024:.*]] = arith.constant 1024 : index
+// CHECK: arith.muli %[[BX]], %[[C1024]] : index
+// The whole vector in bounds: one 16-byte load.
+// CHECK: scf.if %{{.*}} -> (vector<4xf32>) {
+// CHECK:   %[[PTR:.*]] = llvm.getelementptr inbounds %[[A]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK:   llvm.load %[[PTR]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// At the tensor's end: guarded scalar loads, zero outside.
+// CHECK: } else {
+// CHECK:   arith.cmpi slt, %{{.*}}, %[[N]] : index
+// CHECK:   llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK: }
+// CHECK: memref.store %{{.*}}, %[[REGS]][%{{.*}}] : memref<4xf32>
+// The parallel body runs once per register slot.
+// CHECK-COUNT-4: arith.addf
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
+// CHECK: gpu.return
+// CHECK-NOT: tile.
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @vector_add(%A: !tile.tensor<?xf32>, %B: !tile.tensor<?xf32>)
+      grid(affine_map<()[s0, s1] -> (s0 ceildiv 1024)>) threads(256) blocks(%bx) {
+    %a = tile.alloc_fragment {distribution = #tile.distribution<threads = 256, vector = 4>} : !tile.buffer<1024xf32, fragment>
+    %c1024 = arith.constant 1024 : index
+    %off = arith.muli %bx, %c1024 : index
+    tile.copy %A[%off] to %a : !tile.tensor<?xf32> to !tile.buffer<1024xf32, fragment>
+    tile.parallel (%i) in [1024] attributes {distribution = #tile.distribution<threads = 256, vector = 4>} {
+      %x = tile.load %a[%i] : !tile.buffer<1024xf32, fragment>
+      %y = arith.addf %x, %x : f32
+      tile.store %y, %a[%i] : !tile.buffer<1024xf32, fragment>
+    }
+    tile.copy %a to %B[%off] : !tile.buffer<1024xf32, fragment> to !tile.tensor<?xf32>
+  }
+}
+
+// -----
+
+// An offset of bx * 1022 is not a multiple of 4: every access is scalar.
+// CHECK-LABEL: gpu.func @misaligned
+// CHECK-NOT: vector<4xf32>
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK-NOT: vector<4xf32>
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
+// CHECK-NOT: vector<4xf32>
+// CHECK: gpu.return
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @misaligned(%A: !tile.tensor<?xf32>, %B: !tile.tensor<?xf32>)
+      grid(affine_map<()[s0, s1] -> (s0 ceildiv 1022)>) threads(256) blocks(%bx) {
+    %a = tile.alloc_fragment {distribution = #tile.distribution<threads = 256, vector = 4>} : !tile.buffer<1024xf32, fragment>
+    %c1022 = arith.constant 1022 : index
+    %off = arith.muli %bx, %c1022 : index
+    tile.copy %A[%off] to %a : !tile.tensor<?xf32> to !tile.buffer<1024xf32, fragment>
+    tile.copy %a to %B[%off] : !tile.buffer<1024xf32, fragment> to !tile.tensor<?xf32>
+  }
+}
+
+// -----
+
+// Shared buffers are views of the dynamic shared memory at their planned
+// offset; copies through them are fenced by barriers (one between two
+// copies). A 2-D tensor with a dynamic inner dimension has rows of unknown
+// alignment: scalar loads. With a static inner dimension of 64 f16 the
+// stores are 16-byte vectors.
+// CHECK-LABEL: gpu.func @staged
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: !llvm.ptr<1> {llvm.align = 16 : i64}, %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64, %[[Y:[a-z0-9]+]]: !llvm.ptr<1> {llvm.align = 16 : i64}, %{{[a-z0-9]+}}: i64)
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[C4096:.*]] = arith.constant 4096 : index
+// CHECK: %[[VIEW:.*]] = memref.view %[[SMEM]][%[[C4096]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK-NOT: vector<8xf16>
+// CHECK: llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr<1> -> f16
+// CHECK-NOT: vector<8xf16>
+// CHECK: memref.store %{{.*}}, %[[VIEW]][%{{.*}}, %{{.*}}] : memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: memref.load %[[VIEW]][%{{.*}}, %{{.*}}] : memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK: llvm.getelementptr inbounds %[[Y]]
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<1>
+// CHECK: gpu.barrier
+// CHECK-NEXT: gpu.return
+module attributes {tile.target = #tile.target<"sm_90a">} {
+  tile.kernel @staged(%X: !tile.tensor<?x?xf16>, %Y: !tile.tensor<?x64xf16>)
+      grid(affine_map<()[s0, s1, s2] -> (s0 ceildiv 32)>) threads(128) blocks(%bx)
+      attributes {tile.shared_memory_bytes = 8192 : i64} {
+    %s = tile.alloc_shared {name = "s", offset = 4096} : !tile.buffer<32x64xf16, shared>
+    %c32 = arith.constant 32 : index
+    %c0 = arith.constant 0 : index
+    %row = arith.muli %bx, %c32 : index
+    tile.copy %X[%row, %c0] to %s : !tile.tensor<?x?xf16> to !tile.buffer<32x64xf16, shared>
+    tile.copy %s to %Y[%row, %c0] : !tile.buffer<32x64xf16, shared> to !tile.tensor<?x64xf16>
+  }
+}
+
+// -----
+
+// Scalars pass as they are (index as i64); static dimensions are constants,
+// dynamic ones the i64 parameters; a 2-D grid reads block ids x and y. All
+// kernels of a module share one gpu.module.
+// CHECK-LABEL: gpu.module @tessera_kernels
+// CHECK: gpu.func @scalars(%{{[a-z0-9]+}}: !llvm.ptr<1> {llvm.align = 16 : i64}, %[[M:[a-z0-9]+]]: i64, %[[S:[a-z0-9]+]]: f32, %[[K:[a-z0-9]+]]: i64, %{{[a-z0-9]+}}: i32) kernel
+// CHECK: %[[MI:.*]] = arith.index_cast %[[M]] : i64 to index
+// CHECK: %[[KI:.*]] = arith.index_cast %[[K]] : i64 to index
+// CHECK: gpu.block_id x
+// CHECK: gpu.block_id y
+// CHECK: arith.addi %[[MI]], %[[KI]] : index
+// CHECK: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: arith.addi %{{.*}}, %[[C8]] : index
+// CHECK: memref.store %[[S]], %{{.*}}[%{{.*}}] : memref<2xf32>
+// CHECK: gpu.return
+// CHECK-NOT: gpu.module
+// CHECK: gpu.func @second() kernel attributes {known_block_size = array<i32: 1024, 1, 1>}
+module attributes {tile.target = #tile.target<"sm_70">} {
+  tile.kernel @scalars(%A: !tile.tensor<?x8xf32>, %s: f32, %k: index, %m: i32)
+      grid(affine_map<()[s0] -> (s0 ceildiv 32, 2)>) threads(64) blocks(%bx, %by) {
+    %rows = tile.dim %A[0] : !tile.tensor<?x8xf32>
+    %cols = tile.dim %A[1] : !tile.tensor<?x8xf32>
+    %sum = arith.addi %rows, %k : index
+    %sum2 = arith.addi %sum, %cols : index
+    %a = tile.alloc_fragment {distribution = #tile.distribution<threads = 64, vector = 2>} : !tile.buffer<128xf32, fragment>
+    tile.fill %a, %s : !tile.buffer<128xf32, fragment>, f32
+  }
+  tile.kernel @second() grid(affine_map<()[] -> (1)>) threads(1024) blocks(%bx) {
+  }
+}
+
+// -----
+
+// Fills: a fragment is filled in registers; a shared buffer by every thread,
+// between barriers. Chunks past the tile's end are guarded.
+// CHECK-LABEL: gpu.func @fills
+// CHECK: %[[REGS:.*]] = memref.alloca() : memref<1xf16>
+// CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory
+// CHECK: %[[VIEW:.*]] = memref.view %[[SMEM]]
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f16
+// CHECK: memref.store %[[ZERO]], %[[REGS]][%{{.*}}] : memref<1xf16>
+// CHECK: gpu.barrier
+// CHECK: memref.store %{{.*}}, %[[VIEW]][%{{.*}}] : memref<48xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.if
+// CHECK: memref.store %{{.*}}, %[[VIEW]][%{{.*}}] : memref<48xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: gpu.return
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @fills(%v: f32) grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx)
+      attributes {tile.shared_memory_bytes = 192 : i64} {
+    %r = tile.alloc_fragment {distribution = #tile.distribution<threads = 32, vector = 1>} : !tile.buffer<32xf16, fragment>
+    %s = tile.alloc_shared {offset = 0} : !tile.buffer<48xf32, shared>
+    tile.clear %r : !tile.buffer<32xf16, fragment>
+    tile.fill %s, %v : !tile.buffer<48xf32, shared>, f32
+  }
+}
+
+// -----
+
+// A converting copy moves 8 f32 (32 bytes) per thread for an f16 fragment,
+// but claims only the 16 bytes the tensor's base pointer is aligned to.
+// CHECK-LABEL: gpu.func @convert
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xf32>
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<1>
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @convert(%A: !tile.tensor<?xf32>, %B: !tile.tensor<?xf16>)
+      grid(affine_map<()[s0, s1] -> (s0 ceildiv 2048)>) threads(256) blocks(%bx) {
+    %a = tile.alloc_fragment {distribution = #tile.distribution<threads = 256, vector = 8>} : !tile.buffer<2048xf16, fragment>
+    %c2048 = arith.constant 2048 : index
+    %off = arith.muli %bx, %c2048 : index
+    tile.copy %A[%off] to %a : !tile.tensor<?xf32> to !tile.buffer<2048xf16, fragment>
+    tile.copy %a to %B[%off] : !tile.buffer<2048xf16, fragment> to !tile.tensor<?xf16>
+  }
+}
+
+// -----
+
+// Errors: the passes that must run first, and accesses outside tile.parallel.
+
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @no_distribution() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+    // expected-error @+1 {{'tile.alloc_fragment' op has no distribution; run tile-layout-inference first}}
+    %a = tile.alloc_fragment : !tile.buffer<32xf32, fragment>
+  }
+}
+
+// -----
+
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @no_offset() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+    // expected-error @+1 {{'tile.alloc_shared' op has no offset; run tile-plan-shared-memory first}}
+    %s = tile.alloc_shared : !tile.buffer<32xf32, shared>
+  }
+}
+
+// -----
+
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @parallel_no_distribution() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+    // expected-error @+1 {{'tile.parallel' op has no distribution; run tile-layout-inference first}}
+    tile.parallel (%i) in [32] {
+    }
+  }
+}
+
+// -----
+
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @load_outside() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx)
+      attributes {tile.shared_memory_bytes = 128 : i64} {
+    %s = tile.alloc_shared {offset = 0} : !tile.buffer<32xf32, shared>
+    // expected-error @+1 {{'tile.load' op outside tile.parallel is not supported; read and write buffer elements inside a tile.parallel body}}
+    %x = tile.load %s[%bx] : !tile.buffer<32xf32, shared>
+  }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{no compilation target}}
+  tile.kernel @no_target() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  }
+}

@@ -1,0 +1,118 @@
+// tile-plan-shared-memory: shared buffers get offsets aligned to the 128-byte
+// shared memory line, the kernel records its total, and a total over the
+// backend's per-block limit is an error that names every buffer.
+// RUN: %tessera-opt %s --split-input-file --tile-plan-shared-memory --verify-diagnostics | FileCheck %s
+
+// 400 bytes at 0; 20 bytes at 512 (not 400); 8192 bytes at 640 (not 532).
+// CHECK-LABEL: tile.kernel @aligned
+// CHECK-SAME: tile.shared_memory_bytes = 8832 : i64
+// CHECK: tile.alloc_shared {name = "a", offset = 0 : i64} : <100xf32, shared>
+// CHECK: tile.alloc_shared {name = "b", offset = 512 : i64} : <10xf16, shared>
+// CHECK: tile.alloc_shared {name = "c", offset = 640 : i64} : <64x64xf16, shared>
+// CHECK: tile.alloc_fragment {name = "f"} : <64x64xf16, fragment>
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @aligned() grid(affine_map<()[] -> (1)>) threads(128) blocks(%bx) {
+    %a = tile.alloc_shared {name = "a"} : !tile.buffer<100xf32, shared>
+    %b = tile.alloc_shared {name = "b"} : !tile.buffer<10xf16, shared>
+    %c = tile.alloc_shared {name = "c"} : !tile.buffer<64x64xf16, shared>
+    %f = tile.alloc_fragment {name = "f"} : !tile.buffer<64x64xf16, fragment>
+  }
+}
+
+// -----
+
+// Fragments take no shared memory; planning again replaces stale offsets.
+// CHECK-LABEL: tile.kernel @fragments_only
+// CHECK-SAME: tile.shared_memory_bytes = 0 : i64
+// CHECK-LABEL: tile.kernel @replanned
+// CHECK-SAME: tile.shared_memory_bytes = 136 : i64
+// CHECK: tile.alloc_shared {name = "x", offset = 0 : i64} : <1xi64, shared>
+// CHECK: tile.alloc_shared {name = "y", offset = 128 : i64} : <1xi64, shared>
+module attributes {tile.target = #tile.target<"sm_60">} {
+  tile.kernel @fragments_only() grid(affine_map<()[] -> (1)>) threads(128) blocks(%bx) {
+    %f = tile.alloc_fragment : !tile.buffer<64x64xf32, fragment>
+  }
+  tile.kernel @replanned() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+    %x = tile.alloc_shared {name = "x", offset = 4096} : !tile.buffer<1xi64, shared>
+    %y = tile.alloc_shared {name = "y", offset = 0} : !tile.buffer<1xi64, shared>
+  }
+}
+
+// -----
+
+// 80 KiB fit Hopper's 227 KiB per block...
+// CHECK-LABEL: tile.kernel @big
+// CHECK-SAME: tile.shared_memory_bytes = 81920 : i64
+// CHECK: tile.alloc_shared {name = "As", offset = 0 : i64} : <128x128xf32, shared>
+// CHECK: tile.alloc_shared {name = "Bs", offset = 65536 : i64} : <64x64xf32, shared>
+module attributes {tile.target = #tile.target<"sm_90a">} {
+  tile.kernel @big() grid(affine_map<()[] -> (1)>) threads(256) blocks(%bx) {
+    %As = tile.alloc_shared {name = "As"} : !tile.buffer<128x128xf32, shared>
+    %Bs = tile.alloc_shared {name = "Bs"} : !tile.buffer<64x64xf32, shared>
+  }
+}
+
+// -----
+
+// ...but not Pascal's 48 KiB.
+module attributes {tile.target = #tile.target<"sm_60">} {
+  // expected-error @+1 {{kernel 'big' needs 81920 bytes of shared memory, over the 49152-byte per-block limit of sm_60: As ('!tile.buffer<128x128xf32, shared>', 65536 bytes), Bs ('!tile.buffer<64x64xf32, shared>', 16384 bytes)}}
+  tile.kernel @big() grid(affine_map<()[] -> (1)>) threads(256) blocks(%bx) {
+    // expected-note @+1 {{shared buffer of 65536 bytes allocated here}}
+    %As = tile.alloc_shared {name = "As"} : !tile.buffer<128x128xf32, shared>
+    // expected-note @+1 {{shared buffer of 16384 bytes allocated here}}
+    %Bs = tile.alloc_shared {name = "Bs"} : !tile.buffer<64x64xf32, shared>
+  }
+}
+
+// -----
+
+// The limit is per compute capability, not per backend: 128 KiB fit sm_80
+// (163 KiB per block) and not sm_86 (99 KiB).
+// CHECK-LABEL: tile.kernel @ampere
+// CHECK-SAME: tile.shared_memory_bytes = 131072 : i64
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @ampere() grid(affine_map<()[] -> (1)>) threads(256) blocks(%bx) {
+    %s = tile.alloc_shared {name = "s"} : !tile.buffer<256x128xf32, shared>
+  }
+}
+
+// -----
+
+module attributes {tile.target = #tile.target<"sm_86">} {
+  // expected-error @+1 {{kernel 'ampere' needs 131072 bytes of shared memory, over the 101376-byte per-block limit of sm_86: s (}}
+  tile.kernel @ampere() grid(affine_map<()[] -> (1)>) threads(256) blocks(%bx) {
+    // expected-note @+1 {{shared buffer of 131072 bytes allocated here}}
+    %s = tile.alloc_shared {name = "s"} : !tile.buffer<256x128xf32, shared>
+  }
+}
+
+// -----
+
+// Volta allows 96 KiB; Hopper's own limit is 227 KiB; unnamed buffers say so.
+module attributes {tile.target = #tile.target<"sm_70">} {
+  // expected-error @+1 {{over the 98304-byte per-block limit of sm_70: <unnamed> ('!tile.buffer<100x256xf32, shared>', 102400 bytes)}}
+  tile.kernel @volta() grid(affine_map<()[] -> (1)>) threads(256) blocks(%bx) {
+    // expected-note @+1 {{shared buffer of 102400 bytes allocated here}}
+    %s = tile.alloc_shared : !tile.buffer<100x256xf32, shared>
+  }
+}
+
+// -----
+
+module attributes {tile.target = #tile.target<"sm_90a">} {
+  // expected-error @+1 {{kernel 'hopper' needs 233472 bytes of shared memory, over the 232448-byte per-block limit of sm_90a}}
+  tile.kernel @hopper() grid(affine_map<()[] -> (1)>) threads(256) blocks(%bx) {
+    // expected-note @+1 {{shared buffer of 233472 bytes allocated here}}
+    %s = tile.alloc_shared {name = "s"} : !tile.buffer<228x256xf32, shared>
+  }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{no compilation target}}
+  tile.kernel @no_target() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+    %s = tile.alloc_shared : !tile.buffer<16xf32, shared>
+  }
+}
