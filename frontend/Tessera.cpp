@@ -332,6 +332,24 @@ std::string Kernel::ToString() const { return impl_->text; }
 
 namespace {
 
+/// "file:line:col: error: message" for a diagnostic, plus its notes.
+void formatDiagnostic(mlir::Diagnostic &diag, std::string &out) {
+  llvm::raw_string_ostream os(out);
+  auto printLocation = [&](mlir::Location loc) {
+    if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(loc))
+      os << file.getFilename().getValue() << ":" << file.getLine() << ":" << file.getColumn();
+    else
+      os << loc;
+  };
+  printLocation(diag.getLocation());
+  os << ": " << (diag.getSeverity() == mlir::DiagnosticSeverity::Error ? "error: " : "")
+     << diag << "\n";
+  for (mlir::Diagnostic &note : diag.getNotes()) {
+    printLocation(note.getLocation());
+    os << ": note: " << note << "\n";
+  }
+}
+
 /// Parses the kernel's text in a fresh context and compiles it, collecting
 /// diagnostics into the returned status.
 absl::StatusOr<compiler::CompiledModule> compileText(const std::string &text,
@@ -342,10 +360,7 @@ absl::StatusOr<compiler::CompiledModule> compileText(const std::string &text,
   context.loadAllAvailableDialects();
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
-    llvm::raw_string_ostream os(diagnostics);
-    os << diag.getLocation() << ": " << diag << "\n";
-    for (mlir::Diagnostic &note : diag.getNotes())
-      os << note.getLocation() << ": note: " << note << "\n";
+    formatDiagnostic(diag, diagnostics);
     return mlir::success();
   });
   mlir::OwningOpRef<mlir::ModuleOp> module =
@@ -609,8 +624,7 @@ Kernel KernelBuilder::Build() {
   std::string diagnostics;
   {
     mlir::ScopedDiagnosticHandler handler(state_->context.get(), [&](mlir::Diagnostic &diag) {
-      llvm::raw_string_ostream os(diagnostics);
-      os << diag.getLocation() << ": " << diag << "\n";
+      formatDiagnostic(diag, diagnostics);
       return mlir::success();
     });
     if (mlir::failed(mlir::verify(*state_->module))) {

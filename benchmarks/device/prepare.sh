@@ -9,7 +9,8 @@ cd "$(dirname "$0")/../.."
 rm -rf .device && mkdir -p .device/bundles
 bazel build --config=portable //benchmarks:device_runner
 cp bazel-bin/benchmarks/device_runner .device/
-bazel build //examples:all_examples
+bazel build //examples:all_examples //tests/conformance:write_bundles
 ./bazel-bin/examples/all_examples --no-run --bundle-dir=.device/bundles | tee .device/compile_table.txt
+./bazel-bin/tests/conformance/write_bundles .device/bundles
 cp benchmarks/peers.py benchmarks/device/run.sh .device/
 ls -la .device .device/bundles

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the repository root, after prepare.sh here:
-# every bundle's conformance and benchmark workloads, then the peers in the
-# same run; tables to stdout, CSVs and SASS to $OUT (or ./out).
+# the conformance suite of every backend, the benchmarks of every backend,
+# then the peers in the same run. Tables to stdout; CSVs to $OUT (or ./out).
 set -uo pipefail
 out="${OUT:-out}"
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
-./.device/device_runner --workloads="${1:-all}" --csv="$out/tessera.csv" .device/bundles/*.pb \
-  2>&1 | tee "$out/tessera.txt"
-status=${PIPESTATUS[0]}
+status=0
+./.device/device_runner --workloads=conformance --csv="$out/conformance.csv" \
+  .device/bundles/*.conformance.pb 2>&1 | tee "$out/conformance.txt"
+((status |= PIPESTATUS[0]))
+mapfile -t examples < <(ls .device/bundles/*.pb | grep -v conformance)
+./.device/device_runner --workloads=benchmark --csv="$out/benchmark.csv" "${examples[@]}" \
+  2>&1 | tee "$out/benchmark.txt"
+((status |= PIPESTATUS[0]))
 python3 .device/peers.py 2>&1 | tee "$out/peers.csv"
 exit "$status"

@@ -107,15 +107,112 @@ absl::StatusOr<Report> RunVectorAdd(const LoadedKernel& kernel, int64_t n,
   return report;
 }
 
-Workload VectorAdd(int64_t n, bool conformance, bool benchmark) {
+Workload VectorAdd(int64_t n, bool conformance, bool benchmark,
+                   const std::string& kernel = "vector_add") {
   Workload w;
-  w.name = absl::StrCat("vector_add/n=", n);
-  w.kernel = "vector_add";
+  w.name = absl::StrCat(kernel, "/n=", n);
+  w.kernel = kernel;
   w.conformance = conformance;
   w.benchmark = benchmark;
   w.run = [n, name = w.name](const LoadedKernel& kernel, const RunOptions& options)
       -> absl::StatusOr<Report> {
     TESSERA_ASSIGN_OR_RETURN(Report report, RunVectorAdd(kernel, n, options));
+    report.workload = name;
+    return report;
+  };
+  return w;
+}
+
+/// Rounds to the nearest f16 and back (round-to-nearest-even), exactly as
+/// the GPU's cvt.f32.f16 of a cvt.rn.f16.f32 does.
+float RoundToHalf(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  uint32_t sign = bits & 0x80000000u;
+  float ax = std::fabs(x);
+  if (ax < 6.103515625e-05f) {  // subnormal half: quantum 2^-24
+    float q = std::nearbyint(ax * 16777216.0f) / 16777216.0f;
+    uint32_t qb;
+    std::memcpy(&qb, &q, 4);
+    qb |= sign;
+    std::memcpy(&q, &qb, 4);
+    return q;
+  }
+  // Keep 10 mantissa bits with round-to-nearest-even.
+  uint32_t lsb = (bits >> 13) & 1u;
+  bits += 0x0FFFu + lsb;
+  bits &= ~0x1FFFu;
+  float r;
+  std::memcpy(&r, &bits, 4);
+  return r;
+}
+
+uint16_t FloatToHalfBits(float x) {
+  float r = RoundToHalf(x);
+  uint32_t bits;
+  std::memcpy(&bits, &r, 4);
+  uint32_t sign = (bits >> 16) & 0x8000u;
+  int32_t exponent = int32_t((bits >> 23) & 0xFF) - 127 + 15;
+  uint32_t mantissa = bits & 0x7FFFFFu;
+  if (r == 0) return uint16_t(sign);
+  if (exponent <= 0) {  // subnormal
+    uint32_t m = (mantissa | 0x800000u) >> (1 - exponent);
+    return uint16_t(sign | (m >> 13));
+  }
+  return uint16_t(sign | (uint32_t(exponent) << 10) | (mantissa >> 13));
+}
+
+/// Y = 2 X + 1 with X f16 [m, 200] and Y f32: X is exactly representable in
+/// f32, so 2x + 1 in f32 on the CPU is the exact expected result.
+absl::StatusOr<Report> RunScaleShared2D(const LoadedKernel& kernel, int64_t m,
+                                        const RunOptions& options) {
+  constexpr int64_t kCols = 200;
+  Report report;
+  report.target = kernel.spec().target();
+  int64_t n = m * kCols;
+  std::vector<uint16_t> x(n);
+  std::vector<float> xf(n), y(n);
+  Random random(options.seed);
+  for (int64_t i = 0; i < n; ++i) {
+    xf[i] = RoundToHalf(random.Uniform() * 8.0f);
+    x[i] = FloatToHalfBits(xf[i]);
+  }
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, DeviceBuffer::Allocate(n * 2));
+  TESSERA_RETURN_IF_ERROR(dx.CopyFromHost(x.data(), n * 2));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, DeviceBuffer::Allocate(n * 4));
+  TESSERA_RETURN_IF_ERROR(dy.Fill(kPoisonByte));
+  std::vector<KernelArg> args = {TensorArg{dx.ptr(), runtime::DTYPE_F16, {m, kCols}},
+                                 TensorArg{dy.ptr(), runtime::DTYPE_F32, {m, kCols}}};
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  TESSERA_RETURN_IF_ERROR(dy.CopyToHost(y.data(), n * 4));
+  for (int64_t i = 0; i < n; ++i) {
+    float expected = 2.0f * xf[i] + 1.0f;
+    if (!(y[i] == expected)) {
+      if (report.mismatches == 0)
+        report.detail = absl::StrFormat("first mismatch at (%d, %d): got %g, expected %g",
+                                        i / kCols, i % kCols, y[i], expected);
+      ++report.mismatches;
+      report.max_error = std::max(report.max_error,
+                                  std::isnan(y[i]) ? std::numeric_limits<double>::infinity()
+                                                   : std::fabs(double(y[i]) - expected));
+    }
+  }
+  report.checked = n;
+  report.correct = report.mismatches == 0;
+  report.bytes = 6.0 * n;
+  report.flops = 2.0 * n;
+  return report;
+}
+
+Workload ScaleShared2D(int64_t m) {
+  Workload w;
+  w.name = absl::StrCat("scale_shared_2d/m=", m);
+  w.kernel = "scale_shared_2d";
+  w.conformance = true;
+  w.run = [m, name = w.name](const LoadedKernel& kernel, const RunOptions& options)
+      -> absl::StatusOr<Report> {
+    TESSERA_ASSIGN_OR_RETURN(Report report, RunScaleShared2D(kernel, m, options));
     report.workload = name;
     return report;
   };
@@ -140,6 +237,10 @@ const std::vector<Workload>& AllWorkloads() {
       // Benchmarks of the issue: 2^28 and 2^28 - 3 elements.
       VectorAdd(int64_t{1} << 28, false, true),
       VectorAdd((int64_t{1} << 28) - 3, false, true),
+      // Conformance-only kernels (tests/conformance/cases.cc).
+      VectorAdd(1000003, true, false, "vector_add_static"),
+      ScaleShared2D(1000),
+      ScaleShared2D(7),
   };
   return *workloads;
 }

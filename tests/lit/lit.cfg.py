@@ -12,18 +12,22 @@
 #===------------------------------------------------------------------------===#
 
 import os
+import tempfile
 
 import lit.formats
 
 config.name = "Tessera"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
+# Inputs/ holds files that tests read, not tests.
+config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 
-# Under Bazel the source tree is read-only; lit writes into the test's tmpdir.
+# lit writes its temporary files (%t) outside the source tree: into the
+# test's tmpdir under Bazel, into the system's temp directory by hand.
 config.test_exec_root = lit_config.params.get(
     "test_exec_root",
-    os.environ.get("TEST_TMPDIR", os.path.join(config.test_source_root, "Output")))
+    os.environ.get("TEST_TMPDIR", os.path.join(tempfile.gettempdir(), "tessera-lit")))
 
 repo_root = os.path.abspath(os.path.join(config.test_source_root, "..", ".."))
 

@@ -31,7 +31,8 @@
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
 // CHECK: gpu.return
-// CHECK-NOT: tile.
+// CHECK-NOT: {{tile\.(kernel|alloc|copy|parallel|load|store)}}
+// CHECK: // -----
 module attributes {tile.target = #tile.target<"sm_80">} {
   tile.kernel @vector_add(%A: !tile.tensor<?xf32>, %B: !tile.tensor<?xf32>)
       grid(affine_map<()[s0, s1] -> (s0 ceildiv 1024)>) threads(256) blocks(%bx) {
@@ -114,13 +115,13 @@ module attributes {tile.target = #tile.target<"sm_90a">} {
 // kernels of a module share one gpu.module.
 // CHECK-LABEL: gpu.module @tessera_kernels
 // CHECK: gpu.func @scalars(%{{[a-z0-9]+}}: !llvm.ptr<1> {llvm.align = 16 : i64}, %[[M:[a-z0-9]+]]: i64, %[[S:[a-z0-9]+]]: f32, %[[K:[a-z0-9]+]]: i64, %{{[a-z0-9]+}}: i32) kernel
-// CHECK: %[[MI:.*]] = arith.index_cast %[[M]] : i64 to index
-// CHECK: %[[KI:.*]] = arith.index_cast %[[K]] : i64 to index
+// CHECK-DAG: %[[MI:.*]] = arith.index_cast %[[M]] : i64 to index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[KI:.*]] = arith.index_cast %[[K]] : i64 to index
 // CHECK: gpu.block_id x
 // CHECK: gpu.block_id y
-// CHECK: arith.addi %[[MI]], %[[KI]] : index
-// CHECK: %[[C8:.*]] = arith.constant 8 : index
-// CHECK: arith.addi %{{.*}}, %[[C8]] : index
+// CHECK: %[[SUM:.*]] = arith.addi %[[MI]], %[[KI]] : index
+// CHECK: arith.addi %[[SUM]], %[[C8]] : index
 // CHECK: memref.store %[[S]], %{{.*}}[%{{.*}}] : memref<2xf32>
 // CHECK: gpu.return
 // CHECK-NOT: gpu.module

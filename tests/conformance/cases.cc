@@ -1,0 +1,63 @@
+//===- cases.cc - The shared conformance cases ----------------------------===//
+//
+// The examples' kernels plus kernels that exercise what the examples do not
+// yet: static shapes, 2-D tiles with tails in both dimensions, shared memory
+// with barriers, and conversions between element types.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tests/conformance/cases.h"
+
+#include "examples/common/example.h"
+
+namespace tessera::conformance {
+namespace {
+
+/// C = A + B with a static length that is not a multiple of the tile.
+Kernel VectorAddStatic() {
+  constexpr int64_t kN = 1000003, kBlock = 1024;
+  KernelBuilder T("vector_add_static");
+  auto A = T.Tensor("A", {kN}, f32), B = T.Tensor("B", {kN}, f32), C = T.Tensor("C", {kN}, f32);
+  T.Launch({CeilDiv(kN, kBlock)}, 128, [&](Index bx) {
+    auto a = T.AllocFragment({kBlock}, f32, "a"), b = T.AllocFragment({kBlock}, f32, "b");
+    T.Copy(A.Tile(bx * kBlock), a);
+    T.Copy(B.Tile(bx * kBlock), b);
+    T.Parallel({kBlock}, [&](Index i) { a(i) = a(i) + b(i); });
+    T.Copy(a, C.Tile(bx * kBlock));
+  });
+  return T.Build();
+}
+
+/// Y = 2 X + 1 for X: f16 [M, 200], Y: f32 [M, 200], staged through a
+/// shared tile of 32 x 64 (tails in both dimensions: 200 = 3 * 64 + 8).
+Kernel ScaleShared2D() {
+  constexpr int64_t kRows = 32, kCols = 64;
+  Dim m = Dim::Dynamic("M");
+  KernelBuilder T("scale_shared_2d");
+  auto X = T.Tensor("X", {m, 200}, f16), Y = T.Tensor("Y", {m, 200}, f32);
+  T.Launch({CeilDiv(200, kCols), CeilDiv(m, kRows)}, 128, [&](Index bx, Index by) {
+    auto xs = T.AllocShared({kRows, kCols}, f16, "xs");
+    auto y = T.AllocFragment({kRows, kCols}, f32, "y");
+    T.Copy(X.Tile(by * kRows, bx * kCols), xs);
+    T.Copy(xs, y);
+    T.Parallel({kRows, kCols}, [&](Index i, Index j) { y(i, j) = y(i, j) * 2.0 + 1.0; });
+    T.Copy(y, Y.Tile(by * kRows, bx * kCols));
+  });
+  return T.Build();
+}
+
+}  // namespace
+
+const std::vector<Case>& AllCases() {
+  static const auto* cases = [] {
+    auto* list = new std::vector<Case>();
+    for (const examples::Example& example : examples::AllExamples())
+      list->push_back({example.name, example.build});
+    list->push_back({"vector_add_static", VectorAddStatic});
+    list->push_back({"scale_shared_2d", ScaleShared2D});
+    return list;
+  }();
+  return *cases;
+}
+
+}  // namespace tessera::conformance

@@ -1,0 +1,111 @@
+// tessera-compile: every stage it prints, and its errors. Bad input gets a
+// located diagnostic and exit code 1, never a crash.
+
+// Stages.
+// RUN: %tessera-compile %s --emit=tile | FileCheck %s --check-prefix=TILE
+// RUN: %tessera-compile %s --emit=gpu | FileCheck %s --check-prefix=GPU
+// RUN: %tessera-compile %s --emit=lowered | FileCheck %s --check-prefix=LOWERED
+// RUN: %tessera-compile %s --emit=llvm | FileCheck %s --check-prefix=LLVM
+// RUN: %tessera-compile %s --emit=ptx | FileCheck %s --check-prefix=PTX
+// RUN: %tessera-compile %s --target=sm_70 --emit=llvm | FileCheck %s --check-prefix=LLVM70
+
+// Errors: the message, and no crash report anywhere in the output.
+// RUN: not %tessera-compile %s --target=sm_100 2>&1 | FileCheck %s --check-prefix=UNSERVED \
+// RUN:   --implicit-check-not="Stack dump" --implicit-check-not="PLEASE submit"
+// RUN: not %tessera-compile %s --target=sm_75 2>&1 | FileCheck %s --check-prefix=TURING \
+// RUN:   --implicit-check-not="Stack dump" --implicit-check-not="PLEASE submit"
+// RUN: not %tessera-compile %s --target=foo 2>&1 | FileCheck %s --check-prefix=MALFORMED \
+// RUN:   --implicit-check-not="Stack dump" --implicit-check-not="PLEASE submit"
+// RUN: not %tessera-compile %s --target=sm_9 2>&1 | FileCheck %s --check-prefix=SHORT \
+// RUN:   --implicit-check-not="Stack dump" --implicit-check-not="PLEASE submit"
+// RUN: not %tessera-compile %s --emit=bogus 2>&1 | FileCheck %s --check-prefix=EMIT \
+// RUN:   --implicit-check-not="Stack dump" --implicit-check-not="PLEASE submit"
+// RUN: not %tessera-compile %S/Inputs/parse-error.mlir 2>&1 | FileCheck %s --check-prefix=PARSE \
+// RUN:   --implicit-check-not="Stack dump" --implicit-check-not="PLEASE submit"
+// RUN: not %tessera-compile %S/Inputs/invalid-kernel.mlir 2>&1 | FileCheck %s --check-prefix=VERIFY \
+// RUN:   --implicit-check-not="Stack dump" --implicit-check-not="PLEASE submit"
+// RUN: not %tessera-compile %S/Inputs/does-not-exist.mlir 2>&1 | FileCheck %s --check-prefix=MISSING \
+// RUN:   --implicit-check-not="Stack dump" --implicit-check-not="PLEASE submit"
+// RUN: not %tessera-compile %S/Inputs/too-much-shared.mlir 2>&1 | FileCheck %s --check-prefix=NOTARGET \
+// RUN:   --implicit-check-not="Stack dump" --implicit-check-not="PLEASE submit"
+// RUN: not %tessera-compile %S/Inputs/too-much-shared.mlir --target=sm_60 2>&1 | FileCheck %s --check-prefix=SHARED \
+// RUN:   --implicit-check-not="Stack dump" --implicit-check-not="PLEASE submit"
+// RUN: %tessera-compile %S/Inputs/too-much-shared.mlir --target=sm_80 | FileCheck %s --check-prefix=SHARED80
+
+// Exit code 1 exactly (a crash would be 134 or 139).
+// RUN: sh -c '%tessera-compile %s --target=sm_100; echo "exit $?"; \
+// RUN:        %tessera-compile %s --target=foo; echo "exit $?"; \
+// RUN:        %tessera-compile %s --emit=bogus; echo "exit $?"; \
+// RUN:        %tessera-compile %S/Inputs/parse-error.mlir; echo "exit $?"; \
+// RUN:        %tessera-compile %S/Inputs/invalid-kernel.mlir; echo "exit $?"; \
+// RUN:        %tessera-compile %S/Inputs/does-not-exist.mlir; echo "exit $?"; \
+// RUN:        %tessera-compile %S/Inputs/too-much-shared.mlir --target=sm_60; echo "exit $?"' \
+// RUN:   2> /dev/null | FileCheck %s --check-prefix=EXIT
+
+// TILE: tile.kernel @vector_add
+// TILE-SAME: tile.shared_memory_bytes = 0 : i64
+// TILE: tile.alloc_fragment {distribution = #tile.distribution<threads = 256, vector = 4>, name = "a"}
+// TILE: tile.parallel (%{{.*}}) in [1024] attributes {distribution = #tile.distribution<threads = 256, vector = 4>}
+
+// GPU: module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">}
+// GPU: gpu.module @tessera_kernels
+// GPU: gpu.func @vector_add(%{{.*}}: !llvm.ptr<1> {llvm.align = 16 : i64}, %{{.*}}: i64,
+// GPU-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// GPU: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// GPU-NOT: tile.kernel
+
+// LOWERED: gpu.module @tessera_kernels
+// LOWERED: llvm.func @vector_add(
+// LOWERED-SAME: nvvm.kernel
+// LOWERED-SAME: nvvm.maxntid = array<i32: 256, 1, 1>
+// LOWERED: nvvm.read.ptx.sreg.ctaid.x
+// LOWERED: nvvm.read.ptx.sreg.tid.x
+// LOWERED-NOT: {{gpu\.func|scf\.|arith\.|memref\.}}
+
+// LLVM: target triple = "nvptx64-nvidia-cuda"
+// LLVM: define ptx_kernel void @vector_add(ptr addrspace(1) {{.*}}align 16{{.*}}, i64 %{{.*}}, ptr addrspace(1)
+// LLVM: load <4 x float>, ptr addrspace(1) %{{.*}}, align 16
+// LLVM: store <4 x float> %{{.*}}, ptr addrspace(1) %{{.*}}, align 16
+// LLVM: "nvvm.maxntid"="256,1,1"
+// LLVM70: define ptx_kernel void @vector_add(
+
+// PTX: .version 8.0
+// PTX: .target sm_90a
+// PTX: .visible .entry vector_add(
+// PTX: .maxntid 256, 1, 1
+
+// UNSERVED: tessera-compile.mlir:{{[0-9]+}}:1: error: no backend serves target 'sm_100' (served: sm60: sm_60 sm_61 sm_62; sm70: sm_70 sm_72; sm80: sm_80 sm_86 sm_87 sm_89; sm90: sm_90 sm_90a)
+// TURING: error: no backend serves target 'sm_75'
+// MALFORMED: error: target 'foo' is not of the form sm_XY or sm_XYa (e.g. sm_80, sm_90a)
+// SHORT: error: unknown target 'sm_9' (expected sm_XY or sm_XYa, e.g. sm_80, sm_90a)
+// EMIT: tessera-compile: unknown --emit=bogus (expected tile|gpu|lowered|llvm|ptx|cubin)
+// PARSE: Inputs/parse-error.mlir:4:24: error: expected attribute value
+// VERIFY: Inputs/invalid-kernel.mlir:3:3: error: 'tile.kernel' op threads per block must be in [1, 1024], got 4096
+// MISSING: tessera-compile: cannot open input file '{{.*}}Inputs/does-not-exist.mlir': No such file or directory
+// NOTARGET: Inputs/too-much-shared.mlir:2:1: error: no compilation target: add `attributes {tile.target = #tile.target<"sm_80">}` to the module or pass --target
+// SHARED: Inputs/too-much-shared.mlir:3:3: error: kernel 'big' needs 81920 bytes of shared memory, over the 49152-byte per-block limit of sm_60: staging ('!tile.buffer<20480xf32, shared>', 81920 bytes)
+// SHARED: Inputs/too-much-shared.mlir:5:10: note: shared buffer of 81920 bytes allocated here
+// SHARED80: .target sm_80
+// SHARED80: .entry big(
+
+// EXIT-COUNT-7: exit 1
+// EXIT-NOT: exit
+
+module attributes {tile.target = #tile.target<"sm_90a">} {
+  tile.kernel @vector_add(%A: !tile.tensor<?xf32>, %B: !tile.tensor<?xf32>, %C: !tile.tensor<?xf32>)
+      grid(affine_map<()[s0, s1, s2] -> (s0 ceildiv 1024)>) threads(256) blocks(%bx) {
+    %a = tile.alloc_fragment {name = "a"} : !tile.buffer<1024xf32, fragment>
+    %b = tile.alloc_fragment {name = "b"} : !tile.buffer<1024xf32, fragment>
+    %c1024 = arith.constant 1024 : index
+    %off = arith.muli %bx, %c1024 : index
+    tile.copy %A[%off] to %a : !tile.tensor<?xf32> to !tile.buffer<1024xf32, fragment>
+    tile.copy %B[%off] to %b : !tile.tensor<?xf32> to !tile.buffer<1024xf32, fragment>
+    tile.parallel (%i) in [1024] {
+      %x = tile.load %a[%i] : !tile.buffer<1024xf32, fragment>
+      %y = tile.load %b[%i] : !tile.buffer<1024xf32, fragment>
+      %s = arith.addf %x, %y : f32
+      tile.store %s, %a[%i] : !tile.buffer<1024xf32, fragment>
+    }
+    tile.copy %a to %C[%off] : !tile.buffer<1024xf32, fragment> to !tile.tensor<?xf32>
+  }
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The whole test suite (what CI runs through .ci/run): installs what is
+# missing, builds everything and runs every CPU test: FileCheck suites,
+# gtest units, and the conformance suite of every backend (compile + ptxas
+# for its architecture). GPU suites (tag requires-gpu) run only where a GPU
+# is: this script says when it skipped them.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+tools/setup.sh || exit 1
+
+flags=()
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  flags+=(--config=gpu)
+  echo "test: GPU found: running the requires-gpu suites too"
+fi
+log=$(mktemp)
+bazel test "${flags[@]}" //... 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+
+if ((${#flags[@]} == 0)); then
+  echo
+  echo "test: no GPU on this machine: skipped the requires-gpu suites:"
+  bazel query 'attr(tags, "requires-gpu", tests(//...))' 2>/dev/null | sed 's/^/  skipped: /'
+  echo "  (run them with: bazel test --config=gpu //..., or on the GPU machine with"
+  echo "   benchmarks/device/prepare.sh then benchmarks/device/run.sh there)"
+fi
+passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
+failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE)' "$log")
+rm -f "$log"
+if ((rc != 0 && failed == 0)); then failed=1; fi
+echo "$passed passed, $failed failed"
+exit "$rc"
