@@ -13,8 +13,9 @@
 
 namespace tessera::examples {
 
-Kernel VectorAdd(Dim n, int64_t block = 2048, int threads = 256) {
-  KernelBuilder T("vector_add");
+Kernel VectorAdd(Dim n, int64_t block = 2048, int threads = 256,
+                 const std::string& name = "vector_add") {
+  KernelBuilder T(name);
   auto A = T.Tensor("A", {n}, f32), B = T.Tensor("B", {n}, f32), C = T.Tensor("C", {n}, f32);
   T.Launch({CeilDiv(n, block)}, threads, [&](Index bx) {
     auto a = T.AllocFragment({block}, f32, "a"), b = T.AllocFragment({block}, f32, "b");

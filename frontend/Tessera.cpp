@@ -358,6 +358,7 @@ absl::StatusOr<compiler::CompiledModule> compileText(const std::string &text,
   registerTesseraDialects(registry);
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
     formatDiagnostic(diag, diagnostics);
@@ -412,6 +413,7 @@ KernelBuilder::KernelBuilder(std::string name) : state_(std::make_unique<Builder
   registerTesseraDialects(registry);
   state_->context = std::make_unique<mlir::MLIRContext>(registry);
   state_->context->getOrLoadDialect<tile::TileDialect>();
+  state_->context->printOpOnDiagnostic(false);
   state_->builder = std::make_unique<mlir::OpBuilder>(state_->context.get());
   state_->module = mlir::ModuleOp::create(state_->b().getUnknownLoc());
   state_->name = std::move(name);

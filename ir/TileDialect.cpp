@@ -83,7 +83,7 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << "' is not of the form sm_XY or sm_XYa (e.g. sm_80, sm_90a)";
   rest.consume_back("a");
   unsigned value = 0;
-  if (rest.empty() || rest.getAsInteger(10, value))
+  if (rest.size() < 2 || rest.getAsInteger(10, value))
     return emitError() << "target '" << name
                        << "' is not of the form sm_XY or sm_XYa (e.g. sm_80, sm_90a)";
   return success();

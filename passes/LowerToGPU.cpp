@@ -271,6 +271,9 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
         DistributionAttr dist = alloc.getDistributionAttr();
         if (!dist)
           return alloc.emitOpError() << "has no distribution; run tile-layout-inference first";
+        if (dist.getThreads() != kernel_.getThreads())
+          return alloc.emitOpError() << "is distributed over " << dist.getThreads()
+                                     << " threads but the kernel has " << kernel_.getThreads();
         OpBuilder::InsertionGuard guard(b_);
         b_.setInsertionPointToStart(entry_);
         auto memrefType = MemRefType::get({dist.slotsPerThread(type.getNumElements())},
@@ -594,6 +597,9 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
   DistributionAttr dist = loop.getDistributionAttr();
   if (!dist)
     return loop.emitOpError() << "has no distribution; run tile-layout-inference first";
+  if (dist.getThreads() != kernel_.getThreads())
+    return loop.emitOpError() << "is distributed over " << dist.getThreads()
+                              << " threads but the kernel has " << kernel_.getThreads();
   bool touchesShared = false;
   loop.getBody().walk([&](Operation *op) {
     for (Value operand : op->getOperands())

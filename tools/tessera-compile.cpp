@@ -58,6 +58,7 @@ int main(int argc, char **argv) {
   tessera::registerTesseraDialects(registry);
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
 
   std::string error;
   auto input = mlir::openInputFile(inputFile, &error);

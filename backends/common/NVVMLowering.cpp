@@ -128,6 +128,18 @@ mlir::FailureOr<std::unique_ptr<llvm::Module>> translateToOptimizedLLVMIR(
   }
   llvmModule->setTargetTriple(machine->getTargetTriple());
   llvmModule->setDataLayout(machine->createDataLayout());
+  // gpu.dynamic_shared_memory becomes a zero-sized shared array with a
+  // definition, which PTX allots as a (1-byte) static variable in front of
+  // the dynamic region. Declared extern, it names the dynamic region itself
+  // (`.extern .shared .b8 name[]`), so a kernel may use all of it.
+  for (llvm::GlobalVariable &global : llvmModule->globals()) {
+    auto *array = llvm::dyn_cast<llvm::ArrayType>(global.getValueType());
+    if (global.getAddressSpace() == 3 && array && array->getNumElements() == 0 &&
+        global.hasInitializer()) {
+      global.setInitializer(nullptr);
+      global.setLinkage(llvm::GlobalValue::ExternalLinkage);
+    }
+  }
   if (mlir::failed(linkLibdevice(module, *llvmModule, options)))
     return mlir::failure();
 

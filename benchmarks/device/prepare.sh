@@ -7,10 +7,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rm -rf .device && mkdir -p .device/bundles
-bazel build --config=portable //benchmarks:device_runner
+bazel build --config=portable //benchmarks:device_runner //tests/runtime:runtime_gpu_test
 cp bazel-bin/benchmarks/device_runner .device/
-bazel build //examples:all_examples //tests/conformance:write_bundles
+cp bazel-bin/tests/runtime/runtime_gpu_test .device/
+bazel build //examples:all_examples //tests/conformance:write_bundles //benchmarks:variants
 ./bazel-bin/examples/all_examples --no-run --bundle-dir=.device/bundles | tee .device/compile_table.txt
 ./bazel-bin/tests/conformance/write_bundles .device/bundles
+./bazel-bin/benchmarks/variants --target=sm_90a .device/bundles/sm_90a.variants.pb
 cp benchmarks/peers.py benchmarks/device/run.sh .device/
 ls -la .device .device/bundles

@@ -7,6 +7,11 @@ out="${OUT:-out}"
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 status=0
+python3 .device/peers.py 2>&1 | tee "$out/peers_before.csv"
+if [ -x .device/runtime_gpu_test ]; then
+  ./.device/runtime_gpu_test 2>&1 | tail -n 4 | tee "$out/runtime_gpu_test.txt"
+  ((status |= PIPESTATUS[0]))
+fi
 ./.device/device_runner --workloads=conformance --csv="$out/conformance.csv" \
   .device/bundles/*.conformance.pb 2>&1 | tee "$out/conformance.txt"
 ((status |= PIPESTATUS[0]))
@@ -14,5 +19,5 @@ mapfile -t examples < <(ls .device/bundles/*.pb | grep -v conformance)
 ./.device/device_runner --workloads=benchmark --csv="$out/benchmark.csv" "${examples[@]}" \
   2>&1 | tee "$out/benchmark.txt"
 ((status |= PIPESTATUS[0]))
-python3 .device/peers.py 2>&1 | tee "$out/peers.csv"
+python3 .device/peers.py 2>&1 | tee "$out/peers_after.csv"
 exit "$status"

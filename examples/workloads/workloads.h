@@ -68,7 +68,8 @@ struct Workload {
 /// Every workload of every example kernel.
 const std::vector<Workload>& AllWorkloads();
 
-/// The workloads that run `kernel` (an entry name).
+/// The workloads that run `kernel` (an entry name; a tuning variant named
+/// "<kernel>__<knobs>" runs the workloads of <kernel>).
 std::vector<const Workload*> WorkloadsForKernel(const std::string& kernel);
 
 /// A Report as one table row.

@@ -77,7 +77,7 @@
 // UNSERVED: tessera-compile.mlir:{{[0-9]+}}:1: error: no backend serves target 'sm_100' (served: sm60: sm_60 sm_61 sm_62; sm70: sm_70 sm_72; sm80: sm_80 sm_86 sm_87 sm_89; sm90: sm_90 sm_90a)
 // TURING: error: no backend serves target 'sm_75'
 // MALFORMED: error: target 'foo' is not of the form sm_XY or sm_XYa (e.g. sm_80, sm_90a)
-// SHORT: error: unknown target 'sm_9' (expected sm_XY or sm_XYa, e.g. sm_80, sm_90a)
+// SHORT: error: target 'sm_9' is not of the form sm_XY or sm_XYa (e.g. sm_80, sm_90a)
 // EMIT: tessera-compile: unknown --emit=bogus (expected tile|gpu|lowered|llvm|ptx|cubin)
 // PARSE: Inputs/parse-error.mlir:4:24: error: expected attribute value
 // VERIFY: Inputs/invalid-kernel.mlir:3:3: error: 'tile.kernel' op threads per block must be in [1, 1024], got 4096

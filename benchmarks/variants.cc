@@ -1,0 +1,62 @@
+//===- variants.cc - Tuning variants of the example kernels ---------------===//
+//
+// Writes a bundle of tuning variants (block size, threads) of the example
+// kernels for one target, named "<kernel>__<knobs>", so that one GPU run
+// times them all beside the default (benchmarks/device/run.sh runs every
+// bundle in .device/bundles).
+//
+//   variants --target=sm_90a OUT.pb
+//
+//===----------------------------------------------------------------------===//
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "frontend/Tessera.h"
+#include "runtime/bundle.h"
+#include "runtime/kernel.pb.h"
+
+namespace tessera::examples {
+Kernel VectorAdd(Dim n, int64_t block, int threads, const std::string& name);
+}  // namespace tessera::examples
+
+int main(int argc, char** argv) {
+  using namespace tessera;
+  std::string target = "sm_90a", out;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--target=", 9) == 0)
+      target = argv[i] + 9;
+    else
+      out = argv[i];
+  }
+  if (out.empty()) {
+    std::fprintf(stderr, "usage: variants [--target=sm_90a] OUT.pb\n");
+    return 2;
+  }
+  runtime::KernelBundle bundle;
+  struct Knobs {
+    int64_t block;
+    int threads;
+  };
+  for (Knobs k : {Knobs{1024, 256}, Knobs{2048, 128}, Knobs{4096, 256}, Knobs{4096, 512},
+                  Knobs{8192, 512}}) {
+    std::string name = absl::StrCat("vector_add__b", k.block, "_t", k.threads);
+    Kernel kernel = examples::VectorAdd(Dim::Dynamic("N"), k.block, k.threads, name);
+    absl::StatusOr<runtime::CompiledKernel> compiled = kernel.Compile({target});
+    if (!compiled.ok()) {
+      std::fprintf(stderr, "variants: %s: %s\n", name.c_str(),
+                   std::string(compiled.status().message()).c_str());
+      return 1;
+    }
+    *bundle.add_kernels() = std::move(*compiled);
+  }
+  if (absl::Status s = runtime::WriteBundle(bundle, out); !s.ok()) {
+    std::fprintf(stderr, "variants: %s\n", std::string(s.message()).c_str());
+    return 1;
+  }
+  std::printf("variants: %d kernels for %s -> %s\n", bundle.kernels_size(), target.c_str(),
+              out.c_str());
+  return 0;
+}
