@@ -81,6 +81,9 @@ int main(int argc, char** argv) {
           ++failures;
           continue;
         }
+        // Name tuning variants ("vector_add__b1024_t128/n=...") in the row.
+        if (spec.entry() != w->kernel)
+          report->workload = spec.entry() + w->name.substr(w->kernel.size());
         std::printf("%s  regs %d\n", workloads::FormatReport(*report).c_str(),
                     kernel->registers());
         std::fflush(stdout);

@@ -40,8 +40,7 @@ int main(int argc, char** argv) {
     int64_t block;
     int threads;
   };
-  for (Knobs k : {Knobs{1024, 256}, Knobs{2048, 128}, Knobs{4096, 256}, Knobs{4096, 512},
-                  Knobs{8192, 512}}) {
+  for (Knobs k : {Knobs{1024, 128}, Knobs{2048, 256}, Knobs{512, 128}, Knobs{4096, 512}}) {
     std::string name = absl::StrCat("vector_add__b", k.block, "_t", k.threads);
     Kernel kernel = examples::VectorAdd(Dim::Dynamic("N"), k.block, k.threads, name);
     absl::StatusOr<runtime::CompiledKernel> compiled = kernel.Compile({target});

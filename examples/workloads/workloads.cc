@@ -258,7 +258,7 @@ std::string FormatReport(const Report& r) {
   std::string timing = "-";
   if (r.timing)
     timing = absl::StrFormat("%.4f ms  %.3f TB/s", r.timing->median_ms, r.TerabytesPerSecond());
-  return absl::StrFormat("%-8s %-34s %-4s err %-10.3g (tol %.1g, %d wrong of %d)  %s%s%s",
+  return absl::StrFormat("%-8s %-42s %-4s err %-10.3g (tol %.1g, %d wrong of %d)  %s%s%s",
                          r.target, r.workload, r.correct ? "ok" : "FAIL", r.max_error,
                          r.tolerance, r.mismatches, r.checked, timing,
                          r.detail.empty() ? "" : "  ", r.detail);
