@@ -35,6 +35,29 @@ bool ComputeCapability::isAtLeast(const ComputeCapability &other) const {
   return value() >= other.value();
 }
 
+const MmaAtom &getSimtFmaAtom() {
+  static const MmaAtom *atom = new MmaAtom{"SIMT_1x1x1_F32F32F32F32", 1, 1, 1,
+                                           {"f16", "bf16", "f32"}, 1};
+  return *atom;
+}
+
+std::vector<MmaAtom> Backend::getMmaAtoms(const ComputeCapability &) const {
+  return {getSimtFmaAtom()};
+}
+
+std::string whyIllegal(const MmaAtom &atom, llvm::StringRef inputType, int64_t m, int64_t n,
+                       int64_t k, int64_t threads) {
+  if (!llvm::is_contained(atom.inputTypes, inputType))
+    return (atom.name + " does not take " + inputType + " inputs").str();
+  if (threads % atom.threads != 0)
+    return atom.name + " needs a multiple of " + std::to_string(atom.threads) + " threads";
+  if (m % atom.m != 0 || n % atom.n != 0 || k % atom.k != 0)
+    return atom.name + " needs M, N, K multiples of " + std::to_string(atom.m) + ", " +
+           std::to_string(atom.n) + ", " + std::to_string(atom.k) + " (tile is " +
+           std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + ")";
+  return "";
+}
+
 bool Backend::serves(const ComputeCapability &cc) const {
   for (const ComputeCapability &served : getServedCapabilities())
     if (served == cc)

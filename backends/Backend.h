@@ -81,6 +81,24 @@ struct TargetCapabilities {
   std::string ptxFeature;
 };
 
+/// An MMA instruction atom, described as data (CuTe style: the name carries
+/// the whole contract, e.g. SM80_16x8x16_F32F16F16F32_TN).
+struct MmaAtom {
+  /// The atom's name; `tile.gemm {atom = "..."}` forces it.
+  std::string name;
+  /// The shape of one instruction.
+  int64_t m = 1, n = 1, k = 1;
+  /// Element types of A and B it takes ("f16", "bf16", "f32").
+  std::vector<std::string> inputTypes;
+  /// Threads that execute one instruction together (1 SIMT, 32 a warp,
+  /// 128 a warpgroup).
+  int64_t threads = 1;
+};
+
+/// The SIMT fallback every backend has: one fused multiply-add per thread
+/// (fma.rn.f32, PTX ISA §9.7.3.6), f16/bf16 inputs converted to f32.
+const MmaAtom &getSimtFmaAtom();
+
 /// A conformance case a backend does not run, and why.
 struct ConformanceSkip {
   std::string caseName;
@@ -102,6 +120,10 @@ public:
   /// gpu/scf/arith/memref level to the LLVM and NVVM dialects. Backends that
   /// need nothing special call addCommonNVVMLowering (backends/common).
   virtual void buildLoweringTail(mlir::OpPassManager &pm, const ComputeCapability &cc) const = 0;
+  /// MMA atoms in order of preference for `cc`; selection takes the first
+  /// one legal for a gemm (backends/Backend.cpp: selectMmaAtom). The default
+  /// is the SIMT FMA atom alone.
+  virtual std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &cc) const;
   /// Conformance cases this backend skips, each with a reason.
   virtual std::vector<ConformanceSkip> getConformanceSkips() const { return {}; }
 
@@ -129,6 +151,11 @@ public:
 private:
   std::vector<std::unique_ptr<Backend>> backends_;
 };
+
+/// Why `atom` cannot compute a gemm with these operands, or "" if it can:
+/// element type, and M, N, K multiples of the atom's shape where required.
+std::string whyIllegal(const MmaAtom &atom, llvm::StringRef inputType, int64_t m, int64_t n,
+                       int64_t k, int64_t threads);
 
 /// Registers the built-in backends (sm60, sm70, sm80, sm90): the one list.
 void registerAllBackends(BackendRegistry &registry);

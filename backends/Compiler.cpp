@@ -153,6 +153,9 @@ runtime::CompiledKernel describeKernel(KernelOp kernel, const std::string &targe
   desc.set_block_threads(kernel.getThreads());
   if (auto bytes = kernel->getAttrOfType<mlir::IntegerAttr>(kSharedMemoryBytesAttr))
     desc.set_shared_memory_bytes(bytes.getInt());
+  if (auto divisibility = kernel.getDimDivisibility())
+    for (int64_t d : *divisibility)
+      desc.add_dim_divisibility(d);
   if (auto groups = kernel.getDimGroups()) {
     for (mlir::NamedAttribute group : *groups) {
       runtime::DimGroup *out = desc.add_dim_groups();

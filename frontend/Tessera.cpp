@@ -45,6 +45,10 @@ struct BuilderState {
   /// Dynamic dimension symbol -> dynamic dimension numbers.
   std::map<std::string, std::vector<int64_t>> symbols;
   std::vector<std::string> symbolOrder;
+  /// Dynamic dimension number -> (tensor argument, axis).
+  std::vector<std::pair<int, int>> dynamicDims;
+  /// Dynamic dimension number -> promised divisibility.
+  std::vector<int64_t> divisibility;
   int numDynamicDims = 0;
   int bufferCount = 0;
   std::string errors;
@@ -157,9 +161,10 @@ template <typename Op> Scalar unary(const Scalar &x) {
 // Dimensions, indices, scalars
 //===----------------------------------------------------------------------===//
 
-Dim Dim::Dynamic(std::string name) {
+Dim Dim::Dynamic(std::string name, int64_t divisibility) {
   Dim d;
   d.name_ = std::move(name);
+  d.divisibility_ = std::max<int64_t>(divisibility, 1);
   return d;
 }
 
@@ -437,6 +442,8 @@ tessera::Tensor KernelBuilder::Tensor(const std::string &name, std::vector<Dim> 
     if (uses.empty())
       state_->symbolOrder.push_back(dim.name());
     uses.push_back(state_->numDynamicDims++);
+    state_->dynamicDims.push_back({int(state_->arguments.size()), int(&dim - shape.data())});
+    state_->divisibility.push_back(dim.divisibility());
   }
   mlir::Type elementType = toMlirType(state_->context.get(), dtype);
   auto type = tile::TileTensorType::get(state_->context.get(), dims, elementType);
@@ -492,6 +499,8 @@ void launchImpl(BuilderState &s, const std::vector<GridExtent> &grid, int thread
     groups.push_back(b.getNamedAttr(symbol, b.getDenseI64ArrayAttr(s.symbols[symbol])));
   if (!groups.empty())
     s.kernel.setDimGroupsAttr(b.getDictionaryAttr(groups));
+  if (llvm::any_of(s.divisibility, [](int64_t d) { return d > 1; }))
+    s.kernel.setDimDivisibilityAttr(b.getDenseI64ArrayAttr(s.divisibility));
   b.setInsertionPoint(s.kernel.getBodyBlock().getTerminator());
   llvm::SmallVector<Index> blockIndices;
   for (mlir::BlockArgument arg : s.kernel.getBlockIndices())
@@ -609,6 +618,54 @@ void KernelBuilder::Parallel(std::vector<int64_t> extents, std::function<void(In
     return;
   }
   parallelImpl(*state_, extents, [&](llvm::ArrayRef<Index> ivs) { body(ivs[0], ivs[1]); }, loc);
+}
+
+void KernelBuilder::Gemm(const Buffer &a, const Buffer &b, const Buffer &c, bool transposeA,
+                         bool transposeB, const std::string &atom, SourceLoc loc) {
+  BuilderState &s = *state_;
+  auto gemm = tile::GemmOp::create(s.b(), s.loc(loc), BuilderState::value(a.handle()),
+                                   BuilderState::value(b.handle()),
+                                   BuilderState::value(c.handle()), transposeA, transposeB,
+                                   atom.empty() ? nullptr : s.b().getStringAttr(atom));
+  (void)gemm;
+}
+
+void KernelBuilder::Pipelined(const Index &count, int stages, std::function<void(Index)> body,
+                              SourceLoc loc) {
+  BuilderState &s = *state_;
+  auto loop = tile::PipelinedOp::create(s.b(), s.loc(loc), s.materialize(count), stages);
+  mlir::OpBuilder::InsertionGuard guard(s.b());
+  s.b().setInsertionPoint(loop.getBodyBlock().getTerminator());
+  body(BuilderState::index(loop.getInductionVar()));
+}
+
+void KernelBuilder::Pipelined(int64_t count, int stages, std::function<void(Index)> body,
+                              SourceLoc loc) {
+  Pipelined(Index(count), stages, std::move(body), loc);
+}
+
+void KernelBuilder::Pipelined(const GridExtent &count, int stages,
+                              std::function<void(Index)> body, SourceLoc loc) {
+  BuilderState &s = *state_;
+  if (!count.dim()) {
+    Pipelined(Index(count.constant()), stages, std::move(body), loc);
+    return;
+  }
+  auto it = s.symbols.find(count.dim()->name());
+  if (it == s.symbols.end()) {
+    s.errors += "tessera: Pipelined count uses dimension '" + count.dim()->name() +
+                "', which no tensor argument has\n";
+    return;
+  }
+  auto [argument, axis] = s.dynamicDims[it->second.front()];
+  mlir::Location where = s.loc(loc);
+  mlir::Value extent = tile::DimOp::create(s.b(), where, s.kernel.getKernelArgument(argument),
+                                           static_cast<int64_t>(axis));
+  if (count.divisor() != 1) {
+    mlir::Value d = mlir::arith::ConstantIndexOp::create(s.b(), where, count.divisor());
+    extent = mlir::arith::CeilDivUIOp::create(s.b(), where, extent, d);
+  }
+  Pipelined(BuilderState::index(extent), stages, std::move(body), loc);
 }
 
 Kernel KernelBuilder::Build() {

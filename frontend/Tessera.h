@@ -67,16 +67,21 @@ class Dim {
 public:
   /// A static dimension.
   Dim(int64_t size) : size_(size) {}
-  /// A dynamic dimension named `name` (e.g. Dim::Dynamic("N")).
-  static Dim Dynamic(std::string name);
+  /// A dynamic dimension named `name` (e.g. Dim::Dynamic("N")). With
+  /// `divisibility` > 1 the caller promises the size is a multiple of it (the
+  /// runtime checks at launch), which lets the compiler use wide vector
+  /// accesses across rows of that length.
+  static Dim Dynamic(std::string name, int64_t divisibility = 1);
   bool isStatic() const { return size_ >= 0; }
   int64_t size() const { return size_; }
   const std::string &name() const { return name_; }
+  int64_t divisibility() const { return divisibility_; }
 
 private:
   Dim() = default;
   int64_t size_ = -1;
   std::string name_;
+  int64_t divisibility_ = 1;
 };
 
 /// A grid extent: a constant, a dimension, or CeilDiv(dimension, tile).
@@ -296,6 +301,21 @@ public:
   void Copy(const Buffer &src, const Buffer &dst, SourceLoc loc = {});
   void Fill(const Buffer &buffer, double value, SourceLoc loc = {});
   void Clear(const Buffer &buffer, SourceLoc loc = {});
+
+  /// C += A * B on tiles: A is M x K (K x M with transposeA), B is K x N
+  /// (N x K with transposeB), C an f32 fragment M x N. The backend picks the
+  /// instruction (FMA, mma.sync, wgmma); `atom` forces one by name.
+  void Gemm(const Buffer &a, const Buffer &b, const Buffer &c, bool transposeA = false,
+            bool transposeB = false, const std::string &atom = "", SourceLoc loc = {});
+
+  /// A loop over [0, count) whose copies the backend may overlap with its
+  /// compute, `stages` iterations deep.
+  void Pipelined(const GridExtent &count, int stages, std::function<void(Index)> body,
+                 SourceLoc loc = {});
+  void Pipelined(const Index &count, int stages, std::function<void(Index)> body,
+                 SourceLoc loc = {});
+  void Pipelined(int64_t count, int stages, std::function<void(Index)> body,
+                 SourceLoc loc = {});
 
   /// An elementwise loop nest over a tile, spread over the block's threads.
   void Parallel(std::vector<int64_t> extents, std::function<void(Index)> body,

@@ -280,6 +280,13 @@ int64_t KernelOp::getNumDynamicDims() {
   return count;
 }
 
+int64_t KernelOp::getDynamicDimDivisibility(int64_t i) {
+  if (auto divisibility = getDimDivisibility())
+    if (i >= 0 && i < int64_t(divisibility->size()))
+      return std::max<int64_t>(1, (*divisibility)[i]);
+  return 1;
+}
+
 std::string KernelOp::getArgumentName(unsigned i) {
   if (auto names = getArgNames())
     if (i < names->size())
@@ -315,6 +322,14 @@ LogicalResult KernelOp::verify() {
     if (names->size() != getNumKernelArguments())
       return emitOpError() << "arg_names has " << names->size() << " names for "
                            << getNumKernelArguments() << " arguments";
+  if (auto divisibility = getDimDivisibility()) {
+    if (int64_t(divisibility->size()) != getNumDynamicDims())
+      return emitOpError() << "dim_divisibility has " << divisibility->size()
+                           << " entries for " << getNumDynamicDims() << " dynamic dimensions";
+    for (int64_t d : *divisibility)
+      if (d < 1)
+        return emitOpError() << "dim_divisibility entries must be positive, got " << d;
+  }
   if (auto groups = getDimGroups()) {
     for (NamedAttribute group : *groups) {
       auto dims = dyn_cast<DenseI64ArrayAttr>(group.getValue());
@@ -523,7 +538,8 @@ LogicalResult ParallelOp::verifyRegions() {
     if (!arg.getType().isIndex())
       return emitOpError() << "induction variables must be of type index";
   for (Operation &op : getBodyBlock())
-    if (isa<CopyOp, AllocFragmentOp, AllocSharedOp, FillOp, ClearOp, ParallelOp>(op))
+    if (isa<CopyOp, AllocFragmentOp, AllocSharedOp, FillOp, ClearOp, ParallelOp, GemmOp,
+            PipelinedOp>(op))
       return op.emitOpError() << "is not allowed inside tile.parallel; the body computes one "
                                  "element at a time";
   return success();
@@ -546,4 +562,92 @@ LogicalResult LoadOp::verify() {
 
 LogicalResult StoreOp::verify() {
   return verifyIndices(*this, cast<BufferType>(getBuffer().getType()), getIndices().size());
+}
+
+//===----------------------------------------------------------------------===//
+// GemmOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GemmOp::verify() {
+  auto a = cast<BufferType>(getA().getType());
+  auto b = cast<BufferType>(getB().getType());
+  auto c = cast<BufferType>(getC().getType());
+  if (a.getRank() != 2 || b.getRank() != 2 || c.getRank() != 2)
+    return emitOpError() << "operands must be 2-D tiles, got ranks " << a.getRank() << ", "
+                         << b.getRank() << " and " << c.getRank();
+  if (!c.isFragment())
+    return emitOpError() << "accumulator C must be a fragment, got " << c;
+  Type elt = a.getElementType();
+  if (elt != b.getElementType())
+    return emitOpError() << "A holds " << elt << " but B holds " << b.getElementType()
+                         << "; A and B must share their element type";
+  if (!(elt.isF16() || elt.isBF16() || elt.isF32()))
+    return emitOpError() << "A and B must hold f16, bf16 or f32, got " << elt;
+  if (!c.getElementType().isF32())
+    return emitOpError() << "accumulator C must hold f32, got " << c.getElementType();
+  int64_t m = a.getShape()[getTransposeA() ? 1 : 0], ka = a.getShape()[getTransposeA() ? 0 : 1];
+  int64_t kb = b.getShape()[getTransposeB() ? 1 : 0], n = b.getShape()[getTransposeB() ? 0 : 1];
+  if (ka != kb)
+    return emitOpError() << "A has K = " << ka << " but B has K = " << kb;
+  if (m != c.getShape()[0] || n != c.getShape()[1])
+    return emitOpError() << "A x B is " << m << "x" << n << " but C is " << c.getShape()[0]
+                         << "x" << c.getShape()[1];
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PipelinedOp
+//===----------------------------------------------------------------------===//
+
+void PipelinedOp::build(OpBuilder &builder, OperationState &state, Value count,
+                        int64_t stages) {
+  state.addOperands(count);
+  state.addAttribute(getStagesAttrName(state.name), builder.getI64IntegerAttr(stages));
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  block->addArgument(builder.getIndexType(), state.location);
+  PipelinedOp::ensureTerminator(*body, builder, state.location);
+}
+
+ParseResult PipelinedOp::parse(OpAsmParser &parser, OperationState &result) {
+  OpAsmParser::Argument iv;
+  OpAsmParser::UnresolvedOperand count;
+  int64_t lowerBound = 0, stages = 1;
+  if (parser.parseArgument(iv) || parser.parseEqual())
+    return failure();
+  llvm::SMLoc boundLoc = parser.getCurrentLocation();
+  if (parser.parseInteger(lowerBound))
+    return failure();
+  if (lowerBound != 0)
+    return parser.emitError(boundLoc) << "tile.pipelined loops start at 0";
+  if (parser.parseKeyword("to") || parser.parseOperand(count) || parser.parseKeyword("stages") ||
+      parser.parseInteger(stages) ||
+      parser.resolveOperand(count, parser.getBuilder().getIndexType(), result.operands))
+    return failure();
+  result.addAttribute(getStagesAttrName(result.name),
+                      parser.getBuilder().getI64IntegerAttr(stages));
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  iv.type = parser.getBuilder().getIndexType();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, {iv}))
+    return failure();
+  PipelinedOp::ensureTerminator(*body, parser.getBuilder(), result.location);
+  return success();
+}
+
+void PipelinedOp::print(OpAsmPrinter &p) {
+  p << " " << getInductionVar() << " = 0 to " << getCount() << " stages " << getStages();
+  p.printOptionalAttrDictWithKeyword((*this)->getAttrs(), {getStagesAttrName()});
+  p << " ";
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false, /*printBlockTerminators=*/false);
+}
+
+LogicalResult PipelinedOp::verify() {
+  if (getStages() < 1)
+    return emitOpError() << "stages must be at least 1, got " << int64_t(getStages());
+  if (getBodyBlock().getNumArguments() != 1 || !getInductionVar().getType().isIndex())
+    return emitOpError() << "body takes one index induction variable";
+  return success();
 }

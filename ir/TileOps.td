@@ -37,7 +37,10 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     `dim_groups` (optional) names dynamic dimensions that must be equal at
     launch, e.g. `{N = array<i64: 0, 1, 2>}` when A, B and C all have length
     N; `arg_names` (optional) keeps the author's argument names for the
-    runtime's messages.
+    runtime's messages; `dim_divisibility` (optional, one entry per dynamic
+    dimension) promises that each dynamic size is a multiple of its entry,
+    which the compiler uses to prove vector alignment and the runtime checks
+    at launch.
 
     Example:
 
@@ -52,7 +55,8 @@ def Tile_KernelOp : Tile_Op<"kernel", [
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<FunctionType>:$function_type,
                        AffineMapAttr:$grid, I64Attr:$threads,
                        OptionalAttr<DictionaryAttr>:$dim_groups,
-                       OptionalAttr<StrArrayAttr>:$arg_names);
+                       OptionalAttr<StrArrayAttr>:$arg_names,
+                       OptionalAttr<DenseI64ArrayAttr>:$dim_divisibility);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
@@ -73,16 +77,18 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     }
     /// The total number of dynamic tensor dimensions (the grid map's symbols).
     int64_t getNumDynamicDims();
+    /// The promised divisor of dynamic dimension `i` (1 if none).
+    int64_t getDynamicDimDivisibility(int64_t i);
     /// The author's name for argument `i`, or "argI".
     std::string getArgumentName(unsigned i);
   }];
 }
 
 def Tile_YieldOp : Tile_Op<"yield", [Pure, Terminator,
-    ParentOneOf<["KernelOp", "ParallelOp"]>]> {
+    ParentOneOf<["KernelOp", "ParallelOp", "PipelinedOp"]>]> {
   let summary = "Ends the body of a tile region";
   let description = [{
-    The terminator of `tile.kernel` and `tile.parallel` bodies. It is implied
+    The terminator of `tile.kernel`, `tile.parallel` and `tile.pipelined` bodies. It is implied
     in the custom syntax and takes no operands.
 
     Example: `tile.yield`
@@ -253,6 +259,78 @@ def Tile_StoreOp : Tile_Op<"store", [
   let arguments = (ins AnyType:$value, Tile_AnyBuffer:$buffer, Variadic<Index>:$indices);
   let assemblyFormat = "$value `,` $buffer `[` $indices `]` attr-dict `:` type($buffer)";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix multiplication and pipelined loops
+//===----------------------------------------------------------------------===//
+
+def Tile_GemmOp : Tile_Op<"gemm"> {
+  let summary = "Accumulates a tile matrix product: C += A * B";
+  let description = [{
+    Multiplies the tiles A (M x K, or K x M with `transpose_a`) and B (K x N,
+    or N x K with `transpose_b`), held in shared memory or fragments, and
+    adds the product to the fragment accumulator C (M x N). A and B hold
+    f16, bf16 or f32 and share their type; C holds f32.
+
+    The backend chooses the instruction atoms (an ordered preference list
+    with legality checks): FMA on CUDA cores (sm_60), mma.sync.m8n8k4
+    (PTX ISA §9.7.14.5.1, sm_70), mma.sync.m16n8k16 with ldmatrix
+    (§9.7.14.5.8, sm_80), wgmma.mma_async (§9.7.15, sm_90a). `atom` forces
+    one by name; an atom that is illegal for the operands or the target is
+    an error.
+
+    Example:
+
+    ```mlir
+    tile.gemm %As, %Bs, %acc : !tile.buffer<128x32xf16, shared>,
+        !tile.buffer<32x128xf16, shared>, !tile.buffer<128x128xf32, fragment>
+    ```
+  }];
+  let arguments = (ins Tile_AnyBuffer:$a, Tile_AnyBuffer:$b, Tile_AnyBuffer:$c,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b,
+                       OptionalAttr<StrAttr>:$atom);
+  let assemblyFormat = [{
+    $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getM() { return llvm::cast<BufferType>(getC().getType()).getShape()[0]; }
+    int64_t getN() { return llvm::cast<BufferType>(getC().getType()).getShape()[1]; }
+    int64_t getK() {
+      auto a = llvm::cast<BufferType>(getA().getType());
+      return a.getShape()[getTransposeA() ? 0 : 1];
+    }
+  }];
+}
+
+def Tile_PipelinedOp : Tile_Op<"pipelined", [SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "A loop whose copies the backend may overlap with its compute";
+  let description = [{
+    Runs its body for `%k` in `[0, count)`. `stages` is the number of
+    iterations whose copies may be in flight at once; how they overlap is
+    the backend's pipelining strategy (register double-buffering on sm_70,
+    cp.async multi-stage on sm_80, TMA with mbarriers on sm_90). A backend
+    without a strategy runs the loop in order, which is always correct.
+
+    Example:
+
+    ```mlir
+    tile.pipelined %k = 0 to %count stages 3 {
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins Index:$count, I64Attr:$stages);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$count, "int64_t":$stages)>];
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    ::mlir::BlockArgument getInductionVar() { return getBodyBlock().getArgument(0); }
+  }];
 }
 
 #endif // TESSERA_IR_TILEOPS_TD

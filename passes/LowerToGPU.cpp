@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -72,6 +73,9 @@ struct TensorInfo {
   Value ptr;
   /// One index value per dimension (constants for static dimensions).
   SmallVector<Value> dims;
+  /// A known divisor of each dimension: the size when static, the promised
+  /// divisibility (checked by the runtime at launch) when dynamic.
+  SmallVector<int64_t> divisors;
 };
 
 /// A lowered buffer.
@@ -92,8 +96,9 @@ struct Chunk {
 
 class KernelLowering {
 public:
-  KernelLowering(KernelOp kernel, const TargetCapabilities &caps)
-      : kernel_(kernel), caps_(caps), loc_(kernel.getLoc()), b_(kernel.getContext()) {}
+  KernelLowering(KernelOp kernel, const Backend &backend, const ComputeCapability &cc)
+      : kernel_(kernel), backend_(backend), cc_(cc), caps_(backend.getCapabilities(cc)),
+        loc_(kernel.getLoc()), b_(kernel.getContext()) {}
 
   LogicalResult run();
 
@@ -123,6 +128,9 @@ private:
   LogicalResult lowerCopy(CopyOp copy);
   LogicalResult lowerFill(Value buffer, Value value);
   LogicalResult lowerParallel(ParallelOp loop);
+  LogicalResult lowerPipelined(PipelinedOp loop);
+  LogicalResult lowerGemm(GemmOp gemm);
+  LogicalResult lowerGemmSimt(GemmOp gemm);
 
   /// Calls `body` once per chunk this thread owns in a tile of `shape`
   /// spread as `dist`, guarding chunks past the tile's end.
@@ -132,7 +140,7 @@ private:
   DistributionAttr copyDistribution(BufferType tile, Type globalElementType);
   /// True when every vector of `vector` elements the copy touches in `tensor`
   /// at `offsets` (tile-level values) is aligned to its size.
-  bool isVectorAligned(TileTensorType tensor, OperandRange offsets, int64_t vector);
+  bool isVectorAligned(const TensorInfo &tensor, OperandRange offsets, int64_t vector);
   /// Element address in a tensor, and the in-bounds predicates of a vector
   /// of `vector` elements at global coordinates `coords`.
   Value elementAddress(const TensorInfo &tensor, ArrayRef<Value> coords);
@@ -145,6 +153,8 @@ private:
                    bool aligned);
 
   KernelOp kernel_;
+  const Backend &backend_;
+  ComputeCapability cc_;
   const TargetCapabilities &caps_;
   Location loc_;
   OpBuilder b_;
@@ -153,6 +163,7 @@ private:
   DenseMap<Value, BufferInfo> buffers_;
   Value threadId_;
   Value sharedBase_;
+
   Block *entry_ = nullptr;
   bool lastWasBarrier_ = false;
 };
@@ -213,13 +224,17 @@ LogicalResult KernelLowering::run() {
   b_.setInsertionPointToStart(entry_);
 
   unsigned param = 0;
+  int64_t dynamicDim = 0;
   for (unsigned i = 0, e = kernel_.getNumKernelArguments(); i < e; ++i) {
     BlockArgument arg = kernel_.getKernelArgument(i);
     if (auto tensor = dyn_cast<TileTensorType>(arg.getType())) {
       func.setArgAttr(param, LLVM::LLVMDialect::getAlignAttrName(),
                       b_.getI64IntegerAttr(caps_.globalVectorBytes));
-      TensorInfo info{tensor, entry_->getArgument(param++), {}};
+      TensorInfo info{tensor, entry_->getArgument(param++), {}, {}};
       for (int64_t dim : tensor.getShape()) {
+        info.divisors.push_back(ShapedType::isDynamic(dim)
+                                    ? kernel_.getDynamicDimDivisibility(dynamicDim++)
+                                    : dim);
         if (ShapedType::isDynamic(dim))
           info.dims.push_back(arith::IndexCastOp::create(b_, loc_, b_.getIndexType(),
                                                          entry_->getArgument(param++)));
@@ -306,6 +321,8 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
         return lowerFill(clear.getBuffer(), zero);
       })
       .Case<ParallelOp>([&](ParallelOp loop) { return lowerParallel(loop); })
+      .Case<PipelinedOp>([&](PipelinedOp loop) { return lowerPipelined(loop); })
+      .Case<GemmOp>([&](GemmOp gemm) { return lowerGemm(gemm); })
       .Case<LoadOp, StoreOp>([&](Operation *access) -> LogicalResult {
         return access->emitOpError()
                << "outside tile.parallel is not supported; read and write buffer elements "
@@ -360,19 +377,17 @@ DistributionAttr KernelLowering::copyDistribution(BufferType tile, Type globalEl
   return DistributionAttr::get(b_.getContext(), threads, vector);
 }
 
-bool KernelLowering::isVectorAligned(TileTensorType tensor, OperandRange offsets,
+bool KernelLowering::isVectorAligned(const TensorInfo &tensor, OperandRange offsets,
                                      int64_t vector) {
   if (vector == 1)
     return true;
   if (knownDivisor(offsets.back()) % vector != 0)
     return false;
-  // Every row stride must be a multiple of the vector: static and divisible.
-  ArrayRef<int64_t> shape = tensor.getShape();
+  // Every row stride must be a multiple of the vector: static and divisible,
+  // or dynamic with a promised divisibility (checked by the runtime).
   int64_t stride = 1;
-  for (int i = int(shape.size()) - 1; i > 0; --i) {
-    if (ShapedType::isDynamic(shape[i]))
-      return false;
-    stride *= shape[i];
+  for (size_t i = tensor.divisors.size() - 1; i > 0; --i) {
+    stride *= tensor.divisors[i];
     if (stride % vector != 0)
       return false;
   }
@@ -516,9 +531,9 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
   int64_t vector = dist.getVector();
   bool aligned = true;
   if (srcTensor)
-    aligned = isVectorAligned(srcTensor, copy.getSrcOffsets(), vector);
+    aligned = isVectorAligned(tensors_[copy.getSrc()], copy.getSrcOffsets(), vector);
   if (dstTensor)
-    aligned = isVectorAligned(dstTensor, copy.getDstOffsets(), vector);
+    aligned = isVectorAligned(tensors_[copy.getDst()], copy.getDstOffsets(), vector);
 
   SmallVector<Value> srcOffsets, dstOffsets;
   for (Value v : copy.getSrcOffsets())
@@ -652,6 +667,101 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
   return result;
 }
 
+LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
+  // The in-order strategy: always correct; backends with asynchronous copies
+  // overlap iterations (their strategies rewrite the loop before this point).
+  Value count = map_.lookupOrDefault(loop.getCount());
+  auto forOp = scf::ForOp::create(b_, loc_, cst(0), count, cst(1));
+  OpBuilder::InsertionGuard guard(b_);
+  b_.setInsertionPoint(forOp.getBody()->getTerminator());
+  map_.map(loop.getInductionVar(), forOp.getInductionVar());
+  lastWasBarrier_ = false;
+  if (failed(lowerBlock(loop.getBodyBlock())))
+    return failure();
+  // The next iteration's copies overwrite shared buffers this one read.
+  barrier();
+  lastWasBarrier_ = false;
+  return success();
+}
+
+/// The element type name atoms use ("f16", "bf16", "f32").
+static std::string typeName(Type type) {
+  if (type.isF16())
+    return "f16";
+  if (type.isBF16())
+    return "bf16";
+  return "f32";
+}
+
+LogicalResult KernelLowering::lowerGemm(GemmOp gemm) {
+  auto a = cast<BufferType>(gemm.getA().getType());
+  std::string inputType = typeName(a.getElementType());
+  std::vector<MmaAtom> atoms = backend_.getMmaAtoms(cc_);
+  const MmaAtom *chosen = nullptr;
+  std::string reasons;
+  for (const MmaAtom &atom : atoms) {
+    if (gemm.getAtom() && atom.name != *gemm.getAtom())
+      continue;
+    std::string why = whyIllegal(atom, inputType, gemm.getM(), gemm.getN(), gemm.getK(),
+                                 kernel_.getThreads());
+    if (why.empty()) {
+      chosen = &atom;
+      break;
+    }
+    reasons += (reasons.empty() ? "" : "; ") + why;
+  }
+  if (!chosen) {
+    if (gemm.getAtom())
+      return gemm.emitOpError() << "atom '" << *gemm.getAtom() << "' cannot be used on "
+                                << cc_.str()
+                                << (reasons.empty() ? ": the backend has no such atom"
+                                                    : ": " + reasons);
+    return gemm.emitOpError() << "no MMA atom of " << cc_.str() << " fits: " << reasons;
+  }
+  if (chosen != &atoms.front())
+    gemm.emitRemark() << "using " << chosen->name << " instead of " << atoms.front().name
+                      << ": " << reasons;
+  if (chosen->name == getSimtFmaAtom().name)
+    return lowerGemmSimt(gemm);
+  return gemm.emitOpError() << "atom " << chosen->name << " has no lowering";
+}
+
+LogicalResult KernelLowering::lowerGemmSimt(GemmOp gemm) {
+  const BufferInfo &a = buffers_[gemm.getA()];
+  const BufferInfo &b = buffers_[gemm.getB()];
+  const BufferInfo &c = buffers_[gemm.getC()];
+  if (!a.type.isShared() || !b.type.isShared())
+    return gemm.emitOpError() << "with the SIMT FMA atom reads A and B from shared memory; "
+                                 "copy them into shared buffers first";
+  bool transA = gemm.getTransposeA(), transB = gemm.getTransposeB();
+  Type f32 = b_.getF32Type();
+  barrier();
+  auto forOp = scf::ForOp::create(b_, loc_, cst(0), cst(gemm.getK()), cst(1));
+  {
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(forOp.getBody()->getTerminator());
+    Value k = forOp.getInductionVar();
+    forEachChunk(c.type.getShape(), c.distribution, [&](const Chunk &chunk) {
+      Value i = chunk.coords[0], j = chunk.coords[1];
+      Value av = memref::LoadOp::create(b_, loc_, a.memref,
+                                        transA ? ValueRange{k, i} : ValueRange{i, k});
+      av = convert(av, f32);
+      for (int64_t v = 0; v < c.distribution.getVector(); ++v) {
+        Value jv = add(j, cst(v));
+        Value bv = memref::LoadOp::create(b_, loc_, b.memref,
+                                          transB ? ValueRange{jv, k} : ValueRange{k, jv});
+        bv = convert(bv, f32);
+        Value slot = cst(chunk.firstSlot + v);
+        Value acc = memref::LoadOp::create(b_, loc_, c.memref, ValueRange{slot});
+        acc = math::FmaOp::create(b_, loc_, av, bv, acc);
+        memref::StoreOp::create(b_, loc_, acc, c.memref, ValueRange{slot});
+      }
+    });
+  }
+  lastWasBarrier_ = false;
+  return success();
+}
+
 struct LowerToGPU : tessera::impl::TileLowerToGPUBase<LowerToGPU> {
   void runOnOperation() override {
     SmallVector<KernelOp> kernels;
@@ -661,7 +771,7 @@ struct LowerToGPU : tessera::impl::TileLowerToGPUBase<LowerToGPU> {
       const Backend *backend = getBackendFor(kernel, &cc);
       if (!backend)
         return signalPassFailure();
-      KernelLowering lowering(kernel, backend->getCapabilities(cc));
+      KernelLowering lowering(kernel, *backend, cc);
       if (failed(lowering.run()))
         return signalPassFailure();
     }

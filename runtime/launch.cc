@@ -284,6 +284,18 @@ absl::StatusOr<PackedLaunch> PrepareLaunchImpl(
     }
   }
 
+  // Divisibility the compiler assumed (to prove vector alignment).
+  for (int d = 0; d < kernel.dim_divisibility_size() &&
+                  d < static_cast<int>(packed.dynamic_dims.size());
+       ++d) {
+    const int64_t divisor = kernel.dim_divisibility(d);
+    if (divisor > 1 && packed.dynamic_dims[d] % divisor != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dimension ", DimLabel(kernel, dims[d]), " is ", packed.dynamic_dims[d],
+          ", but the kernel was compiled for multiples of ", divisor));
+    }
+  }
+
   TESSERA_RETURN_IF_ERROR(EvaluateGrid(kernel, dim_names, packed));
   for (uint64_t& slot : packed.slots) packed.kernel_params.push_back(&slot);
   return packed;

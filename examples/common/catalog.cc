@@ -10,6 +10,7 @@
 namespace tessera::examples {
 
 Example VectorAddExample();
+Example GemmExample();
 
 const std::vector<std::string>& AllTargets() {
   static const auto* targets = new std::vector<std::string>{"sm_60", "sm_70", "sm_80", "sm_90a"};
@@ -17,7 +18,7 @@ const std::vector<std::string>& AllTargets() {
 }
 
 const std::vector<Example>& AllExamples() {
-  static const auto* examples = new std::vector<Example>{VectorAddExample()};
+  static const auto* examples = new std::vector<Example>{VectorAddExample(), GemmExample()};
   return *examples;
 }
 

@@ -205,6 +205,177 @@ absl::StatusOr<Report> RunScaleShared2D(const LoadedKernel& kernel, int64_t m,
   return report;
 }
 
+float HalfBitsToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  uint32_t exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF;
+  float result;
+  if (exponent == 0) {
+    result = std::ldexp(float(mantissa), -24);
+  } else if (exponent == 31) {
+    result = mantissa ? std::numeric_limits<float>::quiet_NaN()
+                      : std::numeric_limits<float>::infinity();
+  } else {
+    result = std::ldexp(float(mantissa | 0x400), int(exponent) - 25);
+  }
+  uint32_t bits;
+  std::memcpy(&bits, &result, 4);
+  bits |= sign;
+  std::memcpy(&result, &bits, 4);
+  return result;
+}
+
+uint16_t FloatToBf16Bits(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  bits += 0x7FFFu + ((bits >> 16) & 1u);  // round to nearest even
+  return uint16_t(bits >> 16);
+}
+
+float Bf16BitsToFloat(uint16_t b) {
+  uint32_t bits = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// A matrix in one of the GEMM element types, with its exact float values.
+struct HostMatrix {
+  runtime::DType dtype;
+  std::vector<float> values;   // exactly representable in dtype
+  std::vector<uint8_t> bytes;  // device representation
+
+  HostMatrix(runtime::DType t, int64_t n, Random& random) : dtype(t), values(n) {
+    bytes.resize(n * ElementBytes());
+    for (int64_t i = 0; i < n; ++i) {
+      float x = random.Uniform();
+      if (t == runtime::DTYPE_F16) {
+        uint16_t h = FloatToHalfBits(x);
+        values[i] = HalfBitsToFloat(h);
+        std::memcpy(&bytes[2 * i], &h, 2);
+      } else if (t == runtime::DTYPE_BF16) {
+        uint16_t b = FloatToBf16Bits(x);
+        values[i] = Bf16BitsToFloat(b);
+        std::memcpy(&bytes[2 * i], &b, 2);
+      } else {
+        values[i] = x;
+        std::memcpy(&bytes[4 * i], &x, 4);
+      }
+    }
+  }
+  int64_t ElementBytes() const { return dtype == runtime::DTYPE_F32 ? 4 : 2; }
+};
+
+float DecodeElement(runtime::DType dtype, const uint8_t* p) {
+  if (dtype == runtime::DTYPE_F32) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return dtype == runtime::DTYPE_F16 ? HalfBitsToFloat(h) : Bf16BitsToFloat(h);
+}
+
+/// C = A * B (B is N x K when transposed): float64 reference on the CPU over
+/// every element (conformance sizes) or a random sample of 4096 elements
+/// (benchmark sizes), relative error bounds fitting the type (f16 output
+/// rounding 2^-11, bf16 2^-8, f32 accumulation order).
+absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n, int64_t k,
+                               runtime::DType dtype, bool transposeB, bool fullCheck,
+                               const RunOptions& options) {
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  HostMatrix a(dtype, m * k, random), b(dtype, k * n, random);
+  int64_t eltBytes = a.ElementBytes();
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer da, DeviceBuffer::Allocate(a.bytes.size()));
+  TESSERA_RETURN_IF_ERROR(da.CopyFromHost(a.bytes.data(), a.bytes.size()));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, DeviceBuffer::Allocate(b.bytes.size()));
+  TESSERA_RETURN_IF_ERROR(db.CopyFromHost(b.bytes.data(), b.bytes.size()));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dc, DeviceBuffer::Allocate(m * n * eltBytes));
+  TESSERA_RETURN_IF_ERROR(dc.Fill(kPoisonByte));
+  std::vector<int64_t> bShape = transposeB ? std::vector<int64_t>{n, k}
+                                           : std::vector<int64_t>{k, n};
+  std::vector<KernelArg> args = {TensorArg{da.ptr(), dtype, {m, k}},
+                                 TensorArg{db.ptr(), dtype, bShape},
+                                 TensorArg{dc.ptr(), dtype, {m, n}}};
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  std::vector<uint8_t> c(m * n * eltBytes);
+  TESSERA_RETURN_IF_ERROR(dc.CopyToHost(c.data(), c.size()));
+
+  // Which elements to check.
+  std::vector<std::pair<int64_t, int64_t>> points;
+  if (fullCheck) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) points.push_back({i, j});
+  } else {
+    Random pick(options.seed + 17);
+    for (int s = 0; s < 4096; ++s) {
+      auto u = [&](int64_t extent) {
+        return std::min<int64_t>(extent - 1, int64_t((pick.Uniform() + 1.0f) * 0.5f * extent));
+      };
+      points.push_back({u(m), u(n)});
+    }
+    // Always include the corners (tails).
+    points.push_back({m - 1, n - 1});
+    points.push_back({0, n - 1});
+    points.push_back({m - 1, 0});
+  }
+  double errSq = 0, refSq = 0;
+  for (auto [i, j] : points) {
+    double ref = 0;
+    for (int64_t p = 0; p < k; ++p) {
+      double bv = transposeB ? b.values[j * k + p] : b.values[p * n + j];
+      ref += double(a.values[i * k + p]) * bv;
+    }
+    float got = DecodeElement(dtype, &c[(i * n + j) * eltBytes]);
+    double err = std::isnan(got) ? std::numeric_limits<double>::infinity() : std::fabs(got - ref);
+    errSq += err * err;
+    refSq += ref * ref;
+    // Per element: rounding of the output plus accumulation in f32.
+    double bound = (dtype == runtime::DTYPE_F32 ? 1e-5 : dtype == runtime::DTYPE_F16 ? 2e-3 : 1e-2) *
+                       std::fabs(ref) + 1e-5 * std::sqrt(double(k));
+    if (!(err <= bound)) {
+      if (report.mismatches == 0)
+        report.detail = absl::StrFormat("first mismatch at (%d, %d): got %g, expected %g", i, j,
+                                        got, ref);
+      ++report.mismatches;
+    }
+  }
+  report.max_error = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
+  report.tolerance = dtype == runtime::DTYPE_F32 ? 1e-5 : dtype == runtime::DTYPE_F16 ? 1e-3 : 5e-3;
+  report.checked = points.size();
+  report.correct = report.mismatches == 0 && report.max_error <= report.tolerance;
+  report.bytes = double(eltBytes) * (m * k + k * n + m * n);
+  report.flops = 2.0 * m * n * k;
+  if (options.time && report.correct) {
+    TESSERA_ASSIGN_OR_RETURN(runtime::PackedLaunch packed,
+                             runtime::PrepareLaunch(kernel.spec(), args));
+    TESSERA_ASSIGN_OR_RETURN(
+        report.timing,
+        runtime::TimeIt([&] { return runtime::Launch(kernel, packed); }, options.timing));
+  }
+  return report;
+}
+
+Workload Gemm(const std::string& kernel, int64_t m, int64_t n, int64_t k, runtime::DType dtype,
+              bool transposeB, bool conformance, bool benchmark) {
+  Workload w;
+  w.name = absl::StrCat(kernel, "/", m, "x", n, "x", k);
+  w.kernel = kernel;
+  w.conformance = conformance;
+  w.benchmark = benchmark;
+  w.run = [=, name = w.name](const LoadedKernel& loaded, const RunOptions& options)
+      -> absl::StatusOr<Report> {
+    TESSERA_ASSIGN_OR_RETURN(
+        Report report, RunGemm(loaded, m, n, k, dtype, transposeB, conformance, options));
+    report.workload = name;
+    return report;
+  };
+  return w;
+}
+
 Workload ScaleShared2D(int64_t m) {
   Workload w;
   w.name = absl::StrCat("scale_shared_2d/m=", m);
@@ -241,6 +412,19 @@ const std::vector<Workload>& AllWorkloads() {
       VectorAdd(1000003, true, false, "vector_add_static"),
       ScaleShared2D(1000),
       ScaleShared2D(7),
+      // GEMM: the example (f16, N and K multiples of 8) and the conformance
+      // kernels (bf16, f32, transposed B, and any shape).
+      Gemm("gemm_f16", 256, 256, 128, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16", 2048, 2048, 2048, runtime::DTYPE_F16, false, false, true),
+      Gemm("gemm_f16", 4096, 4096, 4096, runtime::DTYPE_F16, false, false, true),
+      Gemm("gemm_f16", 3000, 5000, 4000, runtime::DTYPE_F16, false, false, true),
+      Gemm("gemm_bf16", 257, 392, 136, runtime::DTYPE_BF16, false, true, false),
+      Gemm("gemm_bf16", 2048, 2048, 2048, runtime::DTYPE_BF16, false, false, true),
+      Gemm("gemm_f32", 129, 200, 72, runtime::DTYPE_F32, false, true, false),
+      Gemm("gemm_f16_tn", 257, 392, 136, runtime::DTYPE_F16, true, true, false),
+      Gemm("gemm_f16_any", 257, 383, 129, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_any", 1, 1, 1, runtime::DTYPE_F16, false, true, false),
   };
   return *workloads;
 }

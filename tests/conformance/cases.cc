@@ -9,6 +9,7 @@
 #include "tests/conformance/cases.h"
 
 #include "examples/common/example.h"
+#include "examples/gemm.h"
 
 namespace tessera::conformance {
 namespace {
@@ -55,6 +56,30 @@ const std::vector<Case>& AllCases() {
       list->push_back({example.name, example.build});
     list->push_back({"vector_add_static", VectorAddStatic});
     list->push_back({"scale_shared_2d", ScaleShared2D});
+    using examples::GemmConfig;
+    list->push_back({"gemm_bf16", [] {
+                       GemmConfig c;
+                       c.dtype = bf16;
+                       return examples::GemmDynamic(c, "gemm_bf16");
+                     }});
+    list->push_back({"gemm_f32", [] {
+                       GemmConfig c;
+                       c.dtype = f32;
+                       c.bm = 64, c.bn = 64, c.bk = 16;
+                       return examples::Gemm(Dim::Dynamic("M"), Dim::Dynamic("N", 4),
+                                             Dim::Dynamic("K", 4), c, "gemm_f32");
+                     }});
+    list->push_back({"gemm_f16_tn", [] {
+                       GemmConfig c;
+                       c.transposeB = true;
+                       return examples::GemmDynamic(c, "gemm_f16_tn");
+                     }});
+    list->push_back({"gemm_f16_any", [] {
+                       GemmConfig c;
+                       c.bm = 64, c.bn = 64;
+                       return examples::Gemm(Dim::Dynamic("M"), Dim::Dynamic("N"),
+                                             Dim::Dynamic("K"), c, "gemm_f16_any");
+                     }});
     return list;
   }();
   return *cases;

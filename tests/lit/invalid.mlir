@@ -222,7 +222,7 @@ tile.kernel @too_many_block_indices(%A: !tile.tensor<4xf32>)
 
 // -----
 
-// expected-error @+1 {{'tile.yield' op expects parent op to be one of 'tile.kernel, tile.parallel'}}
+// expected-error @+1 {{'tile.yield' op expects parent op to be one of 'tile.kernel, tile.parallel, tile.pipelined'}}
 tile.yield
 
 // -----

@@ -1,0 +1,33 @@
+//===- gemm.h - The GEMM example's kernel, for reuse ------------*- C++ -*-===//
+//
+// Declares the GEMM kernel of examples/gemm.cc so the conformance suite and
+// the benchmarks build the same kernel with other knobs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_EXAMPLES_GEMM_H_
+#define TESSERA_EXAMPLES_GEMM_H_
+
+#include <string>
+
+#include "frontend/Tessera.h"
+
+namespace tessera::examples {
+
+/// The knobs of the GEMM kernel.
+struct GemmConfig {
+  DType dtype = f16;
+  bool transposeB = false;
+  int64_t bm = 128, bn = 128, bk = 32;
+  int stages = 3, threads = 256;
+};
+
+/// C (M x N) = A (M x K) * B (K x N, or N x K when transposed).
+Kernel Gemm(Dim M, Dim N, Dim K, const GemmConfig& c, const std::string& name = "gemm");
+
+/// Gemm with M, N, K dynamic and N, K promised multiples of 8.
+Kernel GemmDynamic(const GemmConfig& c, const std::string& name);
+
+}  // namespace tessera::examples
+
+#endif  // TESSERA_EXAMPLES_GEMM_H_

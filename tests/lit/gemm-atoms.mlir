@@ -1,0 +1,16 @@
+// Atom selection: a forced atom the backend lacks is an error naming the
+// target; the SIMT FMA atom lowers to fma.rn.f32 on every backend.
+// RUN: not %tessera-compile %s --target=sm_60 --emit=ptx 2>&1 | FileCheck %s --check-prefix=FORCED
+// RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_60 --emit=ptx | FileCheck %s --check-prefix=FMA
+// RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=FMA
+
+// FORCED: error: 'tile.gemm' op atom 'SM80_16x8x16_F32F16F16F32_TN' cannot be used on sm_60: the backend has no such atom
+// FMA: fma.rn.f32
+module attributes {tile.target = #tile.target<"sm_60">} {
+  tile.kernel @forced(%A: !tile.tensor<64x64xf16>) grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
+    %a = tile.alloc_shared : !tile.buffer<64x32xf16, shared>
+    %b = tile.alloc_shared : !tile.buffer<32x64xf16, shared>
+    %c = tile.alloc_fragment : !tile.buffer<64x64xf32, fragment>
+    tile.gemm %a, %b, %c {atom = "SM80_16x8x16_F32F16F16F32_TN"} : !tile.buffer<64x32xf16, shared>, !tile.buffer<32x64xf16, shared>, !tile.buffer<64x64xf32, fragment>
+  }
+}
