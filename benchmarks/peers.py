@@ -37,12 +37,28 @@ def vector_add(n):
     return ms, 12.0 * n / (ms * 1e-3) / 1e12
 
 
+def matmul(m, n, k, dtype):
+    a = torch.rand(m, k, device="cuda", dtype=dtype) * 2 - 1
+    b = torch.rand(k, n, device="cuda", dtype=dtype) * 2 - 1
+    c = torch.empty(m, n, device="cuda", dtype=dtype)
+    ms = time_op(lambda: torch.matmul(a, b, out=c))
+    return ms, 2.0 * m * n * k / (ms * 1e-3) / 1e12
+
+
 def main():
-    print("peer,workload,median_ms,tb_per_s")
+    print("peer,workload,median_ms,rate")
     for n in (1 << 28, (1 << 28) - 3):
         ms, tbs = vector_add(n)
-        print(f"torch.add,vector_add/n={n},{ms:.4f},{tbs:.3f}")
+        print(f"torch.add,vector_add/n={n},{ms:.4f},{tbs:.3f} TB/s")
     sys.stdout.flush()
+    if "--vector-add-only" in sys.argv:
+        return
+    for name, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
+        for m, n, k in ((2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
+                        (3000, 5000, 4000), (8192, 8192, 1000)):
+            ms, tflops = matmul(m, n, k, dtype)
+            print(f"torch.matmul,gemm_{name}/{m}x{n}x{k},{ms:.4f},{tflops:.1f} TFLOP/s")
+            sys.stdout.flush()
 
 
 if __name__ == "__main__":

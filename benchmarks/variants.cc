@@ -1,9 +1,9 @@
 //===- variants.cc - Tuning variants of the example kernels ---------------===//
 //
-// Writes a bundle of tuning variants (block size, threads) of the example
-// kernels for one target, named "<kernel>__<knobs>", so that one GPU run
-// times them all beside the default (benchmarks/device/run.sh runs every
-// bundle in .device/bundles).
+// Writes a bundle of extra benchmark kernels for one target: tuning variants
+// (block size, threads) of the examples, named "<kernel>__<knobs>", and the
+// bf16 GEMM, so that one GPU run times them all beside the defaults
+// (benchmarks/device/run.sh runs every bundle in .device/bundles).
 //
 //   variants --target=sm_90a OUT.pb
 //
@@ -14,6 +14,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "examples/gemm.h"
 #include "frontend/Tessera.h"
 #include "runtime/bundle.h"
 #include "runtime/kernel.pb.h"
@@ -46,6 +47,18 @@ int main(int argc, char** argv) {
     absl::StatusOr<runtime::CompiledKernel> compiled = kernel.Compile({target});
     if (!compiled.ok()) {
       std::fprintf(stderr, "variants: %s: %s\n", name.c_str(),
+                   std::string(compiled.status().message()).c_str());
+      return 1;
+    }
+    *bundle.add_kernels() = std::move(*compiled);
+  }
+  {
+    examples::GemmConfig config;
+    config.dtype = bf16;
+    absl::StatusOr<runtime::CompiledKernel> compiled =
+        examples::GemmDynamic(config, "gemm_bf16").Compile({target});
+    if (!compiled.ok()) {
+      std::fprintf(stderr, "variants: gemm_bf16: %s\n",
                    std::string(compiled.status().message()).c_str());
       return 1;
     }

@@ -535,7 +535,7 @@ Buffer KernelBuilder::AllocShared(std::vector<int64_t> shape, DType dtype,
                                     tile::MemoryScope::shared);
   std::string label = name.empty() ? "shared" + std::to_string(state_->bufferCount++) : name;
   auto op = tile::AllocSharedOp::create(state_->b(), state_->loc(loc), type,
-                                        state_->b().getStringAttr(label), nullptr);
+                                        state_->b().getStringAttr(label), nullptr, nullptr);
   return Buffer(op.getResult().getAsOpaquePointer());
 }
 
@@ -546,7 +546,7 @@ Buffer KernelBuilder::AllocFragment(std::vector<int64_t> shape, DType dtype,
                                     tile::MemoryScope::fragment);
   std::string label = name.empty() ? "fragment" + std::to_string(state_->bufferCount++) : name;
   auto op = tile::AllocFragmentOp::create(state_->b(), state_->loc(loc), type,
-                                          state_->b().getStringAttr(label), nullptr);
+                                          state_->b().getStringAttr(label), nullptr, nullptr);
   return Buffer(op.getResult().getAsOpaquePointer());
 }
 

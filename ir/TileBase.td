@@ -106,6 +106,25 @@ def Tile_DistributionAttr : Tile_Attr<"Distribution", "distribution"> {
   }];
 }
 
+def Tile_MmaLayoutAttr : Tile_Attr<"MmaLayout", "mma_layout"> {
+  let summary = "The register layout of an MMA accumulator fragment";
+  let description = [{
+    A fragment laid out as the accumulators of an MMA atom: the block's
+    warps tile the fragment `warps_m` x `warps_n`; each warp covers its
+    sub-tile with `atom_m` x `atom_n` atom tiles, and each thread holds the
+    atom's accumulator elements (for m16n8: rows g and g + 8, columns
+    2t and 2t + 1 with g = lane / 4, t = lane mod 4; PTX ISA §9.7.14.5.8).
+    Assigned by `tile-layout-inference` to `tile.gemm` accumulators and the
+    fragments and loops that share them.
+
+    Example: `#tile.mma_layout<m = 16, n = 8, warps_m = 2, warps_n = 4>`
+  }];
+  let parameters = (ins "int64_t":$m, "int64_t":$n, "int64_t":$warpsM, "int64_t":$warpsN);
+  let assemblyFormat = [{
+    `<` `m` `=` $m `,` `n` `=` $n `,` `warps_m` `=` $warpsM `,` `warps_n` `=` $warpsN `>`
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Types
 //===----------------------------------------------------------------------===//

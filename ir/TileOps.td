@@ -121,11 +121,15 @@ def Tile_AllocSharedOp : Tile_Op<"alloc_shared"> {
     One buffer per thread block in shared memory (PTX ISA §5.1.5, the
     `.shared` state space). `tile-plan-shared-memory` gives it an offset in
     the block's dynamic shared memory and checks the total against the
-    backend's per-block limit. `name` is used in diagnostics.
+    backend's per-block limit. `name` is used in diagnostics. `swizzled`
+    (set by `tile-layout-inference` for buffers that ldmatrix reads) XORs
+    each row's 16-byte chunks with the row number, so that the eight rows an
+    ldmatrix reads fall in distinct banks.
 
     Example: `%As = tile.alloc_shared {name = "As"} : !tile.buffer<128x32xf16, shared>`
   }];
-  let arguments = (ins OptionalAttr<StrAttr>:$name, OptionalAttr<I64Attr>:$offset);
+  let arguments = (ins OptionalAttr<StrAttr>:$name, OptionalAttr<I64Attr>:$offset,
+                       UnitAttr:$swizzled);
   let results = (outs Tile_AnyBuffer:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -141,7 +145,8 @@ def Tile_AllocFragmentOp : Tile_Op<"alloc_fragment"> {
     Example: `%acc = tile.alloc_fragment {name = "acc"} : !tile.buffer<128x128xf32, fragment>`
   }];
   let arguments = (ins OptionalAttr<StrAttr>:$name,
-                       OptionalAttr<Tile_DistributionAttr>:$distribution);
+                       OptionalAttr<Tile_DistributionAttr>:$distribution,
+                       OptionalAttr<Tile_MmaLayoutAttr>:$mma_layout);
   let results = (outs Tile_AnyBuffer:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -223,7 +228,8 @@ def Tile_ParallelOp : Tile_Op<"parallel", [SingleBlockImplicitTerminator<"YieldO
     ```
   }];
   let arguments = (ins DenseI64ArrayAttr:$extents,
-                       OptionalAttr<Tile_DistributionAttr>:$distribution);
+                       OptionalAttr<Tile_DistributionAttr>:$distribution,
+                       OptionalAttr<Tile_MmaLayoutAttr>:$mma_layout);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasRegionVerifier = 1;

@@ -90,7 +90,7 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
       const Backend *backend = getBackendFor(kernel, &cc);
       if (!backend)
         return WalkResult::interrupt();
-      return failed(runOnKernel(kernel, backend->getCapabilities(cc)))
+      return failed(runOnKernel(kernel, *backend, cc, backend->getCapabilities(cc)))
                  ? WalkResult::interrupt()
                  : WalkResult::advance();
     });
@@ -98,10 +98,44 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
       signalPassFailure();
   }
 
-  LogicalResult runOnKernel(KernelOp kernel, const TargetCapabilities &caps) {
+  LogicalResult runOnKernel(KernelOp kernel, const Backend &backend,
+                            const ComputeCapability &cc, const TargetCapabilities &caps) {
     int64_t threads = kernel.getThreads();
     llvm::EquivalenceClasses<Value> groups;
     kernel.walk([&](AllocFragmentOp alloc) { groups.insert(alloc.getResult()); });
+
+    // Each gemm's atom: warp-level atoms lay out the accumulator as the
+    // atom's registers and read A and B with ldmatrix from swizzled buffers.
+    DenseMap<Value, MmaLayoutAttr> mmaLayouts;
+    DenseMap<Value, Operation *> mmaOwner;
+    WalkResult gemms = kernel.walk([&](GemmOp gemm) -> WalkResult {
+      FailureOr<MmaAtom> atom = selectMmaAtom(gemm, backend, cc, threads);
+      if (failed(atom))
+        return WalkResult::interrupt();
+      gemm.setAtomAttr(StringAttr::get(gemm.getContext(), atom->name));
+      std::optional<WarpTiling> tiling =
+          chooseWarpTiling(*atom, gemm.getM(), gemm.getN(), threads);
+      if (!tiling)
+        return WalkResult::advance();
+      auto layout = MmaLayoutAttr::get(gemm.getContext(), atom->m, atom->n, tiling->warpsM,
+                                       tiling->warpsN);
+      auto [it, inserted] = mmaLayouts.try_emplace(gemm.getC(), layout);
+      if (!inserted && it->second != layout) {
+        InFlightDiagnostic diag = gemm.emitError()
+                                  << "accumulator " << describeBuffer(gemm.getC())
+                                  << " needs layout " << layout << " here but " << it->second
+                                  << " for another gemm";
+        diag.attachNote(mmaOwner[gemm.getC()]->getLoc()) << "the other gemm is here";
+        return WalkResult::interrupt();
+      }
+      mmaOwner[gemm.getC()] = gemm;
+      for (Value operand : {gemm.getA(), gemm.getB()})
+        if (auto alloc = operand.getDefiningOp<AllocSharedOp>())
+          alloc.setSwizzled(true);
+      return WalkResult::advance();
+    });
+    if (gemms.wasInterrupted())
+      return failure();
 
     // Fragments used in one loop, or copied into each other, must agree.
     SmallVector<std::pair<ParallelOp, SmallVector<Value>>> loops;
@@ -124,11 +158,43 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
     if (walk.wasInterrupted())
       return failure();
 
-    // One distribution per group: the widest vector every member allows.
+    // One distribution per group: the widest vector every member allows;
+    // or the MMA layout of an accumulator in the group.
     DenseMap<Value, DistributionAttr> chosen;
+    DenseMap<Value, MmaLayoutAttr> chosenMma;
     for (auto it = groups.begin(); it != groups.end(); ++it) {
       if (!(*it)->isLeader())
         continue;
+      MmaLayoutAttr mma;
+      Value mmaMember;
+      for (auto member = groups.member_begin(**it); member != groups.member_end(); ++member) {
+        MmaLayoutAttr layout = mmaLayouts.lookup(*member);
+        if (!layout)
+          continue;
+        if (mma && mma != layout) {
+          InFlightDiagnostic diag =
+              member->getDefiningOp()->emitError()
+              << "fragments " << describeBuffer(mmaMember) << " and " << describeBuffer(*member)
+              << " are used together but accumulate with different MMA layouts";
+          diag.attachNote(mmaMember.getLoc()) << "the other fragment is here";
+          return failure();
+        }
+        mma = layout;
+        mmaMember = *member;
+      }
+      if (mma) {
+        auto shape = cast<BufferType>(mmaMember.getType()).getShape();
+        for (auto member = groups.member_begin(**it); member != groups.member_end(); ++member) {
+          if (cast<BufferType>(member->getType()).getShape() != shape) {
+            member->getDefiningOp()->emitError()
+                << "fragment " << describeBuffer(*member) << " shares the MMA layout of "
+                << describeBuffer(mmaMember) << " but has another shape";
+            return failure();
+          }
+          chosenMma[*member] = mma;
+        }
+        continue;
+      }
       int64_t vector = caps.globalVectorBytes;
       int64_t numElements = 0, innermost = 0;
       for (auto member = groups.member_begin(**it); member != groups.member_end(); ++member) {
@@ -146,9 +212,19 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
     }
 
     kernel.walk([&](AllocFragmentOp alloc) {
-      alloc.setDistributionAttr(chosen.lookup(alloc.getResult()));
+      if (MmaLayoutAttr mma = chosenMma.lookup(alloc.getResult())) {
+        alloc.setMmaLayoutAttr(mma);
+        alloc.removeDistributionAttr();
+      } else {
+        alloc.setDistributionAttr(chosen.lookup(alloc.getResult()));
+      }
     });
     for (auto &[loop, fragments] : loops) {
+      if (!fragments.empty())
+        if (MmaLayoutAttr mma = chosenMma.lookup(fragments.front())) {
+          loop.setMmaLayoutAttr(mma);
+          continue;
+        }
       DistributionAttr attr = fragments.empty()
                                   ? DistributionAttr::get(kernel.getContext(), threads, 1)
                                   : chosen.lookup(fragments.front());

@@ -84,6 +84,10 @@ struct BufferInfo {
   /// memref<slots x elt> for fragments; memref<shape x elt, workgroup> for shared.
   Value memref;
   DistributionAttr distribution;
+  /// Set instead of `distribution` for MMA accumulator fragments.
+  MmaLayoutAttr mma;
+  /// Shared buffers: 16-byte chunks XOR-swizzled by row (see sharedIndices).
+  bool swizzled = false;
 };
 
 /// The elements one thread handles in one chunk of a distributed tile.
@@ -92,6 +96,8 @@ struct Chunk {
   SmallVector<Value> coords;
   /// The first register slot of the chunk (fragments only).
   int64_t firstSlot;
+  /// Contiguous elements along the last dimension, in consecutive slots.
+  int64_t vector = 1;
 };
 
 class KernelLowering {
@@ -136,6 +142,15 @@ private:
   /// spread as `dist`, guarding chunks past the tile's end.
   void forEachChunk(ArrayRef<int64_t> shape, DistributionAttr dist,
                     llvm::function_ref<void(const Chunk &)> body);
+  /// Calls `body` once per chunk of a fragment layout (a distribution or an
+  /// MMA accumulator layout) that this thread owns.
+  void forEachOwned(ArrayRef<int64_t> shape, DistributionAttr dist, MmaLayoutAttr mma,
+                    llvm::function_ref<void(const Chunk &)> body);
+  /// The memref indices of a shared buffer element, swizzle applied.
+  SmallVector<Value> sharedIndices(const BufferInfo &info, ArrayRef<Value> coords);
+  /// The shared-window byte address (i64) of a shared buffer element.
+  Value sharedAddress(const BufferInfo &info, ArrayRef<Value> coords);
+  LogicalResult lowerGemmMma(GemmOp gemm, const MmaAtom &atom);
   /// A distribution for cooperative copies of a tile through shared memory.
   DistributionAttr copyDistribution(BufferType tile, Type globalElementType);
   /// True when every vector of `vector` elements the copy touches in `tensor`
@@ -284,16 +299,26 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
       .Case<AllocFragmentOp>([&](AllocFragmentOp alloc) -> LogicalResult {
         auto type = cast<BufferType>(alloc.getType());
         DistributionAttr dist = alloc.getDistributionAttr();
-        if (!dist)
+        MmaLayoutAttr mma = alloc.getMmaLayoutAttr();
+        if (!dist && !mma)
           return alloc.emitOpError() << "has no distribution; run tile-layout-inference first";
-        if (dist.getThreads() != kernel_.getThreads())
+        if (dist && dist.getThreads() != kernel_.getThreads())
           return alloc.emitOpError() << "is distributed over " << dist.getThreads()
                                      << " threads but the kernel has " << kernel_.getThreads();
+        int64_t slots = 0;
+        if (mma) {
+          if (type.getRank() != 2 || mma.getWarpsM() * mma.getWarpsN() * 32 != kernel_.getThreads())
+            return alloc.emitOpError() << "has an MMA layout that does not fit the kernel";
+          slots = type.getShape()[0] / mma.getWarpsM() * type.getShape()[1] / mma.getWarpsN() / 32;
+        } else {
+          slots = dist.slotsPerThread(type.getNumElements());
+        }
         OpBuilder::InsertionGuard guard(b_);
         b_.setInsertionPointToStart(entry_);
-        auto memrefType = MemRefType::get({dist.slotsPerThread(type.getNumElements())},
-                                          type.getElementType());
-        buffers_[alloc.getResult()] = {type, memref::AllocaOp::create(b_, loc_, memrefType), dist};
+        auto memrefType = MemRefType::get({slots}, type.getElementType());
+        BufferInfo info{type, memref::AllocaOp::create(b_, loc_, memrefType), dist};
+        info.mma = mma;
+        buffers_[alloc.getResult()] = info;
         return success();
       })
       .Case<AllocSharedOp>([&](AllocSharedOp alloc) -> LogicalResult {
@@ -308,7 +333,10 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
             MemRefType::get(type.getShape(), type.getElementType(), nullptr, addressSpace);
         Value view = memref::ViewOp::create(b_, loc_, memrefType, sharedBase_,
                                             cst(*alloc.getOffset()), ValueRange{});
-        buffers_[alloc.getResult()] = {type, view, {}};
+        BufferInfo info{type, view, {}};
+        info.swizzled = alloc.getSwizzled() && type.getRank() == 2 &&
+                        (type.getShape()[1] * getElementBytes(type.getElementType())) % 16 == 0;
+        buffers_[alloc.getResult()] = info;
         return success();
       })
       .Case<CopyOp>([&](CopyOp copy) { return lowerCopy(copy); })
@@ -350,6 +378,7 @@ void KernelLowering::forEachChunk(ArrayRef<int64_t> shape, DistributionAttr dist
     Value first = mul(add(cst(c * threads), threadId_), cst(vector));
     Chunk chunk;
     chunk.firstSlot = c * vector;
+    chunk.vector = vector;
     for (auto [extent, stride] : llvm::zip(shape, strides)) {
       Value coord = arith::DivUIOp::create(b_, loc_, first, cst(stride));
       chunk.coords.push_back(stride * extent == numElements
@@ -366,6 +395,66 @@ void KernelLowering::forEachChunk(ArrayRef<int64_t> shape, DistributionAttr dist
     b_.setInsertionPointToStart(guard.thenBlock());
     body(chunk);
   }
+}
+
+void KernelLowering::forEachOwned(ArrayRef<int64_t> shape, DistributionAttr dist,
+                                  MmaLayoutAttr mma,
+                                  llvm::function_ref<void(const Chunk &)> body) {
+  if (!mma) {
+    forEachChunk(shape, dist, body);
+    return;
+  }
+  // The m16n8 accumulator layout (PTX ISA §9.7.14.5.8, "Matrix fragments
+  // for mma.m16n8k16 with floating point type"): lane = 4 g + t holds rows
+  // g and g + 8, columns 2t and 2t + 1 of each atom tile.
+  int64_t tm = shape[0] / mma.getWarpsM(), tn = shape[1] / mma.getWarpsN();
+  int64_t mt = tm / mma.getM(), nt = tn / mma.getN();
+  Value warp = arith::DivUIOp::create(b_, loc_, threadId_, cst(32));
+  Value lane = arith::RemUIOp::create(b_, loc_, threadId_, cst(32));
+  Value rowBase = add(mul(arith::DivUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tm)),
+                      arith::DivUIOp::create(b_, loc_, lane, cst(4)));
+  Value colBase = add(mul(arith::RemUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tn)),
+                      mul(arith::RemUIOp::create(b_, loc_, lane, cst(4)), cst(2)));
+  for (int64_t mi = 0; mi < mt; ++mi)
+    for (int64_t ni = 0; ni < nt; ++ni)
+      for (int64_t h = 0; h < 2; ++h) {
+        Chunk chunk;
+        chunk.coords = {add(rowBase, cst(mi * mma.getM() + 8 * h)),
+                        add(colBase, cst(ni * mma.getN()))};
+        chunk.firstSlot = ((mi * nt + ni) * 2 + h) * 2;
+        chunk.vector = 2;
+        body(chunk);
+      }
+}
+
+SmallVector<Value> KernelLowering::sharedIndices(const BufferInfo &info, ArrayRef<Value> coords) {
+  SmallVector<Value> indices(coords.begin(), coords.end());
+  if (!info.swizzled)
+    return indices;
+  // Rows of `chunks` 16-byte chunks; XOR the chunk index with the row so the
+  // eight rows an ldmatrix (or a column of threads) reads hit eight
+  // distinct 16-byte bank groups of a 128-byte line.
+  int64_t perChunk = 16 / getElementBytes(info.type.getElementType());
+  int64_t chunks = info.type.getShape()[1] / perChunk;
+  int64_t rowsPerLine = std::max<int64_t>(1, 8 / chunks);
+  int64_t period = std::min<int64_t>(chunks, 8);
+  Value row = coords[0], col = coords[1];
+  Value phase = arith::RemUIOp::create(
+      b_, loc_, arith::DivUIOp::create(b_, loc_, row, cst(rowsPerLine)), cst(period));
+  Value chunk = arith::DivUIOp::create(b_, loc_, col, cst(perChunk));
+  Value within = arith::RemUIOp::create(b_, loc_, col, cst(perChunk));
+  Value swizzled = arith::XOrIOp::create(b_, loc_, chunk, phase);
+  indices[1] = add(mul(swizzled, cst(perChunk)), within);
+  return indices;
+}
+
+Value KernelLowering::sharedAddress(const BufferInfo &info, ArrayRef<Value> coords) {
+  SmallVector<Value> indices = sharedIndices(info, coords);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, info.memref);
+  Value linear = mul(indices[0], cst(info.type.getShape()[1]));
+  linear = add(linear, indices[1]);
+  Value bytes = add(base, mul(linear, cst(getElementBytes(info.type.getElementType()))));
+  return arith::IndexCastOp::create(b_, loc_, b_.getI64Type(), bytes);
 }
 
 DistributionAttr KernelLowering::copyDistribution(BufferType tile, Type globalElementType) {
@@ -518,17 +607,21 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
   if (touchesShared)
     barrier();
 
-  // Fragments keep their own distribution; otherwise the copy picks one.
+  // Fragments keep their own layout; otherwise the copy picks a distribution.
   DistributionAttr dist;
-  if (srcBuffer && srcBuffer.isFragment())
+  MmaLayoutAttr mma;
+  if (srcBuffer && srcBuffer.isFragment()) {
     dist = buffers_[copy.getSrc()].distribution;
-  else if (dstBuffer && dstBuffer.isFragment())
+    mma = buffers_[copy.getSrc()].mma;
+  } else if (dstBuffer && dstBuffer.isFragment()) {
     dist = buffers_[copy.getDst()].distribution;
-  else
+    mma = buffers_[copy.getDst()].mma;
+  } else {
     dist = copyDistribution(tile, srcTensor   ? srcTensor.getElementType()
                                   : dstTensor ? dstTensor.getElementType()
                                               : tile.getElementType());
-  int64_t vector = dist.getVector();
+  }
+  int64_t vector = mma ? 2 : dist.getVector();
   bool aligned = true;
   if (srcTensor)
     aligned = isVectorAligned(tensors_[copy.getSrc()], copy.getSrcOffsets(), vector);
@@ -541,7 +634,7 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
   for (Value v : copy.getDstOffsets())
     dstOffsets.push_back(map_.lookupOrDefault(v));
 
-  forEachChunk(tile.getShape(), dist, [&](const Chunk &chunk) {
+  forEachOwned(tile.getShape(), dist, mma, [&](const Chunk &chunk) {
     auto at = [&](ArrayRef<Value> offsets) {
       SmallVector<Value> coords;
       for (auto [off, coord] : llvm::zip(offsets, chunk.coords))
@@ -564,7 +657,8 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
           values.push_back(memref::LoadOp::create(b_, loc_, src.memref,
                                                   ValueRange{cst(chunk.firstSlot + v)}));
         else
-          values.push_back(memref::LoadOp::create(b_, loc_, src.memref, vectorCoords(v)));
+          values.push_back(
+              memref::LoadOp::create(b_, loc_, src.memref, sharedIndices(src, vectorCoords(v))));
       }
     }
     for (Value &value : values)
@@ -580,7 +674,8 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
         memref::StoreOp::create(b_, loc_, values[v], dst.memref,
                                 ValueRange{cst(chunk.firstSlot + v)});
       else
-        memref::StoreOp::create(b_, loc_, values[v], dst.memref, vectorCoords(v));
+        memref::StoreOp::create(b_, loc_, values[v], dst.memref,
+                                sharedIndices(dst, vectorCoords(v)));
     }
   });
   lastWasBarrier_ = false;
@@ -601,7 +696,7 @@ LogicalResult KernelLowering::lowerFill(Value buffer, Value value) {
   barrier();
   auto dist = DistributionAttr::get(b_.getContext(), kernel_.getThreads(), 1);
   forEachChunk(info.type.getShape(), dist, [&](const Chunk &chunk) {
-    memref::StoreOp::create(b_, loc_, value, info.memref, chunk.coords);
+    memref::StoreOp::create(b_, loc_, value, info.memref, sharedIndices(info, chunk.coords));
   });
   lastWasBarrier_ = false;
   barrier();
@@ -610,9 +705,10 @@ LogicalResult KernelLowering::lowerFill(Value buffer, Value value) {
 
 LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
   DistributionAttr dist = loop.getDistributionAttr();
-  if (!dist)
+  MmaLayoutAttr mma = loop.getMmaLayoutAttr();
+  if (!dist && !mma)
     return loop.emitOpError() << "has no distribution; run tile-layout-inference first";
-  if (dist.getThreads() != kernel_.getThreads())
+  if (dist && dist.getThreads() != kernel_.getThreads())
     return loop.emitOpError() << "is distributed over " << dist.getThreads()
                               << " threads but the kernel has " << kernel_.getThreads();
   bool touchesShared = false;
@@ -624,9 +720,8 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
   if (touchesShared)
     barrier();
   LogicalResult result = success();
-  int64_t vector = dist.getVector();
-  forEachChunk(loop.getExtents(), dist, [&](const Chunk &chunk) {
-    for (int64_t v = 0; v < vector && succeeded(result); ++v) {
+  forEachOwned(loop.getExtents(), dist, mma, [&](const Chunk &chunk) {
+    for (int64_t v = 0; v < chunk.vector && succeeded(result); ++v) {
       SmallVector<Value> coords(chunk.coords);
       coords.back() = add(coords.back(), cst(v));
       IRMapping map = map_;
@@ -636,20 +731,24 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
         if (auto load = dyn_cast<LoadOp>(op)) {
           const BufferInfo &info = buffers_[load.getBuffer()];
           SmallVector<Value> indices;
-          if (info.type.isFragment())
+          if (info.type.isFragment()) {
             indices.push_back(cst(chunk.firstSlot + v));
-          else
+          } else {
             for (Value index : load.getIndices())
               indices.push_back(map.lookupOrDefault(index));
+            indices = sharedIndices(info, indices);
+          }
           map.map(load.getResult(), memref::LoadOp::create(b_, loc_, info.memref, indices));
         } else if (auto store = dyn_cast<StoreOp>(op)) {
           const BufferInfo &info = buffers_[store.getBuffer()];
           SmallVector<Value> indices;
-          if (info.type.isFragment())
+          if (info.type.isFragment()) {
             indices.push_back(cst(chunk.firstSlot + v));
-          else
+          } else {
             for (Value index : store.getIndices())
               indices.push_back(map.lookupOrDefault(index));
+            indices = sharedIndices(info, indices);
+          }
           memref::StoreOp::create(b_, loc_, map.lookupOrDefault(store.getValue()), info.memref,
                                   indices);
         } else if (op.getNumRegions() != 0 || isa<TileDialect>(op.getDialect())) {
@@ -684,46 +783,13 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
   return success();
 }
 
-/// The element type name atoms use ("f16", "bf16", "f32").
-static std::string typeName(Type type) {
-  if (type.isF16())
-    return "f16";
-  if (type.isBF16())
-    return "bf16";
-  return "f32";
-}
-
 LogicalResult KernelLowering::lowerGemm(GemmOp gemm) {
-  auto a = cast<BufferType>(gemm.getA().getType());
-  std::string inputType = typeName(a.getElementType());
-  std::vector<MmaAtom> atoms = backend_.getMmaAtoms(cc_);
-  const MmaAtom *chosen = nullptr;
-  std::string reasons;
-  for (const MmaAtom &atom : atoms) {
-    if (gemm.getAtom() && atom.name != *gemm.getAtom())
-      continue;
-    std::string why = whyIllegal(atom, inputType, gemm.getM(), gemm.getN(), gemm.getK(),
-                                 kernel_.getThreads());
-    if (why.empty()) {
-      chosen = &atom;
-      break;
-    }
-    reasons += (reasons.empty() ? "" : "; ") + why;
-  }
-  if (!chosen) {
-    if (gemm.getAtom())
-      return gemm.emitOpError() << "atom '" << *gemm.getAtom() << "' cannot be used on "
-                                << cc_.str()
-                                << (reasons.empty() ? ": the backend has no such atom"
-                                                    : ": " + reasons);
-    return gemm.emitOpError() << "no MMA atom of " << cc_.str() << " fits: " << reasons;
-  }
-  if (chosen != &atoms.front())
-    gemm.emitRemark() << "using " << chosen->name << " instead of " << atoms.front().name
-                      << ": " << reasons;
-  if (chosen->name == getSimtFmaAtom().name)
+  FailureOr<MmaAtom> atom = selectMmaAtom(gemm, backend_, cc_, kernel_.getThreads());
+  if (failed(atom))
+    return failure();
+  if (atom->threads == 1)
     return lowerGemmSimt(gemm);
-  return gemm.emitOpError() << "atom " << chosen->name << " has no lowering";
+  return lowerGemmMma(gemm, *atom);
 }
 
 LogicalResult KernelLowering::lowerGemmSimt(GemmOp gemm) {
@@ -743,13 +809,14 @@ LogicalResult KernelLowering::lowerGemmSimt(GemmOp gemm) {
     Value k = forOp.getInductionVar();
     forEachChunk(c.type.getShape(), c.distribution, [&](const Chunk &chunk) {
       Value i = chunk.coords[0], j = chunk.coords[1];
-      Value av = memref::LoadOp::create(b_, loc_, a.memref,
-                                        transA ? ValueRange{k, i} : ValueRange{i, k});
+      Value av = memref::LoadOp::create(
+          b_, loc_, a.memref, sharedIndices(a, transA ? SmallVector<Value>{k, i} : SmallVector<Value>{i, k}));
       av = convert(av, f32);
       for (int64_t v = 0; v < c.distribution.getVector(); ++v) {
         Value jv = add(j, cst(v));
-        Value bv = memref::LoadOp::create(b_, loc_, b.memref,
-                                          transB ? ValueRange{jv, k} : ValueRange{k, jv});
+        Value bv = memref::LoadOp::create(
+            b_, loc_, b.memref,
+            sharedIndices(b, transB ? SmallVector<Value>{jv, k} : SmallVector<Value>{k, jv}));
         bv = convert(bv, f32);
         Value slot = cst(chunk.firstSlot + v);
         Value acc = memref::LoadOp::create(b_, loc_, c.memref, ValueRange{slot});
@@ -757,6 +824,110 @@ LogicalResult KernelLowering::lowerGemmSimt(GemmOp gemm) {
         memref::StoreOp::create(b_, loc_, acc, c.memref, ValueRange{slot});
       }
     });
+  }
+  lastWasBarrier_ = false;
+  return success();
+}
+
+/// Emits one PTX instruction as inline assembly (the raw form of an atom,
+/// as CuTe's arch/ headers hold it) and returns its results.
+static SmallVector<Value> emitPtx(OpBuilder &b, Location loc, StringRef text,
+                                  StringRef constraints, ValueRange operands,
+                                  ArrayRef<Type> resultTypes, bool sideEffects) {
+  MLIRContext *ctx = b.getContext();
+  Type resultType;
+  if (resultTypes.size() == 1)
+    resultType = resultTypes.front();
+  else if (!resultTypes.empty())
+    resultType = LLVM::LLVMStructType::getLiteral(ctx, resultTypes);
+  auto op = LLVM::InlineAsmOp::create(
+      b, loc, resultType, operands, b.getStringAttr(text), b.getStringAttr(constraints),
+      sideEffects ? b.getUnitAttr() : nullptr, nullptr,
+      LLVM::TailCallKindAttr::get(ctx, LLVM::tailcallkind::TailCallKind::None),
+      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), nullptr);
+  SmallVector<Value> results;
+  if (resultTypes.size() == 1)
+    results.push_back(op.getResult(0));
+  else
+    for (size_t i = 0; i < resultTypes.size(); ++i)
+      results.push_back(
+          LLVM::ExtractValueOp::create(b, loc, op.getResult(0), ArrayRef<int64_t>{int64_t(i)}));
+  return results;
+}
+
+LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
+  const BufferInfo &a = buffers_[gemm.getA()];
+  const BufferInfo &b = buffers_[gemm.getB()];
+  const BufferInfo &c = buffers_[gemm.getC()];
+  MmaLayoutAttr mma = c.mma;
+  if (!mma || mma.getM() != 16 || mma.getN() != 8 || atom.k != 16)
+    return gemm.emitOpError() << "atom " << atom.name
+                              << " needs its accumulator laid out by tile-layout-inference";
+  bool transA = gemm.getTransposeA(), transB = gemm.getTransposeB();
+  std::string type = cast<BufferType>(gemm.getA().getType()).getElementType().isBF16() ? "bf16"
+                                                                                       : "f16";
+  int64_t tm = gemm.getM() / mma.getWarpsM(), tn = gemm.getN() / mma.getWarpsN();
+  int64_t mt = tm / 16, nt = tn / 8;
+  Type i32 = b_.getI32Type(), f32 = b_.getF32Type();
+  barrier();
+
+  Value warp = arith::DivUIOp::create(b_, loc_, threadId_, cst(32));
+  Value lane = arith::RemUIOp::create(b_, loc_, threadId_, cst(32));
+  Value mat = arith::DivUIOp::create(b_, loc_, lane, cst(8));
+  Value within = arith::RemUIOp::create(b_, loc_, lane, cst(8));
+  Value matLow = arith::RemUIOp::create(b_, loc_, mat, cst(2));
+  Value matHigh = arith::DivUIOp::create(b_, loc_, mat, cst(2));
+  Value warpRow = mul(arith::DivUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tm));
+  Value warpCol = mul(arith::RemUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tn));
+  SmallVector<Type> four(4, i32);
+  // ldmatrix (PTX ISA §9.7.14.5.15): four 8x8 b16 matrices, row addresses
+  // from lanes 8i..8i+7 for matrix i.
+  auto ldmatrix = [&](const BufferInfo &buffer, Value row, Value col, bool trans) {
+    std::string text = std::string("ldmatrix.sync.aligned.m8n8.x4") + (trans ? ".trans" : "") +
+                       ".shared.b16 {$0, $1, $2, $3}, [$4];";
+    return emitPtx(b_, loc_, text, "=r,=r,=r,=r,l", {sharedAddress(buffer, {row, col})}, four,
+                   /*sideEffects=*/true);
+  };
+  std::string mmaText = "mma.sync.aligned.m16n8k16.row.col.f32." + type + "." + type +
+                        ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
+  for (int64_t ks = 0; ks < gemm.getK() / 16; ++ks) {
+    Value k0 = cst(ks * 16);
+    // A: one x4 load per 16-row atom tile (a0..a7 of mma.m16n8k16).
+    SmallVector<SmallVector<Value>> aRegs;
+    for (int64_t mi = 0; mi < mt; ++mi) {
+      Value r0 = add(warpRow, cst(mi * 16));
+      if (!transA)
+        aRegs.push_back(ldmatrix(a, add(r0, add(within, mul(matLow, cst(8)))),
+                                 add(k0, mul(matHigh, cst(8))), false));
+      else
+        aRegs.push_back(ldmatrix(a, add(k0, add(within, mul(matHigh, cst(8)))),
+                                 add(r0, mul(matLow, cst(8))), true));
+    }
+    // B: one x4 load per pair of 8-column atom tiles (b0..b3 of each).
+    SmallVector<SmallVector<Value>> bRegs;
+    for (int64_t np = 0; np < nt / 2; ++np) {
+      Value n0 = add(warpCol, cst(np * 16));
+      if (!transB)
+        bRegs.push_back(ldmatrix(b, add(k0, add(within, mul(matLow, cst(8)))),
+                                 add(n0, mul(matHigh, cst(8))), true));
+      else
+        bRegs.push_back(ldmatrix(b, add(n0, add(within, mul(matHigh, cst(8)))),
+                                 add(k0, mul(matLow, cst(8))), false));
+    }
+    for (int64_t mi = 0; mi < mt; ++mi) {
+      for (int64_t ni = 0; ni < nt; ++ni) {
+        int64_t base = (mi * nt + ni) * 4;
+        SmallVector<Value> operands(aRegs[mi].begin(), aRegs[mi].end());
+        operands.push_back(bRegs[ni / 2][(ni % 2) * 2]);
+        operands.push_back(bRegs[ni / 2][(ni % 2) * 2 + 1]);
+        for (int64_t e = 0; e < 4; ++e)
+          operands.push_back(memref::LoadOp::create(b_, loc_, c.memref, ValueRange{cst(base + e)}));
+        SmallVector<Value> d = emitPtx(b_, loc_, mmaText, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
+                                       operands, SmallVector<Type>(4, f32), false);
+        for (int64_t e = 0; e < 4; ++e)
+          memref::StoreOp::create(b_, loc_, d[e], c.memref, ValueRange{cst(base + e)});
+      }
+    }
   }
   lastWasBarrier_ = false;
   return success();

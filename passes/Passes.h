@@ -7,6 +7,7 @@
 #ifndef TESSERA_PASSES_PASSES_H
 #define TESSERA_PASSES_PASSES_H
 
+#include "backends/Backend.h"
 #include "ir/TileDialect.h"
 #include "mlir/Pass/Pass.h"
 
@@ -35,6 +36,21 @@ constexpr llvm::StringLiteral kSharedMemoryBytesAttr = "tile.shared_memory_bytes
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
+
+/// How a block's warps tile an MMA accumulator.
+struct WarpTiling {
+  int64_t warpsM, warpsN;
+};
+
+/// The warp tiling of an m x n accumulator for a warp-level atom, or none.
+std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
+                                           int64_t threads);
+
+/// Selects the MMA atom for `gemm` from the backend's preference list: a
+/// forced atom (error if illegal), else the first legal one (a remark when
+/// it is not the backend's first choice).
+mlir::FailureOr<MmaAtom> selectMmaAtom(tile::GemmOp gemm, const Backend &backend,
+                                       const ComputeCapability &cc, int64_t threads);
 
 /// Adds the tile-level pipeline (layout inference, shared memory planning,
 /// lowering to the gpu dialect) to `pm`.

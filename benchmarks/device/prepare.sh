@@ -14,5 +14,6 @@ bazel build //examples:all_examples //tests/conformance:write_bundles //benchmar
 ./bazel-bin/examples/all_examples --no-run --bundle-dir=.device/bundles | tee .device/compile_table.txt
 ./bazel-bin/tests/conformance/write_bundles .device/bundles
 ./bazel-bin/benchmarks/variants --target=sm_90a .device/bundles/sm_90a.variants.pb
+./bazel-bin/benchmarks/variants --target=sm_80 .device/bundles/sm_80.variants.pb
 cp benchmarks/peers.py benchmarks/device/run.sh .device/
 ls -la .device .device/bundles

@@ -7,7 +7,7 @@ out="${OUT:-out}"
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 status=0
-python3 .device/peers.py 2>&1 | tee "$out/peers_before.csv"
+python3 .device/peers.py --vector-add-only 2>&1 | tee "$out/peers_before.csv"
 if [ -x .device/runtime_gpu_test ]; then
   ./.device/runtime_gpu_test 2>&1 | tail -n 4 | tee "$out/runtime_gpu_test.txt"
   ((status |= PIPESTATUS[0]))

@@ -418,9 +418,12 @@ const std::vector<Workload>& AllWorkloads() {
       Gemm("gemm_f16", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16", 2048, 2048, 2048, runtime::DTYPE_F16, false, false, true),
       Gemm("gemm_f16", 4096, 4096, 4096, runtime::DTYPE_F16, false, false, true),
+      Gemm("gemm_f16", 8192, 8192, 8192, runtime::DTYPE_F16, false, false, true),
       Gemm("gemm_f16", 3000, 5000, 4000, runtime::DTYPE_F16, false, false, true),
+      Gemm("gemm_f16", 8192, 8192, 1000, runtime::DTYPE_F16, false, false, true),
       Gemm("gemm_bf16", 257, 392, 136, runtime::DTYPE_BF16, false, true, false),
       Gemm("gemm_bf16", 2048, 2048, 2048, runtime::DTYPE_BF16, false, false, true),
+      Gemm("gemm_bf16", 4096, 4096, 4096, runtime::DTYPE_BF16, false, false, true),
       Gemm("gemm_f32", 129, 200, 72, runtime::DTYPE_F32, false, true, false),
       Gemm("gemm_f16_tn", 257, 392, 136, runtime::DTYPE_F16, true, true, false),
       Gemm("gemm_f16_any", 257, 383, 129, runtime::DTYPE_F16, false, true, false),
@@ -440,7 +443,10 @@ std::vector<const Workload*> WorkloadsForKernel(const std::string& kernel) {
 
 std::string FormatReport(const Report& r) {
   std::string timing = "-";
-  if (r.timing)
+  if (r.timing && r.flops > 2 * r.bytes)  // compute-bound: report TFLOP/s
+    timing = absl::StrFormat("%.4f ms  %.1f TFLOP/s", r.timing->median_ms,
+                             r.flops / (r.timing->median_ms * 1e-3) / 1e12);
+  else if (r.timing)
     timing = absl::StrFormat("%.4f ms  %.3f TB/s", r.timing->median_ms, r.TerabytesPerSecond());
   return absl::StrFormat("%-8s %-42s %-4s err %-10.3g (tol %.1g, %d wrong of %d)  %s%s%s",
                          r.target, r.workload, r.correct ? "ok" : "FAIL", r.max_error,

@@ -2,10 +2,20 @@
 // target; the SIMT FMA atom lowers to fma.rn.f32 on every backend.
 // RUN: not %tessera-compile %s --target=sm_60 --emit=ptx 2>&1 | FileCheck %s --check-prefix=FORCED
 // RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_60 --emit=ptx | FileCheck %s --check-prefix=FMA
-// RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=FMA
+// RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_70 --emit=ptx | FileCheck %s --check-prefix=FMA
+// RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=MMA
+// RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=MMA
+// RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_80 --emit=tile | FileCheck %s --check-prefix=LAYOUT
 
 // FORCED: error: 'tile.gemm' op atom 'SM80_16x8x16_F32F16F16F32_TN' cannot be used on sm_60: the backend has no such atom
 // FMA: fma.rn.f32
+// FMA-NOT: mma.sync
+// MMA: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// MMA: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// MMA: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// LAYOUT: tile.alloc_shared {name = {{.*}}, offset = 0 : i64, swizzled}
+// LAYOUT: tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 16, n = 8, warps_m = 2, warps_n = 2>
+// LAYOUT: tile.gemm {{.*}} {atom = "SM80_16x8x16_F32F16F16F32_TN"}
 module attributes {tile.target = #tile.target<"sm_60">} {
   tile.kernel @forced(%A: !tile.tensor<64x64xf16>) grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
     %a = tile.alloc_shared : !tile.buffer<64x32xf16, shared>

@@ -1,7 +1,7 @@
 module attributes {tile.target = #tile.target<"sm_60">} {
   tile.kernel @gemm(%A: !tile.tensor<64x32xf16>, %B: !tile.tensor<32x64xf16>, %C: !tile.tensor<64x64xf32>) grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
-    %a = tile.alloc_shared : !tile.buffer<64x32xf16, shared>
-    %b = tile.alloc_shared : !tile.buffer<32x64xf16, shared>
+    %a = tile.alloc_shared {name = "a"} : !tile.buffer<64x32xf16, shared>
+    %b = tile.alloc_shared {name = "b"} : !tile.buffer<32x64xf16, shared>
     %c = tile.alloc_fragment : !tile.buffer<64x64xf32, fragment>
     %c0 = arith.constant 0 : index
     tile.clear %c : !tile.buffer<64x64xf32, fragment>

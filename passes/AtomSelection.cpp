@@ -1,0 +1,82 @@
+//===- AtomSelection.cpp - Pick an MMA atom for a tile.gemm ---------------===//
+//
+// This file implements the shared selection of MMA atoms: the backend gives
+// an ordered preference list (data); the first atom legal for the gemm's
+// operands, shapes and thread count wins, with a remark when it is not the
+// first; an atom the author forced by name is an error when illegal.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+namespace tessera {
+
+std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
+                                           int64_t threads) {
+  if (atom.threads != 32)
+    return std::nullopt;
+  int64_t warps = threads / 32;
+  std::optional<WarpTiling> best;
+  for (int64_t wm = 1; wm <= warps; ++wm) {
+    if (warps % wm != 0)
+      continue;
+    int64_t wn = warps / wm;
+    // B fragments load two n-atoms at a time (ldmatrix .x4).
+    if (m % (wm * atom.m) != 0 || n % (wn * atom.n * 2) != 0)
+      continue;
+    int64_t tm = m / wm, tn = n / wn;
+    // Prefer square warp tiles (fewest shared loads per MMA), then taller.
+    auto cost = [](int64_t a, int64_t b) { return std::max(a, b) * 1000 / std::min(a, b); };
+    if (!best || cost(tm, tn) < cost(m / best->warpsM, n / best->warpsN))
+      best = WarpTiling{wm, wn};
+  }
+  return best;
+}
+
+/// Why `atom` cannot compute `gemm` here, or "".
+static std::string whyIllegalFor(const MmaAtom &atom, tile::GemmOp gemm, int64_t threads) {
+  auto a = llvm::cast<tile::BufferType>(gemm.getA().getType());
+  auto b = llvm::cast<tile::BufferType>(gemm.getB().getType());
+  mlir::Type elt = a.getElementType();
+  std::string type = elt.isF16() ? "f16" : elt.isBF16() ? "bf16" : "f32";
+  std::string why = whyIllegal(atom, type, gemm.getM(), gemm.getN(), gemm.getK(), threads);
+  if (!why.empty())
+    return why;
+  if (atom.threads == 1) {
+    if (!a.isShared() || !b.isShared())
+      return atom.name + " reads A and B from shared memory";
+    return "";
+  }
+  if (!a.isShared() || !b.isShared())
+    return atom.name + " loads A and B from shared memory with ldmatrix";
+  if (!chooseWarpTiling(atom, gemm.getM(), gemm.getN(), threads))
+    return atom.name + " finds no warp tiling of " + std::to_string(gemm.getM()) + "x" +
+           std::to_string(gemm.getN()) + " for " + std::to_string(threads / 32) + " warps";
+  return "";
+}
+
+mlir::FailureOr<MmaAtom> selectMmaAtom(tile::GemmOp gemm, const Backend &backend,
+                                 const ComputeCapability &cc, int64_t threads) {
+  std::vector<MmaAtom> atoms = backend.getMmaAtoms(cc);
+  std::string reasons;
+  for (const MmaAtom &atom : atoms) {
+    if (gemm.getAtom() && atom.name != *gemm.getAtom())
+      continue;
+    std::string why = whyIllegalFor(atom, gemm, threads);
+    if (why.empty()) {
+      if (!gemm.getAtom() && atom.name != atoms.front().name)
+        gemm.emitRemark() << "using " << atom.name << " instead of " << atoms.front().name
+                          << ": " << reasons;
+      return atom;
+    }
+    reasons += (reasons.empty() ? "" : "; ") + why;
+  }
+  if (gemm.getAtom())
+    return gemm.emitOpError() << "atom '" << *gemm.getAtom() << "' cannot be used on "
+                              << cc.str()
+                              << (reasons.empty() ? ": the backend has no such atom"
+                                                  : ": " + reasons);
+  return gemm.emitOpError() << "no MMA atom of " << cc.str() << " fits: " << reasons;
+}
+
+} // namespace tessera
