@@ -52,6 +52,27 @@ int main(int argc, char** argv) {
     }
     *bundle.add_kernels() = std::move(*compiled);
   }
+  struct GemmKnobs {
+    int64_t bm, bn, bk;
+    int stages, threads;
+  };
+  for (GemmKnobs k : {GemmKnobs{128, 128, 64, 3, 256}, GemmKnobs{128, 128, 32, 4, 128},
+                      GemmKnobs{128, 128, 64, 3, 128}, GemmKnobs{128, 256, 32, 3, 256},
+                      GemmKnobs{256, 128, 32, 3, 256}}) {
+    examples::GemmConfig config;
+    config.bm = k.bm, config.bn = k.bn, config.bk = k.bk;
+    config.stages = k.stages, config.threads = k.threads;
+    std::string name = absl::StrCat("gemm_f16__", k.bm, "x", k.bn, "x", k.bk, "_s", k.stages,
+                                    "_t", k.threads);
+    absl::StatusOr<runtime::CompiledKernel> compiled =
+        examples::GemmDynamic(config, name).Compile({target});
+    if (!compiled.ok()) {
+      std::fprintf(stderr, "variants: %s: %s\n", name.c_str(),
+                   std::string(compiled.status().message()).c_str());
+      return 1;
+    }
+    *bundle.add_kernels() = std::move(*compiled);
+  }
   {
     examples::GemmConfig config;
     config.dtype = bf16;

@@ -535,7 +535,8 @@ Buffer KernelBuilder::AllocShared(std::vector<int64_t> shape, DType dtype,
                                     tile::MemoryScope::shared);
   std::string label = name.empty() ? "shared" + std::to_string(state_->bufferCount++) : name;
   auto op = tile::AllocSharedOp::create(state_->b(), state_->loc(loc), type,
-                                        state_->b().getStringAttr(label), nullptr, nullptr);
+                                        state_->b().getStringAttr(label), nullptr, nullptr,
+                                        nullptr);
   return Buffer(op.getResult().getAsOpaquePointer());
 }
 

@@ -124,12 +124,15 @@ def Tile_AllocSharedOp : Tile_Op<"alloc_shared"> {
     backend's per-block limit. `name` is used in diagnostics. `swizzled`
     (set by `tile-layout-inference` for buffers that ldmatrix reads) XORs
     each row's 16-byte chunks with the row number, so that the eight rows an
-    ldmatrix reads fall in distinct banks.
+    ldmatrix reads fall in distinct banks. `stages` (set by
+    `tile-plan-shared-memory` when the backend pipelines a loop with
+    asynchronous copies) keeps that many copies of the buffer, one per
+    iteration in flight.
 
     Example: `%As = tile.alloc_shared {name = "As"} : !tile.buffer<128x32xf16, shared>`
   }];
   let arguments = (ins OptionalAttr<StrAttr>:$name, OptionalAttr<I64Attr>:$offset,
-                       UnitAttr:$swizzled);
+                       UnitAttr:$swizzled, OptionalAttr<I64Attr>:$stages);
   let results = (outs Tile_AnyBuffer:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;

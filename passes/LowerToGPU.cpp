@@ -67,6 +67,32 @@ int64_t knownDivisor(Value value) {
   return 1;
 }
 
+/// Emits one PTX instruction as inline assembly (the raw form of an atom,
+/// as CuTe's arch/ headers hold it) and returns its results.
+static SmallVector<Value> emitPtx(OpBuilder &b, Location loc, StringRef text,
+                                  StringRef constraints, ValueRange operands,
+                                  ArrayRef<Type> resultTypes, bool sideEffects) {
+  MLIRContext *ctx = b.getContext();
+  Type resultType;
+  if (resultTypes.size() == 1)
+    resultType = resultTypes.front();
+  else if (!resultTypes.empty())
+    resultType = LLVM::LLVMStructType::getLiteral(ctx, resultTypes);
+  auto op = LLVM::InlineAsmOp::create(
+      b, loc, resultType, operands, b.getStringAttr(text), b.getStringAttr(constraints),
+      sideEffects ? b.getUnitAttr() : nullptr, nullptr,
+      LLVM::TailCallKindAttr::get(ctx, LLVM::tailcallkind::TailCallKind::None),
+      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), nullptr);
+  SmallVector<Value> results;
+  if (resultTypes.size() == 1)
+    results.push_back(op.getResult(0));
+  else
+    for (size_t i = 0; i < resultTypes.size(); ++i)
+      results.push_back(
+          LLVM::ExtractValueOp::create(b, loc, op.getResult(0), ArrayRef<int64_t>{int64_t(i)}));
+  return results;
+}
+
 /// A lowered tensor argument.
 struct TensorInfo {
   TileTensorType type;
@@ -88,6 +114,10 @@ struct BufferInfo {
   MmaLayoutAttr mma;
   /// Shared buffers: 16-byte chunks XOR-swizzled by row (see sharedIndices).
   bool swizzled = false;
+  /// Shared buffers of a pipelined loop: copies kept (a leading memref
+  /// dimension) and the one the code being emitted uses.
+  int64_t stages = 1;
+  Value stage;
 };
 
 /// The elements one thread handles in one chunk of a distributed tile.
@@ -135,6 +165,10 @@ private:
   LogicalResult lowerFill(Value buffer, Value value);
   LogicalResult lowerParallel(ParallelOp loop);
   LogicalResult lowerPipelined(PipelinedOp loop);
+  LogicalResult lowerPipelinedInOrder(PipelinedOp loop, Value count);
+  /// A tensor -> shared copy issued ahead with cp.async (zero-filled when
+  /// `valid` is false or past the tensor).
+  void lowerAsyncCopy(CopyOp copy, Value valid);
   LogicalResult lowerGemm(GemmOp gemm);
   LogicalResult lowerGemmSimt(GemmOp gemm);
 
@@ -329,11 +363,16 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
         b_.setInsertionPointAfter(sharedBase_.getDefiningOp());
         auto addressSpace =
             gpu::AddressSpaceAttr::get(b_.getContext(), gpu::AddressSpace::Workgroup);
-        auto memrefType =
-            MemRefType::get(type.getShape(), type.getElementType(), nullptr, addressSpace);
+        int64_t stages = alloc.getStages().value_or(1);
+        SmallVector<int64_t> shape(type.getShape());
+        if (stages > 1)
+          shape.insert(shape.begin(), stages);
+        auto memrefType = MemRefType::get(shape, type.getElementType(), nullptr, addressSpace);
         Value view = memref::ViewOp::create(b_, loc_, memrefType, sharedBase_,
                                             cst(*alloc.getOffset()), ValueRange{});
         BufferInfo info{type, view, {}};
+        info.stages = stages;
+        info.stage = stages > 1 ? cst(0) : Value();
         info.swizzled = alloc.getSwizzled() && type.getRank() == 2 &&
                         (type.getShape()[1] * getElementBytes(type.getElementType())) % 16 == 0;
         buffers_[alloc.getResult()] = info;
@@ -429,8 +468,11 @@ void KernelLowering::forEachOwned(ArrayRef<int64_t> shape, DistributionAttr dist
 
 SmallVector<Value> KernelLowering::sharedIndices(const BufferInfo &info, ArrayRef<Value> coords) {
   SmallVector<Value> indices(coords.begin(), coords.end());
+  if (info.stages > 1)
+    indices.insert(indices.begin(), info.stage);
   if (!info.swizzled)
     return indices;
+  int64_t first = info.stages > 1 ? 1 : 0;
   // Rows of `chunks` 16-byte chunks; XOR the chunk index with the row so the
   // eight rows an ldmatrix (or a column of threads) reads hit eight
   // distinct 16-byte bank groups of a 128-byte line.
@@ -444,15 +486,17 @@ SmallVector<Value> KernelLowering::sharedIndices(const BufferInfo &info, ArrayRe
   Value chunk = arith::DivUIOp::create(b_, loc_, col, cst(perChunk));
   Value within = arith::RemUIOp::create(b_, loc_, col, cst(perChunk));
   Value swizzled = arith::XOrIOp::create(b_, loc_, chunk, phase);
-  indices[1] = add(mul(swizzled, cst(perChunk)), within);
+  indices[first + 1] = add(mul(swizzled, cst(perChunk)), within);
   return indices;
 }
 
 Value KernelLowering::sharedAddress(const BufferInfo &info, ArrayRef<Value> coords) {
   SmallVector<Value> indices = sharedIndices(info, coords);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, info.memref);
-  Value linear = mul(indices[0], cst(info.type.getShape()[1]));
-  linear = add(linear, indices[1]);
+  Value linear = indices[0];
+  ArrayRef<int64_t> shape = cast<MemRefType>(info.memref.getType()).getShape();
+  for (size_t i = 1; i < indices.size(); ++i)
+    linear = add(mul(linear, cst(shape[i])), indices[i]);
   Value bytes = add(base, mul(linear, cst(getElementBytes(info.type.getElementType()))));
   return arith::IndexCastOp::create(b_, loc_, b_.getI64Type(), bytes);
 }
@@ -767,9 +811,83 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
 }
 
 LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
-  // The in-order strategy: always correct; backends with asynchronous copies
-  // overlap iterations (their strategies rewrite the loop before this point).
   Value count = map_.lookupOrDefault(loop.getCount());
+  // Copies into staged shared buffers (tile-plan-shared-memory staged them
+  // because the target has asynchronous copies) run ahead of the compute.
+  llvm::SmallPtrSet<Operation *, 4> ahead;
+  int64_t stages = 1;
+  for (Operation &op : loop.getBodyBlock())
+    if (auto copy = dyn_cast<CopyOp>(op))
+      if (isa<TileTensorType>(copy.getSrc().getType()) && isa<BufferType>(copy.getDst().getType()))
+        if (buffers_[copy.getDst()].stages > 1) {
+          ahead.insert(copy);
+          stages = std::max(stages, buffers_[copy.getDst()].stages);
+        }
+  if (ahead.empty())
+    return lowerPipelinedInOrder(loop, count);
+
+  // cp.async multi-stage (PTX ISA §9.7.9.25): the prologue issues the
+  // copies of iterations 0 .. S-2; iteration k waits for its own group,
+  // synchronizes once, issues iteration k + S - 1 into the stage iteration
+  // k - 1 used, and computes on stage k mod S.
+  auto issue = [&](Value iteration) {
+    IRMapping saved = map_;
+    map_.map(loop.getInductionVar(), iteration);
+    Value valid = lt(iteration, count);
+    Value stage = arith::RemUIOp::create(b_, loc_, iteration, cst(stages));
+    for (Operation &op : loop.getBodyBlock().without_terminator()) {
+      if (ahead.contains(&op)) {
+        BufferInfo &dst = buffers_[cast<CopyOp>(op).getDst()];
+        Value previous = dst.stage;
+        dst.stage = stage;
+        lowerAsyncCopy(cast<CopyOp>(op), valid);
+        dst.stage = previous;
+      } else if (op.getNumRegions() == 0 && !isa<TileDialect>(op.getDialect()) &&
+                 isMemoryEffectFree(&op)) {
+        b_.clone(op, map_);
+      }
+    }
+    emitPtx(b_, loc_, "cp.async.commit_group;", "", {}, {}, /*sideEffects=*/true);
+    map_ = saved;
+  };
+  barrier();
+  for (int64_t s = 0; s + 1 < stages; ++s)
+    issue(cst(s));
+  auto forOp = scf::ForOp::create(b_, loc_, cst(0), count, cst(1));
+  {
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(forOp.getBody()->getTerminator());
+    Value k = forOp.getInductionVar();
+    // Iteration k's group is complete once at most S - 2 newer ones are
+    // pending; after the barrier every thread has also finished iteration
+    // k - 1, so its stage may be refilled with iteration k + S - 1.
+    emitPtx(b_, loc_, "cp.async.wait_group " + std::to_string(stages - 2) + ";", "", {}, {},
+            /*sideEffects=*/true);
+    lastWasBarrier_ = false;
+    barrier();
+    issue(add(k, cst(stages - 1)));
+    Value stage = arith::RemUIOp::create(b_, loc_, k, cst(stages));
+    SmallVector<std::pair<Value, Value>> restore;
+    for (Operation *op : ahead) {
+      BufferInfo &dst = buffers_[cast<CopyOp>(op).getDst()];
+      restore.emplace_back(cast<CopyOp>(op).getDst(), dst.stage);
+      dst.stage = stage;
+    }
+    map_.map(loop.getInductionVar(), k);
+    lastWasBarrier_ = false;
+    for (Operation &op : loop.getBodyBlock().without_terminator())
+      if (!ahead.contains(&op) && failed(lowerOp(op)))
+        return failure();
+    for (auto &[buffer, previous] : restore)
+      buffers_[buffer].stage = previous;
+  }
+  emitPtx(b_, loc_, "cp.async.wait_group 0;", "", {}, {}, /*sideEffects=*/true);
+  lastWasBarrier_ = false;
+  return success();
+}
+
+LogicalResult KernelLowering::lowerPipelinedInOrder(PipelinedOp loop, Value count) {
+  // The in-order strategy: always correct.
   auto forOp = scf::ForOp::create(b_, loc_, cst(0), count, cst(1));
   OpBuilder::InsertionGuard guard(b_);
   b_.setInsertionPoint(forOp.getBody()->getTerminator());
@@ -781,6 +899,55 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
   barrier();
   lastWasBarrier_ = false;
   return success();
+}
+
+void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid) {
+  BufferType tile = copy.getTileType();
+  const TensorInfo &tensor = tensors_[copy.getSrc()];
+  const BufferInfo &dst = buffers_[copy.getDst()];
+  Type eltType = tensor.type.getElementType();
+  int64_t eltBytes = getElementBytes(eltType);
+  DistributionAttr dist = copyDistribution(tile, eltType);
+  int64_t vector = dist.getVector();
+  SmallVector<Value> offsets;
+  for (Value v : copy.getSrcOffsets())
+    offsets.push_back(map_.lookupOrDefault(v));
+  bool async = vector * eltBytes == 16 &&
+               isVectorAligned(tensor, copy.getSrcOffsets(), vector) &&
+               (tile.getShape().back() * eltBytes) % 16 == 0;
+  forEachChunk(tile.getShape(), dist, [&](const Chunk &chunk) {
+    SmallVector<Value> coords;
+    for (auto [off, coord] : llvm::zip(offsets, chunk.coords))
+      coords.push_back(add(off, coord));
+    if (!async) {
+      // Not provably 16-byte aligned: synchronous loads (still ahead).
+      SmallVector<Value> values = loadGlobal(tensor, coords, vector, false);
+      for (int64_t v = 0; v < vector; ++v) {
+        SmallVector<Value> at(chunk.coords);
+        at.back() = add(at.back(), cst(v));
+        memref::StoreOp::create(b_, loc_, convert(values[v], dst.type.getElementType()),
+                                dst.memref, sharedIndices(dst, at));
+      }
+      return;
+    }
+    // cp.async.cg 16 bytes with src-size: bytes past the tensor (or of an
+    // iteration past the loop) are zero-filled and never read.
+    Value rows, full;
+    boundsPredicates(tensor, coords, vector, rows, full);
+    Value remaining = arith::SubIOp::create(b_, loc_, tensor.dims.back(), coords.back());
+    Value bytes = mul(arith::MaxSIOp::create(b_, loc_,
+                                             arith::MinSIOp::create(b_, loc_, remaining, cst(vector)),
+                                             cst(0)),
+                      cst(eltBytes));
+    Value inBounds = andi(rows, valid);
+    bytes = arith::SelectOp::create(b_, loc_, inBounds, bytes, cst(0));
+    Value safe = arith::SelectOp::create(b_, loc_, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sgt, bytes, cst(0)),
+                                         elementAddress(tensor, coords), tensor.ptr);
+    Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), safe);
+    Value size = arith::IndexCastOp::create(b_, loc_, b_.getI32Type(), bytes);
+    emitPtx(b_, loc_, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "l,l,r",
+            {sharedAddress(dst, chunk.coords), src, size}, {}, /*sideEffects=*/true);
+  });
 }
 
 LogicalResult KernelLowering::lowerGemm(GemmOp gemm) {
@@ -827,32 +994,6 @@ LogicalResult KernelLowering::lowerGemmSimt(GemmOp gemm) {
   }
   lastWasBarrier_ = false;
   return success();
-}
-
-/// Emits one PTX instruction as inline assembly (the raw form of an atom,
-/// as CuTe's arch/ headers hold it) and returns its results.
-static SmallVector<Value> emitPtx(OpBuilder &b, Location loc, StringRef text,
-                                  StringRef constraints, ValueRange operands,
-                                  ArrayRef<Type> resultTypes, bool sideEffects) {
-  MLIRContext *ctx = b.getContext();
-  Type resultType;
-  if (resultTypes.size() == 1)
-    resultType = resultTypes.front();
-  else if (!resultTypes.empty())
-    resultType = LLVM::LLVMStructType::getLiteral(ctx, resultTypes);
-  auto op = LLVM::InlineAsmOp::create(
-      b, loc, resultType, operands, b.getStringAttr(text), b.getStringAttr(constraints),
-      sideEffects ? b.getUnitAttr() : nullptr, nullptr,
-      LLVM::TailCallKindAttr::get(ctx, LLVM::tailcallkind::TailCallKind::None),
-      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), nullptr);
-  SmallVector<Value> results;
-  if (resultTypes.size() == 1)
-    results.push_back(op.getResult(0));
-  else
-    for (size_t i = 0; i < resultTypes.size(); ++i)
-      results.push_back(
-          LLVM::ExtractValueOp::create(b, loc, op.getResult(0), ArrayRef<int64_t>{int64_t(i)}));
-  return results;
 }
 
 LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {

@@ -41,18 +41,72 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
       signalPassFailure();
   }
 
-  LogicalResult planKernel(KernelOp kernel, const ComputeCapability &cc,
-                           const TargetCapabilities &caps) {
+  /// Shared buffers that a pipelined loop fills from global memory with
+  /// asynchronous copies: they get one copy per stage in flight.
+  static void markStagedBuffers(KernelOp kernel, const TargetCapabilities &caps) {
+    kernel.walk([&](AllocSharedOp alloc) { alloc.removeStagesAttr(); });
+    if (!caps.hasAsyncCopy)
+      return;
+    kernel.walk([&](PipelinedOp loop) {
+      if (loop.getStages() < 2)
+        return;
+      for (Operation &op : loop.getBodyBlock()) {
+        auto copy = dyn_cast<CopyOp>(op);
+        if (!copy || !isa<TileTensorType>(copy.getSrc().getType()))
+          continue;
+        auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>();
+        if (!alloc)
+          continue;
+        // Staged only if every use is inside this loop.
+        bool inside = llvm::all_of(alloc->getUsers(), [&](Operation *user) {
+          return loop->isProperAncestor(user);
+        });
+        if (inside)
+          alloc.setStages(loop.getStages());
+      }
+    });
+  }
+
+  /// Offsets and the total for the current stage counts.
+  static int64_t layOut(KernelOp kernel,
+                        SmallVectorImpl<std::pair<AllocSharedOp, int64_t>> &buffers) {
     int64_t total = 0;
-    SmallVector<std::pair<AllocSharedOp, int64_t>> buffers;
+    buffers.clear();
     kernel.walk([&](AllocSharedOp alloc) {
       auto type = cast<BufferType>(alloc.getType());
-      int64_t bytes = type.getNumElements() * getElementBytes(type.getElementType());
+      int64_t bytes = type.getNumElements() * getElementBytes(type.getElementType()) *
+                      alloc.getStages().value_or(1);
       total = llvm::alignTo(total, kSharedMemoryLineSizeBytes);
       alloc.setOffset(total);
       buffers.emplace_back(alloc, bytes);
       total += bytes;
     });
+    return total;
+  }
+
+  LogicalResult planKernel(KernelOp kernel, const ComputeCapability &cc,
+                           const TargetCapabilities &caps) {
+    SmallVector<std::pair<AllocSharedOp, int64_t>> buffers;
+    markStagedBuffers(kernel, caps);
+    int64_t total = layOut(kernel, buffers);
+    // Fewer stages until the buffers fit (the backend's strategy chooses
+    // stages to fit the shared memory); one stage is the in-order loop.
+    while (total > caps.sharedMemoryPerBlock) {
+      bool reduced = false;
+      kernel.walk([&](AllocSharedOp alloc) {
+        if (alloc.getStages() && *alloc.getStages() > 1) {
+          int64_t stages = *alloc.getStages() - 1;
+          if (stages > 1)
+            alloc.setStages(stages);
+          else
+            alloc.removeStagesAttr();
+          reduced = true;
+        }
+      });
+      if (!reduced)
+        break;
+      total = layOut(kernel, buffers);
+    }
     OpBuilder builder(kernel);
     kernel->setAttr(kSharedMemoryBytesAttr, builder.getI64IntegerAttr(total));
     if (total <= caps.sharedMemoryPerBlock)

@@ -1,0 +1,25 @@
+// The pipelining strategies: targets with asynchronous copies (sm_80,
+// sm_90a) stage the loop's shared buffers and issue cp.async ahead, waiting
+// once per iteration; targets without (sm_60, sm_70) run the loop in order.
+// RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_80 --emit=tile | FileCheck %s --check-prefix=PLAN
+// RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=ASYNC
+// RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=ASYNC
+// RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_70 --emit=ptx | FileCheck %s --check-prefix=INORDER
+// RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_70 --emit=tile | FileCheck %s --check-prefix=PLAN70
+
+// PLAN: tile.shared_memory_bytes = 24576
+// PLAN: tile.alloc_shared {name = "As", offset = 0 : i64, stages = 3 : i64, swizzled}
+// PLAN: tile.alloc_shared {name = "Bs", offset = 12288 : i64, stages = 3 : i64, swizzled}
+
+// ASYNC: cp.async.cg.shared.global
+// ASYNC: cp.async.commit_group
+// ASYNC: cp.async.wait_group 1
+// ASYNC: bar.sync
+// ASYNC: ldmatrix.sync.aligned.m8n8.x4
+// ASYNC: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// ASYNC: cp.async.wait_group 0
+
+// INORDER-NOT: cp.async
+// INORDER: fma.rn.f32
+// PLAN70: tile.shared_memory_bytes = 8192
+// PLAN70-NOT: stages =
