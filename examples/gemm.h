@@ -18,8 +18,12 @@ namespace tessera::examples {
 struct GemmConfig {
   DType dtype = f16;
   bool transposeB = false;
+  /// Tile and loop: the fastest of the variants timed on the H200
+  /// (benchmarks/RESULTS.md): 4 warps, each a 64 x 64 accumulator.
   int64_t bm = 128, bn = 128, bk = 32;
-  int stages = 3, threads = 256;
+  int stages = 4, threads = 128;
+  /// Grouped raster order over this many tile rows (0: plain order).
+  int64_t group = 8;
 };
 
 /// C (M x N) = A (M x K) * B (K x N, or N x K when transposed).

@@ -211,6 +211,28 @@ Index operator%(const Index &a, const Index &b) {
   return indexBinary<mlir::arith::RemUIOp>(a, b);
 }
 
+Index Min(const Index &a, const Index &b) {
+  if (!a.handle() && !b.handle())
+    return Index(std::min(a.constant(), b.constant()));
+  return indexBinary<mlir::arith::MinUIOp>(a, b);
+}
+
+Index CeilDiv(const Index &a, const Index &b) {
+  if (!a.handle() && !b.handle())
+    return Index((a.constant() + b.constant() - 1) / b.constant());
+  return indexBinary<mlir::arith::CeilDivUIOp>(a, b);
+}
+
+std::pair<Index, Index> SwizzleBlocks(const Index &bx, const Index &by, const Index &gridX,
+                                      const Index &gridY, int64_t group) {
+  Index pid = by * gridX + bx;
+  Index width = gridX * group;
+  Index firstRow = (pid / width) * group;
+  Index rows = Min(gridY - firstRow, Index(group));
+  Index inGroup = pid % width;
+  return {inGroup / rows, firstRow + inGroup % rows};
+}
+
 Scalar::Scalar(double value) : constant_(value) {}
 
 Scalar operator+(const Scalar &a, const Scalar &b) {

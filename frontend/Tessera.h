@@ -31,6 +31,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -130,6 +131,18 @@ private:
   void *handle_ = nullptr;
   int64_t constant_ = 0;
 };
+
+/// The smaller of two indices.
+Index Min(const Index &a, const Index &b);
+/// ceil(a / b) for indices.
+Index CeilDiv(const Index &a, const Index &b);
+
+/// Grouped raster order: remaps the block indices of a gridX x gridY grid
+/// so that consecutive blocks walk down `group` rows of tiles before moving
+/// right. Blocks running at once then share rows of A and columns of B in
+/// L2 (TileLang's use_swizzle, Triton's GROUP_M). Returns {x, y}.
+std::pair<Index, Index> SwizzleBlocks(const Index &bx, const Index &by, const Index &gridX,
+                                      const Index &gridY, int64_t group);
 
 /// A scalar value inside a parallel body: an element, a constant, a result.
 class Scalar {

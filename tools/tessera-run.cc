@@ -30,7 +30,7 @@ using ::tessera::runtime::KernelBundle;
 
 constexpr char kUsage[] =
     "usage: tessera-run --bundle=FILE --list | [--bundle=FILE] --info "
-    "[--device=N]";
+    "[--device=N] | --bundle=FILE --extract=DIR";
 
 /// Parsed command line.
 struct Options {
@@ -38,6 +38,8 @@ struct Options {
   bool list = false;
   bool info = false;
   int device = 0;
+  /// --extract: write each kernel's PTX and cubin (for cuobjdump) here.
+  std::string extract;
 };
 
 /// Prints `status` as one line and returns the exit code 1.
@@ -50,6 +52,25 @@ int Fail(const absl::Status& status) {
 int Usage(const std::string& problem) {
   std::fprintf(stderr, "tessera-run: %s\n%s\n", problem.c_str(), kUsage);
   return 2;
+}
+
+/// --extract: DIR/<entry>.<target>.ptx and .cubin for each kernel.
+int Extract(const KernelBundle& bundle, const std::string& dir) {
+  for (const CompiledKernel& kernel : bundle.kernels()) {
+    std::string base = absl::StrCat(dir, "/", kernel.entry(), ".", kernel.target());
+    for (const auto& [suffix, bytes] :
+         {std::pair<std::string, std::string>{".ptx", kernel.ptx()}, {".cubin", kernel.cubin()}}) {
+      if (bytes.empty()) continue;
+      std::FILE* file = std::fopen((base + suffix).c_str(), "wb");
+      if (!file || std::fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size()) {
+        if (file) std::fclose(file);
+        return Fail(absl::InternalError(absl::StrCat("cannot write ", base, suffix)));
+      }
+      std::fclose(file);
+      std::printf("%s%s\n", base.c_str(), suffix.c_str());
+    }
+  }
+  return 0;
 }
 
 /// --list: one signature per kernel.
@@ -102,12 +123,20 @@ int main(int argc, char** argv) {
       if (!absl::SimpleAtoi(arg.substr(9), &options.device)) {
         return Usage(absl::StrCat("bad device ordinal in ", arg));
       }
+    } else if (absl::StartsWith(arg, "--extract=")) {
+      options.extract = arg.substr(10);
     } else if (arg == "--help" || arg == "-h") {
       std::printf("%s\n", kUsage);
       return 0;
     } else {
       return Usage(absl::StrCat("unknown argument ", arg));
     }
+  }
+  if (!options.extract.empty()) {
+    if (options.bundle.empty()) return Usage("--extract needs --bundle");
+    absl::StatusOr<KernelBundle> read = tessera::runtime::ReadBundle(options.bundle);
+    if (!read.ok()) return Fail(read.status());
+    return Extract(*read, options.extract);
   }
   if (options.list == options.info) return Usage("give one of --list, --info");
   if (options.list && options.bundle.empty()) return Usage("--list needs --bundle");

@@ -20,4 +20,12 @@ mapfile -t examples < <(ls .device/bundles/*.pb | grep -v conformance)
   2>&1 | tee "$out/benchmark.txt"
 ((status |= PIPESTATUS[0]))
 python3 .device/peers.py 2>&1 | tee "$out/peers_after.csv"
+# SASS of the sm_90a GEMM: which instructions the tensor cores run.
+mkdir -p /tmp/kernels
+./.device/tessera-run --bundle=.device/bundles/sm_90a.pb --extract=/tmp/kernels >/dev/null
+if [ -f /tmp/kernels/gemm_f16.sm_90a.cubin ]; then
+  cuobjdump --dump-sass /tmp/kernels/gemm_f16.sm_90a.cubin > "$out/gemm_f16.sm_90a.sass"
+  echo "SASS gemm_f16 sm_90a:"; grep -oE '\b(HGMMA|HMMA|LDSM|LDGSTS|FFMA|BAR)[A-Z0-9_.]*' \
+    "$out/gemm_f16.sm_90a.sass" | sort | uniq -c | sort -rn | head -12
+fi
 exit "$status"
