@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "backends/Backend.h"
+#include "backends/common/MmaAtoms.h"
 #include "backends/common/NVVMLowering.h"
 
 namespace tessera {
@@ -50,10 +51,9 @@ public:
     addCommonNVVMLowering(pm, cc);
   }
   std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
-    // mma.sync.aligned.m16n8k16 (PTX ISA §9.7.14.5.8), operands by ldmatrix.
-    return {{"SM80_16x8x16_F32F16F16F32_TN", 16, 8, 16, {"f16"}, 32},
-            {"SM80_16x8x16_F32BF16BF16F32_TN", 16, 8, 16, {"bf16"}, 32},
-            getSimtFmaAtom()};
+    std::vector<MmaAtom> atoms = getSm80MmaSyncAtoms();
+    atoms.push_back(getSimtFmaAtom());
+    return atoms;
   }
 };
 

@@ -56,6 +56,18 @@ absl::StatusOr<DeviceBuffer> Upload(const std::vector<float>& host) {
   return buffer;
 }
 
+/// Times the launch (warm-up, median, L2 flushed) when asked and correct.
+absl::Status TimeIfAsked(const LoadedKernel& kernel, const std::vector<KernelArg>& args,
+                         const RunOptions& options, Report& report) {
+  if (!options.time || !report.correct) return absl::OkStatus();
+  TESSERA_ASSIGN_OR_RETURN(runtime::PackedLaunch packed,
+                           runtime::PrepareLaunch(kernel.spec(), args));
+  TESSERA_ASSIGN_OR_RETURN(
+      report.timing,
+      runtime::TimeIt([&] { return runtime::Launch(kernel, packed); }, options.timing));
+  return absl::OkStatus();
+}
+
 /// C = A + B in f32: the GPU's add.rn.f32 and the CPU's float addition are
 /// both IEEE round-to-nearest, so the check is exact equality.
 absl::StatusOr<Report> RunVectorAdd(const LoadedKernel& kernel, int64_t n,
@@ -97,13 +109,7 @@ absl::StatusOr<Report> RunVectorAdd(const LoadedKernel& kernel, int64_t n,
   report.tolerance = 0;
   report.bytes = 3.0 * sizeof(float) * n;
   report.flops = n;
-  if (options.time && report.correct) {
-    TESSERA_ASSIGN_OR_RETURN(runtime::PackedLaunch packed,
-                             runtime::PrepareLaunch(kernel.spec(), args));
-    TESSERA_ASSIGN_OR_RETURN(
-        report.timing,
-        runtime::TimeIt([&] { return runtime::Launch(kernel, packed); }, options.timing));
-  }
+  TESSERA_RETURN_IF_ERROR(TimeIfAsked(kernel, args, options, report));
   return report;
 }
 
@@ -349,13 +355,7 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
   report.correct = report.mismatches == 0 && report.max_error <= report.tolerance;
   report.bytes = double(eltBytes) * (m * k + k * n + m * n);
   report.flops = 2.0 * m * n * k;
-  if (options.time && report.correct) {
-    TESSERA_ASSIGN_OR_RETURN(runtime::PackedLaunch packed,
-                             runtime::PrepareLaunch(kernel.spec(), args));
-    TESSERA_ASSIGN_OR_RETURN(
-        report.timing,
-        runtime::TimeIt([&] { return runtime::Launch(kernel, packed); }, options.timing));
-  }
+  TESSERA_RETURN_IF_ERROR(TimeIfAsked(kernel, args, options, report));
   return report;
 }
 
