@@ -45,6 +45,13 @@ def matmul(m, n, k, dtype):
     return ms, 2.0 * m * n * k / (ms * 1e-3) / 1e12
 
 
+def softmax(m, n, dtype):
+    x = torch.rand(m, n, device="cuda", dtype=dtype) * 2 - 1
+    y = torch.empty_like(x)
+    ms = time_op(lambda: torch.softmax(x, dim=-1))
+    return ms, 2.0 * x.element_size() * m * n / (ms * 1e-3) / 1e12
+
+
 def main():
     print("peer,workload,median_ms,rate")
     for n in (1 << 28, (1 << 28) - 3):
@@ -53,6 +60,13 @@ def main():
     sys.stdout.flush()
     if "--vector-add-only" in sys.argv:
         return
+    for name, m, n, dtype in (("softmax_f16", 16384, 8192, torch.float16),
+                              ("softmax_f32", 16384, 8192, torch.float32),
+                              ("softmax_f16_32000", 4096, 32000, torch.float16),
+                              ("softmax_f16_1000", 65536, 1000, torch.float16)):
+        ms, tbs = softmax(m, n, dtype)
+        print(f"torch.softmax,{name}/{m}x{n},{ms:.4f},{tbs:.3f} TB/s")
+        sys.stdout.flush()
     for name, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
         for m, n, k in ((2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
                         (3000, 5000, 4000), (8192, 8192, 1000)):

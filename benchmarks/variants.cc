@@ -12,9 +12,11 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "examples/gemm.h"
+#include "examples/softmax.h"
 #include "frontend/Tessera.h"
 #include "runtime/bundle.h"
 #include "runtime/kernel.pb.h"
@@ -80,6 +82,19 @@ int main(int argc, char** argv) {
         examples::GemmDynamic(config, "gemm_bf16").Compile({target});
     if (!compiled.ok()) {
       std::fprintf(stderr, "variants: gemm_bf16: %s\n",
+                   std::string(compiled.status().message()).c_str());
+      return 1;
+    }
+    *bundle.add_kernels() = std::move(*compiled);
+  }
+  for (auto [name, n, dtype, threads] :
+       {std::tuple<const char*, int64_t, DType, int>{"softmax_f32", 8192, f32, 256},
+        {"softmax_f16_32000", 32000, f16, 512},
+        {"softmax_f16_1000", 1000, f16, 128}}) {
+    absl::StatusOr<runtime::CompiledKernel> compiled =
+        examples::Softmax(Dim::Dynamic("M"), n, dtype, 1, threads, name).Compile({target});
+    if (!compiled.ok()) {
+      std::fprintf(stderr, "variants: %s: %s\n", name,
                    std::string(compiled.status().message()).c_str());
       return 1;
     }

@@ -269,6 +269,9 @@ Scalar Min(const Scalar &a, const Scalar &b) {
 }
 Scalar Exp(const Scalar &x) { return unary<mlir::math::ExpOp>(x); }
 Scalar Log(const Scalar &x) { return unary<mlir::math::LogOp>(x); }
+Scalar Exp2(const Scalar &x) { return unary<mlir::math::Exp2Op>(x); }
+Scalar Rsqrt(const Scalar &x) { return unary<mlir::math::RsqrtOp>(x); }
+Scalar Erf(const Scalar &x) { return unary<mlir::math::ErfOp>(x); }
 Scalar Sqrt(const Scalar &x) { return unary<mlir::math::SqrtOp>(x); }
 Scalar Tanh(const Scalar &x) { return unary<mlir::math::TanhOp>(x); }
 Scalar Abs(const Scalar &x) { return unary<mlir::math::AbsFOp>(x); }
@@ -569,7 +572,8 @@ Buffer KernelBuilder::AllocFragment(std::vector<int64_t> shape, DType dtype,
                                     tile::MemoryScope::fragment);
   std::string label = name.empty() ? "fragment" + std::to_string(state_->bufferCount++) : name;
   auto op = tile::AllocFragmentOp::create(state_->b(), state_->loc(loc), type,
-                                          state_->b().getStringAttr(label), nullptr, nullptr);
+                                          state_->b().getStringAttr(label), nullptr, nullptr,
+                                          nullptr);
   return Buffer(op.getResult().getAsOpaquePointer());
 }
 
@@ -651,6 +655,30 @@ void KernelBuilder::Gemm(const Buffer &a, const Buffer &b, const Buffer &c, bool
                                    BuilderState::value(c.handle()), transposeA, transposeB,
                                    atom.empty() ? nullptr : s.b().getStringAttr(atom));
   (void)gemm;
+}
+
+namespace {
+
+void reduceImpl(BuilderState &s, tile::ReduceKind kind, const Buffer &src, const Buffer &dst,
+                bool clear, const SourceLoc &where) {
+  tile::ReduceOp::create(s.b(), s.loc(where), kind, BuilderState::value(src.handle()),
+                         BuilderState::value(dst.handle()), clear, mlir::Value());
+}
+
+} // namespace
+
+void KernelBuilder::ReduceMax(const Buffer &src, const Buffer &dst, bool clear, SourceLoc loc) {
+  reduceImpl(*state_, tile::ReduceKind::max, src, dst, clear, loc);
+}
+void KernelBuilder::ReduceMin(const Buffer &src, const Buffer &dst, bool clear, SourceLoc loc) {
+  reduceImpl(*state_, tile::ReduceKind::min, src, dst, clear, loc);
+}
+void KernelBuilder::ReduceSum(const Buffer &src, const Buffer &dst, bool clear, SourceLoc loc) {
+  reduceImpl(*state_, tile::ReduceKind::sum, src, dst, clear, loc);
+}
+void KernelBuilder::ReduceAbsSum(const Buffer &src, const Buffer &dst, bool clear,
+                                 SourceLoc loc) {
+  reduceImpl(*state_, tile::ReduceKind::abssum, src, dst, clear, loc);
 }
 
 void KernelBuilder::Pipelined(const Index &count, int stages, std::function<void(Index)> body,

@@ -182,6 +182,9 @@ Scalar operator-(const Scalar &a);
 Scalar Max(const Scalar &a, const Scalar &b);
 Scalar Min(const Scalar &a, const Scalar &b);
 Scalar Exp(const Scalar &x);
+Scalar Exp2(const Scalar &x);
+Scalar Rsqrt(const Scalar &x);
+Scalar Erf(const Scalar &x);
 Scalar Log(const Scalar &x);
 Scalar Sqrt(const Scalar &x);
 Scalar Tanh(const Scalar &x);
@@ -329,6 +332,17 @@ public:
                  SourceLoc loc = {});
   void Pipelined(int64_t count, int stages, std::function<void(Index)> body,
                  SourceLoc loc = {});
+
+  /// Reductions over the last axis of a fragment into a fragment of the
+  /// remaining shape, which every thread then holds whole (so Parallel bodies
+  /// may read it at any index, e.g. a row maximum for every element of the
+  /// row). With `clear` the result replaces `dst`, else it is combined with
+  /// it.
+  void ReduceMax(const Buffer &src, const Buffer &dst, bool clear = true, SourceLoc loc = {});
+  void ReduceMin(const Buffer &src, const Buffer &dst, bool clear = true, SourceLoc loc = {});
+  void ReduceSum(const Buffer &src, const Buffer &dst, bool clear = true, SourceLoc loc = {});
+  /// Sum of absolute values.
+  void ReduceAbsSum(const Buffer &src, const Buffer &dst, bool clear = true, SourceLoc loc = {});
 
   /// An elementwise loop nest over a tile, spread over the block's threads.
   void Parallel(std::vector<int64_t> extents, std::function<void(Index)> body,

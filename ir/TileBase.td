@@ -64,6 +64,15 @@ def Tile_MemoryScope : I32EnumAttr<"MemoryScope", "where a tile buffer lives", [
   let genSpecializedAttr = 0;
 }
 
+def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "how tile.reduce combines elements", [
+    I32EnumAttrCase<"max", 0>,
+    I32EnumAttrCase<"min", 1>,
+    I32EnumAttrCase<"sum", 2>,
+    I32EnumAttrCase<"abssum", 3>,
+  ]> {
+  let cppNamespace = "::tessera::tile";
+}
+
 class Tile_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Tile_Dialect, name, traits> {
   let mnemonic = attrMnemonic;

@@ -539,7 +539,7 @@ LogicalResult ParallelOp::verifyRegions() {
       return emitOpError() << "induction variables must be of type index";
   for (Operation &op : getBodyBlock())
     if (isa<CopyOp, AllocFragmentOp, AllocSharedOp, FillOp, ClearOp, ParallelOp, GemmOp,
-            PipelinedOp>(op))
+            PipelinedOp, ReduceOp>(op))
       return op.emitOpError() << "is not allowed inside tile.parallel; the body computes one "
                                  "element at a time";
   return success();
@@ -649,5 +649,34 @@ LogicalResult PipelinedOp::verify() {
     return emitOpError() << "stages must be at least 1, got " << int64_t(getStages());
   if (getBodyBlock().getNumArguments() != 1 || !getInductionVar().getType().isIndex())
     return emitOpError() << "body takes one index induction variable";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReduceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::verify() {
+  auto src = cast<BufferType>(getSrc().getType());
+  auto dst = cast<BufferType>(getDst().getType());
+  if (!src.isFragment() || !dst.isFragment())
+    return emitOpError() << "reduces a fragment into a fragment, got " << src << " and " << dst;
+  if (!isa<FloatType>(src.getElementType()) || !isa<FloatType>(dst.getElementType()))
+    return emitOpError() << "reduces float fragments, got " << src.getElementType() << " and "
+                         << dst.getElementType();
+  ArrayRef<int64_t> shape = src.getShape();
+  SmallVector<int64_t> expected(shape.drop_back());
+  if (expected.empty())
+    expected.push_back(1);
+  if (dst.getShape() != ArrayRef<int64_t>(expected)) {
+    InFlightDiagnostic diag = emitOpError() << "reducing " << src << " over its last axis gives shape [";
+    llvm::interleaveComma(expected, diag);
+    return diag << "], but the destination is " << dst;
+  }
+  if (getScratch()) {
+    auto scratch = cast<BufferType>(getScratch().getType());
+    if (!scratch.isShared() || !scratch.getElementType().isF32())
+      return emitOpError() << "scratch must be an f32 shared buffer, got " << scratch;
+  }
   return success();
 }

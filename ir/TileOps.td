@@ -149,7 +149,8 @@ def Tile_AllocFragmentOp : Tile_Op<"alloc_fragment"> {
   }];
   let arguments = (ins OptionalAttr<StrAttr>:$name,
                        OptionalAttr<Tile_DistributionAttr>:$distribution,
-                       OptionalAttr<Tile_MmaLayoutAttr>:$mma_layout);
+                       OptionalAttr<Tile_MmaLayoutAttr>:$mma_layout,
+                       UnitAttr:$replicated);
   let results = (outs Tile_AnyBuffer:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -267,6 +268,34 @@ def Tile_StoreOp : Tile_Op<"store", [
   }];
   let arguments = (ins AnyType:$value, Tile_AnyBuffer:$buffer, Variadic<Index>:$indices);
   let assemblyFormat = "$value `,` $buffer `[` $indices `]` attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def Tile_ReduceOp : Tile_Op<"reduce"> {
+  let summary = "Reduces a fragment along its innermost axis";
+  let description = [{
+    Combines the elements of `src` along its last axis with `kind` (max,
+    min, sum, or abssum: the sum of absolute values) into `dst`, a fragment
+    of `src`'s shape without that axis. With `clear` the result replaces
+    `dst` (the reduction starts from the identity: -inf for max, +inf for
+    min, 0 for the sums); without it the result is combined with `dst`'s
+    current values. Each thread first reduces its own elements, then a warp
+    combines with shuffles (`shfl.sync.bfly`, PTX ISA §9.7.8.6), then warps
+    combine through shared memory; every thread ends with the whole result
+    (`dst` is replicated), so `tile.parallel` bodies may read it anywhere.
+
+    Example:
+
+    ```mlir
+    tile.reduce max %x into %m {clear} : !tile.buffer<4x2048xf32, fragment>, !tile.buffer<4xf32, fragment>
+    ```
+  }];
+  let arguments = (ins Tile_ReduceKind:$kind, Tile_AnyBuffer:$src, Tile_AnyBuffer:$dst,
+                       UnitAttr:$clear, Optional<Tile_AnyBuffer>:$scratch);
+  let assemblyFormat = [{
+    $kind $src `into` $dst (`scratch` $scratch^)? attr-dict `:` type($src) `,` type($dst)
+    (`,` type($scratch)^)?
+  }];
   let hasVerifier = 1;
 }
 

@@ -39,8 +39,15 @@ std::string describeBuffer(Value buffer) {
   return text;
 }
 
+/// True for a fragment every thread holds whole (a reduction's result).
+bool isReplicated(Value buffer) {
+  auto alloc = buffer.getDefiningOp<AllocFragmentOp>();
+  return alloc && alloc.getReplicated();
+}
+
 /// Checks that every fragment access inside `loop` uses the loop's own
-/// indices on a fragment of the loop's shape; collects those fragments.
+/// indices on a fragment of the loop's shape (replicated fragments may be
+/// indexed freely); collects those fragments.
 LogicalResult collectFragments(ParallelOp loop, SmallVectorImpl<Value> &fragments) {
   auto ivs = loop.getInductionVars();
   WalkResult result = loop.getBody().walk([&](Operation *op) -> WalkResult {
@@ -56,7 +63,7 @@ LogicalResult collectFragments(ParallelOp loop, SmallVectorImpl<Value> &fragment
       return WalkResult::advance();
     }
     auto type = cast<BufferType>(buffer.getType());
-    if (!type.isFragment())
+    if (!type.isFragment() || isReplicated(buffer))
       return WalkResult::advance();
     if (type.getShape() != loop.getExtents()) {
       InFlightDiagnostic diag = op->emitError()
@@ -102,7 +109,15 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
                             const ComputeCapability &cc, const TargetCapabilities &caps) {
     int64_t threads = kernel.getThreads();
     llvm::EquivalenceClasses<Value> groups;
-    kernel.walk([&](AllocFragmentOp alloc) { groups.insert(alloc.getResult()); });
+    // Reduction results are replicated: every thread holds them whole.
+    kernel.walk([&](ReduceOp reduce) {
+      if (auto alloc = reduce.getDst().getDefiningOp<AllocFragmentOp>())
+        alloc.setReplicated(true);
+    });
+    kernel.walk([&](AllocFragmentOp alloc) {
+      if (!alloc.getReplicated())
+        groups.insert(alloc.getResult());
+    });
 
     // Each gemm's atom: warp-level atoms lay out the accumulator as the
     // atom's registers and read A and B with ldmatrix from swizzled buffers.
@@ -137,6 +152,8 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
     if (gemms.wasInterrupted())
       return failure();
 
+    // The element size each fragment is moved with to or from global memory.
+    DenseMap<Value, int64_t> globalBytes;
     // Fragments used in one loop, or copied into each other, must agree.
     SmallVector<std::pair<ParallelOp, SmallVector<Value>>> loops;
     WalkResult walk = kernel.walk([&](Operation *op) -> WalkResult {
@@ -150,7 +167,15 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
       } else if (auto copy = dyn_cast<CopyOp>(op)) {
         auto src = dyn_cast<BufferType>(copy.getSrc().getType());
         auto dst = dyn_cast<BufferType>(copy.getDst().getType());
-        if (src && dst && src.isFragment() && dst.isFragment())
+        // A fragment copied from or to global memory moves in vectors of the
+        // tensor's element type (f16 rows into an f32 fragment: 8 per access).
+        if (auto tensor = dyn_cast<TileTensorType>(copy.getSrc().getType()))
+          globalBytes[copy.getDst()] = getElementBytes(tensor.getElementType());
+        if (auto tensor = dyn_cast<TileTensorType>(copy.getDst().getType()))
+          globalBytes[copy.getSrc()] = std::max(globalBytes.lookup(copy.getSrc()),
+                                                getElementBytes(tensor.getElementType()));
+        if (src && dst && src.isFragment() && dst.isFragment() && !isReplicated(copy.getSrc()) &&
+            !isReplicated(copy.getDst()))
           groups.unionSets(copy.getSrc(), copy.getDst());
       }
       return WalkResult::advance();
@@ -199,7 +224,10 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
       int64_t numElements = 0, innermost = 0;
       for (auto member = groups.member_begin(**it); member != groups.member_end(); ++member) {
         auto type = cast<BufferType>(member->getType());
-        vector = std::min(vector, caps.globalVectorBytes / getElementBytes(type.getElementType()));
+        int64_t bytes = globalBytes.lookup(*member);
+        if (!bytes)
+          bytes = getElementBytes(type.getElementType());
+        vector = std::min(vector, caps.globalVectorBytes / bytes);
         numElements = type.getNumElements();
         innermost = type.getShape().back();
       }
@@ -212,6 +240,10 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
     }
 
     kernel.walk([&](AllocFragmentOp alloc) {
+      if (alloc.getReplicated()) {
+        alloc.setDistributionAttr(DistributionAttr::get(kernel.getContext(), 1, 1));
+        return;
+      }
       if (MmaLayoutAttr mma = chosenMma.lookup(alloc.getResult())) {
         alloc.setMmaLayoutAttr(mma);
         alloc.removeDistributionAttr();
@@ -225,9 +257,17 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
           loop.setMmaLayoutAttr(mma);
           continue;
         }
-      DistributionAttr attr = fragments.empty()
-                                  ? DistributionAttr::get(kernel.getContext(), threads, 1)
-                                  : chosen.lookup(fragments.front());
+      // A loop touching only replicated fragments runs whole in every thread.
+      bool replicatedOnly = false;
+      if (fragments.empty())
+        loop.getBody().walk([&](Operation *op) {
+          for (Value operand : op->getOperands())
+            replicatedOnly |= isReplicated(operand);
+        });
+      DistributionAttr attr =
+          !fragments.empty()
+              ? chosen.lookup(fragments.front())
+              : DistributionAttr::get(kernel.getContext(), replicatedOnly ? 1 : threads, 1);
       loop.setDistributionAttr(attr);
     }
     return success();

@@ -112,6 +112,8 @@ struct BufferInfo {
   DistributionAttr distribution;
   /// Set instead of `distribution` for MMA accumulator fragments.
   MmaLayoutAttr mma;
+  /// Fragments every thread holds whole (reduction results).
+  bool replicated = false;
   /// Shared buffers: 16-byte chunks XOR-swizzled by row (see sharedIndices).
   bool swizzled = false;
   /// Shared buffers of a pipelined loop: copies kept (a leading memref
@@ -141,8 +143,8 @@ public:
 private:
   // Helpers building index arithmetic.
   Value cst(int64_t v) { return arith::ConstantIndexOp::create(b_, loc_, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b_, loc_, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b_, loc_, x, y); }
+  Value add(Value x, Value y) { return b_.createOrFold<arith::AddIOp>(loc_, x, y); }
+  Value mul(Value x, Value y) { return b_.createOrFold<arith::MulIOp>(loc_, x, y); }
   Value lt(Value x, Value y) {
     return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::slt, x, y);
   }
@@ -185,6 +187,14 @@ private:
   /// The shared-window byte address (i64) of a shared buffer element.
   Value sharedAddress(const BufferInfo &info, ArrayRef<Value> coords);
   LogicalResult lowerGemmMma(GemmOp gemm, const MmaAtom &atom);
+  LogicalResult lowerReduce(ReduceOp reduce);
+  /// The row-major slot of `indices` in a replicated fragment: a constant
+  /// when the indices are, else a value.
+  OpFoldResult replicatedSlot(const BufferInfo &info, ArrayRef<Value> indices);
+  /// Reads / writes a replicated fragment element; a dynamic index selects
+  /// among the slots so the fragment stays in registers.
+  Value loadReplicated(const BufferInfo &info, ArrayRef<Value> indices);
+  void storeReplicated(const BufferInfo &info, ArrayRef<Value> indices, Value value);
   /// A distribution for cooperative copies of a tile through shared memory.
   DistributionAttr copyDistribution(BufferType tile, Type globalElementType);
   /// True when every vector of `vector` elements the copy touches in `tensor`
@@ -336,7 +346,8 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
         MmaLayoutAttr mma = alloc.getMmaLayoutAttr();
         if (!dist && !mma)
           return alloc.emitOpError() << "has no distribution; run tile-layout-inference first";
-        if (dist && dist.getThreads() != kernel_.getThreads())
+        if (dist && dist.getThreads() != kernel_.getThreads() &&
+            !(alloc.getReplicated() && dist.getThreads() == 1))
           return alloc.emitOpError() << "is distributed over " << dist.getThreads()
                                      << " threads but the kernel has " << kernel_.getThreads();
         int64_t slots = 0;
@@ -352,6 +363,7 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
         auto memrefType = MemRefType::get({slots}, type.getElementType());
         BufferInfo info{type, memref::AllocaOp::create(b_, loc_, memrefType), dist};
         info.mma = mma;
+        info.replicated = alloc.getReplicated();
         buffers_[alloc.getResult()] = info;
         return success();
       })
@@ -390,6 +402,7 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
       .Case<ParallelOp>([&](ParallelOp loop) { return lowerParallel(loop); })
       .Case<PipelinedOp>([&](PipelinedOp loop) { return lowerPipelined(loop); })
       .Case<GemmOp>([&](GemmOp gemm) { return lowerGemm(gemm); })
+      .Case<ReduceOp>([&](ReduceOp reduce) { return lowerReduce(reduce); })
       .Case<LoadOp, StoreOp>([&](Operation *access) -> LogicalResult {
         return access->emitOpError()
                << "outside tile.parallel is not supported; read and write buffer elements "
@@ -413,16 +426,18 @@ void KernelLowering::forEachChunk(ArrayRef<int64_t> shape, DistributionAttr dist
   SmallVector<int64_t> strides(shape.size(), 1);
   for (int i = int(shape.size()) - 2; i >= 0; --i)
     strides[i] = strides[i + 1] * shape[i + 1];
+  // A replicated layout (one "thread") is iterated whole by every thread.
+  Value thread = threads == 1 ? cst(0) : threadId_;
   for (int64_t c = 0; c < chunks; ++c) {
-    Value first = mul(add(cst(c * threads), threadId_), cst(vector));
+    Value first = mul(add(cst(c * threads), thread), cst(vector));
     Chunk chunk;
     chunk.firstSlot = c * vector;
     chunk.vector = vector;
     for (auto [extent, stride] : llvm::zip(shape, strides)) {
-      Value coord = arith::DivUIOp::create(b_, loc_, first, cst(stride));
+      Value coord = b_.createOrFold<arith::DivUIOp>(loc_, first, cst(stride));
       chunk.coords.push_back(stride * extent == numElements
                                  ? coord
-                                 : Value(arith::RemUIOp::create(b_, loc_, coord, cst(extent))));
+                                 : b_.createOrFold<arith::RemUIOp>(loc_, coord, cst(extent)));
     }
     if ((c + 1) * threads * vector <= numElements) {
       body(chunk);
@@ -752,7 +767,7 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
   MmaLayoutAttr mma = loop.getMmaLayoutAttr();
   if (!dist && !mma)
     return loop.emitOpError() << "has no distribution; run tile-layout-inference first";
-  if (dist && dist.getThreads() != kernel_.getThreads())
+  if (dist && dist.getThreads() != kernel_.getThreads() && dist.getThreads() != 1)
     return loop.emitOpError() << "is distributed over " << dist.getThreads()
                               << " threads but the kernel has " << kernel_.getThreads();
   bool touchesShared = false;
@@ -772,7 +787,18 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
       for (auto [iv, coord] : llvm::zip(loop.getInductionVars(), coords))
         map.map(iv, coord);
       for (Operation &op : loop.getBodyBlock().without_terminator()) {
-        if (auto load = dyn_cast<LoadOp>(op)) {
+        if (auto load = dyn_cast<LoadOp>(op); load && buffers_[load.getBuffer()].replicated) {
+          SmallVector<Value> indices;
+          for (Value index : load.getIndices())
+            indices.push_back(map.lookupOrDefault(index));
+          map.map(load.getResult(), loadReplicated(buffers_[load.getBuffer()], indices));
+        } else if (auto store = dyn_cast<StoreOp>(op);
+                   store && buffers_[store.getBuffer()].replicated) {
+          SmallVector<Value> indices;
+          for (Value index : store.getIndices())
+            indices.push_back(map.lookupOrDefault(index));
+          storeReplicated(buffers_[store.getBuffer()], indices, map.lookupOrDefault(store.getValue()));
+        } else if (auto load = dyn_cast<LoadOp>(op)) {
           const BufferInfo &info = buffers_[load.getBuffer()];
           SmallVector<Value> indices;
           if (info.type.isFragment()) {
@@ -1069,6 +1095,170 @@ LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
           memref::StoreOp::create(b_, loc_, d[e], c.memref, ValueRange{cst(base + e)});
       }
     }
+  }
+  lastWasBarrier_ = false;
+  return success();
+}
+
+OpFoldResult KernelLowering::replicatedSlot(const BufferInfo &info, ArrayRef<Value> indices) {
+  Value linear = indices.front();
+  for (size_t k = 1; k < indices.size(); ++k)
+    linear = add(mul(linear, cst(info.type.getShape()[k])), indices[k]);
+  if (std::optional<int64_t> constant = getConstantIntValue(linear))
+    return b_.getIndexAttr(*constant);
+  return linear;
+}
+
+/// The largest replicated fragment indexed dynamically (a select per slot).
+constexpr int64_t kMaxDynamicReplicatedSlots = 64;
+
+Value KernelLowering::loadReplicated(const BufferInfo &info, ArrayRef<Value> indices) {
+  OpFoldResult slot = replicatedSlot(info, indices);
+  if (auto attr = dyn_cast<Attribute>(slot))
+    return memref::LoadOp::create(b_, loc_, info.memref,
+                                  ValueRange{cst(cast<IntegerAttr>(attr).getInt())});
+  Value index = cast<Value>(slot);
+  int64_t slots = info.type.getNumElements();
+  Value value = memref::LoadOp::create(b_, loc_, info.memref, ValueRange{cst(0)});
+  for (int64_t s = 1; s < std::min(slots, kMaxDynamicReplicatedSlots); ++s) {
+    Value candidate = memref::LoadOp::create(b_, loc_, info.memref, ValueRange{cst(s)});
+    Value hit = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, index, cst(s));
+    value = arith::SelectOp::create(b_, loc_, hit, candidate, value);
+  }
+  return value;
+}
+
+void KernelLowering::storeReplicated(const BufferInfo &info, ArrayRef<Value> indices,
+                                     Value value) {
+  OpFoldResult slot = replicatedSlot(info, indices);
+  if (auto attr = dyn_cast<Attribute>(slot)) {
+    memref::StoreOp::create(b_, loc_, value, info.memref,
+                            ValueRange{cst(cast<IntegerAttr>(attr).getInt())});
+    return;
+  }
+  Value index = cast<Value>(slot);
+  for (int64_t s = 0; s < std::min(info.type.getNumElements(), kMaxDynamicReplicatedSlots); ++s) {
+    Value old = memref::LoadOp::create(b_, loc_, info.memref, ValueRange{cst(s)});
+    Value hit = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, index, cst(s));
+    memref::StoreOp::create(b_, loc_, arith::SelectOp::create(b_, loc_, hit, value, old),
+                            info.memref, ValueRange{cst(s)});
+  }
+}
+
+LogicalResult KernelLowering::lowerReduce(ReduceOp reduce) {
+  const BufferInfo &src = buffers_[reduce.getSrc()];
+  const BufferInfo &dst = buffers_[reduce.getDst()];
+  if (!dst.replicated)
+    return reduce.emitOpError() << "needs its destination replicated by tile-layout-inference";
+  if (dst.type.getNumElements() > kMaxDynamicReplicatedSlots)
+    return reduce.emitOpError() << "produces " << dst.type.getNumElements()
+                                << " results per block; at most "
+                                << kMaxDynamicReplicatedSlots << " are supported";
+  Type acc = dst.type.getElementType();
+  ReduceKind kind = reduce.getKind();
+  int64_t rows = dst.type.getNumElements();
+  auto identity = [&]() -> Value {
+    const llvm::fltSemantics &sem = cast<FloatType>(acc).getFloatSemantics();
+    APFloat value = kind == ReduceKind::max   ? APFloat::getInf(sem, /*Negative=*/true)
+                    : kind == ReduceKind::min ? APFloat::getInf(sem, /*Negative=*/false)
+                                              : APFloat::getZero(sem);
+    return arith::ConstantOp::create(b_, loc_, b_.getFloatAttr(acc, value));
+  };
+  auto combine = [&](Value x, Value y) -> Value {
+    switch (kind) {
+    case ReduceKind::max:
+      return arith::MaximumFOp::create(b_, loc_, x, y);
+    case ReduceKind::min:
+      return arith::MinimumFOp::create(b_, loc_, x, y);
+    default:
+      return arith::AddFOp::create(b_, loc_, x, y);
+    }
+  };
+
+  // 1. Each thread reduces its own elements, row by row (in registers).
+  Value partials;
+  {
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToStart(entry_);
+    partials = memref::AllocaOp::create(b_, loc_, MemRefType::get({rows}, acc));
+  }
+  Value init = identity();
+  for (int64_t r = 0; r < rows; ++r)
+    memref::StoreOp::create(b_, loc_, init, partials, ValueRange{cst(r)});
+  ArrayRef<int64_t> shape = src.type.getShape();
+  forEachOwned(shape, src.distribution, src.mma, [&](const Chunk &chunk) {
+    Value row = cst(0);
+    for (size_t k = 0; k + 1 < chunk.coords.size(); ++k)
+      row = add(mul(row, cst(shape[k])), chunk.coords[k]);
+    std::optional<int64_t> staticRow = getConstantIntValue(row);
+    for (int64_t v = 0; v < chunk.vector; ++v) {
+      Value x = convert(memref::LoadOp::create(b_, loc_, src.memref,
+                                               ValueRange{cst(chunk.firstSlot + v)}),
+                        acc);
+      if (kind == ReduceKind::abssum)
+        x = math::AbsFOp::create(b_, loc_, x);
+      for (int64_t r = 0; r < rows; ++r) {
+        if (staticRow && *staticRow != r)
+          continue;
+        Value old = memref::LoadOp::create(b_, loc_, partials, ValueRange{cst(r)});
+        Value updated = combine(old, x);
+        if (!staticRow)
+          updated = arith::SelectOp::create(
+              b_, loc_, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, row, cst(r)),
+              updated, old);
+        memref::StoreOp::create(b_, loc_, updated, partials, ValueRange{cst(r)});
+      }
+    }
+  });
+
+  // 2. Across the warp: butterfly shuffles leave the result in every lane.
+  int64_t warps = kernel_.getThreads() / 32;
+  SmallVector<Value> results;
+  for (int64_t r = 0; r < rows; ++r) {
+    Value x = memref::LoadOp::create(b_, loc_, partials, ValueRange{cst(r)});
+    for (int32_t offset = 16; offset >= 1; offset /= 2)
+      x = combine(x, gpu::ShuffleOp::create(b_, loc_, x, offset, 32, gpu::ShuffleMode::XOR)
+                         .getShuffleResult());
+    results.push_back(x);
+  }
+
+  // 3. Across warps: lane 0 of each warp publishes, every thread combines.
+  if (warps > 1) {
+    if (!reduce.getScratch())
+      return reduce.emitOpError() << "needs scratch shared memory; run tile-plan-shared-memory";
+    const BufferInfo &scratch = buffers_[reduce.getScratch()];
+    Value warp = arith::DivUIOp::create(b_, loc_, threadId_, cst(32));
+    Value lane = arith::RemUIOp::create(b_, loc_, threadId_, cst(32));
+    barrier();
+    auto leader = scf::IfOp::create(
+        b_, loc_, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, lane, cst(0)),
+        /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b_);
+      b_.setInsertionPointToStart(leader.thenBlock());
+      for (int64_t r = 0; r < rows; ++r)
+        memref::StoreOp::create(b_, loc_, convert(results[r], b_.getF32Type()), scratch.memref,
+                                ValueRange{warp, cst(r)});
+    }
+    lastWasBarrier_ = false;
+    barrier();
+    for (int64_t r = 0; r < rows; ++r) {
+      Value x = convert(identity(), b_.getF32Type());
+      for (int64_t w = 0; w < warps; ++w)
+        x = combine(x, memref::LoadOp::create(b_, loc_, scratch.memref, ValueRange{cst(w), cst(r)}));
+      results[r] = convert(x, acc);
+    }
+    // Later reductions reuse the scratch.
+    lastWasBarrier_ = false;
+    barrier();
+  }
+
+  // 4. Into the destination, replacing it or combining with it.
+  for (int64_t r = 0; r < rows; ++r) {
+    Value x = results[r];
+    if (!reduce.getClear())
+      x = combine(memref::LoadOp::create(b_, loc_, dst.memref, ValueRange{cst(r)}), x);
+    memref::StoreOp::create(b_, loc_, x, dst.memref, ValueRange{cst(r)});
   }
   lastWasBarrier_ = false;
   return success();

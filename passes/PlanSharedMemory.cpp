@@ -84,9 +84,30 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
     return total;
   }
 
+  /// Cross-warp reductions combine the warps' partial results through a
+  /// small shared buffer: one f32 per warp and result element.
+  static void addReductionScratch(KernelOp kernel) {
+    int64_t warps = kernel.getThreads() / 32;
+    if (warps <= 1)
+      return;
+    kernel.walk([&](ReduceOp reduce) {
+      if (reduce.getScratch())
+        return;
+      auto dst = cast<BufferType>(reduce.getDst().getType());
+      OpBuilder builder(&kernel.getBodyBlock(), kernel.getBodyBlock().begin());
+      auto type = BufferType::get(kernel.getContext(), {warps, dst.getNumElements()},
+                                  builder.getF32Type(), MemoryScope::shared);
+      auto scratch = AllocSharedOp::create(builder, reduce.getLoc(), type,
+                                           builder.getStringAttr("reduce_scratch"), nullptr,
+                                           nullptr, nullptr);
+      reduce.getScratchMutable().assign(scratch.getResult());
+    });
+  }
+
   LogicalResult planKernel(KernelOp kernel, const ComputeCapability &cc,
                            const TargetCapabilities &caps) {
     SmallVector<std::pair<AllocSharedOp, int64_t>> buffers;
+    addReductionScratch(kernel);
     markStagedBuffers(kernel, caps);
     int64_t total = layOut(kernel, buffers);
     // Fewer stages until the buffers fit (the backend's strategy chooses

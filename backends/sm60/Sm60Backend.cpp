@@ -17,6 +17,9 @@ const TargetCapabilities kSm60 = [] {
   TargetCapabilities caps;
   caps.sharedMemoryPerBlock = 48 * 1024;
   caps.sharedMemoryPerSM = 64 * 1024;
+  // shfl.sync (warp reductions) needs PTX ISA 6.0; LLVM's default for sm_60
+  // is older.
+  caps.ptxFeature = "+ptx60";
   return caps;
 }();
 

@@ -11,6 +11,7 @@ namespace tessera::examples {
 
 Example VectorAddExample();
 Example GemmExample();
+Example SoftmaxExample();
 
 const std::vector<std::string>& AllTargets() {
   static const auto* targets = new std::vector<std::string>{"sm_60", "sm_70", "sm_80", "sm_90a"};
@@ -18,7 +19,8 @@ const std::vector<std::string>& AllTargets() {
 }
 
 const std::vector<Example>& AllExamples() {
-  static const auto* examples = new std::vector<Example>{VectorAddExample(), GemmExample()};
+  static const auto* examples = new std::vector<Example>{VectorAddExample(), GemmExample(),
+                                                         SoftmaxExample()};
   return *examples;
 }
 

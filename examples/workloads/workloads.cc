@@ -376,6 +376,83 @@ Workload Gemm(const std::string& kernel, int64_t m, int64_t n, int64_t k, runtim
   return w;
 }
 
+/// Y = softmax(X) over rows: float64 reference over every row (conformance)
+/// or 64 random rows (benchmarks); per element |y - ref| <= rel * ref + abs
+/// with bounds for the output type (f16 rounding 2^-11, its subnormal step).
+absl::StatusOr<Report> RunSoftmax(const LoadedKernel& kernel, int64_t m, int64_t n,
+                                  runtime::DType dtype, bool fullCheck,
+                                  const RunOptions& options) {
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  HostMatrix x(dtype, m * n, random);
+  for (float& v : x.values) v *= 1.0f;  // inputs in [-1, 1): values as stored
+  int64_t eltBytes = x.ElementBytes();
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, DeviceBuffer::Allocate(x.bytes.size()));
+  TESSERA_RETURN_IF_ERROR(dx.CopyFromHost(x.bytes.data(), x.bytes.size()));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, DeviceBuffer::Allocate(x.bytes.size()));
+  TESSERA_RETURN_IF_ERROR(dy.Fill(kPoisonByte));
+  std::vector<KernelArg> args = {TensorArg{dx.ptr(), dtype, {m, n}},
+                                 TensorArg{dy.ptr(), dtype, {m, n}}};
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  std::vector<uint8_t> y(x.bytes.size());
+  TESSERA_RETURN_IF_ERROR(dy.CopyToHost(y.data(), y.size()));
+  std::vector<int64_t> rows;
+  if (fullCheck) {
+    for (int64_t i = 0; i < m; ++i) rows.push_back(i);
+  } else {
+    Random pick(options.seed + 5);
+    for (int r = 0; r < 64; ++r)
+      rows.push_back(std::min<int64_t>(m - 1, int64_t((pick.Uniform() + 1.0f) * 0.5f * m)));
+    rows.push_back(m - 1);
+  }
+  double rel = dtype == runtime::DTYPE_F32 ? 1e-5 : dtype == runtime::DTYPE_F16 ? 2e-3 : 1e-2;
+  double abs = dtype == runtime::DTYPE_F32 ? 1e-12 : 1e-7;
+  for (int64_t i : rows) {
+    double max = -std::numeric_limits<double>::infinity(), sum = 0;
+    for (int64_t j = 0; j < n; ++j) max = std::max(max, double(x.values[i * n + j]));
+    for (int64_t j = 0; j < n; ++j) sum += std::exp(double(x.values[i * n + j]) - max);
+    for (int64_t j = 0; j < n; ++j) {
+      double ref = std::exp(double(x.values[i * n + j]) - max) / sum;
+      float got = DecodeElement(dtype, &y[(i * n + j) * eltBytes]);
+      double err = std::isnan(got) ? std::numeric_limits<double>::infinity()
+                                   : std::fabs(double(got) - ref);
+      report.max_error = std::max(report.max_error, err / (ref + abs));
+      ++report.checked;
+      if (!(err <= rel * ref + abs)) {
+        if (report.mismatches == 0)
+          report.detail = absl::StrFormat("first mismatch at (%d, %d): got %g, expected %g", i, j,
+                                          got, ref);
+        ++report.mismatches;
+      }
+    }
+  }
+  report.tolerance = rel;
+  report.correct = report.mismatches == 0;
+  report.bytes = 2.0 * eltBytes * m * n;
+  report.flops = 5.0 * m * n;
+  TESSERA_RETURN_IF_ERROR(TimeIfAsked(kernel, args, options, report));
+  return report;
+}
+
+Workload Softmax(const std::string& kernel, int64_t m, int64_t n, runtime::DType dtype,
+                 bool conformance, bool benchmark) {
+  Workload w;
+  w.name = absl::StrCat(kernel, "/", m, "x", n);
+  w.kernel = kernel;
+  w.conformance = conformance;
+  w.benchmark = benchmark;
+  w.run = [=, name = w.name](const LoadedKernel& loaded, const RunOptions& options)
+      -> absl::StatusOr<Report> {
+    TESSERA_ASSIGN_OR_RETURN(Report report,
+                             RunSoftmax(loaded, m, n, dtype, conformance, options));
+    report.workload = name;
+    return report;
+  };
+  return w;
+}
+
 Workload ScaleShared2D(int64_t m) {
   Workload w;
   w.name = absl::StrCat("scale_shared_2d/m=", m);
@@ -428,6 +505,15 @@ const std::vector<Workload>& AllWorkloads() {
       Gemm("gemm_f16_tn", 257, 392, 136, runtime::DTYPE_F16, true, true, false),
       Gemm("gemm_f16_any", 257, 383, 129, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_any", 1, 1, 1, runtime::DTYPE_F16, false, true, false),
+      // Softmax: the example (f16 rows of 8192) and row lengths that are not
+      // multiples of the tile, several rows per block with a row tail.
+      Softmax("softmax_f16", 64, 8192, runtime::DTYPE_F16, true, false),
+      Softmax("softmax_f16", 16384, 8192, runtime::DTYPE_F16, false, true),
+      Softmax("softmax_f32", 16384, 8192, runtime::DTYPE_F32, false, true),
+      Softmax("softmax_f16_32000", 4096, 32000, runtime::DTYPE_F16, false, true),
+      Softmax("softmax_f16_1000", 65536, 1000, runtime::DTYPE_F16, false, true),
+      Softmax("softmax_f16_1000", 37, 1000, runtime::DTYPE_F16, true, false),
+      Softmax("softmax_f32_rows4", 37, 1000, runtime::DTYPE_F32, true, false),
   };
   return *workloads;
 }

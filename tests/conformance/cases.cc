@@ -10,6 +10,7 @@
 
 #include "examples/common/example.h"
 #include "examples/gemm.h"
+#include "examples/softmax.h"
 
 namespace tessera::conformance {
 namespace {
@@ -73,6 +74,14 @@ const std::vector<Case>& AllCases() {
                        GemmConfig c;
                        c.transposeB = true;
                        return examples::GemmDynamic(c, "gemm_f16_tn");
+                     }});
+    list->push_back({"softmax_f16_1000", [] {
+                       return examples::Softmax(Dim::Dynamic("M"), 1000, f16, 1, 128,
+                                                "softmax_f16_1000");
+                     }});
+    list->push_back({"softmax_f32_rows4", [] {
+                       return examples::Softmax(Dim::Dynamic("M"), 1000, f32, 4, 256,
+                                                "softmax_f32_rows4");
                      }});
     list->push_back({"gemm_f16_any", [] {
                        GemmConfig c;
