@@ -1,0 +1,63 @@
+// tile.reduce: syntax, verifier, layout (replicated results, scratch for
+// cross-warp combination) and lowering (warp shuffles, a shared scratch).
+// RUN: %tessera-opt %s --split-input-file --verify-diagnostics
+// RUN: %tessera-compile %S/Inputs/softmax.mlir --target=sm_80 --emit=tile | FileCheck %s --check-prefix=LAYOUT
+// RUN: %tessera-compile %S/Inputs/softmax.mlir --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=PTX
+// RUN: %tessera-compile %S/Inputs/softmax.mlir --target=sm_60 --emit=ptx | FileCheck %s --check-prefix=PTX60
+
+// LAYOUT: tile.alloc_shared {name = "reduce_scratch", offset = 0 : i64} : <4x1xf32, shared>
+// LAYOUT: tile.alloc_shared {name = "reduce_scratch", offset = 128 : i64} : <4x1xf32, shared>
+// LAYOUT: tile.alloc_fragment {distribution = #tile.distribution<threads = 128, vector = 4>, name = "x"}
+// LAYOUT: tile.alloc_fragment {distribution = #tile.distribution<threads = 1, vector = 1>, name = "m", replicated}
+// LAYOUT: tile.reduce max %{{.*}} into %{{.*}} scratch %{{.*}} {clear}
+
+// PTX: .version
+// PTX: shfl.sync.bfly.b32
+// PTX: bar.sync
+// PTX: ex2.approx
+// PTX60: .version 6.0
+// PTX60: shfl.sync.bfly.b32
+
+tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
+  %x = tile.alloc_fragment : !tile.buffer<4x64xf32, fragment>
+  %m = tile.alloc_fragment : !tile.buffer<4xf32, fragment>
+  tile.reduce sum %x into %m {clear} : !tile.buffer<4x64xf32, fragment>, !tile.buffer<4xf32, fragment>
+}
+
+// -----
+
+tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
+  %x = tile.alloc_fragment : !tile.buffer<4x64xf32, fragment>
+  %m = tile.alloc_fragment : !tile.buffer<64xf32, fragment>
+  // expected-error @+1 {{reducing '!tile.buffer<4x64xf32, fragment>' over its last axis gives shape [4], but the destination is '!tile.buffer<64xf32, fragment>'}}
+  tile.reduce max %x into %m : !tile.buffer<4x64xf32, fragment>, !tile.buffer<64xf32, fragment>
+}
+
+// -----
+
+tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
+  %x = tile.alloc_shared : !tile.buffer<4x64xf32, shared>
+  %m = tile.alloc_fragment : !tile.buffer<4xf32, fragment>
+  // expected-error @+1 {{reduces a fragment into a fragment}}
+  tile.reduce max %x into %m : !tile.buffer<4x64xf32, shared>, !tile.buffer<4xf32, fragment>
+}
+
+// -----
+
+tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
+  %x = tile.alloc_fragment : !tile.buffer<4x64xi32, fragment>
+  %m = tile.alloc_fragment : !tile.buffer<4xi32, fragment>
+  // expected-error @+1 {{reduces float fragments}}
+  tile.reduce max %x into %m : !tile.buffer<4x64xi32, fragment>, !tile.buffer<4xi32, fragment>
+}
+
+// -----
+
+tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
+  %x = tile.alloc_fragment : !tile.buffer<4x64xf32, fragment>
+  %m = tile.alloc_fragment : !tile.buffer<4xf32, fragment>
+  tile.parallel (%i) in [4] {
+    // expected-error @+1 {{is not allowed inside tile.parallel}}
+    tile.reduce max %x into %m : !tile.buffer<4x64xf32, fragment>, !tile.buffer<4xf32, fragment>
+  }
+}
