@@ -74,6 +74,9 @@ struct TargetCapabilities {
   bool hasClusters = false;
   /// wgmma.mma_async (warpgroup MMA; architecture-specific sm_90a).
   bool hasWarpgroupMma = false;
+  /// tanh.approx.f32 (PTX ISA §9.7.3.22, sm_75+): math.tanh in f32 uses it
+  /// (max relative error about 2^-11) instead of libdevice's tanhf.
+  bool hasTanhApprox = false;
   /// mma.sync shapes available (e.g. "m8n8k4", "m16n8k16").
   std::vector<std::string> mmaShapes;
   /// The lowest PTX ISA version that holds every instruction this backend

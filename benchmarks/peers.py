@@ -52,6 +52,27 @@ def softmax(m, n, dtype):
     return ms, 2.0 * x.element_size() * m * n / (ms * 1e-3) / 1e12
 
 
+def norm(m, n, dtype, layer):
+    x = torch.rand(m, n, device="cuda", dtype=dtype) * 2 - 1
+    w = torch.rand(n, device="cuda", dtype=dtype) * 2 - 1
+    b = torch.rand(n, device="cuda", dtype=dtype) * 2 - 1
+    if layer:
+        fn = lambda: torch.nn.functional.layer_norm(x, (n,), w, b, 1e-5)
+    else:
+        fn = lambda: torch.nn.functional.rms_norm(x, (n,), w, 1e-6)
+    ms = time_op(fn)
+    return ms, 2.0 * x.element_size() * m * n / (ms * 1e-3) / 1e12
+
+
+def gemm_bias_gelu(m, n, k, dtype):
+    a = torch.rand(m, k, device="cuda", dtype=dtype) * 2 - 1
+    b = torch.rand(k, n, device="cuda", dtype=dtype) * 2 - 1
+    bias = torch.rand(n, device="cuda", dtype=dtype) * 2 - 1
+    fn = lambda: torch.nn.functional.gelu(torch.matmul(a, b) + bias, approximate="tanh")
+    ms = time_op(fn)
+    return ms, 2.0 * m * n * k / (ms * 1e-3) / 1e12
+
+
 def main():
     print("peer,workload,median_ms,rate")
     for n in (1 << 28, (1 << 28) - 3):
@@ -66,6 +87,15 @@ def main():
                               ("softmax_f16_1000", 65536, 1000, torch.float16)):
         ms, tbs = softmax(m, n, dtype)
         print(f"torch.softmax,{name}/{m}x{n},{ms:.4f},{tbs:.3f} TB/s")
+        sys.stdout.flush()
+    for size in (2048, 8192):
+        ms, tflops = gemm_bias_gelu(size, size, size, torch.float16)
+        print(f"torch unfused matmul+bias+gelu,gemm_bias_gelu_f16/{size}x{size}x{size},"
+              f"{ms:.4f},{tflops:.1f} TFLOP/s")
+        sys.stdout.flush()
+    for name, layer in (("rmsnorm_f16", False), ("layernorm_f16", True)):
+        ms, tbs = norm(16384, 8192, torch.float16, layer)
+        print(f"torch.{name.split('_')[0]},{name}/16384x8192,{ms:.4f},{tbs:.3f} TB/s")
         sys.stdout.flush()
     for name, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
         for m, n, k in ((2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),

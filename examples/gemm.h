@@ -29,6 +29,10 @@ struct GemmConfig {
 /// C (M x N) = A (M x K) * B (K x N, or N x K when transposed).
 Kernel Gemm(Dim M, Dim N, Dim K, const GemmConfig& c, const std::string& name = "gemm");
 
+/// C = GELU(A * B + bias) with the epilogue fused (tanh or erf GELU).
+Kernel GemmBiasGelu(Dim M, Dim N, Dim K, const GemmConfig& c, bool tanhForm,
+                    const std::string& name);
+
 /// Gemm with M, N, K dynamic and N, K promised multiples of 8.
 Kernel GemmDynamic(const GemmConfig& c, const std::string& name);
 

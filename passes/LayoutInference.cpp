@@ -220,17 +220,24 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
         }
         continue;
       }
+      // Only fragments moved to or from global memory bound the vector (by
+      // their tensors' element size); fragments that stay in registers do
+      // not. A group with no such member uses its own element size.
       int64_t vector = caps.globalVectorBytes;
-      int64_t numElements = 0, innermost = 0;
+      int64_t numElements = 0, innermost = 0, widestElement = 1;
+      bool bounded = false;
       for (auto member = groups.member_begin(**it); member != groups.member_end(); ++member) {
         auto type = cast<BufferType>(member->getType());
-        int64_t bytes = globalBytes.lookup(*member);
-        if (!bytes)
-          bytes = getElementBytes(type.getElementType());
-        vector = std::min(vector, caps.globalVectorBytes / bytes);
+        widestElement = std::max(widestElement, getElementBytes(type.getElementType()));
+        if (int64_t bytes = globalBytes.lookup(*member)) {
+          vector = std::min(vector, caps.globalVectorBytes / bytes);
+          bounded = true;
+        }
         numElements = type.getNumElements();
         innermost = type.getShape().back();
       }
+      if (!bounded)
+        vector = caps.globalVectorBytes / widestElement;
       vector = std::max<int64_t>(vector, 1);
       while (vector > 1 && (innermost % vector != 0 || numElements < threads * vector))
         vector /= 2;

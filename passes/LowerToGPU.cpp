@@ -824,6 +824,13 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
         } else if (op.getNumRegions() != 0 || isa<TileDialect>(op.getDialect())) {
           result = op.emitOpError() << "is not supported inside tile.parallel yet";
           return;
+        } else if (auto tanh = dyn_cast<math::TanhOp>(op);
+                   tanh && caps_.hasTanhApprox && tanh.getType().isF32()) {
+          map.map(tanh.getResult(),
+                  emitPtx(b_, loc_, "tanh.approx.f32 $0, $1;", "=f,f",
+                          {map.lookupOrDefault(tanh.getOperand())}, {b_.getF32Type()},
+                          /*sideEffects=*/false)
+                      .front());
         } else {
           b_.clone(op, map);
         }

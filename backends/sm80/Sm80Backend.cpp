@@ -18,6 +18,7 @@ TargetCapabilities ampereBase() {
   TargetCapabilities caps;
   caps.hasAsyncCopy = true;
   caps.hasLdmatrix = true;
+  caps.hasTanhApprox = true;
   caps.mmaShapes = {"m16n8k16", "m16n8k8", "m8n8k4"};
   return caps;
 }

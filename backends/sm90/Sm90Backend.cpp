@@ -22,6 +22,7 @@ const TargetCapabilities kSm90 = [] {
   caps.sharedMemoryPerSM = 228 * 1024;
   caps.hasAsyncCopy = true;
   caps.hasLdmatrix = true;
+  caps.hasTanhApprox = true;
   caps.hasBulkTensorCopy = true;
   caps.hasMbarrier = true;
   caps.hasClusters = true;

@@ -12,6 +12,9 @@ namespace tessera::examples {
 Example VectorAddExample();
 Example GemmExample();
 Example SoftmaxExample();
+Example RmsNormExample();
+Example LayerNormExample();
+Example GemmBiasGeluExample();
 
 const std::vector<std::string>& AllTargets() {
   static const auto* targets = new std::vector<std::string>{"sm_60", "sm_70", "sm_80", "sm_90a"};
@@ -19,8 +22,9 @@ const std::vector<std::string>& AllTargets() {
 }
 
 const std::vector<Example>& AllExamples() {
-  static const auto* examples = new std::vector<Example>{VectorAddExample(), GemmExample(),
-                                                         SoftmaxExample()};
+  static const auto* examples = new std::vector<Example>{
+      VectorAddExample(), GemmExample(),      SoftmaxExample(),
+      RmsNormExample(),   LayerNormExample(), GemmBiasGeluExample()};
   return *examples;
 }
 

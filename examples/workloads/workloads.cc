@@ -288,7 +288,7 @@ float DecodeElement(runtime::DType dtype, const uint8_t* p) {
 /// rounding 2^-11, bf16 2^-8, f32 accumulation order).
 absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n, int64_t k,
                                runtime::DType dtype, bool transposeB, bool fullCheck,
-                               const RunOptions& options) {
+                               bool biasGelu, const RunOptions& options) {
   Report report;
   report.target = kernel.spec().target();
   Random random(options.seed);
@@ -302,9 +302,14 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
   TESSERA_RETURN_IF_ERROR(dc.Fill(kPoisonByte));
   std::vector<int64_t> bShape = transposeB ? std::vector<int64_t>{n, k}
                                            : std::vector<int64_t>{k, n};
+  // The fused epilogue's bias row (C = GELU(A B + bias), tanh form).
+  HostMatrix bias(dtype, n, random);
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dbias, DeviceBuffer::Allocate(bias.bytes.size()));
+  TESSERA_RETURN_IF_ERROR(dbias.CopyFromHost(bias.bytes.data(), bias.bytes.size()));
   std::vector<KernelArg> args = {TensorArg{da.ptr(), dtype, {m, k}},
-                                 TensorArg{db.ptr(), dtype, bShape},
-                                 TensorArg{dc.ptr(), dtype, {m, n}}};
+                                 TensorArg{db.ptr(), dtype, bShape}};
+  if (biasGelu) args.push_back(TensorArg{dbias.ptr(), dtype, {1, n}});
+  args.push_back(TensorArg{dc.ptr(), dtype, {m, n}});
   TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
   TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
   std::vector<uint8_t> c(m * n * eltBytes);
@@ -335,13 +340,19 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
       double bv = transposeB ? b.values[j * k + p] : b.values[p * n + j];
       ref += double(a.values[i * k + p]) * bv;
     }
+    double slack = 0;
+    if (biasGelu) {
+      double v = ref + bias.values[j];
+      ref = 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+      slack = 5e-4 * std::fabs(v);  // tanh.approx.f32 (about 2^-11 relative)
+    }
     float got = DecodeElement(dtype, &c[(i * n + j) * eltBytes]);
     double err = std::isnan(got) ? std::numeric_limits<double>::infinity() : std::fabs(got - ref);
     errSq += err * err;
     refSq += ref * ref;
     // Per element: rounding of the output plus accumulation in f32.
     double bound = (dtype == runtime::DTYPE_F32 ? 1e-5 : dtype == runtime::DTYPE_F16 ? 2e-3 : 1e-2) *
-                       std::fabs(ref) + 1e-5 * std::sqrt(double(k));
+                       std::fabs(ref) + 1e-5 * std::sqrt(double(k)) + slack;
     if (!(err <= bound)) {
       if (report.mismatches == 0)
         report.detail = absl::StrFormat("first mismatch at (%d, %d): got %g, expected %g", i, j,
@@ -352,7 +363,7 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
   report.max_error = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
   report.tolerance = dtype == runtime::DTYPE_F32 ? 1e-5 : dtype == runtime::DTYPE_F16 ? 1e-3 : 5e-3;
   report.checked = points.size();
-  report.correct = report.mismatches == 0 && report.max_error <= report.tolerance;
+  report.correct = report.mismatches == 0 && (biasGelu || report.max_error <= report.tolerance);
   report.bytes = double(eltBytes) * (m * k + k * n + m * n);
   report.flops = 2.0 * m * n * k;
   TESSERA_RETURN_IF_ERROR(TimeIfAsked(kernel, args, options, report));
@@ -360,7 +371,7 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
 }
 
 Workload Gemm(const std::string& kernel, int64_t m, int64_t n, int64_t k, runtime::DType dtype,
-              bool transposeB, bool conformance, bool benchmark) {
+              bool transposeB, bool conformance, bool benchmark, bool biasGelu = false) {
   Workload w;
   w.name = absl::StrCat(kernel, "/", m, "x", n, "x", k);
   w.kernel = kernel;
@@ -369,7 +380,8 @@ Workload Gemm(const std::string& kernel, int64_t m, int64_t n, int64_t k, runtim
   w.run = [=, name = w.name](const LoadedKernel& loaded, const RunOptions& options)
       -> absl::StatusOr<Report> {
     TESSERA_ASSIGN_OR_RETURN(
-        Report report, RunGemm(loaded, m, n, k, dtype, transposeB, conformance, options));
+        Report report,
+        RunGemm(loaded, m, n, k, dtype, transposeB, conformance, biasGelu, options));
     report.workload = name;
     return report;
   };
@@ -434,6 +446,93 @@ absl::StatusOr<Report> RunSoftmax(const LoadedKernel& kernel, int64_t m, int64_t
   report.flops = 5.0 * m * n;
   TESSERA_RETURN_IF_ERROR(TimeIfAsked(kernel, args, options, report));
   return report;
+}
+
+/// RMSNorm (`layer` false) or LayerNorm (`layer` true) of [m, n] rows with
+/// weight (and bias) rows; float64 reference over every row (conformance) or
+/// 64 rows (benchmarks); per element |y - ref| <= rel |ref| + abs.
+absl::StatusOr<Report> RunNorm(const LoadedKernel& kernel, int64_t m, int64_t n,
+                               runtime::DType dtype, bool layer, bool fullCheck,
+                               const RunOptions& options) {
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  HostMatrix x(dtype, m * n, random), w(dtype, n, random), b(dtype, n, random);
+  int64_t eltBytes = x.ElementBytes();
+  auto upload = [&](const HostMatrix& h) -> absl::StatusOr<DeviceBuffer> {
+    TESSERA_ASSIGN_OR_RETURN(DeviceBuffer d, DeviceBuffer::Allocate(h.bytes.size()));
+    TESSERA_RETURN_IF_ERROR(d.CopyFromHost(h.bytes.data(), h.bytes.size()));
+    return d;
+  };
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, upload(x));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dw, upload(w));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, upload(b));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, DeviceBuffer::Allocate(x.bytes.size()));
+  TESSERA_RETURN_IF_ERROR(dy.Fill(kPoisonByte));
+  std::vector<KernelArg> args = {TensorArg{dx.ptr(), dtype, {m, n}},
+                                 TensorArg{dw.ptr(), dtype, {1, n}}};
+  if (layer) args.push_back(TensorArg{db.ptr(), dtype, {1, n}});
+  args.push_back(TensorArg{dy.ptr(), dtype, {m, n}});
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  std::vector<uint8_t> y(x.bytes.size());
+  TESSERA_RETURN_IF_ERROR(dy.CopyToHost(y.data(), y.size()));
+  std::vector<int64_t> rows;
+  Random pick(options.seed + 9);
+  for (int64_t i = 0; i < (fullCheck ? m : 64); ++i)
+    rows.push_back(fullCheck ? i
+                             : std::min<int64_t>(m - 1, int64_t((pick.Uniform() + 1.0f) * 0.5f * m)));
+  double rel = dtype == runtime::DTYPE_F32 ? 1e-5 : dtype == runtime::DTYPE_F16 ? 2e-3 : 1e-2;
+  double abs = dtype == runtime::DTYPE_F32 ? 1e-6 : 2e-3;
+  for (int64_t i : rows) {
+    const float* row = &x.values[i * n];
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < n; ++j) mean += row[j];
+    mean /= n;
+    for (int64_t j = 0; j < n; ++j) {
+      double centred = layer ? row[j] - mean : row[j];
+      var += centred * centred;
+    }
+    double scale = 1.0 / std::sqrt(var / n + (layer ? 1e-5 : 1e-6));
+    for (int64_t j = 0; j < n; ++j) {
+      double ref = ((layer ? row[j] - mean : row[j]) * scale) * w.values[j] +
+                   (layer ? b.values[j] : 0.0);
+      float got = DecodeElement(dtype, &y[(i * n + j) * eltBytes]);
+      double err = std::isnan(got) ? std::numeric_limits<double>::infinity()
+                                   : std::fabs(double(got) - ref);
+      report.max_error = std::max(report.max_error, err);
+      ++report.checked;
+      if (!(err <= rel * std::fabs(ref) + abs)) {
+        if (report.mismatches == 0)
+          report.detail = absl::StrFormat("first mismatch at (%d, %d): got %g, expected %g", i, j,
+                                          got, ref);
+        ++report.mismatches;
+      }
+    }
+  }
+  report.tolerance = abs;
+  report.correct = report.mismatches == 0;
+  report.bytes = 2.0 * eltBytes * m * n;
+  report.flops = 4.0 * m * n;
+  TESSERA_RETURN_IF_ERROR(TimeIfAsked(kernel, args, options, report));
+  return report;
+}
+
+Workload Norm(const std::string& kernel, int64_t m, int64_t n, runtime::DType dtype, bool layer,
+              bool conformance, bool benchmark) {
+  Workload w;
+  w.name = absl::StrCat(kernel, "/", m, "x", n);
+  w.kernel = kernel;
+  w.conformance = conformance;
+  w.benchmark = benchmark;
+  w.run = [=, name = w.name](const LoadedKernel& loaded, const RunOptions& options)
+      -> absl::StatusOr<Report> {
+    TESSERA_ASSIGN_OR_RETURN(Report report,
+                             RunNorm(loaded, m, n, dtype, layer, conformance, options));
+    report.workload = name;
+    return report;
+  };
+  return w;
 }
 
 Workload Softmax(const std::string& kernel, int64_t m, int64_t n, runtime::DType dtype,
@@ -514,6 +613,16 @@ const std::vector<Workload>& AllWorkloads() {
       Softmax("softmax_f16_1000", 65536, 1000, runtime::DTYPE_F16, false, true),
       Softmax("softmax_f16_1000", 37, 1000, runtime::DTYPE_F16, true, false),
       Softmax("softmax_f32_rows4", 37, 1000, runtime::DTYPE_F32, true, false),
+      // GEMM with the fused bias + GELU epilogue.
+      Gemm("gemm_bias_gelu_f16", 257, 392, 136, runtime::DTYPE_F16, false, true, false, true),
+      Gemm("gemm_bias_gelu_f16", 2048, 2048, 2048, runtime::DTYPE_F16, false, false, true, true),
+      Gemm("gemm_bias_gelu_f16", 8192, 8192, 8192, runtime::DTYPE_F16, false, false, true, true),
+      // Normalizations.
+      Norm("rmsnorm_f16", 37, 8192, runtime::DTYPE_F16, false, true, false),
+      Norm("rmsnorm_f16", 16384, 8192, runtime::DTYPE_F16, false, false, true),
+      Norm("layernorm_f16", 37, 8192, runtime::DTYPE_F16, true, true, false),
+      Norm("layernorm_f16", 16384, 8192, runtime::DTYPE_F16, true, false, true),
+      Norm("rmsnorm_f32_1000", 37, 1000, runtime::DTYPE_F32, false, true, false),
   };
   return *workloads;
 }

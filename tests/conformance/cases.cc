@@ -10,6 +10,7 @@
 
 #include "examples/common/example.h"
 #include "examples/gemm.h"
+#include "examples/norms.h"
 #include "examples/softmax.h"
 
 namespace tessera::conformance {
@@ -82,6 +83,10 @@ const std::vector<Case>& AllCases() {
     list->push_back({"softmax_f32_rows4", [] {
                        return examples::Softmax(Dim::Dynamic("M"), 1000, f32, 4, 256,
                                                 "softmax_f32_rows4");
+                     }});
+    list->push_back({"rmsnorm_f32_1000", [] {
+                       return examples::RmsNorm(Dim::Dynamic("M"), 1000, f32, 128,
+                                                "rmsnorm_f32_1000");
                      }});
     list->push_back({"gemm_f16_any", [] {
                        GemmConfig c;
