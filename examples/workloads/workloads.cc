@@ -56,6 +56,21 @@ absl::StatusOr<DeviceBuffer> Upload(const std::vector<float>& host) {
   return buffer;
 }
 
+/// Records one checked element of a 2-D result: a mismatch when the error
+/// exceeds `bound` (NaN, e.g. an unwritten poisoned element, never passes).
+/// Returns the absolute error.
+double CheckElement(Report& report, int64_t i, int64_t j, double got, double ref, double bound) {
+  double err = std::isnan(got) ? std::numeric_limits<double>::infinity() : std::fabs(got - ref);
+  ++report.checked;
+  if (!(err <= bound)) {
+    if (report.mismatches == 0)
+      report.detail =
+          absl::StrFormat("first mismatch at (%d, %d): got %g, expected %g", i, j, got, ref);
+    ++report.mismatches;
+  }
+  return err;
+}
+
 /// Times the launch (warm-up, median, L2 flushed) when asked and correct.
 absl::Status TimeIfAsked(const LoadedKernel& kernel, const std::vector<KernelArg>& args,
                          const RunOptions& options, Report& report) {
@@ -347,22 +362,15 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
       slack = 5e-4 * std::fabs(v);  // tanh.approx.f32 (about 2^-11 relative)
     }
     float got = DecodeElement(dtype, &c[(i * n + j) * eltBytes]);
-    double err = std::isnan(got) ? std::numeric_limits<double>::infinity() : std::fabs(got - ref);
-    errSq += err * err;
-    refSq += ref * ref;
     // Per element: rounding of the output plus accumulation in f32.
     double bound = (dtype == runtime::DTYPE_F32 ? 1e-5 : dtype == runtime::DTYPE_F16 ? 2e-3 : 1e-2) *
                        std::fabs(ref) + 1e-5 * std::sqrt(double(k)) + slack;
-    if (!(err <= bound)) {
-      if (report.mismatches == 0)
-        report.detail = absl::StrFormat("first mismatch at (%d, %d): got %g, expected %g", i, j,
-                                        got, ref);
-      ++report.mismatches;
-    }
+    double err = CheckElement(report, i, j, got, ref, bound);
+    errSq += err * err;
+    refSq += ref * ref;
   }
   report.max_error = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
   report.tolerance = dtype == runtime::DTYPE_F32 ? 1e-5 : dtype == runtime::DTYPE_F16 ? 1e-3 : 5e-3;
-  report.checked = points.size();
   report.correct = report.mismatches == 0 && (biasGelu || report.max_error <= report.tolerance);
   report.bytes = double(eltBytes) * (m * k + k * n + m * n);
   report.flops = 2.0 * m * n * k;
@@ -428,16 +436,8 @@ absl::StatusOr<Report> RunSoftmax(const LoadedKernel& kernel, int64_t m, int64_t
     for (int64_t j = 0; j < n; ++j) {
       double ref = std::exp(double(x.values[i * n + j]) - max) / sum;
       float got = DecodeElement(dtype, &y[(i * n + j) * eltBytes]);
-      double err = std::isnan(got) ? std::numeric_limits<double>::infinity()
-                                   : std::fabs(double(got) - ref);
+      double err = CheckElement(report, i, j, got, ref, rel * ref + abs);
       report.max_error = std::max(report.max_error, err / (ref + abs));
-      ++report.checked;
-      if (!(err <= rel * ref + abs)) {
-        if (report.mismatches == 0)
-          report.detail = absl::StrFormat("first mismatch at (%d, %d): got %g, expected %g", i, j,
-                                          got, ref);
-        ++report.mismatches;
-      }
     }
   }
   report.tolerance = rel;
@@ -498,16 +498,8 @@ absl::StatusOr<Report> RunNorm(const LoadedKernel& kernel, int64_t m, int64_t n,
       double ref = ((layer ? row[j] - mean : row[j]) * scale) * w.values[j] +
                    (layer ? b.values[j] : 0.0);
       float got = DecodeElement(dtype, &y[(i * n + j) * eltBytes]);
-      double err = std::isnan(got) ? std::numeric_limits<double>::infinity()
-                                   : std::fabs(double(got) - ref);
+      double err = CheckElement(report, i, j, got, ref, rel * std::fabs(ref) + abs);
       report.max_error = std::max(report.max_error, err);
-      ++report.checked;
-      if (!(err <= rel * std::fabs(ref) + abs)) {
-        if (report.mismatches == 0)
-          report.detail = absl::StrFormat("first mismatch at (%d, %d): got %g, expected %g", i, j,
-                                          got, ref);
-        ++report.mismatches;
-      }
     }
   }
   report.tolerance = abs;
