@@ -14,11 +14,13 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
 #include <fstream>
 
 namespace cl = llvm::cl;
@@ -49,6 +51,15 @@ static int fail(const llvm::Twine &message) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // An LLVM back-end failure (e.g. an instruction the target cannot select)
+  // is one readable line and exit code 1, not an abort with a stack dump.
+  llvm::install_fatal_error_handler(
+      [](void *, const char *reason, bool) {
+        llvm::errs() << "tessera-compile: code generation failed: " << reason << "\n";
+        llvm::errs().flush();
+        std::_Exit(1);
+      },
+      nullptr);
   cl::ParseCommandLineOptions(argc, argv, "Tessera compiler: tile module to PTX\n");
   std::optional<tessera::compiler::Stage> stage = tessera::compiler::parseStage(emit);
   if (!stage)
