@@ -287,7 +287,9 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
         pm.addPass(createTilePlanSharedMemory());
       })))
     return mlir::failure();
-  result.tile = printOp(module);
+  auto keep = [&](Stage stage) { return llvm::is_contained(options.keepStages, stage); };
+  if (keep(Stage::Tile))
+    result.tile = printOp(module);
   module.walk([&](KernelOp kernel) {
     result.kernels.push_back(describeKernel(kernel, result.target, caps.globalVectorBytes));
   });
@@ -302,13 +304,15 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
         pm.addPass(mlir::createCSEPass());
       })))
     return mlir::failure();
-  result.gpu = printOp(module);
+  if (keep(Stage::Gpu))
+    result.gpu = printOp(module);
 
   if (mlir::failed(runPasses(module, [&](mlir::OpPassManager &pm) {
         backend->buildLoweringTail(pm, cc);
       })))
     return mlir::failure();
-  result.lowered = printOp(module);
+  if (keep(Stage::Lowered))
+    result.lowered = printOp(module);
 
   PtxOptions ptxOptions;
   ptxOptions.chip = cc.str();
@@ -319,7 +323,7 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
   auto llvmModule = translateToOptimizedLLVMIR(module, llvmContext, ptxOptions);
   if (mlir::failed(llvmModule))
     return mlir::failure();
-  {
+  if (keep(Stage::LLVM)) {
     llvm::raw_string_ostream os(result.llvm);
     (*llvmModule)->print(os, nullptr);
   }

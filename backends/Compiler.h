@@ -52,6 +52,10 @@ struct CompileOptions {
   bool assemble = false;
   /// LLVM optimization level (0-3).
   int optLevel = 3;
+  /// The text stages to keep in CompiledModule (printing a large module
+  /// costs milliseconds, so only what is asked for is printed). PTX (and
+  /// the cubin when assembling) are always kept.
+  std::vector<Stage> keepStages;
 };
 
 /// The result of compiling one tile module.
@@ -65,7 +69,8 @@ struct CompiledModule {
   /// Messages from ptxas (registers, spills) when it ran.
   std::string ptxasLog;
 
-  /// The text of one stage (binary for Cubin).
+  /// The text of one stage (binary for Cubin); empty unless the stage was
+  /// kept (CompileOptions::keepStages).
   const std::string &getStage(Stage stage) const;
 };
 

@@ -383,7 +383,8 @@ void formatDiagnostic(mlir::Diagnostic &diag, std::string &out) {
 /// Parses the kernel's text in a fresh context and compiles it, collecting
 /// diagnostics into the returned status.
 absl::StatusOr<compiler::CompiledModule> compileText(const std::string &text,
-                                           const CompileOptions &options) {
+                                           const CompileOptions &options,
+                                           std::vector<compiler::Stage> keep = {}) {
   mlir::DialectRegistry registry;
   registerTesseraDialects(registry);
   mlir::MLIRContext context(registry);
@@ -401,6 +402,7 @@ absl::StatusOr<compiler::CompiledModule> compileText(const std::string &text,
   compiler::CompileOptions compileOptions;
   compileOptions.target = options.target;
   compileOptions.assemble = options.assemble;
+  compileOptions.keepStages = std::move(keep);
   auto compiled = compiler::compileModule(*module, compileOptions);
   if (mlir::failed(compiled))
     return absl::InvalidArgumentError(diagnostics.empty() ? "compilation failed" : diagnostics);
@@ -413,13 +415,16 @@ absl::StatusOr<std::string> Kernel::GetKernelSource(Stage stage,
                                                     const CompileOptions &options) const {
   if (!impl_->status.ok())
     return impl_->status;
-  auto compiled = compileText(impl_->text, options);
-  if (!compiled.ok())
-    return compiled.status();
   static constexpr compiler::Stage kStages[] = {
       compiler::Stage::Tile, compiler::Stage::Gpu, compiler::Stage::Lowered,
       compiler::Stage::LLVM, compiler::Stage::PTX, compiler::Stage::Cubin};
-  return compiled->getStage(kStages[static_cast<int>(stage)]);
+  compiler::Stage wanted = kStages[static_cast<int>(stage)];
+  CompileOptions withCubin = options;
+  withCubin.assemble |= wanted == compiler::Stage::Cubin;
+  auto compiled = compileText(impl_->text, withCubin, {wanted});
+  if (!compiled.ok())
+    return compiled.status();
+  return compiled->getStage(wanted);
 }
 
 absl::StatusOr<runtime::CompiledKernel> Kernel::Compile(const CompileOptions &options) const {

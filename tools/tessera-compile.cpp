@@ -89,6 +89,7 @@ int main(int argc, char **argv) {
   options.ptxasPath = ptxas;
   options.assemble = assemble || *stage == tessera::compiler::Stage::Cubin;
   options.optLevel = optLevel;
+  options.keepStages = {*stage};
   auto compiled = tessera::compiler::compileModule(*module, options);
   if (mlir::failed(compiled))
     return 1;
