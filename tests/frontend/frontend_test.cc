@@ -159,3 +159,87 @@ TEST(Frontend, UnknownTargetIsAClearError) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+Kernel SmallGemm(const std::string& atom = "") {
+  KernelBuilder T("small_gemm");
+  Dim m = Dim::Dynamic("M"), n = Dim::Dynamic("N", 8), k = Dim::Dynamic("K", 8);
+  auto A = T.Tensor("A", {m, k}, f16), B = T.Tensor("B", {k, n}, f16), C = T.Tensor("C", {m, n}, f16);
+  T.Launch({CeilDiv(n, 64), CeilDiv(m, 64)}, 128, [&](Index x, Index y) {
+    auto [bx, by] = SwizzleBlocks(x, y, CeilDiv(C.dim(1), 64), CeilDiv(C.dim(0), 64), 4);
+    auto As = T.AllocShared({64, 32}, f16, "As"), Bs = T.AllocShared({32, 64}, f16, "Bs");
+    auto acc = T.AllocFragment({64, 64}, f32, "acc");
+    T.Clear(acc);
+    T.Pipelined(CeilDiv(k, 32), 3, [&](Index kk) {
+      T.Copy(A.Tile(by * 64, kk * 32), As);
+      T.Copy(B.Tile(kk * 32, bx * 64), Bs);
+      T.Gemm(As, Bs, acc, false, false, atom);
+    });
+    T.Copy(acc, C.Tile(by * 64, bx * 64));
+  });
+  return T.Build();
+}
+
+TEST(Frontend, GemmRecordsDivisibilityAndPipelinedLoop) {
+  Kernel kernel = SmallGemm();
+  ASSERT_TRUE(kernel.status().ok()) << kernel.status();
+  std::string text = kernel.ToString();
+  EXPECT_NE(text.find("dim_divisibility = array<i64: 1, 8, 8, 8, 1, 8>"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tile.pipelined"), std::string::npos) << text;
+  EXPECT_NE(text.find("tile.gemm"), std::string::npos) << text;
+  EXPECT_NE(text.find("arith.minui"), std::string::npos) << "raster order: " << text;
+  auto compiled = kernel.Compile({"sm_80"});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_EQ(compiled->dim_divisibility_size(), 6);
+  EXPECT_NE(compiled->ptx().find("mma.sync.aligned.m16n8k16"), std::string::npos);
+  EXPECT_NE(compiled->ptx().find("cp.async.cg.shared.global"), std::string::npos);
+  // Three stages of 4 KiB + 4 KiB tiles.
+  EXPECT_EQ(compiled->shared_memory_bytes(), 3 * (4096 + 4096));
+}
+
+TEST(Frontend, GemmFallsBackToSimtWhereNoTensorCoreAtomIsLowered) {
+  auto compiled = SmallGemm().Compile({"sm_70"});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_NE(compiled->ptx().find("fma.rn.f32"), std::string::npos);
+  EXPECT_EQ(compiled->ptx().find("mma.sync"), std::string::npos);
+  EXPECT_EQ(compiled->ptx().find("cp.async"), std::string::npos);
+}
+
+TEST(Frontend, ForcedIllegalAtomIsAnError) {
+  auto compiled = SmallGemm("SM80_16x8x16_F32F16F16F32_TN").Compile({"sm_60"});
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_NE(std::string(compiled.status().message())
+                .find("atom 'SM80_16x8x16_F32F16F16F32_TN' cannot be used on sm_60"),
+            std::string::npos)
+      << compiled.status();
+}
+
+TEST(Frontend, ReductionsBroadcastIntoParallelBodies) {
+  KernelBuilder T("row_scale");
+  auto X = T.Tensor("X", {Dim::Dynamic("M"), 512}, f32), Y = T.Tensor("Y", {Dim::Dynamic("M"), 512}, f32);
+  T.Launch({Dim::Dynamic("M")}, 128, [&](Index row) {
+    auto x = T.AllocFragment({1, 512}, f32, "x");
+    auto total = T.AllocFragment({1}, f32, "total");
+    T.Copy(X.Tile(row, 0), x);
+    T.ReduceAbsSum(x, total);
+    T.Parallel({1, 512}, [&](Index i, Index j) { x(i, j) = x(i, j) / total(i); });
+    T.Copy(x, Y.Tile(row, 0));
+  });
+  Kernel kernel = T.Build();
+  ASSERT_TRUE(kernel.status().ok()) << kernel.status();
+  EXPECT_NE(kernel.ToString().find("tile.reduce abssum"), std::string::npos);
+  absl::StatusOr<std::string> tile = kernel.GetKernelSource(Stage::kTile, {"sm_90a"});
+  ASSERT_TRUE(tile.ok()) << tile.status();
+  EXPECT_NE(tile->find("replicated"), std::string::npos) << *tile;
+  EXPECT_NE(tile->find("reduce_scratch"), std::string::npos) << *tile;
+  absl::StatusOr<std::string> ptx = kernel.GetKernelSource(Stage::kPTX, {"sm_90a"});
+  ASSERT_TRUE(ptx.ok()) << ptx.status();
+  EXPECT_NE(ptx->find("shfl.sync.bfly"), std::string::npos);
+  EXPECT_NE(ptx->find("abs.f32"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera

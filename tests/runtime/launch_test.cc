@@ -255,3 +255,26 @@ TEST(FormatSignature, NamesDynamicDimsAfterTheirGroup) {
 
 }  // namespace
 }  // namespace tessera::runtime
+
+namespace tessera::runtime {
+namespace {
+
+TEST(PrepareLaunch, ChecksPromisedDivisibilityOfDynamicDims) {
+  CompiledKernel kernel = VectorAddKernel();
+  // The compiler assumed every dynamic length is a multiple of 8.
+  for (int i = 0; i < 3; ++i) kernel.add_dim_divisibility(8);
+  EXPECT_TRUE(PrepareLaunch(kernel, VectorAddArgs(1000, 1000, 1000)).ok());
+  absl::StatusOr<PackedLaunch> packed = PrepareLaunch(kernel, VectorAddArgs(1001, 1001, 1001));
+  ASSERT_FALSE(packed.ok());
+  EXPECT_THAT(std::string(packed.status().message()),
+              HasSubstr("is 1001, but the kernel was compiled for multiples of 8"));
+}
+
+TEST(PrepareLaunch, IgnoresDivisibilityOfOne) {
+  CompiledKernel kernel = VectorAddKernel();
+  for (int i = 0; i < 3; ++i) kernel.add_dim_divisibility(1);
+  EXPECT_TRUE(PrepareLaunch(kernel, VectorAddArgs(1001, 1001, 1001)).ok());
+}
+
+}  // namespace
+}  // namespace tessera::runtime
