@@ -105,6 +105,41 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
       signalPassFailure();
   }
 
+  /// Fragments live in registers: if all of them together need more 32-bit
+  /// registers per thread than the target has, the kernel would spill
+  /// heavily or fail to compile. That is a compile-time error naming each
+  /// fragment and the limit (an upper bound: every fragment counted as live
+  /// for the whole kernel).
+  static LogicalResult checkRegisterBudget(KernelOp kernel, const TargetCapabilities &caps) {
+    int64_t total = 0;
+    SmallVector<std::pair<AllocFragmentOp, int64_t>> fragments;
+    kernel.walk([&](AllocFragmentOp alloc) {
+      auto type = cast<BufferType>(alloc.getType());
+      int64_t slots = type.getNumElements();
+      if (MmaLayoutAttr mma = alloc.getMmaLayoutAttr())
+        slots = type.getShape()[0] / mma.getWarpsM() * type.getShape()[1] / mma.getWarpsN() / 32;
+      else if (DistributionAttr dist = alloc.getDistributionAttr())
+        slots = dist.slotsPerThread(type.getNumElements());
+      int64_t words = llvm::divideCeil(slots * getElementBytes(type.getElementType()), 4);
+      fragments.emplace_back(alloc, words);
+      total += words;
+    });
+    if (total <= caps.registersPerThread)
+      return success();
+    InFlightDiagnostic diag = kernel.emitError()
+                              << "kernel '" << kernel.getSymName() << "' holds " << total
+                              << " registers per thread of fragments, over the target's "
+                              << caps.registersPerThread << " per thread: ";
+    llvm::interleaveComma(fragments, diag, [&](const auto &entry) {
+      AllocFragmentOp alloc = entry.first;
+      diag << describeBuffer(alloc.getResult()) << " " << entry.second;
+    });
+    diag << "; use more threads per block or smaller tiles";
+    for (auto &[alloc, words] : fragments)
+      diag.attachNote(alloc.getLoc()) << "fragment of " << words << " registers per thread";
+    return failure();
+  }
+
   LogicalResult runOnKernel(KernelOp kernel, const Backend &backend,
                             const ComputeCapability &cc, const TargetCapabilities &caps) {
     int64_t threads = kernel.getThreads();
@@ -258,6 +293,8 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
         alloc.setDistributionAttr(chosen.lookup(alloc.getResult()));
       }
     });
+    if (failed(checkRegisterBudget(kernel, caps)))
+      return failure();
     for (auto &[loop, fragments] : loops) {
       if (!fragments.empty())
         if (MmaLayoutAttr mma = chosenMma.lookup(fragments.front())) {

@@ -185,3 +185,17 @@ module attributes {tile.target = #tile.target<"sm_100">} {
   tile.kernel @unknown_target() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
   }
 }
+
+// -----
+
+// Fragments that together need more registers per thread than the target
+// has are a compile-time error naming each one.
+module attributes {tile.target = #tile.target<"sm_80">} {
+  // expected-error @+1 {{kernel 'too_many_registers' holds 384 registers per thread of fragments, over the target's 255 per thread: 'acc' of type '!tile.buffer<128x128xf32, fragment>' 256, 'more' of type '!tile.buffer<64x128xf32, fragment>' 128; use more threads per block or smaller tiles}}
+  tile.kernel @too_many_registers() grid(affine_map<() -> (1)>) threads(64) blocks(%bx) {
+    // expected-note @+1 {{fragment of 256 registers per thread}}
+    %acc = tile.alloc_fragment {name = "acc"} : !tile.buffer<128x128xf32, fragment>
+    // expected-note @+1 {{fragment of 128 registers per thread}}
+    %more = tile.alloc_fragment {name = "more"} : !tile.buffer<64x128xf32, fragment>
+  }
+}
