@@ -56,6 +56,26 @@ absl::StatusOr<DeviceBuffer> Upload(const std::vector<float>& host) {
   return buffer;
 }
 
+/// A workload whose `run` fills a Report; the workload's name is recorded on
+/// the report.
+Workload MakeWorkload(std::string name, std::string kernel, bool conformance, bool benchmark,
+                      std::function<absl::StatusOr<Report>(const LoadedKernel&,
+                                                           const RunOptions&)> run) {
+  Workload w;
+  w.name = std::move(name);
+  w.kernel = std::move(kernel);
+  w.conformance = conformance;
+  w.benchmark = benchmark;
+  w.run = [run = std::move(run), name = w.name](const LoadedKernel& loaded,
+                                                const RunOptions& options)
+      -> absl::StatusOr<Report> {
+    TESSERA_ASSIGN_OR_RETURN(Report report, run(loaded, options));
+    report.workload = name;
+    return report;
+  };
+  return w;
+}
+
 /// Records one checked element of a 2-D result: a mismatch when the error
 /// exceeds `bound` (NaN, e.g. an unwritten poisoned element, never passes).
 /// Returns the absolute error.
@@ -130,18 +150,10 @@ absl::StatusOr<Report> RunVectorAdd(const LoadedKernel& kernel, int64_t n,
 
 Workload VectorAdd(int64_t n, bool conformance, bool benchmark,
                    const std::string& kernel = "vector_add") {
-  Workload w;
-  w.name = absl::StrCat(kernel, "/n=", n);
-  w.kernel = kernel;
-  w.conformance = conformance;
-  w.benchmark = benchmark;
-  w.run = [n, name = w.name](const LoadedKernel& kernel, const RunOptions& options)
-      -> absl::StatusOr<Report> {
-    TESSERA_ASSIGN_OR_RETURN(Report report, RunVectorAdd(kernel, n, options));
-    report.workload = name;
-    return report;
-  };
-  return w;
+  return MakeWorkload(absl::StrCat(kernel, "/n=", n), kernel, conformance, benchmark,
+                      [n](const LoadedKernel& loaded, const RunOptions& options) {
+                        return RunVectorAdd(loaded, n, options);
+                      });
 }
 
 /// Rounds to the nearest f16 and back (round-to-nearest-even), exactly as
@@ -380,20 +392,11 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
 
 Workload Gemm(const std::string& kernel, int64_t m, int64_t n, int64_t k, runtime::DType dtype,
               bool transposeB, bool conformance, bool benchmark, bool biasGelu = false) {
-  Workload w;
-  w.name = absl::StrCat(kernel, "/", m, "x", n, "x", k);
-  w.kernel = kernel;
-  w.conformance = conformance;
-  w.benchmark = benchmark;
-  w.run = [=, name = w.name](const LoadedKernel& loaded, const RunOptions& options)
-      -> absl::StatusOr<Report> {
-    TESSERA_ASSIGN_OR_RETURN(
-        Report report,
-        RunGemm(loaded, m, n, k, dtype, transposeB, conformance, biasGelu, options));
-    report.workload = name;
-    return report;
-  };
-  return w;
+  return MakeWorkload(absl::StrCat(kernel, "/", m, "x", n, "x", k), kernel, conformance, benchmark,
+                      [=](const LoadedKernel& loaded, const RunOptions& options) {
+                        return RunGemm(loaded, m, n, k, dtype, transposeB, conformance, biasGelu,
+                                       options);
+                      });
 }
 
 /// Y = softmax(X) over rows: float64 reference over every row (conformance)
@@ -512,50 +515,26 @@ absl::StatusOr<Report> RunNorm(const LoadedKernel& kernel, int64_t m, int64_t n,
 
 Workload Norm(const std::string& kernel, int64_t m, int64_t n, runtime::DType dtype, bool layer,
               bool conformance, bool benchmark) {
-  Workload w;
-  w.name = absl::StrCat(kernel, "/", m, "x", n);
-  w.kernel = kernel;
-  w.conformance = conformance;
-  w.benchmark = benchmark;
-  w.run = [=, name = w.name](const LoadedKernel& loaded, const RunOptions& options)
-      -> absl::StatusOr<Report> {
-    TESSERA_ASSIGN_OR_RETURN(Report report,
-                             RunNorm(loaded, m, n, dtype, layer, conformance, options));
-    report.workload = name;
-    return report;
-  };
-  return w;
+  return MakeWorkload(absl::StrCat(kernel, "/", m, "x", n), kernel, conformance, benchmark,
+                      [=](const LoadedKernel& loaded, const RunOptions& options) {
+                        return RunNorm(loaded, m, n, dtype, layer, conformance, options);
+                      });
 }
 
 Workload Softmax(const std::string& kernel, int64_t m, int64_t n, runtime::DType dtype,
                  bool conformance, bool benchmark) {
-  Workload w;
-  w.name = absl::StrCat(kernel, "/", m, "x", n);
-  w.kernel = kernel;
-  w.conformance = conformance;
-  w.benchmark = benchmark;
-  w.run = [=, name = w.name](const LoadedKernel& loaded, const RunOptions& options)
-      -> absl::StatusOr<Report> {
-    TESSERA_ASSIGN_OR_RETURN(Report report,
-                             RunSoftmax(loaded, m, n, dtype, conformance, options));
-    report.workload = name;
-    return report;
-  };
-  return w;
+  return MakeWorkload(absl::StrCat(kernel, "/", m, "x", n), kernel, conformance, benchmark,
+                      [=](const LoadedKernel& loaded, const RunOptions& options) {
+                        return RunSoftmax(loaded, m, n, dtype, conformance, options);
+                      });
 }
 
 Workload ScaleShared2D(int64_t m) {
-  Workload w;
-  w.name = absl::StrCat("scale_shared_2d/m=", m);
-  w.kernel = "scale_shared_2d";
-  w.conformance = true;
-  w.run = [m, name = w.name](const LoadedKernel& kernel, const RunOptions& options)
-      -> absl::StatusOr<Report> {
-    TESSERA_ASSIGN_OR_RETURN(Report report, RunScaleShared2D(kernel, m, options));
-    report.workload = name;
-    return report;
-  };
-  return w;
+  return MakeWorkload(absl::StrCat("scale_shared_2d/m=", m), "scale_shared_2d",
+                      /*conformance=*/true, /*benchmark=*/false,
+                      [m](const LoadedKernel& loaded, const RunOptions& options) {
+                        return RunScaleShared2D(loaded, m, options);
+                      });
 }
 
 }  // namespace
