@@ -11,6 +11,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <limits>
+
 namespace tessera {
 #define GEN_PASS_DEF_TILEPLANSHAREDMEMORY
 #include "passes/Passes.h.inc"
@@ -67,19 +69,63 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
     });
   }
 
-  /// Offsets and the total for the current stage counts.
+  /// The span of top-level kernel operations during which `alloc` holds data:
+  /// from its first use to its last (a use nested in a loop counts as the
+  /// whole loop). A buffer nothing uses is kept for the rest of the kernel.
+  static std::pair<int64_t, int64_t> liveRange(KernelOp kernel, AllocSharedOp alloc,
+                                               const DenseMap<Operation *, int64_t> &position) {
+    int64_t first = std::numeric_limits<int64_t>::max(), last = -1;
+    for (Operation *user : alloc->getUsers()) {
+      Operation *top = kernel.getBodyBlock().findAncestorOpInBlock(*user);
+      if (!top)
+        continue;
+      int64_t at = position.lookup(top);
+      first = std::min(first, at);
+      last = std::max(last, at);
+    }
+    if (last < 0)
+      return {position.lookup(alloc), std::numeric_limits<int64_t>::max()};
+    return {first, last};
+  }
+
+  /// Offsets (first fit, 128-byte aligned) and the total for the current
+  /// stage counts. Buffers whose live ranges do not overlap share space: the
+  /// lowering puts a barrier before every operation that touches shared
+  /// memory, so a buffer's first writer waits until the previous tenant's
+  /// last reader is done.
   static int64_t layOut(KernelOp kernel,
                         SmallVectorImpl<std::pair<AllocSharedOp, int64_t>> &buffers) {
+    DenseMap<Operation *, int64_t> position;
+    for (auto [i, op] : llvm::enumerate(kernel.getBodyBlock()))
+      position[&op] = i;
+    struct Placed {
+      int64_t offset, bytes, first, last;
+    };
+    SmallVector<Placed> placed;
     int64_t total = 0;
     buffers.clear();
     kernel.walk([&](AllocSharedOp alloc) {
       auto type = cast<BufferType>(alloc.getType());
       int64_t bytes = type.getNumElements() * getElementBytes(type.getElementType()) *
                       alloc.getStages().value_or(1);
-      total = llvm::alignTo(total, kSharedMemoryLineSizeBytes);
-      alloc.setOffset(total);
+      auto [first, last] = liveRange(kernel, alloc, position);
+      // The lowest aligned offset clear of every buffer live at the same time.
+      int64_t offset = 0;
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (const Placed &other : placed) {
+          bool liveTogether = first <= other.last && other.first <= last;
+          bool overlap = offset < other.offset + other.bytes && other.offset < offset + bytes;
+          if (liveTogether && overlap) {
+            offset = llvm::alignTo(other.offset + other.bytes, kSharedMemoryLineSizeBytes);
+            moved = true;
+          }
+        }
+      }
+      alloc.setOffset(offset);
+      placed.push_back({offset, bytes, first, last});
       buffers.emplace_back(alloc, bytes);
-      total += bytes;
+      total = std::max(total, offset + bytes);
     });
     return total;
   }

@@ -116,3 +116,26 @@ module {
     %s = tile.alloc_shared : !tile.buffer<16xf32, shared>
   }
 }
+
+// -----
+
+// Buffers whose live ranges (first to last use, a loop counting whole) do
+// not overlap share space: "late" is used only after "early"'s last use;
+// "during" overlaps both.
+// CHECK-LABEL: tile.kernel @reuse
+// CHECK-SAME: tile.shared_memory_bytes = 8192 : i64
+// CHECK: tile.alloc_shared {name = "early", offset = 0 : i64} : <1024xf32, shared>
+// CHECK: tile.alloc_shared {name = "during", offset = 4096 : i64} : <1024xf32, shared>
+// CHECK: tile.alloc_shared {name = "late", offset = 0 : i64} : <1024xf32, shared>
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @reuse(%A: !tile.tensor<1024xf32>) grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
+    %early = tile.alloc_shared {name = "early"} : !tile.buffer<1024xf32, shared>
+    %during = tile.alloc_shared {name = "during"} : !tile.buffer<1024xf32, shared>
+    %late = tile.alloc_shared {name = "late"} : !tile.buffer<1024xf32, shared>
+    %c0 = arith.constant 0 : index
+    tile.copy %A[%c0] to %early : !tile.tensor<1024xf32> to !tile.buffer<1024xf32, shared>
+    tile.copy %early to %during : !tile.buffer<1024xf32, shared> to !tile.buffer<1024xf32, shared>
+    tile.copy %during to %late : !tile.buffer<1024xf32, shared> to !tile.buffer<1024xf32, shared>
+    tile.copy %late to %A[%c0] : !tile.buffer<1024xf32, shared> to !tile.tensor<1024xf32>
+  }
+}

@@ -6,7 +6,7 @@
 // RUN: %tessera-compile %S/Inputs/softmax.mlir --target=sm_60 --emit=ptx | FileCheck %s --check-prefix=PTX60
 
 // LAYOUT: tile.alloc_shared {name = "reduce_scratch", offset = 0 : i64} : <4x1xf32, shared>
-// LAYOUT: tile.alloc_shared {name = "reduce_scratch", offset = 128 : i64} : <4x1xf32, shared>
+// LAYOUT: tile.alloc_shared {name = "reduce_scratch", offset = 0 : i64} : <4x1xf32, shared>
 // LAYOUT: tile.alloc_fragment {distribution = #tile.distribution<threads = 128, vector = 4>, name = "x"}
 // LAYOUT: tile.alloc_fragment {distribution = #tile.distribution<threads = 1, vector = 1>, name = "m", replicated}
 // LAYOUT: tile.reduce max %{{.*}} into %{{.*}} scratch %{{.*}} {clear}
