@@ -23,9 +23,10 @@ Kernel Gemm(Dim M, Dim N, Dim K, const GemmConfig& c, const std::string& name) {
   auto B = c.transposeB ? T.Tensor("B", {N, K}, c.dtype) : T.Tensor("B", {K, N}, c.dtype);
   auto C = T.Tensor("C", {M, N}, c.dtype);
   T.Launch({CeilDiv(N, c.bn), CeilDiv(M, c.bm)}, c.threads, [&](Index x, Index y) {
-    auto [bx, by] = c.group ? SwizzleBlocks(x, y, CeilDiv(C.dim(1), c.bn),
-                                            CeilDiv(C.dim(0), c.bm), c.group)
-                            : std::pair<Index, Index>{x, y};
+    std::pair<Index, Index> block =
+        c.group ? SwizzleBlocks(x, y, CeilDiv(C.dim(1), c.bn), CeilDiv(C.dim(0), c.bm), c.group)
+                : std::pair<Index, Index>{x, y};
+    Index bx = block.first, by = block.second;
     auto As = T.AllocShared({c.bm, c.bk}, c.dtype, "As");
     auto Bs = c.transposeB ? T.AllocShared({c.bn, c.bk}, c.dtype, "Bs")
                            : T.AllocShared({c.bk, c.bn}, c.dtype, "Bs");

@@ -20,7 +20,8 @@ Kernel GemmBiasGelu(Dim M, Dim N, Dim K, const GemmConfig& c, bool tanhForm,
   auto A = T.Tensor("A", {M, K}, c.dtype), B = T.Tensor("B", {K, N}, c.dtype);
   auto Bias = T.Tensor("bias", {1, N}, c.dtype), C = T.Tensor("C", {M, N}, c.dtype);
   T.Launch({CeilDiv(N, c.bn), CeilDiv(M, c.bm)}, c.threads, [&](Index x, Index y) {
-    auto [bx, by] = SwizzleBlocks(x, y, CeilDiv(C.dim(1), c.bn), CeilDiv(C.dim(0), c.bm), c.group);
+    auto block = SwizzleBlocks(x, y, CeilDiv(C.dim(1), c.bn), CeilDiv(C.dim(0), c.bm), c.group);
+    Index bx = block.first, by = block.second;
     auto As = T.AllocShared({c.bm, c.bk}, c.dtype, "As"), Bs = T.AllocShared({c.bk, c.bn}, c.dtype, "Bs");
     auto bias = T.AllocShared({1, c.bn}, c.dtype, "bias");
     auto acc = T.AllocFragment({c.bm, c.bn}, f32, "acc");

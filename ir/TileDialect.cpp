@@ -64,13 +64,6 @@ bool tessera::tile::isSupportedElementType(Type type) {
          type.isInteger(8) || type.isInteger(32) || type.isInteger(64);
 }
 
-static std::string typeToString(Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  type.print(os);
-  return text;
-}
-
 //===----------------------------------------------------------------------===//
 // Attributes
 //===----------------------------------------------------------------------===//

@@ -168,7 +168,8 @@ Kernel SmallGemm(const std::string& atom = "") {
   Dim m = Dim::Dynamic("M"), n = Dim::Dynamic("N", 8), k = Dim::Dynamic("K", 8);
   auto A = T.Tensor("A", {m, k}, f16), B = T.Tensor("B", {k, n}, f16), C = T.Tensor("C", {m, n}, f16);
   T.Launch({CeilDiv(n, 64), CeilDiv(m, 64)}, 128, [&](Index x, Index y) {
-    auto [bx, by] = SwizzleBlocks(x, y, CeilDiv(C.dim(1), 64), CeilDiv(C.dim(0), 64), 4);
+    auto block = SwizzleBlocks(x, y, CeilDiv(C.dim(1), 64), CeilDiv(C.dim(0), 64), 4);
+    Index bx = block.first, by = block.second;
     auto As = T.AllocShared({64, 32}, f16, "As"), Bs = T.AllocShared({32, 64}, f16, "Bs");
     auto acc = T.AllocFragment({64, 64}, f32, "acc");
     T.Clear(acc);
