@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
       tessera::Kernel kernel = example.build();
       absl::StatusOr<CompileSummary> summary = CompileExample(example, kernel, target);
       if (!summary.ok()) {
-        std::printf("%-14s %-8s FAIL %s\n", example.name.c_str(), target.c_str(),
+        std::printf("%-20s %-8s FAIL %s\n", example.name.c_str(), target.c_str(),
                     std::string(summary.status().message()).c_str());
         ok = false;
         continue;

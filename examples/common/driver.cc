@@ -33,14 +33,14 @@ absl::StatusOr<CompileSummary> CompileExample(const Example& example, const Kern
 }
 
 std::string FormatSummaryHeader() {
-  return absl::StrFormat("%-14s %-8s %10s %6s %8s %12s", "kernel", "target", "PTX bytes", "regs",
+  return absl::StrFormat("%-20s %-8s %10s %6s %8s %12s", "kernel", "target", "PTX bytes", "regs",
                          "spills", "compile ms");
 }
 
 std::string FormatSummary(const CompileSummary& s) {
   std::string regs = s.kernel.cubin().empty() ? "-" : absl::StrCat(s.kernel.registers());
   std::string spills = s.kernel.cubin().empty() ? "-" : absl::StrCat(s.kernel.spill_bytes());
-  return absl::StrFormat("%-14s %-8s %10d %6s %8s %12.1f", s.example, s.target,
+  return absl::StrFormat("%-20s %-8s %10d %6s %8s %12.1f", s.example, s.target,
                          s.kernel.ptx().size(), regs, spills,
                          s.kernel.compile_micros() / 1000.0);
 }
