@@ -875,6 +875,8 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
         dst.stage = stage;
         lowerAsyncCopy(cast<CopyOp>(op), valid);
         dst.stage = previous;
+      } else if (isa<DimOp>(op)) {
+        (void)lowerOp(op); // Maps the dimension's value; emits nothing.
       } else if (op.getNumRegions() == 0 && !isa<TileDialect>(op.getDialect()) &&
                  isMemoryEffectFree(&op)) {
         b_.clone(op, map_);
