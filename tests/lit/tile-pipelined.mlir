@@ -6,6 +6,8 @@
 // RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=ASYNC
 // RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_70 --emit=ptx | FileCheck %s --check-prefix=INORDER
 // RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_70 --emit=tile | FileCheck %s --check-prefix=PLAN70
+// Offsets of copies issued ahead may use tensor dimensions read in the loop.
+// RUN: %tessera-compile %S/Inputs/gemm-pipelined-dim.mlir --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=ASYNC
 
 // PLAN: tile.shared_memory_bytes = 24576
 // PLAN: tile.alloc_shared {name = "As", offset = 0 : i64, stages = 3 : i64, swizzled}
