@@ -182,6 +182,13 @@ private:
   /// MMA accumulator layout) that this thread owns.
   void forEachOwned(ArrayRef<int64_t> shape, DistributionAttr dist, MmaLayoutAttr mma,
                     llvm::function_ref<void(const Chunk &)> body);
+  /// The tensor coordinates of a chunk of a tile whose origin is `offsets`.
+  SmallVector<Value> tensorCoords(ArrayRef<Value> offsets, const Chunk &chunk) {
+    SmallVector<Value> coords;
+    for (auto [off, coord] : llvm::zip(offsets, chunk.coords))
+      coords.push_back(add(off, coord));
+    return coords;
+  }
   /// The memref indices of a shared buffer element, swizzle applied.
   SmallVector<Value> sharedIndices(const BufferInfo &info, ArrayRef<Value> coords);
   /// The shared-window byte address (i64) of a shared buffer element.
@@ -694,12 +701,7 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
     dstOffsets.push_back(map_.lookupOrDefault(v));
 
   forEachOwned(tile.getShape(), dist, mma, [&](const Chunk &chunk) {
-    auto at = [&](ArrayRef<Value> offsets) {
-      SmallVector<Value> coords;
-      for (auto [off, coord] : llvm::zip(offsets, chunk.coords))
-        coords.push_back(add(off, coord));
-      return coords;
-    };
+    auto at = [&](ArrayRef<Value> offsets) { return tensorCoords(offsets, chunk); };
     auto vectorCoords = [&](int64_t v) {
       SmallVector<Value> coords(chunk.coords);
       coords.back() = add(coords.back(), cst(v));
@@ -787,40 +789,34 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
       for (auto [iv, coord] : llvm::zip(loop.getInductionVars(), coords))
         map.map(iv, coord);
       for (Operation &op : loop.getBodyBlock().without_terminator()) {
-        if (auto load = dyn_cast<LoadOp>(op); load && buffers_[load.getBuffer()].replicated) {
-          SmallVector<Value> indices;
-          for (Value index : load.getIndices())
-            indices.push_back(map.lookupOrDefault(index));
-          map.map(load.getResult(), loadReplicated(buffers_[load.getBuffer()], indices));
-        } else if (auto store = dyn_cast<StoreOp>(op);
-                   store && buffers_[store.getBuffer()].replicated) {
-          SmallVector<Value> indices;
-          for (Value index : store.getIndices())
-            indices.push_back(map.lookupOrDefault(index));
-          storeReplicated(buffers_[store.getBuffer()], indices, map.lookupOrDefault(store.getValue()));
-        } else if (auto load = dyn_cast<LoadOp>(op)) {
+        // A buffer element: a register slot of this chunk (fragments), any
+        // slot (replicated fragments), or a swizzled shared location.
+        auto mapped = [&](OperandRange indices) {
+          SmallVector<Value> values;
+          for (Value index : indices)
+            values.push_back(map.lookupOrDefault(index));
+          return values;
+        };
+        auto location = [&](const BufferInfo &info, OperandRange indices) -> SmallVector<Value> {
+          if (info.type.isFragment())
+            return {cst(chunk.firstSlot + v)};
+          return sharedIndices(info, mapped(indices));
+        };
+        if (auto load = dyn_cast<LoadOp>(op)) {
           const BufferInfo &info = buffers_[load.getBuffer()];
-          SmallVector<Value> indices;
-          if (info.type.isFragment()) {
-            indices.push_back(cst(chunk.firstSlot + v));
-          } else {
-            for (Value index : load.getIndices())
-              indices.push_back(map.lookupOrDefault(index));
-            indices = sharedIndices(info, indices);
-          }
-          map.map(load.getResult(), memref::LoadOp::create(b_, loc_, info.memref, indices));
+          Value value = info.replicated
+                            ? loadReplicated(info, mapped(load.getIndices()))
+                            : memref::LoadOp::create(b_, loc_, info.memref,
+                                                     location(info, load.getIndices()));
+          map.map(load.getResult(), value);
         } else if (auto store = dyn_cast<StoreOp>(op)) {
           const BufferInfo &info = buffers_[store.getBuffer()];
-          SmallVector<Value> indices;
-          if (info.type.isFragment()) {
-            indices.push_back(cst(chunk.firstSlot + v));
-          } else {
-            for (Value index : store.getIndices())
-              indices.push_back(map.lookupOrDefault(index));
-            indices = sharedIndices(info, indices);
-          }
-          memref::StoreOp::create(b_, loc_, map.lookupOrDefault(store.getValue()), info.memref,
-                                  indices);
+          Value value = map.lookupOrDefault(store.getValue());
+          if (info.replicated)
+            storeReplicated(info, mapped(store.getIndices()), value);
+          else
+            memref::StoreOp::create(b_, loc_, value, info.memref,
+                                    location(info, store.getIndices()));
         } else if (op.getNumRegions() != 0 || isa<TileDialect>(op.getDialect())) {
           result = op.emitOpError() << "is not supported inside tile.parallel yet";
           return;
@@ -951,9 +947,7 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid) {
                isVectorAligned(tensor, copy.getSrcOffsets(), vector) &&
                (tile.getShape().back() * eltBytes) % 16 == 0;
   forEachChunk(tile.getShape(), dist, [&](const Chunk &chunk) {
-    SmallVector<Value> coords;
-    for (auto [off, coord] : llvm::zip(offsets, chunk.coords))
-      coords.push_back(add(off, coord));
+    SmallVector<Value> coords = tensorCoords(offsets, chunk);
     if (!async) {
       // Not provably 16-byte aligned: synchronous loads (still ahead).
       SmallVector<Value> values = loadGlobal(tensor, coords, vector, false);
