@@ -96,6 +96,14 @@ struct MmaAtom {
   /// Threads that execute one instruction together (1 SIMT, 32 a warp,
   /// 128 a warpgroup).
   int64_t threads = 1;
+  /// Warpgroup atoms whose N is chosen from the tile (wgmma m64nNk16): the
+  /// largest N one instruction takes; N is then any multiple of `n` up to
+  /// it. 0 for atoms of one fixed shape.
+  int64_t maxN = 0;
+  /// Operands read from shared memory through matrix descriptors by the
+  /// asynchronous proxy (wgmma): writers of those buffers must fence the
+  /// proxies before the instruction reads them.
+  bool readsSharedAsync = false;
 };
 
 /// The SIMT fallback every backend has: one fused multiply-add per thread

@@ -28,9 +28,12 @@ Kernel VectorAdd(Dim n, int64_t block, int threads, const std::string& name);
 int main(int argc, char** argv) {
   using namespace tessera;
   std::string target = "sm_90a", out;
+  bool probe = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--target=", 9) == 0)
       target = argv[i] + 9;
+    else if (std::strcmp(argv[i], "--probe") == 0)
+      probe = true;
     else
       out = argv[i];
   }
@@ -39,6 +42,33 @@ int main(int argc, char** argv) {
     return 2;
   }
   runtime::KernelBundle bundle;
+  if (probe) {
+    // Kernels for benchmarks/gemm_probe.cc: static shapes, one tile each.
+    struct Probe {
+      int64_t m, n, k, bk;
+      bool transposeB;
+      int stages;
+    };
+    for (Probe p : {Probe{64, 64, 32, 32, false, 1}, Probe{64, 64, 64, 64, false, 1},
+                    Probe{64, 64, 64, 64, true, 1}, Probe{64, 128, 64, 64, false, 1},
+                    Probe{128, 256, 64, 64, false, 4}}) {
+      examples::GemmConfig config;
+      config.bm = p.m, config.bn = p.n, config.bk = p.bk, config.stages = p.stages;
+      config.threads = int(p.m / 64 * 128);
+      config.group = 0;
+      config.transposeB = p.transposeB;
+      std::string name = absl::StrCat("probe_", p.m, "x", p.n, "x", p.k, p.transposeB ? "_tn" : "",
+                                      "_s", p.stages);
+      absl::StatusOr<runtime::CompiledKernel> compiled =
+          examples::Gemm(p.m, p.n, p.k, config, name).Compile({target});
+      if (!compiled.ok()) {
+        std::fprintf(stderr, "variants: %s: %s\n", name.c_str(),
+                     std::string(compiled.status().message()).c_str());
+        return 1;
+      }
+      *bundle.add_kernels() = std::move(*compiled);
+    }
+  }
   struct Knobs {
     int64_t block;
     int threads;
@@ -77,7 +107,7 @@ int main(int argc, char** argv) {
     *bundle.add_kernels() = std::move(*compiled);
   }
   {
-    examples::GemmConfig config;
+    examples::GemmConfig config = examples::GemmConfig::ForTarget(target);
     config.dtype = bf16;
     absl::StatusOr<runtime::CompiledKernel> compiled =
         examples::GemmDynamic(config, "gemm_bf16").Compile({target});

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   for (const std::string& target : AllTargets()) {
     tessera::runtime::KernelBundle bundle;
     for (const Example& example : AllExamples()) {
-      tessera::Kernel kernel = example.build();
+      tessera::Kernel kernel = example.build(target);
       absl::StatusOr<CompileSummary> summary = CompileExample(example, kernel, target);
       if (!summary.ok()) {
         std::printf("%-20s %-8s FAIL %s\n", example.name.c_str(), target.c_str(),

@@ -50,7 +50,9 @@ Kernel GemmDynamic(const GemmConfig& c, const std::string& name) {
 }
 
 Example GemmExample() {
-  return {"gemm_f16", [] { return GemmDynamic(GemmConfig{}, "gemm_f16"); }};
+  return {"gemm_f16", [](const std::string& target) {
+            return GemmDynamic(GemmConfig::ForTarget(target), "gemm_f16");
+          }};
 }
 
 }  // namespace tessera::examples

@@ -24,6 +24,18 @@ struct GemmConfig {
   int stages = 4, threads = 128;
   /// Grouped raster order over this many tile rows (0: plain order).
   int64_t group = 8;
+
+  /// The tuned defaults for a target: on sm_90a two warpgroups, each one
+  /// 64 x 256 wgmma accumulator (128 x 256 x 64 tiles, 4 stages, 192 KiB of
+  /// shared memory); elsewhere the defaults above.
+  static GemmConfig ForTarget(const std::string& target) {
+    GemmConfig c;
+    if (target == "sm_90a") {
+      c.bm = 128, c.bn = 256, c.bk = 64;
+      c.stages = 4, c.threads = 256;
+    }
+    return c;
+  }
 };
 
 /// C (M x N) = A (M x K) * B (K x N, or N x K when transposed).

@@ -43,9 +43,9 @@ Kernel GemmBiasGelu(Dim M, Dim N, Dim K, const GemmConfig& c, bool tanhForm,
 }
 
 Example GemmBiasGeluExample() {
-  return {"gemm_bias_gelu_f16", [] {
+  return {"gemm_bias_gelu_f16", [](const std::string& target) {
             return GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8), Dim::Dynamic("K", 8),
-                                GemmConfig{}, /*tanhForm=*/true, "gemm_bias_gelu_f16");
+                                GemmConfig::ForTarget(target), /*tanhForm=*/true, "gemm_bias_gelu_f16");
           }};
 }
 

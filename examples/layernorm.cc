@@ -42,7 +42,7 @@ Kernel LayerNorm(Dim rows, int64_t n, DType dtype, int threads, const std::strin
 
 Example LayerNormExample() {
   return {"layernorm_f16",
-          [] { return LayerNorm(Dim::Dynamic("M"), 8192, f16, 256, "layernorm_f16"); }};
+          [](const std::string&) { return LayerNorm(Dim::Dynamic("M"), 8192, f16, 256, "layernorm_f16"); }};
 }
 
 }  // namespace tessera::examples

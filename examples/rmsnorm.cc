@@ -33,7 +33,7 @@ Kernel RmsNorm(Dim rows, int64_t n, DType dtype, int threads, const std::string&
 }
 
 Example RmsNormExample() {
-  return {"rmsnorm_f16", [] { return RmsNorm(Dim::Dynamic("M"), 8192, f16, 256, "rmsnorm_f16"); }};
+  return {"rmsnorm_f16", [](const std::string&) { return RmsNorm(Dim::Dynamic("M"), 8192, f16, 256, "rmsnorm_f16"); }};
 }
 
 }  // namespace tessera::examples

@@ -40,7 +40,7 @@ Kernel Softmax(Dim rows, int64_t n, DType dtype, int64_t rowsPerBlock, int threa
 
 Example SoftmaxExample() {
   return {"softmax_f16",
-          [] { return Softmax(Dim::Dynamic("M"), 8192, f16, 1, 256, "softmax_f16"); }};
+          [](const std::string&) { return Softmax(Dim::Dynamic("M"), 8192, f16, 1, 256, "softmax_f16"); }};
 }
 
 }  // namespace tessera::examples

@@ -30,7 +30,7 @@ Kernel VectorAdd(Dim n, int64_t block = 1024, int threads = 256,
 }
 
 Example VectorAddExample() {
-  return {"vector_add", [] { return VectorAdd(Dim::Dynamic("N")); }};
+  return {"vector_add", [](const std::string&) { return VectorAdd(Dim::Dynamic("N")); }};
 }
 
 }  // namespace tessera::examples

@@ -11,8 +11,29 @@
 
 namespace tessera {
 
+SharedSwizzle getSharedSwizzle(tile::BufferType type) {
+  SharedSwizzle swizzle;
+  if (type.getRank() != 2)
+    return swizzle;
+  int64_t rowBytes = type.getShape()[1] * tile::getElementBytes(type.getElementType());
+  if (rowBytes % 128 == 0) {
+    swizzle.rowBytes = 128;
+    swizzle.panels = rowBytes / 128;
+  } else if (rowBytes == 32 || rowBytes == 64) {
+    swizzle.rowBytes = rowBytes;
+  }
+  return swizzle;
+}
+
 std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
                                            int64_t threads) {
+  if (atom.threads == 128) {
+    // Warpgroups stacked along M, each one m64nN instruction wide.
+    int64_t warpgroups = threads / 128;
+    if (m != 64 * warpgroups || n % atom.n != 0 || n > atom.maxN)
+      return std::nullopt;
+    return WarpTiling{4 * warpgroups, 1, 16, 8};
+  }
   if (atom.threads != 32)
     return std::nullopt;
   int64_t warps = threads / 32;
@@ -48,7 +69,23 @@ static std::string whyIllegalFor(const MmaAtom &atom, tile::GemmOp gemm, int64_t
     return "";
   }
   if (!a.isShared() || !b.isShared())
-    return atom.name + " loads A and B from shared memory with ldmatrix";
+    return atom.name + (atom.readsSharedAsync ? " reads A and B from shared memory"
+                                              : " loads A and B from shared memory with ldmatrix");
+  if (atom.threads == 128) {
+    if (gemm.getM() != 64 * (threads / 128))
+      return atom.name + " needs 64 rows of the tile per warpgroup (tile M " +
+             std::to_string(gemm.getM()) + ", " + std::to_string(threads / 128) +
+             " warpgroups)";
+    if (gemm.getN() > atom.maxN)
+      return atom.name + " takes N up to " + std::to_string(atom.maxN) + " (tile N " +
+             std::to_string(gemm.getN()) + ")";
+    // Descriptors describe swizzled 32-, 64- or 128-byte rows.
+    for (tile::BufferType operand : {a, b})
+      if (getSharedSwizzle(operand).rowBytes == 0)
+        return atom.name + " needs shared rows of 32, 64 or a multiple of 128 bytes (" +
+               std::to_string(operand.getShape()[1] * tile::getElementBytes(operand.getElementType())) +
+               " here)";
+  }
   if (!chooseWarpTiling(atom, gemm.getM(), gemm.getN(), threads))
     return atom.name + " finds no warp tiling of " + std::to_string(gemm.getM()) + "x" +
            std::to_string(gemm.getN()) + " for " + std::to_string(threads / 32) + " warps";

@@ -167,8 +167,8 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
           chooseWarpTiling(*atom, gemm.getM(), gemm.getN(), threads);
       if (!tiling)
         return WalkResult::advance();
-      auto layout = MmaLayoutAttr::get(gemm.getContext(), atom->m, atom->n, tiling->warpsM,
-                                       tiling->warpsN);
+      auto layout = MmaLayoutAttr::get(gemm.getContext(), tiling->layoutM, tiling->layoutN,
+                                       tiling->warpsM, tiling->warpsN);
       auto [it, inserted] = mmaLayouts.try_emplace(gemm.getC(), layout);
       if (!inserted && it->second != layout) {
         InFlightDiagnostic diag = gemm.emitError()

@@ -114,8 +114,9 @@ struct BufferInfo {
   MmaLayoutAttr mma;
   /// Fragments every thread holds whole (reduction results).
   bool replicated = false;
-  /// Shared buffers: 16-byte chunks XOR-swizzled by row (see sharedIndices).
-  bool swizzled = false;
+  /// Shared buffers: 16-byte chunks XOR-swizzled by row, wide rows in
+  /// panels (see SharedSwizzle); rowBytes 0 when plain row-major.
+  SharedSwizzle swizzle;
   /// Shared buffers of a pipelined loop: copies kept (a leading memref
   /// dimension) and the one the code being emitted uses.
   int64_t stages = 1;
@@ -194,6 +195,18 @@ private:
   /// The shared-window byte address (i64) of a shared buffer element.
   Value sharedAddress(const BufferInfo &info, ArrayRef<Value> coords);
   LogicalResult lowerGemmMma(GemmOp gemm, const MmaAtom &atom);
+  /// wgmma.mma_async with A and B read from swizzled shared buffers through
+  /// matrix descriptors (PTX ISA §9.7.15.5.1.2).
+  LogicalResult lowerGemmWgmma(GemmOp gemm, const MmaAtom &atom);
+  /// The 64-bit wgmma matrix descriptor of the operand tile of `buffer`
+  /// starting at (row, col) (`row` a multiple of 8); `mnMajor` when the
+  /// buffer's rows run along M or N.
+  Value wgmmaDescriptor(const BufferInfo &buffer, Value row, Value col, bool mnMajor);
+  /// An empty instruction that reads and rewrites the first `regs` slots of
+  /// a fragment, so LLVM orders every other access to them around it (what
+  /// CUTLASS's warpgroup_fence_operand does): accumulators of an async MMA
+  /// are neither read before its wait nor written after its fence.
+  void fenceRegisters(Value fragment, int64_t regs);
   LogicalResult lowerReduce(ReduceOp reduce);
   /// The row-major slot of `indices` in a replicated fragment: a constant
   /// when the indices are, else a value.
@@ -232,6 +245,14 @@ private:
 
   Block *entry_ = nullptr;
   bool lastWasBarrier_ = false;
+  /// Set while lowering the body of a pipelined loop whose gemm reads shared
+  /// memory through the async proxy: the loop fences the proxies before its
+  /// barrier, and the gemm keeps this many MMA groups in flight.
+  bool inAsyncMmaPipeline_ = false;
+  int64_t asyncMmaInFlight_ = 0;
+  /// Accumulators of async MMAs a pipelined loop leaves in flight, with
+  /// their register counts: fenced after the loop's final wait.
+  SmallVector<std::pair<Value, int64_t>> asyncAccumulators_;
 };
 
 Value KernelLowering::convert(Value value, Type to) {
@@ -383,7 +404,10 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
         auto addressSpace =
             gpu::AddressSpaceAttr::get(b_.getContext(), gpu::AddressSpace::Workgroup);
         int64_t stages = alloc.getStages().value_or(1);
+        SharedSwizzle swizzle = alloc.getSwizzled() ? getSharedSwizzle(type) : SharedSwizzle{};
         SmallVector<int64_t> shape(type.getShape());
+        if (swizzle.panels > 1) // [panel][row][column in the panel]
+          shape = {swizzle.panels, shape[0], shape[1] / swizzle.panels};
         if (stages > 1)
           shape.insert(shape.begin(), stages);
         auto memrefType = MemRefType::get(shape, type.getElementType(), nullptr, addressSpace);
@@ -392,8 +416,7 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
         BufferInfo info{type, view, {}};
         info.stages = stages;
         info.stage = stages > 1 ? cst(0) : Value();
-        info.swizzled = alloc.getSwizzled() && type.getRank() == 2 &&
-                        (type.getShape()[1] * getElementBytes(type.getElementType())) % 16 == 0;
+        info.swizzle = swizzle;
         buffers_[alloc.getResult()] = info;
         return success();
       })
@@ -490,25 +513,32 @@ void KernelLowering::forEachOwned(ArrayRef<int64_t> shape, DistributionAttr dist
 
 SmallVector<Value> KernelLowering::sharedIndices(const BufferInfo &info, ArrayRef<Value> coords) {
   SmallVector<Value> indices(coords.begin(), coords.end());
+  const SharedSwizzle &swizzle = info.swizzle;
+  if (swizzle.rowBytes != 0) {
+    // Chunk c of row r of a panel is stored at chunk c ^ ((r / L) mod C),
+    // with C chunks per row and L = 128 / rowBytes rows per 128-byte line:
+    // the eight rows an ldmatrix (or a wgmma core matrix) reads hit eight
+    // distinct 16-byte bank groups.
+    int64_t perChunk = 16 / getElementBytes(info.type.getElementType());
+    int64_t chunks = swizzle.rowBytes / 16;
+    int64_t panelColumns = swizzle.rowBytes / getElementBytes(info.type.getElementType());
+    Value row = coords[0], col = coords[1];
+    Value panel, inPanel = col;
+    if (swizzle.panels > 1) {
+      panel = arith::DivUIOp::create(b_, loc_, col, cst(panelColumns));
+      inPanel = arith::RemUIOp::create(b_, loc_, col, cst(panelColumns));
+    }
+    Value phase = arith::RemUIOp::create(
+        b_, loc_, arith::DivUIOp::create(b_, loc_, row, cst(128 / swizzle.rowBytes)), cst(chunks));
+    Value chunk = arith::DivUIOp::create(b_, loc_, inPanel, cst(perChunk));
+    Value within = arith::RemUIOp::create(b_, loc_, inPanel, cst(perChunk));
+    Value swizzled = arith::XOrIOp::create(b_, loc_, chunk, phase);
+    indices = {row, add(mul(swizzled, cst(perChunk)), within)};
+    if (panel)
+      indices.insert(indices.begin(), panel);
+  }
   if (info.stages > 1)
     indices.insert(indices.begin(), info.stage);
-  if (!info.swizzled)
-    return indices;
-  int64_t first = info.stages > 1 ? 1 : 0;
-  // Rows of `chunks` 16-byte chunks; XOR the chunk index with the row so the
-  // eight rows an ldmatrix (or a column of threads) reads hit eight
-  // distinct 16-byte bank groups of a 128-byte line.
-  int64_t perChunk = 16 / getElementBytes(info.type.getElementType());
-  int64_t chunks = info.type.getShape()[1] / perChunk;
-  int64_t rowsPerLine = std::max<int64_t>(1, 8 / chunks);
-  int64_t period = std::min<int64_t>(chunks, 8);
-  Value row = coords[0], col = coords[1];
-  Value phase = arith::RemUIOp::create(
-      b_, loc_, arith::DivUIOp::create(b_, loc_, row, cst(rowsPerLine)), cst(period));
-  Value chunk = arith::DivUIOp::create(b_, loc_, col, cst(perChunk));
-  Value within = arith::RemUIOp::create(b_, loc_, col, cst(perChunk));
-  Value swizzled = arith::XOrIOp::create(b_, loc_, chunk, phase);
-  indices[first + 1] = add(mul(swizzled, cst(perChunk)), within);
   return indices;
 }
 
@@ -855,10 +885,24 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
   if (ahead.empty())
     return lowerPipelinedInOrder(loop, count);
 
+  // A gemm whose atom reads shared memory through the async proxy (wgmma)
+  // needs the proxies fenced after the copies land, and may keep one MMA
+  // group in flight while the next iteration starts; the stage it reads is
+  // then refilled one iteration later, so copies run S - 2 ahead.
+  bool asyncMma = false;
+  for (Operation &op : loop.getBodyBlock())
+    if (auto gemm = dyn_cast<GemmOp>(op)) {
+      FailureOr<MmaAtom> atom = selectMmaAtom(gemm, backend_, cc_, kernel_.getThreads());
+      asyncMma |= succeeded(atom) && atom->readsSharedAsync;
+    }
+  int64_t inFlight = asyncMma && stages >= 3 ? 1 : 0;
+  int64_t distance = stages - 1 - inFlight;
+
   // cp.async multi-stage (PTX ISA §9.7.9.25): the prologue issues the
-  // copies of iterations 0 .. S-2; iteration k waits for its own group,
-  // synchronizes once, issues iteration k + S - 1 into the stage iteration
-  // k - 1 used, and computes on stage k mod S.
+  // copies of iterations 0 .. D-1 (D = S - 1, or S - 2 with an MMA group in
+  // flight); iteration k waits for its own group, synchronizes once, issues
+  // iteration k + D into the stage iteration k + D - S used (complete: its
+  // MMAs were waited for before the barrier), and computes on stage k mod S.
   auto issue = [&](Value iteration) {
     IRMapping saved = map_;
     map_.map(loop.getInductionVar(), iteration);
@@ -882,7 +926,7 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
     map_ = saved;
   };
   barrier();
-  for (int64_t s = 0; s + 1 < stages; ++s)
+  for (int64_t s = 0; s < distance; ++s)
     issue(cst(s));
   auto forOp = scf::ForOp::create(b_, loc_, cst(0), count, cst(1));
   {
@@ -892,11 +936,15 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
     // Iteration k's group is complete once at most S - 2 newer ones are
     // pending; after the barrier every thread has also finished iteration
     // k - 1, so its stage may be refilled with iteration k + S - 1.
-    emitPtx(b_, loc_, "cp.async.wait_group " + std::to_string(stages - 2) + ";", "", {}, {},
+    emitPtx(b_, loc_, "cp.async.wait_group " + std::to_string(distance - 1) + ";", "", {}, {},
             /*sideEffects=*/true);
+    // cp.async writes through the generic proxy; wgmma reads through the
+    // async proxy (PTX ISA §8.6 "Proxies").
+    if (asyncMma)
+      emitPtx(b_, loc_, "fence.proxy.async.shared::cta;", "", {}, {}, /*sideEffects=*/true);
     lastWasBarrier_ = false;
     barrier();
-    issue(add(k, cst(stages - 1)));
+    issue(add(k, cst(distance)));
     Value stage = arith::RemUIOp::create(b_, loc_, k, cst(stages));
     SmallVector<std::pair<Value, Value>> restore;
     for (Operation *op : ahead) {
@@ -905,13 +953,23 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
       dst.stage = stage;
     }
     map_.map(loop.getInductionVar(), k);
-    lastWasBarrier_ = false;
+    // The copies just issued write a stage nothing reads in this iteration:
+    // the barrier above still orders every shared read of the body.
+    inAsyncMmaPipeline_ = asyncMma;
+    asyncMmaInFlight_ = inFlight;
     for (Operation &op : loop.getBodyBlock().without_terminator())
       if (!ahead.contains(&op) && failed(lowerOp(op)))
         return failure();
+    inAsyncMmaPipeline_ = false;
+    asyncMmaInFlight_ = 0;
     for (auto &[buffer, previous] : restore)
       buffers_[buffer].stage = previous;
   }
+  if (inFlight)
+    emitPtx(b_, loc_, "wgmma.wait_group.sync.aligned 0;", "", {}, {}, /*sideEffects=*/true);
+  for (auto [fragment, regs] : asyncAccumulators_)
+    fenceRegisters(fragment, regs);
+  asyncAccumulators_.clear();
   emitPtx(b_, loc_, "cp.async.wait_group 0;", "", {}, {}, /*sideEffects=*/true);
   lastWasBarrier_ = false;
   return success();
@@ -985,6 +1043,8 @@ LogicalResult KernelLowering::lowerGemm(GemmOp gemm) {
     return failure();
   if (atom->threads == 1)
     return lowerGemmSimt(gemm);
+  if (atom->threads == 128)
+    return lowerGemmWgmma(gemm, *atom);
   return lowerGemmMma(gemm, *atom);
 }
 
@@ -1099,6 +1159,121 @@ LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
       }
     }
   }
+  lastWasBarrier_ = false;
+  return success();
+}
+
+Value KernelLowering::wgmmaDescriptor(const BufferInfo &buffer, Value row, Value col,
+                                      bool mnMajor) {
+  // Bits 0-13: start address >> 4; 16-29: leading byte offset >> 4; 32-45:
+  // stride byte offset >> 4; 62-63: swizzle (1: 128 B, 2: 64 B, 3: 32 B).
+  // K-major: 8-row groups are 8 rows apart (stride); the leading offset is
+  // unused. MN-major: 8-row groups along K likewise; panels along M or N
+  // are the leading offset apart.
+  const SharedSwizzle &swizzle = buffer.swizzle;
+  int64_t rows = buffer.type.getShape()[0];
+  int64_t stride = 8 * swizzle.rowBytes;
+  int64_t leading = mnMajor ? rows * swizzle.rowBytes : 16;
+  int64_t mode = swizzle.rowBytes == 128 ? 1 : swizzle.rowBytes == 64 ? 2 : 3;
+  uint64_t fields = (uint64_t((leading >> 4) & 0x3FFF) << 16) |
+                    (uint64_t((stride >> 4) & 0x3FFF) << 32) | (uint64_t(mode) << 62);
+  Type i64 = b_.getI64Type();
+  Value address = sharedAddress(buffer, {row, col});
+  Value start = arith::ShRUIOp::create(
+      b_, loc_,
+      arith::AndIOp::create(b_, loc_, address,
+                            arith::ConstantOp::create(b_, loc_, b_.getIntegerAttr(i64, 0x3FFFF))),
+      arith::ConstantOp::create(b_, loc_, b_.getIntegerAttr(i64, 4)));
+  return arith::OrIOp::create(b_, loc_, start,
+                              arith::ConstantOp::create(b_, loc_,
+                                                        b_.getIntegerAttr(i64, int64_t(fields))));
+}
+
+void KernelLowering::fenceRegisters(Value fragment, int64_t regs) {
+  const BufferInfo &info = buffers_[fragment];
+  Type type = cast<MemRefType>(info.memref.getType()).getElementType();
+  SmallVector<Value> values;
+  std::string constraints;
+  for (int64_t r = 0; r < regs; ++r) {
+    values.push_back(memref::LoadOp::create(b_, loc_, info.memref, ValueRange{cst(r)}));
+    constraints += (r ? ",=f" : "=f");
+  }
+  for (int64_t r = 0; r < regs; ++r)
+    constraints += "," + std::to_string(r);
+  SmallVector<Value> fenced =
+      emitPtx(b_, loc_, "", constraints, values, SmallVector<Type>(regs, type), true);
+  for (int64_t r = 0; r < regs; ++r)
+    memref::StoreOp::create(b_, loc_, fenced[r], info.memref, ValueRange{cst(r)});
+}
+
+LogicalResult KernelLowering::lowerGemmWgmma(GemmOp gemm, const MmaAtom &atom) {
+  const BufferInfo &a = buffers_[gemm.getA()];
+  const BufferInfo &b = buffers_[gemm.getB()];
+  const BufferInfo &c = buffers_[gemm.getC()];
+  MmaLayoutAttr mma = c.mma;
+  int64_t n = gemm.getN();
+  if (!mma || mma.getWarpsN() != 1 || mma.getWarpsM() * 32 != kernel_.getThreads() ||
+      a.swizzle.rowBytes == 0 || b.swizzle.rowBytes == 0 || !a.type.isShared() ||
+      !b.type.isShared())
+    return gemm.emitOpError() << "atom " << atom.name
+                              << " needs its accumulator and swizzled shared operands laid out "
+                                 "by tile-layout-inference";
+  bool transA = gemm.getTransposeA(), transB = gemm.getTransposeB();
+  std::string type = a.type.getElementType().isBF16() ? "bf16" : "f16";
+  Type f32 = b_.getF32Type();
+  if (!inAsyncMmaPipeline_) {
+    // Shared writes so far went through the generic proxy.
+    emitPtx(b_, loc_, "fence.proxy.async.shared::cta;", "", {}, {}, /*sideEffects=*/true);
+    lastWasBarrier_ = false;
+    barrier();
+  }
+  // imm-trans-a/b are 1 for MN-major operands (PTX ISA §9.7.15.5.1.2): A
+  // stored M x K and B stored N x K (transpose_b) are K-major, so B's flag
+  // is 1 unless B is transposed.
+  // Warpgroup g computes rows 64 g .. 64 g + 63; its warps hold the m16n8
+  // accumulator tiles of their 16 rows, which is wgmma's D layout
+  // (PTX ISA §9.7.15.5.1.1.1): register 4 j + 2 h + e is row 16 w + lane / 4
+  // + 8 h, column 8 j + 2 (lane mod 4) + e.
+  Value row0 = mul(arith::DivUIOp::create(b_, loc_, threadId_, cst(128)), cst(64));
+  int64_t regs = n / 2;
+  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n" +
+                     std::to_string(n) + "k16.f32." + type + "." + type + " {";
+  std::string constraints;
+  for (int64_t r = 0; r < regs; ++r) {
+    text += (r ? ", $" : "$") + std::to_string(r);
+    constraints += (r ? ",=f" : "=f");
+  }
+  text += "}, $" + std::to_string(regs) + ", $" + std::to_string(regs + 1) + ", p, 1, 1, " +
+          (transA ? "1" : "0") + ", " + (transB ? "0" : "1") + ";\n}";
+  constraints += ",l,l";
+  for (int64_t r = 0; r < regs; ++r)
+    constraints += "," + std::to_string(r);
+  fenceRegisters(gemm.getC(), regs);
+  emitPtx(b_, loc_, "wgmma.fence.sync.aligned;", "", {}, {}, /*sideEffects=*/true);
+  for (int64_t ks = 0; ks < gemm.getK() / 16; ++ks) {
+    Value k0 = cst(ks * 16);
+    // A is 64 x 16 at (row0, k0): K-major unless transposed.
+    Value descA = transA ? wgmmaDescriptor(a, k0, row0, true) : wgmmaDescriptor(a, row0, k0, false);
+    // B is 16 x N at k0: MN-major unless transposed (then N x 16, K-major).
+    Value descB = transB ? wgmmaDescriptor(b, cst(0), k0, false) : wgmmaDescriptor(b, k0, cst(0), true);
+    SmallVector<Value> operands;
+    operands.push_back(descA);
+    operands.push_back(descB);
+    for (int64_t r = 0; r < regs; ++r)
+      operands.push_back(memref::LoadOp::create(b_, loc_, c.memref, ValueRange{cst(r)}));
+    SmallVector<Value> d =
+        emitPtx(b_, loc_, text, constraints, operands, SmallVector<Type>(regs, f32), true);
+    for (int64_t r = 0; r < regs; ++r)
+      memref::StoreOp::create(b_, loc_, d[r], c.memref, ValueRange{cst(r)});
+  }
+  emitPtx(b_, loc_, "wgmma.commit_group.sync.aligned;", "", {}, {}, /*sideEffects=*/true);
+  int64_t wait = inAsyncMmaPipeline_ ? asyncMmaInFlight_ : 0;
+  emitPtx(b_, loc_, "wgmma.wait_group.sync.aligned " + std::to_string(wait) + ";", "", {}, {},
+          /*sideEffects=*/true);
+  if (wait == 0)
+    fenceRegisters(gemm.getC(), regs);
+  else if (!llvm::is_contained(asyncAccumulators_, std::pair<Value, int64_t>(gemm.getC(), regs)))
+    asyncAccumulators_.emplace_back(gemm.getC(), regs);
   lastWasBarrier_ = false;
   return success();
 }

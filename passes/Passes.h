@@ -37,14 +37,34 @@ constexpr llvm::StringLiteral kSharedMemoryBytesAttr = "tile.shared_memory_bytes
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
-/// How a block's warps tile an MMA accumulator.
+/// How a block's warps tile an MMA accumulator, and the register pattern
+/// of one warp's share: a grid of layoutM x layoutN tiles in the m16n8
+/// accumulator layout (a warpgroup atom's m64nN accumulator is, per warp,
+/// 16 rows of N / 8 such tiles).
 struct WarpTiling {
   int64_t warpsM, warpsN;
+  int64_t layoutM = 16, layoutN = 8;
 };
 
-/// The warp tiling of an m x n accumulator for a warp-level atom, or none.
+/// The warp tiling of an m x n accumulator for a warp-level atom (or a
+/// warpgroup atom: warpgroups stacked along M, 64 rows each), or none.
 std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
                                            int64_t threads);
+
+/// The layout of a swizzled shared buffer: rows of 16-byte chunks whose
+/// chunk index is XOR-ed with the row (CuTe's Swizzle<3,4,3>, <2,4,3> and
+/// <1,4,3> for 128-, 64- and 32-byte rows), so the eight rows an ldmatrix
+/// or a wgmma core matrix reads fall in distinct banks; rows wider than
+/// 128 bytes are stored as panels of 128-byte rows, one panel after the
+/// other (the layout TMA writes and wgmma's descriptors describe).
+struct SharedSwizzle {
+  /// Bytes of one row of a panel: 32, 64 or 128; 0 when the buffer's rows
+  /// admit no swizzle (their size is not 32, 64 or a multiple of 128).
+  int64_t rowBytes = 0;
+  /// Panels the buffer's rows are split into.
+  int64_t panels = 1;
+};
+SharedSwizzle getSharedSwizzle(tile::BufferType type);
 
 /// Selects the MMA atom for `gemm` from the backend's preference list: a
 /// forced atom (error if illegal), else the first legal one (a remark when

@@ -27,6 +27,7 @@ namespace {
 /// The size of a shared memory line according to NV documentation; buffers
 /// start on a line so that vector accesses and swizzles line up.
 constexpr int64_t kSharedMemoryLineSizeBytes = 128;
+constexpr int64_t kSwizzleAtomBytes = 1024;
 
 struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemory> {
   void runOnOperation() override {
@@ -109,6 +110,11 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
       int64_t bytes = type.getNumElements() * getElementBytes(type.getElementType()) *
                       alloc.getStages().value_or(1);
       auto [first, last] = liveRange(kernel, alloc, position);
+      // Swizzled buffers start on a 1024-byte boundary: the XOR pattern
+      // repeats every eight 128-byte rows, and wgmma descriptors and TMA
+      // assume it starts at address bits 7..9 zero.
+      int64_t alignment =
+          alloc.getSwizzled() ? kSwizzleAtomBytes : kSharedMemoryLineSizeBytes;
       // The lowest aligned offset clear of every buffer live at the same time.
       int64_t offset = 0;
       for (bool moved = true; moved;) {
@@ -117,7 +123,7 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
           bool liveTogether = first <= other.last && other.first <= last;
           bool overlap = offset < other.offset + other.bytes && other.offset < offset + bytes;
           if (liveTogether && overlap) {
-            offset = llvm::alignTo(other.offset + other.bytes, kSharedMemoryLineSizeBytes);
+            offset = llvm::alignTo(other.offset + other.bytes, alignment);
             moved = true;
           }
         }

@@ -19,6 +19,11 @@ namespace tessera {
 /// (PTX ISA §9.7.14.5.8), operands loaded by ldmatrix: Ampere and later.
 const std::vector<MmaAtom> &getSm80MmaSyncAtoms();
 
+/// wgmma.mma_async.sync.aligned.m64nNk16 with f16 and bf16 inputs, f32
+/// accumulators, A and B from shared memory through matrix descriptors
+/// (PTX ISA §9.7.15.5): sm_90a only.
+const std::vector<MmaAtom> &getSm90WgmmaAtoms();
+
 } // namespace tessera
 
 #endif // TESSERA_BACKENDS_COMMON_MMAATOMS_H

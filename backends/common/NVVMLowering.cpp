@@ -138,6 +138,9 @@ mlir::FailureOr<std::unique_ptr<llvm::Module>> translateToOptimizedLLVMIR(
         global.hasInitializer()) {
       global.setInitializer(nullptr);
       global.setLinkage(llvm::GlobalValue::ExternalLinkage);
+      // Swizzled buffers are planned on 1024-byte boundaries of the region;
+      // wgmma and TMA apply the swizzle from absolute address bits.
+      global.setAlignment(llvm::Align(1024));
     }
   }
   if (mlir::failed(linkLibdevice(module, *llvmModule, options)))

@@ -50,8 +50,14 @@ public:
   void buildLoweringTail(mlir::OpPassManager &pm, const ComputeCapability &cc) const override {
     addCommonNVVMLowering(pm, cc);
   }
-  std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
-    std::vector<MmaAtom> atoms = getSm80MmaSyncAtoms();
+  std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &cc) const override {
+    // wgmma first where the architecture-specific target has it; mma.sync
+    // covers tiles it cannot (fewer than 64 rows per warpgroup).
+    std::vector<MmaAtom> atoms;
+    if (getCapabilities(cc).hasWarpgroupMma)
+      atoms = getSm90WgmmaAtoms();
+    const std::vector<MmaAtom> &mmaSync = getSm80MmaSyncAtoms();
+    atoms.insert(atoms.end(), mmaSync.begin(), mmaSync.end());
     atoms.push_back(getSimtFmaAtom());
     return atoms;
   }

@@ -22,7 +22,10 @@ namespace tessera::examples {
 struct Example {
   /// The kernel's entry name, which the workloads run.
   std::string name;
-  std::function<Kernel()> build;
+  /// Builds the kernel in its default configuration for a target ("sm_90a"):
+  /// tile sizes and threads are the author's choice per target, like any
+  /// tuning knob; the kernel's code is the same everywhere.
+  std::function<Kernel(const std::string& target)> build;
 };
 
 /// The targets every example is built for.

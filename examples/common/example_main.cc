@@ -64,13 +64,13 @@ int ExampleMain(int argc, char** argv, const Example& example) {
     }
     return Fail(absl::StrFormat("%s: unknown argument '%s' (see --help)", example.name, argv[i]));
   }
-  Kernel kernel = example.build();
-  if (!kernel.status().ok())
-    return Fail(absl::StrFormat("%s: %s", example.name, kernel.status().message()));
-
   // Pick the target: the flag, else the GPU's, else sm_90a.
   absl::StatusOr<runtime::Device> device = runtime::Device::Open(0);
   if (target.empty()) target = device.ok() ? TargetForDevice(*device) : "sm_90a";
+
+  Kernel kernel = example.build(target);
+  if (!kernel.status().ok())
+    return Fail(absl::StrFormat("%s: %s", example.name, kernel.status().message()));
 
   if (!emit.empty()) {
     auto stages = StageNames();

@@ -56,39 +56,39 @@ const std::vector<Case>& AllCases() {
     auto* list = new std::vector<Case>();
     for (const examples::Example& example : examples::AllExamples())
       list->push_back({example.name, example.build});
-    list->push_back({"vector_add_static", VectorAddStatic});
-    list->push_back({"scale_shared_2d", ScaleShared2D});
+    list->push_back({"vector_add_static", [](const std::string&) { return VectorAddStatic(); }});
+    list->push_back({"scale_shared_2d", [](const std::string&) { return ScaleShared2D(); }});
     using examples::GemmConfig;
-    list->push_back({"gemm_bf16", [] {
-                       GemmConfig c;
+    list->push_back({"gemm_bf16", [](const std::string& target) {
+                       GemmConfig c = GemmConfig::ForTarget(target);
                        c.dtype = bf16;
                        return examples::GemmDynamic(c, "gemm_bf16");
                      }});
-    list->push_back({"gemm_f32", [] {
+    list->push_back({"gemm_f32", [](const std::string&) {
                        GemmConfig c;
                        c.dtype = f32;
                        c.bm = 64, c.bn = 64, c.bk = 16;
                        return examples::Gemm(Dim::Dynamic("M"), Dim::Dynamic("N", 4),
                                              Dim::Dynamic("K", 4), c, "gemm_f32");
                      }});
-    list->push_back({"gemm_f16_tn", [] {
-                       GemmConfig c;
+    list->push_back({"gemm_f16_tn", [](const std::string& target) {
+                       GemmConfig c = GemmConfig::ForTarget(target);
                        c.transposeB = true;
                        return examples::GemmDynamic(c, "gemm_f16_tn");
                      }});
-    list->push_back({"softmax_f16_1000", [] {
+    list->push_back({"softmax_f16_1000", [](const std::string&) {
                        return examples::Softmax(Dim::Dynamic("M"), 1000, f16, 1, 128,
                                                 "softmax_f16_1000");
                      }});
-    list->push_back({"softmax_f32_rows4", [] {
+    list->push_back({"softmax_f32_rows4", [](const std::string&) {
                        return examples::Softmax(Dim::Dynamic("M"), 1000, f32, 4, 256,
                                                 "softmax_f32_rows4");
                      }});
-    list->push_back({"rmsnorm_f32_1000", [] {
+    list->push_back({"rmsnorm_f32_1000", [](const std::string&) {
                        return examples::RmsNorm(Dim::Dynamic("M"), 1000, f32, 128,
                                                 "rmsnorm_f32_1000");
                      }});
-    list->push_back({"gemm_f16_any", [] {
+    list->push_back({"gemm_f16_any", [](const std::string&) {
                        GemmConfig c;
                        c.bm = 64, c.bn = 64;
                        return examples::Gemm(Dim::Dynamic("M"), Dim::Dynamic("N"),

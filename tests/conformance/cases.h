@@ -23,7 +23,8 @@ namespace tessera::conformance {
 struct Case {
   /// The case name; also the kernel entry its workloads run.
   std::string name;
-  std::function<Kernel()> build;
+  /// Builds the case's kernel for a target (tile sizes may differ per target).
+  std::function<Kernel(const std::string& target)> build;
 };
 
 /// Every shared case.

@@ -49,7 +49,7 @@ TEST_P(Conformance, CompilesAndAssemblesForTarget) {
   auto skips = Skips();
   if (auto it = skips.find(c.name); it != skips.end())
     GTEST_SKIP() << gTarget << " skips " << c.name << ": " << it->second;
-  Kernel kernel = c.build();
+  Kernel kernel = c.build(gTarget);
   ASSERT_TRUE(kernel.status().ok()) << kernel.status();
   CompileOptions options;
   options.target = gTarget;
@@ -84,7 +84,7 @@ TEST_P(Conformance, RunsCorrectlyOnGpu) {
     GTEST_SKIP() << gTarget << " skips " << c.name << ": " << it->second;
   absl::StatusOr<runtime::Device> device = runtime::Device::Open(0);
   if (!device.ok()) GTEST_SKIP() << "no GPU: " << device.status().message();
-  Kernel kernel = c.build();
+  Kernel kernel = c.build(gTarget);
   ASSERT_TRUE(kernel.status().ok()) << kernel.status();
   CompileOptions options;
   options.target = gTarget;

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
       if (skipped.count(c.name)) continue;
       CompileOptions options;
       options.target = target;
-      absl::StatusOr<runtime::CompiledKernel> compiled = c.build().Compile(options);
+      absl::StatusOr<runtime::CompiledKernel> compiled = c.build(target).Compile(options);
       if (!compiled.ok()) {
         std::fprintf(stderr, "write_bundles: %s for %s: %s\n", c.name.c_str(), target.c_str(),
                      std::string(compiled.status().message()).c_str());

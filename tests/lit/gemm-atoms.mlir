@@ -4,7 +4,13 @@
 // RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_60 --emit=ptx | FileCheck %s --check-prefix=FMA
 // RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_70 --emit=ptx | FileCheck %s --check-prefix=FMA
 // RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=MMA
-// RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=MMA
+// RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=WGMMA
+// RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_90a --emit=tile | FileCheck %s --check-prefix=LAYOUT90
+// sm_90 (not 90a) has no wgmma: mma.sync.
+// RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_90 --emit=ptx | FileCheck %s --check-prefix=MMA
+// wgmma needs 64 rows per warpgroup: 128 rows with one warpgroup fall back
+// to mma.sync, with a remark saying why.
+// RUN: %tessera-compile %S/Inputs/gemm-tall.mlir --target=sm_90a --emit=ptx 2>&1 | FileCheck %s --check-prefix=FALLBACK
 // RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_80 --emit=tile | FileCheck %s --check-prefix=LAYOUT
 
 // FORCED: error: 'tile.gemm' op atom 'SM80_16x8x16_F32F16F16F32_TN' cannot be used on sm_60: the backend has no such atom
@@ -16,6 +22,15 @@
 // LAYOUT: tile.alloc_shared {name = {{.*}}, offset = 0 : i64, swizzled}
 // LAYOUT: tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 16, n = 8, warps_m = 2, warps_n = 2>
 // LAYOUT: tile.gemm {{.*}} {atom = "SM80_16x8x16_F32F16F16F32_TN"}
+// WGMMA: wgmma.fence.sync.aligned
+// WGMMA: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// WGMMA: wgmma.commit_group.sync.aligned
+// WGMMA: wgmma.wait_group.sync.aligned 0
+// WGMMA-NOT: mma.sync
+// LAYOUT90: tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 16, n = 8, warps_m = 4, warps_n = 1>
+// LAYOUT90: tile.gemm {{.*}} {atom = "SM90_64xNx16_F32F16F16F32_SS"}
+// FALLBACK: remark: using SM80_16x8x16_F32F16F16F32_TN instead of SM90_64xNx16_F32F16F16F32_SS: SM90_64xNx16_F32F16F16F32_SS needs 64 rows of the tile per warpgroup (tile M 128, 1 warpgroups)
+// FALLBACK: mma.sync.aligned.m16n8k16
 module attributes {tile.target = #tile.target<"sm_60">} {
   tile.kernel @forced(%A: !tile.tensor<64x64xf16>) grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
     %a = tile.alloc_shared : !tile.buffer<64x32xf16, shared>

@@ -9,7 +9,7 @@
 // SM70: .target sm_70
 // SM80: .target sm_80
 // SM90A: .target sm_90a
-// CHECK: .extern .shared .align 16 .b8 __dynamic_shmem__0[]
+// CHECK: .extern .shared .align 1024 .b8 __dynamic_shmem__0[]
 // CHECK: .visible .entry stage(
 // CHECK: .maxntid 128, 1, 1
 // CHECK: bar.sync 0;
