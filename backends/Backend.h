@@ -168,6 +168,17 @@ private:
 std::string whyIllegal(const MmaAtom &atom, llvm::StringRef inputType, int64_t m, int64_t n,
                        int64_t k, int64_t threads);
 
+/// Attributes tile-lower-to-gpu puts on a kernel's gpu.func when its launch
+/// differs from the tile.kernel's: the block size (a producer warpgroup
+/// added), the dynamic shared memory (mbarriers added), and the TMA tensor
+/// maps it takes after its params ([param, box rows, box columns, swizzle
+/// bytes] per map, flattened) at the PTX param indices in kTensorMapArgsAttr
+/// (passed by value as 128-byte __grid_constant__ params).
+inline constexpr llvm::StringLiteral kLoweredBlockThreadsAttr = "tessera.block_threads";
+inline constexpr llvm::StringLiteral kLoweredSharedBytesAttr = "tessera.shared_memory_bytes";
+inline constexpr llvm::StringLiteral kTensorMapsAttr = "tessera.tensor_maps";
+inline constexpr llvm::StringLiteral kTensorMapArgsAttr = "tessera.tensor_map_args";
+
 /// Registers the built-in backends (sm60, sm70, sm80, sm90): the one list.
 void registerAllBackends(BackendRegistry &registry);
 

@@ -306,6 +306,30 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
     return mlir::failure();
   if (keep(Stage::Gpu))
     result.gpu = printOp(module);
+  // The lowering may have changed a launch (see kLoweredBlockThreadsAttr).
+  module.walk([&](mlir::Operation *op) {
+    auto name = op->getAttrOfType<mlir::StringAttr>(mlir::SymbolTable::getSymbolAttrName());
+    if (!name)
+      return;
+    for (runtime::CompiledKernel &kernel : result.kernels) {
+      if (kernel.entry() != name.getValue())
+        continue;
+      if (auto threads = op->getAttrOfType<mlir::IntegerAttr>(kLoweredBlockThreadsAttr))
+        kernel.set_block_threads(threads.getInt());
+      if (auto bytes = op->getAttrOfType<mlir::IntegerAttr>(kLoweredSharedBytesAttr))
+        kernel.set_shared_memory_bytes(bytes.getInt());
+      if (auto maps = op->getAttrOfType<mlir::DenseI64ArrayAttr>(kTensorMapsAttr)) {
+        llvm::ArrayRef<int64_t> values = maps.asArrayRef();
+        for (size_t i = 0; i + 3 < values.size(); i += 4) {
+          runtime::TensorMap *map = kernel.add_tensor_maps();
+          map->set_param(static_cast<int32_t>(values[i]));
+          map->add_box(values[i + 1]);
+          map->add_box(values[i + 2]);
+          map->set_swizzle_bytes(static_cast<int32_t>(values[i + 3]));
+        }
+      }
+    }
+  });
 
   if (mlir::failed(runPasses(module, [&](mlir::OpPassManager &pm) {
         backend->buildLoweringTail(pm, cc);

@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
     };
     for (Probe p : {Probe{64, 64, 32, 32, false, 1}, Probe{64, 64, 64, 64, false, 1},
                     Probe{64, 64, 64, 64, true, 1}, Probe{64, 128, 64, 64, false, 1},
-                    Probe{128, 256, 64, 64, false, 4}}) {
+                    Probe{128, 256, 64, 64, false, 4}, Probe{128, 256, 512, 64, false, 4},
+                    Probe{128, 256, 512, 64, true, 4}}) {
       examples::GemmConfig config;
       config.bm = p.m, config.bn = p.n, config.bk = p.bk, config.stages = p.stages;
       config.threads = int(p.m / 64 * 128);

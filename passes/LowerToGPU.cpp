@@ -169,6 +169,20 @@ private:
   LogicalResult lowerParallel(ParallelOp loop);
   LogicalResult lowerPipelined(PipelinedOp loop);
   LogicalResult lowerPipelinedInOrder(PipelinedOp loop, Value count);
+  /// True when `copy` (tensor -> staged swizzled shared buffer) can be one
+  /// bulk tensor copy (TMA) per panel: rank 2, no conversion, a row pitch
+  /// the tensor's divisibility proves a multiple of 16 bytes, boxes of at
+  /// most 256 rows and columns.
+  bool canUseBulkTensorCopy(CopyOp copy);
+  /// Warp specialization (the sm90 strategy, chosen by capabilities): a
+  /// producer warpgroup issues the loop's copies as bulk tensor copies that
+  /// complete on per-stage "full" mbarriers; the kernel's own threads (the
+  /// consumers) wait on them, run the body, and release each stage on its
+  /// "empty" mbarrier once the MMAs reading it are done. No block barrier
+  /// per iteration.
+  LogicalResult lowerPipelinedSpecialized(PipelinedOp loop, Value count,
+                                          const llvm::SmallPtrSetImpl<Operation *> &ahead,
+                                          int64_t stages);
   /// A tensor -> shared copy issued ahead with cp.async (zero-filled when
   /// `valid` is false or past the tensor).
   void lowerAsyncCopy(CopyOp copy, Value valid);
@@ -253,6 +267,10 @@ private:
   /// Accumulators of async MMAs a pipelined loop leaves in flight, with
   /// their register counts: fenced after the loop's final wait.
   SmallVector<std::pair<Value, int64_t>> asyncAccumulators_;
+  /// Nonzero once a warp-specialized loop split the block: the consumers'
+  /// thread count, which barriers then synchronize.
+  int64_t consumerThreads_ = 0;
+  gpu::GPUFuncOp func_;
 };
 
 Value KernelLowering::convert(Value value, Type to) {
@@ -273,7 +291,13 @@ Value KernelLowering::convert(Value value, Type to) {
 void KernelLowering::barrier() {
   if (lastWasBarrier_)
     return;
-  gpu::BarrierOp::create(b_, loc_);
+  // After a warp-specialized loop only the consumers run on: a named
+  // barrier over their count (the producers have exited).
+  if (consumerThreads_)
+    emitPtx(b_, loc_, "bar.sync 1, " + std::to_string(consumerThreads_) + ";", "", {}, {},
+            /*sideEffects=*/true);
+  else
+    gpu::BarrierOp::create(b_, loc_);
   lastWasBarrier_ = true;
 }
 
@@ -307,6 +331,7 @@ LogicalResult KernelLowering::run() {
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
   func.setKnownBlockSizeAttr(
       b_.getDenseI32ArrayAttr({int32_t(kernel_.getThreads()), 1, 1}));
+  func_ = func;
   entry_ = &func.getBody().front();
   b_.setInsertionPointToStart(entry_);
 
@@ -898,6 +923,24 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
   int64_t inFlight = asyncMma && stages >= 3 ? 1 : 0;
   int64_t distance = stages - 1 - inFlight;
 
+  // Warp specialization where the target has bulk tensor copies and
+  // mbarriers, the loop sits at the kernel's top level, every copy ahead is
+  // a bulk tensor copy, and the rest of the body is the async MMA and pure
+  // arithmetic (nothing else touches shared memory between the stages).
+  bool specialize = asyncMma && caps_.hasBulkTensorCopy && caps_.hasMbarrier &&
+                    loop->getBlock() == &kernel_.getBodyBlock() &&
+                    kernel_.getThreads() % 128 == 0 &&
+                    kernel_.getThreads() + 128 <= caps_.maxThreadsPerBlock && stages >= 2;
+  for (Operation &op : loop.getBodyBlock().without_terminator()) {
+    if (ahead.contains(&op))
+      specialize &= canUseBulkTensorCopy(cast<CopyOp>(op));
+    else if (!isa<GemmOp, DimOp>(op))
+      specialize &= op.getNumRegions() == 0 && !isa<TileDialect>(op.getDialect()) &&
+                    isMemoryEffectFree(&op);
+  }
+  if (specialize)
+    return lowerPipelinedSpecialized(loop, count, ahead, stages);
+
   // cp.async multi-stage (PTX ISA §9.7.9.25): the prologue issues the
   // copies of iterations 0 .. D-1 (D = S - 1, or S - 2 with an MMA group in
   // flight); iteration k waits for its own group, synchronizes once, issues
@@ -971,6 +1014,232 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
     fenceRegisters(fragment, regs);
   asyncAccumulators_.clear();
   emitPtx(b_, loc_, "cp.async.wait_group 0;", "", {}, {}, /*sideEffects=*/true);
+  lastWasBarrier_ = false;
+  return success();
+}
+
+bool KernelLowering::canUseBulkTensorCopy(CopyOp copy) {
+  const TensorInfo &tensor = tensors_[copy.getSrc()];
+  const BufferInfo &dst = buffers_[copy.getDst()];
+  if (tensor.type.getRank() != 2 || dst.swizzle.rowBytes == 0 ||
+      tensor.type.getElementType() != dst.type.getElementType())
+    return false;
+  int64_t element = getElementBytes(tensor.type.getElementType());
+  ArrayRef<int64_t> tile = copy.getTileType().getShape();
+  return (tensor.divisors[1] * element) % 16 == 0 && tile[0] <= 256 &&
+         dst.swizzle.rowBytes / element <= 256;
+}
+
+LogicalResult KernelLowering::lowerPipelinedSpecialized(
+    PipelinedOp loop, Value count, const llvm::SmallPtrSetImpl<Operation *> &ahead,
+    int64_t stages) {
+  MLIRContext *ctx = b_.getContext();
+  int64_t consumers = kernel_.getThreads();
+  Type i32 = b_.getI32Type();
+  auto toI32 = [&](Value index) { return arith::IndexCastOp::create(b_, loc_, i32, index); };
+  auto ptx = [&](StringRef text, StringRef constraints, ValueRange operands) {
+    emitPtx(b_, loc_, text, constraints, operands, {}, /*sideEffects=*/true);
+  };
+
+  // One tensor map per (tensor, box, swizzle), passed after the params.
+  struct Map {
+    Value tensor;
+    int64_t rows, columns, swizzle;
+    Value arg;
+  };
+  SmallVector<Map> maps;
+  SmallVector<int64_t> mapArgs, mapAttr;
+  DenseMap<Operation *, unsigned> mapOf;
+  int64_t stageBytes = 0;
+  for (Operation &op : loop.getBodyBlock().without_terminator()) {
+    if (!ahead.contains(&op))
+      continue;
+    auto copy = cast<CopyOp>(op);
+    const BufferInfo &dst = buffers_[copy.getDst()];
+    int64_t element = getElementBytes(dst.type.getElementType());
+    int64_t rows = copy.getTileType().getShape()[0];
+    int64_t columns = dst.swizzle.rowBytes / element;
+    stageBytes += dst.type.getNumElements() * element;
+    auto it = llvm::find_if(maps, [&](const Map &map) {
+      return map.tensor == copy.getSrc() && map.rows == rows && map.columns == columns &&
+             map.swizzle == dst.swizzle.rowBytes;
+    });
+    if (it == maps.end()) {
+      unsigned param = 0;
+      for (unsigned i = 0; i < kernel_.getNumKernelArguments(); ++i)
+        if (kernel_.getKernelArgument(i) == copy.getSrc())
+          param = i;
+      unsigned index = func_.getNumArguments();
+      func_.insertArgument(index, LLVM::LLVMPointerType::get(ctx), 
+                           b_.getDictionaryAttr(b_.getNamedAttr(
+                               LLVM::LLVMDialect::getAlignAttrName(), b_.getI64IntegerAttr(64))),
+                           loc_);
+      maps.push_back({copy.getSrc(), rows, columns, dst.swizzle.rowBytes,
+                      func_.getArgument(index)});
+      mapArgs.push_back(index);
+      mapAttr.append({int64_t(param), rows, columns, dst.swizzle.rowBytes});
+      it = std::prev(maps.end());
+    }
+    mapOf[&op] = it - maps.begin();
+  }
+  func_->setAttr(kTensorMapArgsAttr, b_.getDenseI64ArrayAttr(mapArgs));
+  func_->setAttr(kTensorMapsAttr, b_.getDenseI64ArrayAttr(mapAttr));
+  func_->setAttr(kLoweredBlockThreadsAttr, b_.getI64IntegerAttr(consumers + 128));
+  func_.setKnownBlockSizeAttr(b_.getDenseI32ArrayAttr({int32_t(consumers + 128), 1, 1}));
+
+  // mbarriers after the planned buffers: full[s], then empty[s].
+  int64_t planned = 0;
+  if (auto bytes = kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr))
+    planned = bytes.getInt();
+  int64_t barrierOffset = llvm::alignTo(planned, 8);
+  func_->setAttr(kLoweredSharedBytesAttr, b_.getI64IntegerAttr(barrierOffset + 16 * stages));
+  Value sharedStart = memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, sharedBase_);
+  auto full = [&](Value stage) {
+    return toI32(add(sharedStart, add(cst(barrierOffset), mul(stage, cst(8)))));
+  };
+  auto empty = [&](Value stage) {
+    return toI32(add(sharedStart, add(cst(barrierOffset + 8 * stages), mul(stage, cst(8)))));
+  };
+  // Waits until the phase of parity `parity` of an mbarrier completed.
+  auto wait = [&](Value barrier, Value parity) {
+    ptx("{\n.reg .pred done;\nwait:\nmbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
+        "@done bra ready;\nbra wait;\nready:\n}",
+        "r,r", {barrier, parity});
+  };
+  Value zero = cst(0);
+  auto isThread = [&](int64_t t) {
+    return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, threadId_, cst(t));
+  };
+
+  // Thread 0 initializes the barriers; everyone sees them after the barrier.
+  barrier();
+  {
+    auto init = scf::IfOp::create(b_, loc_, isThread(0), /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(init.thenBlock()->getTerminator());
+    for (int64_t s = 0; s < stages; ++s) {
+      ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", {full(cst(s))});
+      ptx("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(consumers) + ";", "r",
+          {empty(cst(s))});
+    }
+    ptx("fence.mbarrier_init.release.cluster;", "", {});
+  }
+  lastWasBarrier_ = false;
+  barrier();
+
+  // Register budget: the producer gives registers back to the consumers
+  // (setmaxnreg) when the block's default share would be tight.
+  int64_t threads = consumers + 128;
+  int64_t share = std::min<int64_t>(caps_.registersPerThread,
+                                    caps_.registersPerSM / threads / 8 * 8);
+  int64_t producerRegs = 40;
+  int64_t consumerRegs =
+      std::min<int64_t>(240, (caps_.registersPerSM - 128 * producerRegs) / consumers / 8 * 8);
+  bool rebalance = caps_.hasWarpgroupMma && share < caps_.registersPerThread &&
+                   consumerRegs > share;
+
+  // The producer warpgroup: one thread issues every stage's copies.
+  Value isProducer =
+      arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::uge, threadId_, cst(consumers));
+  {
+    auto producer = scf::IfOp::create(b_, loc_, isProducer, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(producer.thenBlock()->getTerminator());
+    if (rebalance)
+      ptx("setmaxnreg.dec.sync.aligned.u32 " + std::to_string(producerRegs) + ";", "", {});
+    auto elected = scf::IfOp::create(b_, loc_, isThread(consumers), false);
+    {
+      OpBuilder::InsertionGuard inner(b_);
+      b_.setInsertionPoint(elected.thenBlock()->getTerminator());
+      auto forOp = scf::ForOp::create(b_, loc_, zero, count, cst(1));
+      b_.setInsertionPoint(forOp.getBody()->getTerminator());
+      Value k = forOp.getInductionVar();
+      Value stage = arith::RemUIOp::create(b_, loc_, k, cst(stages));
+      Value round = arith::DivUIOp::create(b_, loc_, k, cst(stages));
+      // The first round finds every stage free (the phase before the
+      // barrier's first one counts as complete).
+      Value parity = toI32(arith::XOrIOp::create(
+          b_, loc_, arith::AndIOp::create(b_, loc_, round, cst(1)), cst(1)));
+      wait(empty(stage), parity);
+      ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], " + std::to_string(stageBytes) +
+              ";",
+          "r", {full(stage)});
+      IRMapping saved = map_;
+      map_.map(loop.getInductionVar(), k);
+      for (Operation &op : loop.getBodyBlock().without_terminator()) {
+        if (ahead.contains(&op)) {
+          auto copy = cast<CopyOp>(op);
+          BufferInfo &dst = buffers_[copy.getDst()];
+          const Map &map = maps[mapOf[&op]];
+          Value row = map_.lookupOrDefault(copy.getSrcOffsets()[0]);
+          Value col = map_.lookupOrDefault(copy.getSrcOffsets()[1]);
+          Value previous = dst.stage;
+          dst.stage = stage;
+          Value tensorMap = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), map.arg);
+          for (int64_t p = 0; p < dst.swizzle.panels; ++p) {
+            Value target = arith::TruncIOp::create(
+                b_, loc_, i32, sharedAddress(dst, {zero, cst(p * map.columns)}));
+            ptx("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::"
+                "bytes [$0], [$1, {$2, $3}], [$4];",
+                "r,l,r,r,r",
+                {target, tensorMap, toI32(add(col, cst(p * map.columns))), toI32(row),
+                 full(stage)});
+          }
+          dst.stage = previous;
+        } else if (isa<DimOp>(op)) {
+          (void)lowerOp(op);
+        } else if (!isa<GemmOp>(op)) {
+          b_.clone(op, map_);
+        }
+      }
+      map_ = saved;
+    }
+    ptx("exit;", "", {});
+  }
+
+  // The consumers: the kernel's own threads.
+  consumerThreads_ = consumers;
+  lastWasBarrier_ = false;
+  if (rebalance)
+    ptx("setmaxnreg.inc.sync.aligned.u32 " + std::to_string(consumerRegs) + ";", "", {});
+  auto forOp = scf::ForOp::create(b_, loc_, zero, count, cst(1));
+  {
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(forOp.getBody()->getTerminator());
+    Value k = forOp.getInductionVar();
+    Value stage = arith::RemUIOp::create(b_, loc_, k, cst(stages));
+    Value round = arith::DivUIOp::create(b_, loc_, k, cst(stages));
+    wait(full(stage), toI32(arith::AndIOp::create(b_, loc_, round, cst(1))));
+    SmallVector<std::pair<Value, Value>> restore;
+    for (Operation *op : ahead) {
+      BufferInfo &dst = buffers_[cast<CopyOp>(op).getDst()];
+      restore.emplace_back(cast<CopyOp>(op).getDst(), dst.stage);
+      dst.stage = stage;
+    }
+    map_.map(loop.getInductionVar(), k);
+    inAsyncMmaPipeline_ = true;
+    asyncMmaInFlight_ = 1;
+    lastWasBarrier_ = true; // the full barrier orders this stage's reads
+    for (Operation &op : loop.getBodyBlock().without_terminator())
+      if (!ahead.contains(&op) && failed(lowerOp(op)))
+        return failure();
+    inAsyncMmaPipeline_ = false;
+    asyncMmaInFlight_ = 0;
+    for (auto &[buffer, previous] : restore)
+      buffers_[buffer].stage = previous;
+    // The MMAs of iteration k - 1 are complete (one group stays in flight):
+    // its stage goes back to the producer.
+    Value positive = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ugt, k, zero);
+    auto release = scf::IfOp::create(b_, loc_, positive, false);
+    b_.setInsertionPoint(release.thenBlock()->getTerminator());
+    Value previousStage =
+        arith::RemUIOp::create(b_, loc_, add(k, cst(stages - 1)), cst(stages));
+    ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", {empty(previousStage)});
+  }
+  ptx("wgmma.wait_group.sync.aligned 0;", "", {});
+  for (auto [fragment, regs] : asyncAccumulators_)
+    fenceRegisters(fragment, regs);
+  asyncAccumulators_.clear();
   lastWasBarrier_ = false;
   return success();
 }

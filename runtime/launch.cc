@@ -203,6 +203,69 @@ absl::Status EvaluateGrid(const CompiledKernel& kernel,
   return absl::OkStatus();
 }
 
+int DTypeBytes(DType dtype) {
+  switch (dtype) {
+    case DTYPE_F16:
+    case DTYPE_BF16:
+      return 2;
+    case DTYPE_F32:
+    case DTYPE_I32:
+      return 4;
+    case DTYPE_F64:
+    case DTYPE_I64:
+      return 8;
+    case DTYPE_I8:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/// Describes each tensor map the kernel takes (encoded by EncodeTensorMaps):
+/// dimensions and byte strides innermost first, the box, the swizzle.
+absl::Status PackTensorMaps(const CompiledKernel& kernel,
+                            absl::Span<const KernelArg> args,
+                            PackedLaunch& packed) {
+  packed.tensor_maps.reserve(kernel.tensor_maps_size());
+  for (int j = 0; j < kernel.tensor_maps_size(); ++j) {
+    const TensorMap& map = kernel.tensor_maps(j);
+    const auto* tensor =
+        map.param() >= 0 && map.param() < static_cast<int>(args.size())
+            ? std::get_if<TensorArg>(&args[map.param()])
+            : nullptr;
+    if (tensor == nullptr ||
+        map.box_size() != static_cast<int>(tensor->shape.size()) ||
+        map.box_size() < 1 || map.box_size() > 5) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "malformed kernel: tensor map ", j, " refers to param ", map.param(),
+          " with a box of rank ", map.box_size()));
+    }
+    PackedLaunch::TensorMapParam out;
+    out.dtype = tensor->dtype;
+    out.address = tensor->ptr;
+    out.swizzle_bytes = map.swizzle_bytes();
+    const int64_t element = DTypeBytes(tensor->dtype);
+    int64_t stride = element;
+    for (int axis = map.box_size() - 1; axis >= 0; --axis) {
+      out.dims.push_back(static_cast<uint64_t>(tensor->shape[axis]));
+      out.box.push_back(static_cast<uint32_t>(map.box(axis)));
+      if (axis != map.box_size() - 1) {
+        // cuTensorMapEncodeTiled takes strides that are multiples of 16.
+        if (stride % 16 != 0 && tensor->shape[axis] > 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "argument ", map.param(), " (", kernel.params(map.param()).name(),
+              "): dimension ", axis, " has a stride of ", stride,
+              " bytes; the kernel's bulk tensor copies need multiples of 16"));
+        }
+        out.strides_bytes.push_back(static_cast<uint64_t>(stride));
+      }
+      stride *= tensor->shape[axis];
+    }
+    packed.tensor_maps.push_back(std::move(out));
+  }
+  return absl::OkStatus();
+}
+
 /// The checks of PrepareLaunch, without the entry-name prefix.
 absl::StatusOr<PackedLaunch> PrepareLaunchImpl(
     const CompiledKernel& kernel, absl::Span<const KernelArg> args) {
@@ -297,7 +360,10 @@ absl::StatusOr<PackedLaunch> PrepareLaunchImpl(
   }
 
   TESSERA_RETURN_IF_ERROR(EvaluateGrid(kernel, dim_names, packed));
+  TESSERA_RETURN_IF_ERROR(PackTensorMaps(kernel, args, packed));
   for (uint64_t& slot : packed.slots) packed.kernel_params.push_back(&slot);
+  for (PackedLaunch::TensorMapParam& map : packed.tensor_maps)
+    packed.kernel_params.push_back(map.cell);
   return packed;
 }
 
@@ -418,9 +484,58 @@ absl::Status Launch(const LoadedKernel& kernel,
   return Launch(kernel, packed, stream);
 }
 
+absl::Status EncodeTensorMaps(const CudaDriver& driver, PackedLaunch& packed) {
+  for (PackedLaunch::TensorMapParam& map : packed.tensor_maps) {
+    bool empty = false;
+    for (uint64_t d : map.dims) empty = empty || d == 0;
+    if (empty) continue;  // nothing is copied from an empty tensor
+    CUtensorMapDataType type;
+    switch (map.dtype) {
+      case DTYPE_F16: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT16; break;
+      case DTYPE_BF16: type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; break;
+      case DTYPE_F32: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; break;
+      default:
+        return absl::InvalidArgumentError(
+            absl::StrCat("tensor maps of ", DTypeName(map.dtype), " are not supported"));
+    }
+    CUtensorMapSwizzle swizzle = map.swizzle_bytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                                 : map.swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                 : map.swizzle_bytes == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                           : CU_TENSOR_MAP_SWIZZLE_NONE;
+    std::vector<cuuint64_t> dims(map.dims.begin(), map.dims.end());
+    std::vector<cuuint64_t> strides(map.strides_bytes.begin(), map.strides_bytes.end());
+    std::vector<cuuint32_t> box(map.box.begin(), map.box.end());
+    std::vector<cuuint32_t> element_strides(map.box.size(), 1);
+    absl::Status status = ToStatus(
+        driver.cuTensorMapEncodeTiled(
+            reinterpret_cast<CUtensorMap*>(map.cell), type,
+            static_cast<cuuint32_t>(dims.size()), reinterpret_cast<void*>(map.address),
+            dims.data(), strides.data(), box.data(), element_strides.data(),
+            CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+        "cuTensorMapEncodeTiled");
+    if (!status.ok()) {
+      return absl::Status(
+          status.code(),
+          absl::StrCat(status.message(), " (dims [", absl::StrJoin(map.dims, ", "),
+                       "], box [", absl::StrJoin(map.box, ", "), "], swizzle ",
+                       map.swizzle_bytes, ")"));
+    }
+  }
+  packed.tensor_maps_encoded = true;
+  return absl::OkStatus();
+}
+
 absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,
                     CUstream stream) {
   if (packed.empty) return absl::OkStatus();
+  if (!packed.tensor_maps.empty() && !packed.tensor_maps_encoded) {
+    absl::Status status = EncodeTensorMaps(kernel.driver(), packed);
+    if (!status.ok()) {
+      return absl::Status(status.code(),
+                          absl::StrCat(kernel.entry(), ": ", status.message()));
+    }
+  }
   absl::Status status = ToStatus(
       kernel.driver().cuLaunchKernel(
           kernel.function(), static_cast<unsigned>(packed.grid[0]),

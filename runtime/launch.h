@@ -86,8 +86,23 @@ struct PackedLaunch {
   std::vector<uint64_t> slots;
   /// Size in bytes of each PTX parameter (4 or 8, 1 for i8).
   std::vector<int> slot_sizes;
-  /// &slots[i] for each i: the kernelParams array of cuLaunchKernel.
+  /// &slots[i] for each i, then &tensor_maps[j].cell for each j: the
+  /// kernelParams array of cuLaunchKernel.
   std::vector<void*> kernel_params;
+
+  /// A TMA tensor map parameter: what to encode, and the 128-byte cell
+  /// cuTensorMapEncodeTiled writes (EncodeTensorMaps, called by Launch).
+  struct TensorMapParam {
+    alignas(64) uint64_t cell[16] = {};
+    DType dtype = DTYPE_UNSPECIFIED;
+    uint64_t address = 0;
+    /// Innermost first, as the driver takes them.
+    std::vector<uint64_t> dims, strides_bytes;
+    std::vector<uint32_t> box;
+    int swizzle_bytes = 0;
+  };
+  std::vector<TensorMapParam> tensor_maps;
+  bool tensor_maps_encoded = false;
 };
 
 /// Evaluates `expr` with symbol k bound to `dynamic_dims[k]`. Errors on an
@@ -109,6 +124,10 @@ absl::StatusOr<PackedLaunch> PrepareLaunch(const CompiledKernel& kernel,
 absl::Status Launch(const LoadedKernel& kernel,
                     absl::Span<const KernelArg> args,
                     CUstream stream = nullptr);
+
+/// Encodes the tensor maps of a prepared launch with the driver (a host-side
+/// call; no GPU work). Launch does it once per PackedLaunch.
+absl::Status EncodeTensorMaps(const CudaDriver& driver, PackedLaunch& packed);
 
 /// Launches an already prepared launch (e.g. in a timing loop).
 absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,

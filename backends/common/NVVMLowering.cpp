@@ -114,11 +114,30 @@ mlir::FailureOr<std::unique_ptr<llvm::Module>> translateToOptimizedLLVMIR(
     module.emitError() << "no gpu.module to translate; run the lowering pipeline first";
     return mlir::failure();
   }
+  // Tensor-map params: by value (128 bytes) and __grid_constant__, so their
+  // address is the param itself (cvta.param) as cp.async.bulk.tensor needs.
+  llvm::StringMap<llvm::SmallVector<int64_t>> tensorMapArgs;
+  gpuModule.walk([&](mlir::Operation *op) {
+    auto name = op->getAttrOfType<mlir::StringAttr>(mlir::SymbolTable::getSymbolAttrName());
+    if (auto args = op->getAttrOfType<mlir::DenseI64ArrayAttr>(kTensorMapArgsAttr); args && name)
+      tensorMapArgs[name.getValue()].assign(args.asArrayRef().begin(), args.asArrayRef().end());
+  });
   std::unique_ptr<llvm::Module> llvmModule =
       mlir::translateModuleToLLVMIR(gpuModule, context, gpuModule.getName());
   if (!llvmModule) {
     gpuModule.emitError() << "translation to LLVM IR failed";
     return mlir::failure();
+  }
+  for (auto &[name, args] : tensorMapArgs) {
+    llvm::Function *function = llvmModule->getFunction(name);
+    if (!function)
+      continue;
+    for (int64_t index : args) {
+      llvm::Argument *arg = function->getArg(index);
+      arg->addAttr(llvm::Attribute::getWithByValType(
+          context, llvm::ArrayType::get(llvm::Type::getInt8Ty(context), 128)));
+      arg->addAttr(llvm::Attribute::get(context, "nvvm.grid_constant"));
+    }
   }
   std::string error;
   std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(options, error);

@@ -7,13 +7,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rm -rf .device && mkdir -p .device/bundles
-bazel build --config=portable //benchmarks:device_runner //tests/runtime:runtime_gpu_test //tools:tessera-run
-cp bazel-bin/benchmarks/device_runner bazel-bin/tools/tessera-run .device/
+bazel build --config=portable //benchmarks:device_runner //benchmarks:gemm_probe \
+  //tests/runtime:runtime_gpu_test //tools:tessera-run
+cp bazel-bin/benchmarks/device_runner bazel-bin/benchmarks/gemm_probe bazel-bin/tools/tessera-run .device/
 cp bazel-bin/tests/runtime/runtime_gpu_test .device/
 bazel build //examples:all_examples //tests/conformance:write_bundles //benchmarks:variants
 ./bazel-bin/examples/all_examples --no-run --bundle-dir=.device/bundles | tee .device/compile_table.txt
 ./bazel-bin/tests/conformance/write_bundles .device/bundles
 ./bazel-bin/benchmarks/variants --target=sm_90a .device/bundles/sm_90a.variants.pb
 ./bazel-bin/benchmarks/variants --target=sm_80 .device/bundles/sm_80.variants.pb
+./bazel-bin/benchmarks/variants --probe --target=sm_90a .device/probe.pb
 cp benchmarks/peers.py benchmarks/device/run.sh .device/
 ls -la .device .device/bundles

@@ -12,6 +12,14 @@ if [ -x .device/runtime_gpu_test ]; then
   ./.device/runtime_gpu_test 2>&1 | tail -n 4 | tee "$out/runtime_gpu_test.txt"
   ((status |= PIPESTATUS[0]))
 fi
+# Where the sm_90a GEMMs read their operands (one-hot inputs), one process
+# per kernel so that a fault names its kernel.
+mkdir -p "$out/probe"
+for k in $(./.device/tessera-run --bundle=.device/probe.pb --list | grep -o 'probe_[0-9a-z_]*' | sort -u); do
+  ./.device/gemm_probe "$out/probe" --only="$k" .device/probe.pb 2>&1 | tee -a "$out/probe.txt"
+  ((status |= PIPESTATUS[0]))
+done
+tar czf "$out/probe.tgz" -C "$out" probe && rm -rf "$out/probe"
 ./.device/device_runner --workloads=conformance --csv="$out/conformance.csv" \
   .device/bundles/*.conformance.pb 2>&1 | tee "$out/conformance.txt"
 ((status |= PIPESTATUS[0]))

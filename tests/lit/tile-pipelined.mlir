@@ -4,9 +4,16 @@
 // RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_80 --emit=tile | FileCheck %s --check-prefix=PLAN
 // RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=ASYNC
 // On sm_90a the gemm is a wgmma reading shared memory through the async
-// proxy: each iteration fences the proxies before its barrier, keeps one
-// MMA group in flight, and the copies run S - 2 = 1 iteration ahead.
-// RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=WGMMA
+// proxy. With bulk tensor copies possible (row pitches provably multiples of
+// 16 bytes) the loop is warp-specialized: a producer warpgroup (the block
+// grows from 128 to 256 threads) issues cp.async.bulk.tensor into each stage
+// and the consumers wait on per-stage mbarriers, keep one wgmma group in
+// flight and release the previous stage; no block barrier per iteration.
+// RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=SPECIALIZED
+// Without that proof, copies go ahead by cp.async (or loads), the proxies
+// are fenced before the barrier, one wgmma group stays in flight and the
+// copies run S - 2 = 1 iteration ahead.
+// RUN: %tessera-compile %S/Inputs/gemm-pipelined-unaligned.mlir --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=WGMMA
 // RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_70 --emit=ptx | FileCheck %s --check-prefix=INORDER
 // RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_70 --emit=tile | FileCheck %s --check-prefix=PLAN70
 // Offsets of copies issued ahead may use tensor dimensions read in the loop.
@@ -26,22 +33,37 @@
 // ASYNC: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // ASYNC: cp.async.wait_group 0
 
-// WGMMA: cp.async.cg.shared.global
-// WGMMA: cp.async.commit_group
-// WGMMA-NOT: cp.async.commit_group
-// WGMMA: cp.async.wait_group 0
-// WGMMA-NEXT: // end inline asm
-// WGMMA-NEXT: // begin inline asm
-// WGMMA-NEXT: fence.proxy.async.shared::cta;
-// WGMMA: bar.sync
-// WGMMA: cp.async.commit_group
+// SPECIALIZED: .param .align 64 .b8 gemm_param_9[128],
+// SPECIALIZED-NEXT: .param .align 64 .b8 gemm_param_10[128]
+// SPECIALIZED: .maxntid 256, 1, 1
+// SPECIALIZED: mbarrier.init.shared::cta.b64 [{{%r[0-9]+}}], 1;
+// SPECIALIZED: mbarrier.init.shared::cta.b64 [{{%r[0-9]+}}], 128;
+// SPECIALIZED: fence.mbarrier_init.release.cluster;
+// SPECIALIZED: bar.sync 0;
+// SPECIALIZED: mbarrier.try_wait.parity.shared::cta.b64
+// SPECIALIZED: mbarrier.arrive.expect_tx.shared::cta.b64 _, [{{%r[0-9]+}}], 8192;
+// SPECIALIZED: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// SPECIALIZED: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// SPECIALIZED: exit;
+// SPECIALIZED: mbarrier.try_wait.parity.shared::cta.b64
+// SPECIALIZED: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// SPECIALIZED: wgmma.wait_group.sync.aligned 1;
+// SPECIALIZED: mbarrier.arrive.shared::cta.b64 _,
+// SPECIALIZED: wgmma.wait_group.sync.aligned 0;
+// SPECIALIZED-NOT: bar.sync 0;
+// SPECIALIZED-NOT: cp.async.wait_group
+
+// (LLVM places the loop's first block, fence and barrier, after its body.)
+// WGMMA: ld.global.b16
 // WGMMA: wgmma.fence.sync.aligned
 // WGMMA: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
 // WGMMA: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
 // WGMMA: wgmma.commit_group.sync.aligned
 // WGMMA: wgmma.wait_group.sync.aligned 1
+// WGMMA: fence.proxy.async.shared::cta;
+// WGMMA-NEXT: // end inline asm
+// WGMMA-NEXT: bar.sync 0;
 // WGMMA: wgmma.wait_group.sync.aligned 0
-// WGMMA: cp.async.wait_group 0
 
 // DIM: cp.async.cg.shared.global
 // DIM: cp.async.commit_group
