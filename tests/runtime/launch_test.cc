@@ -106,6 +106,56 @@ TEST(PrepareLaunch, PacksMixedStaticAndDynamicDimsWithTwoDimensionalGrid) {
   EXPECT_EQ(packed->shared_memory_bytes, 96 * 1024);
 }
 
+/// A GEMM-like kernel that takes tensor maps of A (128 x 64 boxes) and B
+/// (64 x 64 boxes), both with a 128-byte swizzle.
+CompiledKernel TensorMapKernel() {
+  CompiledKernel kernel;
+  kernel.set_entry("gemm");
+  AddTensor(kernel, "A", DTYPE_F16, {-1, -1});
+  AddTensor(kernel, "B", DTYPE_F16, {-1, -1});
+  *kernel.add_grid() = Constant(1);
+  kernel.set_block_threads(384);
+  for (auto [param, rows] : {std::pair<int, int64_t>{0, 128}, {1, 64}}) {
+    TensorMap* map = kernel.add_tensor_maps();
+    map->set_param(param);
+    map->add_box(rows);
+    map->add_box(64);
+    map->set_swizzle_bytes(128);
+  }
+  return kernel;
+}
+
+TEST(PrepareLaunch, DescribesTensorMapsAfterTheParams) {
+  const std::vector<KernelArg> args = {TensorArg{kBase, DTYPE_F16, {300, 4000}},
+                                       TensorArg{kBase + 0x1000000, DTYPE_F16, {4000, 520}}};
+  absl::StatusOr<PackedLaunch> packed = PrepareLaunch(TensorMapKernel(), args);
+  ASSERT_TRUE(packed.ok()) << packed.status();
+  ASSERT_EQ(packed->tensor_maps.size(), 2u);
+  const PackedLaunch::TensorMapParam& a = packed->tensor_maps[0];
+  // Innermost first: columns, then rows with an 8000-byte row pitch.
+  EXPECT_THAT(a.dims, ElementsAre(4000, 300));
+  EXPECT_THAT(a.strides_bytes, ElementsAre(8000));
+  EXPECT_THAT(a.box, ElementsAre(64, 128));
+  EXPECT_EQ(a.address, kBase);
+  EXPECT_EQ(a.swizzle_bytes, 128);
+  EXPECT_THAT(packed->tensor_maps[1].box, ElementsAre(64, 64));
+  // 2 x (pointer, 2 dims) slots, then the two 64-byte aligned map cells.
+  ASSERT_EQ(packed->kernel_params.size(), 8u);
+  EXPECT_EQ(packed->kernel_params[6], packed->tensor_maps[0].cell);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(packed->kernel_params[7]) % 64, 0u);
+  EXPECT_FALSE(packed->tensor_maps_encoded);
+}
+
+TEST(PrepareLaunch, RejectsTensorMapRowPitchNotAMultipleOf16Bytes) {
+  const std::vector<KernelArg> args = {TensorArg{kBase, DTYPE_F16, {300, 4001}},
+                                       TensorArg{kBase + 0x1000000, DTYPE_F16, {4001, 520}}};
+  absl::StatusOr<PackedLaunch> packed = PrepareLaunch(TensorMapKernel(), args);
+  ASSERT_FALSE(packed.ok());
+  EXPECT_THAT(std::string(packed.status().message()),
+              HasSubstr("gemm: argument 0 (A): dimension 0 has a stride of 8002 bytes; the "
+                        "kernel's bulk tensor copies need multiples of 16"));
+}
+
 TEST(PrepareLaunch, RejectsWrongArgumentCount) {
   std::vector<KernelArg> args = VectorAddArgs(8, 8, 8);
   args.pop_back();
