@@ -100,6 +100,9 @@ struct MmaAtom {
   /// largest N one instruction takes; N is then any multiple of `n` up to
   /// it. 0 for atoms of one fixed shape.
   int64_t maxN = 0;
+  /// The tile one warp covers per instruction where it is not m x n: the
+  /// four quadpairs of m8n8k4 cover 16 x 16. 0 for m x n.
+  int64_t warpM = 0, warpN = 0;
   /// Operands read from shared memory through matrix descriptors by the
   /// asynchronous proxy (wgmma): writers of those buffers must fence the
   /// proxies before the instruction reads them.

@@ -27,12 +27,16 @@ struct GemmConfig {
 
   /// The tuned defaults for a target: on sm_90a two warpgroups, each one
   /// 64 x 256 wgmma accumulator (128 x 256 x 64 tiles, 4 stages, 192 KiB of
-  /// shared memory); elsewhere the defaults above.
+  /// shared memory); on sm_70 256 threads; elsewhere the defaults above.
   static GemmConfig ForTarget(const std::string& target) {
     GemmConfig c;
     if (target == "sm_90a") {
       c.bm = 128, c.bn = 256, c.bk = 64;
       c.stages = 4, c.threads = 256;
+    } else if (target == "sm_70") {
+      // Eight warps of 64 x 32: m8n8k4's operands are not shared between
+      // quadpairs, so smaller warp tiles keep the registers in bounds.
+      c.threads = 256;
     }
     return c;
   }

@@ -37,19 +37,22 @@ std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64
   if (atom.threads != 32)
     return std::nullopt;
   int64_t warps = threads / 32;
+  // A warp's step: m16n8k16's B fragments load two n-atoms at a time
+  // (ldmatrix .x4); m8n8k4's quadpairs cover 16 x 16.
+  int64_t stepM = atom.warpM ? atom.warpM : atom.m;
+  int64_t stepN = atom.warpN ? atom.warpN : atom.n * 2;
   std::optional<WarpTiling> best;
   for (int64_t wm = 1; wm <= warps; ++wm) {
     if (warps % wm != 0)
       continue;
     int64_t wn = warps / wm;
-    // B fragments load two n-atoms at a time (ldmatrix .x4).
-    if (m % (wm * atom.m) != 0 || n % (wn * atom.n * 2) != 0)
+    if (m % (wm * stepM) != 0 || n % (wn * stepN) != 0)
       continue;
     int64_t tm = m / wm, tn = n / wn;
     // Prefer square warp tiles (fewest shared loads per MMA), then taller.
     auto cost = [](int64_t a, int64_t b) { return std::max(a, b) * 1000 / std::min(a, b); };
     if (!best || cost(tm, tn) < cost(m / best->warpsM, n / best->warpsN))
-      best = WarpTiling{wm, wn};
+      best = WarpTiling{wm, wn, atom.warpM ? atom.m : 16, atom.warpN ? atom.n : 8};
   }
   return best;
 }
@@ -69,8 +72,7 @@ static std::string whyIllegalFor(const MmaAtom &atom, tile::GemmOp gemm, int64_t
     return "";
   }
   if (!a.isShared() || !b.isShared())
-    return atom.name + (atom.readsSharedAsync ? " reads A and B from shared memory"
-                                              : " loads A and B from shared memory with ldmatrix");
+    return atom.name + " reads A and B from shared memory";
   if (atom.threads == 128) {
     if (gemm.getM() != 64 * (threads / 128))
       return atom.name + " needs 64 rows of the tile per warpgroup (tile M " +

@@ -209,6 +209,15 @@ private:
   /// The shared-window byte address (i64) of a shared buffer element.
   Value sharedAddress(const BufferInfo &info, ArrayRef<Value> coords);
   LogicalResult lowerGemmMma(GemmOp gemm, const MmaAtom &atom);
+  /// mma.sync.aligned.m8n8k4 (Volta): each quadpair of a warp computes one
+  /// 8 x 8 block of a 16 x 16 warp step; operands are 8-byte shared loads.
+  LogicalResult lowerGemmQuadpair(GemmOp gemm, const MmaAtom &atom);
+  /// The accumulator layout of m8n8k4 with f32 accumulators (PTX ISA
+  /// §9.7.14.5.1): quadpair q = (lane / 4) mod 4 holds the 8 x 8 block at
+  /// (8 (q mod 2), 8 (q / 2)) of each 16 x 16 step; register i of lane l is
+  /// row (l & 1) + (i & 2) + 4 (l >= 16), column (i & 4) + (l & 2) + (i & 1).
+  void forEachQuadpairOwned(ArrayRef<int64_t> shape, MmaLayoutAttr mma,
+                            llvm::function_ref<void(const Chunk &)> body);
   /// wgmma.mma_async with A and B read from swizzled shared buffers through
   /// matrix descriptors (PTX ISA §9.7.15.5.1.2).
   LogicalResult lowerGemmWgmma(GemmOp gemm, const MmaAtom &atom);
@@ -513,6 +522,10 @@ void KernelLowering::forEachOwned(ArrayRef<int64_t> shape, DistributionAttr dist
     forEachChunk(shape, dist, body);
     return;
   }
+  if (mma.getM() == 8 && mma.getN() == 8) {
+    forEachQuadpairOwned(shape, mma, body);
+    return;
+  }
   // The m16n8 accumulator layout (PTX ISA §9.7.14.5.8, "Matrix fragments
   // for mma.m16n8k16 with floating point type"): lane = 4 g + t holds rows
   // g and g + 8, columns 2t and 2t + 1 of each atom tile.
@@ -531,6 +544,35 @@ void KernelLowering::forEachOwned(ArrayRef<int64_t> shape, DistributionAttr dist
         chunk.coords = {add(rowBase, cst(mi * mma.getM() + 8 * h)),
                         add(colBase, cst(ni * mma.getN()))};
         chunk.firstSlot = ((mi * nt + ni) * 2 + h) * 2;
+        chunk.vector = 2;
+        body(chunk);
+      }
+}
+
+void KernelLowering::forEachQuadpairOwned(ArrayRef<int64_t> shape, MmaLayoutAttr mma,
+                                          llvm::function_ref<void(const Chunk &)> body) {
+  int64_t tm = shape[0] / mma.getWarpsM(), tn = shape[1] / mma.getWarpsN();
+  int64_t mt = tm / 16, nt = tn / 16;
+  Value warp = arith::DivUIOp::create(b_, loc_, threadId_, cst(32));
+  Value lane = arith::RemUIOp::create(b_, loc_, threadId_, cst(32));
+  Value quadpair = arith::RemUIOp::create(b_, loc_, arith::DivUIOp::create(b_, loc_, lane, cst(4)),
+                                          cst(4));
+  Value high = arith::DivUIOp::create(b_, loc_, lane, cst(16));
+  Value rowBase = add(
+      add(mul(arith::DivUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tm)),
+          mul(arith::RemUIOp::create(b_, loc_, quadpair, cst(2)), cst(8))),
+      add(arith::AndIOp::create(b_, loc_, lane, cst(1)), mul(high, cst(4))));
+  Value colBase = add(
+      add(mul(arith::RemUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tn)),
+          mul(arith::DivUIOp::create(b_, loc_, quadpair, cst(2)), cst(8))),
+      arith::AndIOp::create(b_, loc_, lane, cst(2)));
+  for (int64_t mi = 0; mi < mt; ++mi)
+    for (int64_t ni = 0; ni < nt; ++ni)
+      for (int64_t i = 0; i < 8; i += 2) {
+        Chunk chunk;
+        chunk.coords = {add(rowBase, cst(mi * 16 + (i & 2))),
+                        add(colBase, cst(ni * 16 + (i & 4)))};
+        chunk.firstSlot = (mi * nt + ni) * 8 + i;
         chunk.vector = 2;
         body(chunk);
       }
@@ -1314,6 +1356,8 @@ LogicalResult KernelLowering::lowerGemm(GemmOp gemm) {
     return lowerGemmSimt(gemm);
   if (atom->threads == 128)
     return lowerGemmWgmma(gemm, *atom);
+  if (atom->k == 4)
+    return lowerGemmQuadpair(gemm, *atom);
   return lowerGemmMma(gemm, *atom);
 }
 
@@ -1424,6 +1468,83 @@ LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
         SmallVector<Value> d = emitPtx(b_, loc_, mmaText, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
                                        operands, SmallVector<Type>(4, f32), false);
         for (int64_t e = 0; e < 4; ++e)
+          memref::StoreOp::create(b_, loc_, d[e], c.memref, ValueRange{cst(base + e)});
+      }
+    }
+  }
+  lastWasBarrier_ = false;
+  return success();
+}
+
+LogicalResult KernelLowering::lowerGemmQuadpair(GemmOp gemm, const MmaAtom &atom) {
+  const BufferInfo &a = buffers_[gemm.getA()];
+  const BufferInfo &b = buffers_[gemm.getB()];
+  const BufferInfo &c = buffers_[gemm.getC()];
+  MmaLayoutAttr mma = c.mma;
+  if (!mma || mma.getM() != 8 || mma.getN() != 8)
+    return gemm.emitOpError() << "atom " << atom.name
+                              << " needs its accumulator laid out by tile-layout-inference";
+  bool transA = gemm.getTransposeA(), transB = gemm.getTransposeB();
+  int64_t tm = gemm.getM() / mma.getWarpsM(), tn = gemm.getN() / mma.getWarpsN();
+  int64_t mt = tm / 16, nt = tn / 16;
+  Type i32 = b_.getI32Type(), f32 = b_.getF32Type();
+  barrier();
+  Value warp = arith::DivUIOp::create(b_, loc_, threadId_, cst(32));
+  Value lane = arith::RemUIOp::create(b_, loc_, threadId_, cst(32));
+  Value quadpair = arith::RemUIOp::create(b_, loc_, arith::DivUIOp::create(b_, loc_, lane, cst(4)),
+                                          cst(4));
+  // Within a quadpair: lanes 0-3 (low group) and 16-19 (high group).
+  Value inGroup = add(arith::RemUIOp::create(b_, loc_, lane, cst(4)),
+                      mul(arith::DivUIOp::create(b_, loc_, lane, cst(16)), cst(4)));
+  Value warpRow = add(mul(arith::DivUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tm)),
+                      mul(arith::RemUIOp::create(b_, loc_, quadpair, cst(2)), cst(8)));
+  Value warpCol = add(mul(arith::RemUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tn)),
+                      mul(arith::DivUIOp::create(b_, loc_, quadpair, cst(2)), cst(8)));
+  Value quarter = arith::RemUIOp::create(b_, loc_, lane, cst(4));
+  Value highHalf = mul(arith::DivUIOp::create(b_, loc_, lane, cst(16)), cst(4));
+  // Four contiguous f16 of a shared buffer as two b32 registers (one
+  // 8-byte load: the operand layout is chosen so they are contiguous).
+  auto load4 = [&](const BufferInfo &buffer, Value row, Value col) {
+    auto sharedPtr = LLVM::LLVMPointerType::get(b_.getContext(), 3);
+    Value address = LLVM::IntToPtrOp::create(b_, loc_, sharedPtr, sharedAddress(buffer, {row, col}));
+    Value pairs = LLVM::LoadOp::create(b_, loc_, VectorType::get({2}, i32), address, 8);
+    return SmallVector<Value>{
+        LLVM::ExtractElementOp::create(b_, loc_, pairs,
+                                       arith::ConstantIntOp::create(b_, loc_, i32, 0)),
+        LLVM::ExtractElementOp::create(b_, loc_, pairs,
+                                       arith::ConstantIntOp::create(b_, loc_, i32, 1))};
+  };
+  // A .row: lane's row, k0..k0+3; A transposed (K x M) .col: k = lane mod 4,
+  // its 4 rows. B .row (K x N): k = lane mod 4, its 4 columns; B transposed
+  // (N x K) .col: its column, k0..k0+3.
+  std::string mmaText = std::string("mma.sync.aligned.m8n8k4.") + (transA ? "col" : "row") + "." +
+                        (transB ? "col" : "row") +
+                        ".f32.f16.f16.f32 {$0, $1, $2, $3, $4, $5, $6, $7}, {$8, $9}, {$10, $11}, "
+                        "{$12, $13, $14, $15, $16, $17, $18, $19};";
+  for (int64_t ks = 0; ks < gemm.getK() / 4; ++ks) {
+    Value k0 = cst(ks * 4);
+    SmallVector<SmallVector<Value>> aRegs, bRegs;
+    for (int64_t mi = 0; mi < mt; ++mi) {
+      Value r0 = add(warpRow, cst(mi * 16));
+      aRegs.push_back(transA ? load4(a, add(k0, quarter), add(r0, highHalf))
+                             : load4(a, add(r0, inGroup), k0));
+    }
+    for (int64_t ni = 0; ni < nt; ++ni) {
+      Value c0 = add(warpCol, cst(ni * 16));
+      bRegs.push_back(transB ? load4(b, add(c0, inGroup), k0)
+                             : load4(b, add(k0, quarter), add(c0, highHalf)));
+    }
+    for (int64_t mi = 0; mi < mt; ++mi) {
+      for (int64_t ni = 0; ni < nt; ++ni) {
+        int64_t base = (mi * nt + ni) * 8;
+        SmallVector<Value> operands(aRegs[mi].begin(), aRegs[mi].end());
+        operands.append(bRegs[ni].begin(), bRegs[ni].end());
+        for (int64_t e = 0; e < 8; ++e)
+          operands.push_back(memref::LoadOp::create(b_, loc_, c.memref, ValueRange{cst(base + e)}));
+        SmallVector<Value> d =
+            emitPtx(b_, loc_, mmaText, "=f,=f,=f,=f,=f,=f,=f,=f,r,r,r,r,f,f,f,f,f,f,f,f", operands,
+                    SmallVector<Type>(8, f32), false);
+        for (int64_t e = 0; e < 8; ++e)
           memref::StoreOp::create(b_, loc_, d[e], c.memref, ValueRange{cst(base + e)});
       }
     }

@@ -19,6 +19,8 @@ const TargetCapabilities kSm70 = [] {
   caps.sharedMemoryPerBlock = 96 * 1024;
   caps.sharedMemoryPerSM = 96 * 1024;
   caps.mmaShapes = {"m8n8k4"};
+  // mma.sync.aligned.m8n8k4 is PTX ISA 6.4.
+  caps.ptxFeature = "+ptx64";
   return caps;
 }();
 
@@ -33,6 +35,14 @@ public:
   }
   void buildLoweringTail(mlir::OpPassManager &pm, const ComputeCapability &cc) const override {
     addCommonNVVMLowering(pm, cc);
+  }
+  /// Volta's tensor cores: mma.sync.aligned.m8n8k4 (PTX ISA §9.7.14.5.1),
+  /// four quadpairs per warp each computing an 8 x 8 x 4 product; f16 only
+  /// (Volta has no bf16), SIMT FMA for the rest.
+  std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
+    MmaAtom quadpair{"SM70_8x8x4_F32F16F16F32", 8, 8, 4, {"f16"}, 32};
+    quadpair.warpM = quadpair.warpN = 16;
+    return {quadpair, getSimtFmaAtom()};
   }
 };
 

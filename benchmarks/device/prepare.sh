@@ -16,6 +16,8 @@ bazel build //examples:all_examples //tests/conformance:write_bundles //benchmar
 ./bazel-bin/tests/conformance/write_bundles .device/bundles
 ./bazel-bin/benchmarks/variants --target=sm_90a .device/bundles/sm_90a.variants.pb
 ./bazel-bin/benchmarks/variants --target=sm_80 .device/bundles/sm_80.variants.pb
-./bazel-bin/benchmarks/variants --probe --target=sm_90a .device/probe.pb
+for target in sm_70 sm_80 sm_90a; do
+  ./bazel-bin/benchmarks/variants --probe --target=$target .device/bundles/$target.probe.pb
+done
 cp benchmarks/peers.py benchmarks/device/run.sh .device/
 ls -la .device .device/bundles

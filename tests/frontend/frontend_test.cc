@@ -201,11 +201,19 @@ TEST(Frontend, GemmRecordsDivisibilityAndPipelinedLoop) {
   EXPECT_EQ(compiled->shared_memory_bytes(), 3 * (4096 + 4096));
 }
 
-TEST(Frontend, GemmFallsBackToSimtWhereNoTensorCoreAtomIsLowered) {
-  auto compiled = SmallGemm().Compile({"sm_70"});
+TEST(Frontend, GemmFallsBackToSimtWhereTheTargetHasNoTensorCores) {
+  auto compiled = SmallGemm().Compile({"sm_60"});
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   EXPECT_NE(compiled->ptx().find("fma.rn.f32"), std::string::npos);
   EXPECT_EQ(compiled->ptx().find("mma.sync"), std::string::npos);
+  EXPECT_EQ(compiled->ptx().find("cp.async"), std::string::npos);
+}
+
+TEST(Frontend, GemmUsesVoltaQuadpairMmaOnSm70) {
+  auto compiled = SmallGemm().Compile({"sm_70"});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_NE(compiled->ptx().find("mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f32"),
+            std::string::npos);
   EXPECT_EQ(compiled->ptx().find("cp.async"), std::string::npos);
 }
 

@@ -2,7 +2,8 @@
 // target; the SIMT FMA atom lowers to fma.rn.f32 on every backend.
 // RUN: not %tessera-compile %s --target=sm_60 --emit=ptx 2>&1 | FileCheck %s --check-prefix=FORCED
 // RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_60 --emit=ptx | FileCheck %s --check-prefix=FMA
-// RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_70 --emit=ptx | FileCheck %s --check-prefix=FMA
+// RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_70 --emit=ptx | FileCheck %s --check-prefix=QUADPAIR
+// RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_70 --emit=tile | FileCheck %s --check-prefix=LAYOUT70
 // RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=MMA
 // RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=WGMMA
 // RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_90a --emit=tile | FileCheck %s --check-prefix=LAYOUT90
@@ -16,6 +17,11 @@
 // FORCED: error: 'tile.gemm' op atom 'SM80_16x8x16_F32F16F16F32_TN' cannot be used on sm_60: the backend has no such atom
 // FMA: fma.rn.f32
 // FMA-NOT: mma.sync
+// QUADPAIR: ld.shared.v2.b32
+// QUADPAIR: mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f32
+// QUADPAIR-NOT: fma.rn.f32
+// LAYOUT70: tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 8, n = 8, warps_m = 2, warps_n = 2>
+// LAYOUT70: tile.gemm {{.*}} {atom = "SM70_8x8x4_F32F16F16F32"}
 // MMA: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // MMA: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // MMA: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32

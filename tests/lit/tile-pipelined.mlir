@@ -71,6 +71,6 @@
 // DIM: cp.async.wait_group 0
 
 // INORDER-NOT: cp.async
-// INORDER: fma.rn.f32
+// INORDER: mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f32
 // PLAN70: tile.shared_memory_bytes = 8192
 // PLAN70-NOT: stages =
