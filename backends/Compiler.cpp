@@ -282,11 +282,19 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
 
   CompiledModule result;
   result.target = cc.str();
+  auto phaseStart = start;
+  auto phase = [&](const char *name) {
+    auto now = std::chrono::steady_clock::now();
+    result.phaseMillis.emplace_back(
+        name, std::chrono::duration<double, std::milli>(now - phaseStart).count());
+    phaseStart = now;
+  };
   if (mlir::failed(runPasses(module, [](mlir::OpPassManager &pm) {
         pm.addPass(createTileLayoutInference());
         pm.addPass(createTilePlanSharedMemory());
       })))
     return mlir::failure();
+  phase("tile passes");
   auto keep = [&](Stage stage) { return llvm::is_contained(options.keepStages, stage); };
   if (keep(Stage::Tile))
     result.tile = printOp(module);
@@ -304,6 +312,7 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
         pm.addPass(mlir::createCSEPass());
       })))
     return mlir::failure();
+  phase("lower to gpu");
   if (keep(Stage::Gpu))
     result.gpu = printOp(module);
   // The lowering may have changed a launch (see kLoweredBlockThreadsAttr).
@@ -335,6 +344,7 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
         backend->buildLoweringTail(pm, cc);
       })))
     return mlir::failure();
+  phase("lowering tail");
   if (keep(Stage::Lowered))
     result.lowered = printOp(module);
 
@@ -347,6 +357,7 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
   auto llvmModule = translateToOptimizedLLVMIR(module, llvmContext, ptxOptions);
   if (mlir::failed(llvmModule))
     return mlir::failure();
+  phase("LLVM IR + opt");
   if (keep(Stage::LLVM)) {
     llvm::raw_string_ostream os(result.llvm);
     (*llvmModule)->print(os, nullptr);
@@ -358,6 +369,7 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
     return mlir::failure();
   }
   result.ptx = std::move(*ptx);
+  phase("PTX codegen");
   result.compileMillis =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 

@@ -64,8 +64,11 @@ struct CompiledModule {
   std::string tile, gpu, lowered, llvm, ptx, cubin;
   /// One description per kernel, PTX (and cubin) included.
   std::vector<runtime::CompiledKernel> kernels;
-  /// Wall time from tile IR to PTX, in milliseconds.
+  /// Wall time from tile IR to PTX, in milliseconds, and its split over
+  /// the phases ("tile passes", "lower to gpu", "lowering tail",
+  /// "LLVM IR + opt", "PTX codegen").
   double compileMillis = 0;
+  std::vector<std::pair<std::string, double>> phaseMillis;
   /// Messages from ptxas (registers, spills) when it ran.
   std::string ptxasLog;
 

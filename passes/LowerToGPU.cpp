@@ -165,6 +165,11 @@ private:
   LogicalResult lowerBlock(Block &block);
   LogicalResult lowerOp(Operation &op);
   LogicalResult lowerCopy(CopyOp copy);
+  /// A 16-bit store of an m16n8-layout fragment whose rows hold multiples of
+  /// four atom tiles: the four lanes of a quad transpose their pairs with
+  /// three shuffles so that each stores 8 consecutive elements (16 bytes)
+  /// instead of 2, and a warp's stores fill whole 32-byte sectors.
+  bool lowerMmaFragmentStore(CopyOp copy);
   LogicalResult lowerFill(Value buffer, Value value);
   LogicalResult lowerParallel(ParallelOp loop);
   LogicalResult lowerPipelined(PipelinedOp loop);
@@ -230,6 +235,7 @@ private:
   /// CUTLASS's warpgroup_fence_operand does): accumulators of an async MMA
   /// are neither read before its wait nor written after its fence.
   void fenceRegisters(Value fragment, int64_t regs);
+  SmallVector<Value> fenceValues(ArrayRef<Value> values);
   LogicalResult lowerReduce(ReduceOp reduce);
   /// The row-major slot of `indices` in a replicated fragment: a constant
   /// when the indices are, else a value.
@@ -743,7 +749,10 @@ void KernelLowering::storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coord
     storeScalars();
     return;
   }
-  auto ifOp = scf::IfOp::create(b_, loc_, full, /*withElse=*/true);
+  // When the row length is a multiple of the vector, an aligned vector is
+  // wholly inside the tensor or wholly past its end: no scalar tail.
+  bool wholeVectors = tensor.divisors.back() % vector == 0;
+  auto ifOp = scf::IfOp::create(b_, loc_, full, /*withElse=*/!wholeVectors);
   {
     OpBuilder::InsertionGuard g(b_);
     b_.setInsertionPointToStart(ifOp.thenBlock());
@@ -754,9 +763,102 @@ void KernelLowering::storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coord
           b_, loc_, vec, values[v], arith::ConstantIntOp::create(b_, loc_, b_.getI32Type(), v));
     LLVM::StoreOp::create(b_, loc_, vec, elementAddress(tensor, coords),
                           vectorAlignment(vector * eltBytes));
+    if (wholeVectors)
+      return;
     b_.setInsertionPointToStart(ifOp.elseBlock());
     storeScalars();
   }
+}
+
+bool KernelLowering::lowerMmaFragmentStore(CopyOp copy) {
+  auto srcBuffer = dyn_cast<BufferType>(copy.getSrc().getType());
+  auto dstTensor = dyn_cast<TileTensorType>(copy.getDst().getType());
+  if (!srcBuffer || !srcBuffer.isFragment() || !dstTensor ||
+      getElementBytes(dstTensor.getElementType()) != 2)
+    return false;
+  const BufferInfo &src = buffers_[copy.getSrc()];
+  MmaLayoutAttr mma = src.mma;
+  ArrayRef<int64_t> shape = srcBuffer.getShape();
+  if (!mma || mma.getM() != 16 || mma.getN() != 8)
+    return false;
+  int64_t tm = shape[0] / mma.getWarpsM(), tn = shape[1] / mma.getWarpsN();
+  int64_t mt = tm / 16, nt = tn / 8;
+  if (nt % 4 != 0)
+    return false;
+  const TensorInfo &tensor = tensors_[copy.getDst()];
+  Type elt = dstTensor.getElementType();
+  Type i32 = b_.getI32Type();
+  auto pairType = VectorType::get({2}, elt);
+  bool aligned = isVectorAligned(tensor, copy.getDstOffsets(), 8);
+  SmallVector<Value> offsets;
+  for (Value v : copy.getDstOffsets())
+    offsets.push_back(map_.lookupOrDefault(v));
+
+  Value warp = arith::DivUIOp::create(b_, loc_, threadId_, cst(32));
+  Value lane = arith::RemUIOp::create(b_, loc_, threadId_, cst(32));
+  Value quad = arith::RemUIOp::create(b_, loc_, lane, cst(4));
+  Value quadI32 = arith::IndexCastOp::create(b_, loc_, i32, quad);
+  Value rowBase = add(mul(arith::DivUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tm)),
+                      arith::DivUIOp::create(b_, loc_, lane, cst(4)));
+  Value colBase = add(mul(arith::RemUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tn)),
+                      mul(quad, cst(8)));
+  // Selects element `index` (a lane-dependent value) of four values.
+  auto pick = [&](ArrayRef<Value> values, Value index) {
+    Value picked = values[0];
+    for (int64_t j = 1; j < 4; ++j)
+      picked = arith::SelectOp::create(
+          b_, loc_,
+          arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, index,
+                                arith::ConstantIntOp::create(b_, loc_, i32, j)),
+          values[j], picked);
+    return picked;
+  };
+  for (int64_t mi = 0; mi < mt; ++mi)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t g = 0; g < nt / 4; ++g) {
+        // P[j]: this lane's pair (packed in 32 bits) of atom tile 4 g + j.
+        SmallVector<Value> pairs;
+        for (int64_t j = 0; j < 4; ++j) {
+          int64_t slot = ((mi * nt + 4 * g + j) * 2 + h) * 2;
+          Value vec = LLVM::PoisonOp::create(b_, loc_, pairType);
+          for (int64_t e = 0; e < 2; ++e) {
+            Value x = memref::LoadOp::create(b_, loc_, src.memref, ValueRange{cst(slot + e)});
+            vec = LLVM::InsertElementOp::create(b_, loc_, vec, convert(x, elt),
+                                                arith::ConstantIntOp::create(b_, loc_, i32, e));
+          }
+          pairs.push_back(LLVM::BitcastOp::create(b_, loc_, i32, vec));
+        }
+        // Lane t ends with Q[s] = P_s[t]: the pair of lane s in tile t, so
+        // 8 consecutive elements of tile t. Round r exchanges with t ^ r.
+        SmallVector<Value> gathered(4);
+        gathered[0] = pick(pairs, quadI32); // Q[t] (its own), stored at t
+        SmallVector<Value> received(4);
+        for (int64_t r = 1; r < 4; ++r) {
+          Value partner = arith::XOrIOp::create(b_, loc_, quadI32,
+                                                arith::ConstantIntOp::create(b_, loc_, i32, r));
+          Value sent = pick(pairs, partner);
+          received[r] = gpu::ShuffleOp::create(b_, loc_, sent, r, 32, gpu::ShuffleMode::XOR)
+                            .getShuffleResult();
+        }
+        // Q[s] for s = 0..3: s == t is its own pair; else received[s ^ t].
+        SmallVector<Value> values;
+        for (int64_t sIdx = 0; sIdx < 4; ++sIdx) {
+          Value sConst = arith::ConstantIntOp::create(b_, loc_, i32, sIdx);
+          Value which = arith::XOrIOp::create(b_, loc_, quadI32, sConst);
+          SmallVector<Value> options = {gathered[0], received[1], received[2], received[3]};
+          Value q = pick(options, which);
+          Value vec = LLVM::BitcastOp::create(b_, loc_, pairType, q);
+          for (int64_t e = 0; e < 2; ++e)
+            values.push_back(LLVM::ExtractElementOp::create(
+                b_, loc_, vec, arith::ConstantIntOp::create(b_, loc_, i32, e)));
+        }
+        SmallVector<Value> coords = {
+            add(offsets[0], add(rowBase, cst(mi * 16 + 8 * h))),
+            add(offsets[1], add(colBase, cst(g * 32)))};
+        storeGlobal(tensor, coords, values, aligned);
+      }
+  lastWasBarrier_ = false;
+  return true;
 }
 
 LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
@@ -769,6 +871,9 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
   bool touchesShared = (srcBuffer && srcBuffer.isShared()) || (dstBuffer && dstBuffer.isShared());
   if (touchesShared)
     barrier();
+
+  if (lowerMmaFragmentStore(copy))
+    return success();
 
   // Fragments keep their own layout; otherwise the copy picks a distribution.
   DistributionAttr dist;
@@ -1431,6 +1536,10 @@ LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
     return emitPtx(b_, loc_, text, "=r,=r,=r,=r,l", {sharedAddress(buffer, {row, col})}, four,
                    /*sideEffects=*/true);
   };
+  // The accumulators stay SSA values through the gemm.
+  SmallVector<Value> acc;
+  for (int64_t r = 0; r < mt * nt * 4; ++r)
+    acc.push_back(memref::LoadOp::create(b_, loc_, c.memref, ValueRange{cst(r)}));
   std::string mmaText = "mma.sync.aligned.m16n8k16.row.col.f32." + type + "." + type +
                         ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
   for (int64_t ks = 0; ks < gemm.getK() / 16; ++ks) {
@@ -1463,15 +1572,15 @@ LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
         SmallVector<Value> operands(aRegs[mi].begin(), aRegs[mi].end());
         operands.push_back(bRegs[ni / 2][(ni % 2) * 2]);
         operands.push_back(bRegs[ni / 2][(ni % 2) * 2 + 1]);
-        for (int64_t e = 0; e < 4; ++e)
-          operands.push_back(memref::LoadOp::create(b_, loc_, c.memref, ValueRange{cst(base + e)}));
+        operands.append(acc.begin() + base, acc.begin() + base + 4);
         SmallVector<Value> d = emitPtx(b_, loc_, mmaText, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
                                        operands, SmallVector<Type>(4, f32), false);
-        for (int64_t e = 0; e < 4; ++e)
-          memref::StoreOp::create(b_, loc_, d[e], c.memref, ValueRange{cst(base + e)});
+        std::copy(d.begin(), d.end(), acc.begin() + base);
       }
     }
   }
+  for (int64_t r = 0; r < mt * nt * 4; ++r)
+    memref::StoreOp::create(b_, loc_, acc[r], c.memref, ValueRange{cst(r)});
   lastWasBarrier_ = false;
   return success();
 }
@@ -1579,19 +1688,24 @@ Value KernelLowering::wgmmaDescriptor(const BufferInfo &buffer, Value row, Value
                                                         b_.getIntegerAttr(i64, int64_t(fields))));
 }
 
+SmallVector<Value> KernelLowering::fenceValues(ArrayRef<Value> values) {
+  std::string constraints;
+  for (size_t r = 0; r < values.size(); ++r)
+    constraints += (r ? ",=f" : "=f");
+  for (size_t r = 0; r < values.size(); ++r)
+    constraints += "," + std::to_string(r);
+  SmallVector<Type> types;
+  for (Value v : values)
+    types.push_back(v.getType());
+  return emitPtx(b_, loc_, "", constraints, values, types, true);
+}
+
 void KernelLowering::fenceRegisters(Value fragment, int64_t regs) {
   const BufferInfo &info = buffers_[fragment];
-  Type type = cast<MemRefType>(info.memref.getType()).getElementType();
   SmallVector<Value> values;
-  std::string constraints;
-  for (int64_t r = 0; r < regs; ++r) {
-    values.push_back(memref::LoadOp::create(b_, loc_, info.memref, ValueRange{cst(r)}));
-    constraints += (r ? ",=f" : "=f");
-  }
   for (int64_t r = 0; r < regs; ++r)
-    constraints += "," + std::to_string(r);
-  SmallVector<Value> fenced =
-      emitPtx(b_, loc_, "", constraints, values, SmallVector<Type>(regs, type), true);
+    values.push_back(memref::LoadOp::create(b_, loc_, info.memref, ValueRange{cst(r)}));
+  SmallVector<Value> fenced = fenceValues(values);
   for (int64_t r = 0; r < regs; ++r)
     memref::StoreOp::create(b_, loc_, fenced[r], info.memref, ValueRange{cst(r)});
 }
@@ -1626,43 +1740,53 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp gemm, const MmaAtom &atom) {
   // + 8 h, column 8 j + 2 (lane mod 4) + e.
   Value row0 = mul(arith::DivUIOp::create(b_, loc_, threadId_, cst(128)), cst(64));
   int64_t regs = n / 2;
-  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n" +
-                     std::to_string(n) + "k16.f32." + type + "." + type + " {";
+  // One inline-assembly block holds the fence and every k-step's
+  // instruction (the accumulators are its in/out operands once, not once
+  // per k-step), then commits the group.
+  int64_t steps = gemm.getK() / 16;
+  std::string regList;
+  for (int64_t r = 0; r < regs; ++r)
+    regList += (r ? ", $" : "$") + std::to_string(r);
+  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.fence.sync.aligned;\n";
+  for (int64_t ks = 0; ks < steps; ++ks)
+    text += "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." +
+            type + " {" + regList + "}, $" + std::to_string(regs + 2 * ks) + ", $" +
+            std::to_string(regs + 2 * ks + 1) + ", p, 1, 1, " + (transA ? "1" : "0") + ", " +
+            (transB ? "0" : "1") + ";\n";
+  text += "wgmma.commit_group.sync.aligned;\n}";
   std::string constraints;
-  for (int64_t r = 0; r < regs; ++r) {
-    text += (r ? ", $" : "$") + std::to_string(r);
+  for (int64_t r = 0; r < regs; ++r)
     constraints += (r ? ",=f" : "=f");
-  }
-  text += "}, $" + std::to_string(regs) + ", $" + std::to_string(regs + 1) + ", p, 1, 1, " +
-          (transA ? "1" : "0") + ", " + (transB ? "0" : "1") + ";\n}";
-  constraints += ",l,l";
+  for (int64_t ks = 0; ks < steps; ++ks)
+    constraints += ",l,l";
   for (int64_t r = 0; r < regs; ++r)
     constraints += "," + std::to_string(r);
-  fenceRegisters(gemm.getC(), regs);
-  emitPtx(b_, loc_, "wgmma.fence.sync.aligned;", "", {}, {}, /*sideEffects=*/true);
-  for (int64_t ks = 0; ks < gemm.getK() / 16; ++ks) {
+  SmallVector<Value> operands;
+  for (int64_t ks = 0; ks < steps; ++ks) {
     Value k0 = cst(ks * 16);
     // A is 64 x 16 at (row0, k0): K-major unless transposed.
-    Value descA = transA ? wgmmaDescriptor(a, k0, row0, true) : wgmmaDescriptor(a, row0, k0, false);
+    operands.push_back(transA ? wgmmaDescriptor(a, k0, row0, true)
+                              : wgmmaDescriptor(a, row0, k0, false));
     // B is 16 x N at k0: MN-major unless transposed (then N x 16, K-major).
-    Value descB = transB ? wgmmaDescriptor(b, cst(0), k0, false) : wgmmaDescriptor(b, k0, cst(0), true);
-    SmallVector<Value> operands;
-    operands.push_back(descA);
-    operands.push_back(descB);
-    for (int64_t r = 0; r < regs; ++r)
-      operands.push_back(memref::LoadOp::create(b_, loc_, c.memref, ValueRange{cst(r)}));
-    SmallVector<Value> d =
-        emitPtx(b_, loc_, text, constraints, operands, SmallVector<Type>(regs, f32), true);
-    for (int64_t r = 0; r < regs; ++r)
-      memref::StoreOp::create(b_, loc_, d[r], c.memref, ValueRange{cst(r)});
+    operands.push_back(transB ? wgmmaDescriptor(b, cst(0), k0, false)
+                              : wgmmaDescriptor(b, k0, cst(0), true));
   }
-  emitPtx(b_, loc_, "wgmma.commit_group.sync.aligned;", "", {}, {}, /*sideEffects=*/true);
+  // The accumulators stay SSA values through the gemm (one load and one
+  // store of the fragment), fenced so LLVM orders other accesses around it.
+  SmallVector<Value> acc;
+  for (int64_t r = 0; r < regs; ++r)
+    acc.push_back(memref::LoadOp::create(b_, loc_, c.memref, ValueRange{cst(r)}));
+  acc = fenceValues(acc);
+  operands.append(acc.begin(), acc.end());
+  acc = emitPtx(b_, loc_, text, constraints, operands, SmallVector<Type>(regs, f32), true);
   int64_t wait = inAsyncMmaPipeline_ ? asyncMmaInFlight_ : 0;
   emitPtx(b_, loc_, "wgmma.wait_group.sync.aligned " + std::to_string(wait) + ";", "", {}, {},
           /*sideEffects=*/true);
   if (wait == 0)
-    fenceRegisters(gemm.getC(), regs);
-  else if (!llvm::is_contained(asyncAccumulators_, std::pair<Value, int64_t>(gemm.getC(), regs)))
+    acc = fenceValues(acc);
+  for (int64_t r = 0; r < regs; ++r)
+    memref::StoreOp::create(b_, loc_, acc[r], c.memref, ValueRange{cst(r)});
+  if (wait != 0 && !llvm::is_contained(asyncAccumulators_, std::pair<Value, int64_t>(gemm.getC(), regs)))
     asyncAccumulators_.emplace_back(gemm.getC(), regs);
   lastWasBarrier_ = false;
   return success();

@@ -15,6 +15,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -93,8 +94,14 @@ int main(int argc, char **argv) {
   auto compiled = tessera::compiler::compileModule(*module, options);
   if (mlir::failed(compiled))
     return 1;
-  if (timing)
-    llvm::errs() << "compile time to PTX: " << compiled->compileMillis << " ms\n";
+  if (timing) {
+    llvm::errs() << "compile time to PTX: " << llvm::format("%.1f", compiled->compileMillis)
+                 << " ms (";
+    llvm::interleaveComma(compiled->phaseMillis, llvm::errs(), [](const auto &phase) {
+      llvm::errs() << phase.first << " " << llvm::format("%.1f", phase.second);
+    });
+    llvm::errs() << ")\n";
+  }
 
   if (!bundle.empty()) {
     tessera::runtime::KernelBundle out;
