@@ -177,6 +177,8 @@ std::string whyIllegal(const MmaAtom &atom, llvm::StringRef inputType, int64_t m
 /// maps it takes after its params ([param, box rows, box columns, swizzle
 /// bytes] per map, flattened) at the PTX param indices in kTensorMapArgsAttr
 /// (passed by value as 128-byte __grid_constant__ params).
+/// A module attribute asking for exact math (CompileOptions::fastMath off).
+inline constexpr llvm::StringLiteral kExactMathAttr = "tile.exact_math";
 inline constexpr llvm::StringLiteral kLoweredBlockThreadsAttr = "tessera.block_threads";
 inline constexpr llvm::StringLiteral kLoweredSharedBytesAttr = "tessera.shared_memory_bytes";
 inline constexpr llvm::StringLiteral kTensorMapsAttr = "tessera.tensor_maps";

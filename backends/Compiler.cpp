@@ -274,6 +274,8 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
       return mlir::failure();
     module->setAttr(tile::TileDialect::kTargetAttrName, tile::TargetAttr::get(ctx, options.target));
   }
+  if (!options.fastMath)
+    module->setAttr(kExactMathAttr, mlir::UnitAttr::get(ctx));
   ComputeCapability cc;
   const Backend *backend = getBackendFor(module, &cc);
   if (!backend)

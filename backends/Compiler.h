@@ -52,6 +52,10 @@ struct CompileOptions {
   bool assemble = false;
   /// LLVM optimization level (0-3).
   int optLevel = 3;
+  /// Approximate math where the target has it: tanh.approx.f32 (about 2^-11
+  /// relative error) and exp as ex2.approx.ftz.f32 of x log2(e) (a few ulp,
+  /// subnormal results flushed to zero). false: libdevice's exact forms.
+  bool fastMath = true;
   /// The text stages to keep in CompiledModule (printing a large module
   /// costs milliseconds, so only what is asked for is printed). PTX (and
   /// the cubin when assembling) are always kept.

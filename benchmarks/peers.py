@@ -64,12 +64,25 @@ def norm(m, n, dtype, layer):
     return ms, 2.0 * x.element_size() * m * n / (ms * 1e-3) / 1e12
 
 
-def gemm_bias_gelu(m, n, k, dtype):
+def gemm_epilogue(m, n, k, dtype, kind, compiled=False):
+    """torch's matmul followed by the epilogue: eager (unfused kernels) or
+    torch.compile (Inductor may fuse the epilogue into a Triton kernel)."""
     a = torch.rand(m, k, device="cuda", dtype=dtype) * 2 - 1
     b = torch.rand(k, n, device="cuda", dtype=dtype) * 2 - 1
     bias = torch.rand(n, device="cuda", dtype=dtype) * 2 - 1
-    fn = lambda: torch.nn.functional.gelu(torch.matmul(a, b) + bias, approximate="tanh")
-    ms = time_op(fn)
+    r = torch.rand(m, n, device="cuda", dtype=dtype) * 2 - 1
+    F = torch.nn.functional
+    chains = {
+        "gelu": lambda a, b, bias, r: F.gelu(torch.matmul(a, b) + bias, approximate="tanh"),
+        "gelu_erf": lambda a, b, bias, r: F.gelu(torch.matmul(a, b) + bias),
+        "silu": lambda a, b, bias, r: F.silu(torch.matmul(a, b) + bias),
+        "residual": lambda a, b, bias, r: torch.matmul(a, b) + bias + r,
+    }
+    chain = chains[kind]
+    if compiled:
+        chain = torch.compile(chain)
+        chain(a, b, bias, r)  # compile outside the timing
+    ms = time_op(lambda: chain(a, b, bias, r))
     return ms, 2.0 * m * n * k / (ms * 1e-3) / 1e12
 
 
@@ -88,10 +101,21 @@ def main():
         ms, tbs = softmax(m, n, dtype)
         print(f"torch.softmax,{name}/{m}x{n},{ms:.4f},{tbs:.3f} TB/s")
         sys.stdout.flush()
+    epilogues = (("gelu", "gemm_bias_gelu_f16"), ("gelu_erf", "gemm_bias_gelu_erf_f16"),
+                 ("silu", "gemm_bias_silu_f16"), ("residual", "gemm_bias_residual_f16"))
+    for kind, kernel in epilogues:
+        for size in (2048, 8192):
+            ms, tflops = gemm_epilogue(size, size, size, torch.float16, kind)
+            print(f"torch unfused {kind},{kernel}/{size}x{size}x{size},{ms:.4f},{tflops:.1f} TFLOP/s")
+            sys.stdout.flush()
     for size in (2048, 8192):
-        ms, tflops = gemm_bias_gelu(size, size, size, torch.float16)
-        print(f"torch unfused matmul+bias+gelu,gemm_bias_gelu_f16/{size}x{size}x{size},"
-              f"{ms:.4f},{tflops:.1f} TFLOP/s")
+        try:
+            ms, tflops = gemm_epilogue(size, size, size, torch.float16, "gelu", compiled=True)
+            print(f"torch.compile gelu,gemm_bias_gelu_f16/{size}x{size}x{size},{ms:.4f},"
+                  f"{tflops:.1f} TFLOP/s")
+        except Exception as e:  # Inductor needs a working Triton toolchain
+            print(f"torch.compile gelu,gemm_bias_gelu_f16/{size}x{size}x{size},failed: "
+                  f"{type(e).__name__}")
         sys.stdout.flush()
     for name, layer in (("rmsnorm_f16", False), ("layernorm_f16", True)):
         ms, tbs = norm(16384, 8192, torch.float16, layer)

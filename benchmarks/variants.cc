@@ -93,7 +93,8 @@ int main(int argc, char** argv) {
   };
   // Earlier sweeps (RESULTS.md, runs 5 and 6) covered 64-wide K tiles, 256
   // threads and 128 x 256 tiles; the closest rival of the default remains.
-  for (GemmKnobs k : {GemmKnobs{128, 128, 32, 3, 128}}) {
+  for (GemmKnobs k : {GemmKnobs{128, 128, 32, 3, 128}, GemmKnobs{128, 256, 32, 3, 256},
+                      GemmKnobs{128, 128, 64, 3, 128}}) {
     examples::GemmConfig config;
     config.bm = k.bm, config.bn = k.bn, config.bk = k.bk;
     config.stages = k.stages, config.threads = k.threads;
@@ -116,6 +117,23 @@ int main(int argc, char** argv) {
         examples::GemmDynamic(config, "gemm_bf16").Compile({target});
     if (!compiled.ok()) {
       std::fprintf(stderr, "variants: gemm_bf16: %s\n",
+                   std::string(compiled.status().message()).c_str());
+      return 1;
+    }
+    *bundle.add_kernels() = std::move(*compiled);
+  }
+  // The fused epilogues the issue measures beside tanh GELU.
+  for (auto [name, epilogue] :
+       {std::pair<const char*, examples::Epilogue>{"gemm_bias_gelu_erf_f16",
+                                                   {examples::Activation::kGeluErf, false}},
+        {"gemm_bias_silu_f16", {examples::Activation::kSilu, false}},
+        {"gemm_bias_residual_f16", {examples::Activation::kNone, true}}}) {
+    absl::StatusOr<runtime::CompiledKernel> compiled =
+        examples::GemmEpilogue(Dim::Dynamic("M"), Dim::Dynamic("N", 8), Dim::Dynamic("K", 8),
+                               examples::GemmConfig::ForTarget(target), epilogue, name)
+            .Compile({target});
+    if (!compiled.ok()) {
+      std::fprintf(stderr, "variants: %s: %s\n", name,
                    std::string(compiled.status().message()).c_str());
       return 1;
     }

@@ -45,9 +45,27 @@ struct GemmConfig {
 /// C (M x N) = A (M x K) * B (K x N, or N x K when transposed).
 Kernel Gemm(Dim M, Dim N, Dim K, const GemmConfig& c, const std::string& name = "gemm");
 
-/// C = GELU(A * B + bias) with the epilogue fused (tanh or erf GELU).
-Kernel GemmBiasGelu(Dim M, Dim N, Dim K, const GemmConfig& c, bool tanhForm,
+/// The activation of a fused GEMM epilogue.
+enum class Activation { kNone, kGeluTanh, kGeluErf, kRelu, kSilu };
+
+/// C = act(A * B + bias) (+ R): the epilogue runs on the f32 accumulator in
+/// registers before the one store of C; `residual` adds a tensor R (M x N)
+/// read in the accumulator's own layout.
+struct Epilogue {
+  Activation activation = Activation::kGeluTanh;
+  bool residual = false;
+};
+
+/// The GEMM with a fused epilogue (examples/gemm_bias_gelu.cc).
+Kernel GemmEpilogue(Dim M, Dim N, Dim K, const GemmConfig& c, const Epilogue& epilogue,
                     const std::string& name);
+
+/// C = GELU(A * B + bias) with the epilogue fused (tanh or erf GELU).
+inline Kernel GemmBiasGelu(Dim M, Dim N, Dim K, const GemmConfig& c, bool tanhForm,
+                           const std::string& name) {
+  return GemmEpilogue(M, N, K, c,
+                      {tanhForm ? Activation::kGeluTanh : Activation::kGeluErf, false}, name);
+}
 
 /// Gemm with M, N, K dynamic and N, K promised multiples of 8.
 Kernel GemmDynamic(const GemmConfig& c, const std::string& name);

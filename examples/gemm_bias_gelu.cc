@@ -2,23 +2,29 @@
 //
 // The GEMM of examples/gemm.cc with its epilogue fused: the bias row is
 // staged in shared memory and added to the f32 accumulator in registers,
-// GELU (tanh or erf form) is applied there, and C is written once in f16.
-// Unfused, the product would go to memory and come back twice.
+// the activation (GELU in tanh or erf form, ReLU, SiLU) is applied there,
+// optionally a residual tile is added, and C is written once in f16.
+// Unfused, the product would go to memory and come back for each step.
 //
 //   bazel run //examples:gemm_bias_gelu -- --target=sm_80 --emit=ptx
 //
 //===----------------------------------------------------------------------===//
+
+#include <optional>
 
 #include "examples/common/example.h"
 #include "examples/gemm.h"
 
 namespace tessera::examples {
 
-Kernel GemmBiasGelu(Dim M, Dim N, Dim K, const GemmConfig& c, bool tanhForm,
+Kernel GemmEpilogue(Dim M, Dim N, Dim K, const GemmConfig& c, const Epilogue& epilogue,
                     const std::string& name) {
   KernelBuilder T(name);
   auto A = T.Tensor("A", {M, K}, c.dtype), B = T.Tensor("B", {K, N}, c.dtype);
-  auto Bias = T.Tensor("bias", {1, N}, c.dtype), C = T.Tensor("C", {M, N}, c.dtype);
+  auto Bias = T.Tensor("bias", {1, N}, c.dtype);
+  std::optional<Tensor> R;
+  if (epilogue.residual) R = T.Tensor("R", {M, N}, c.dtype);
+  auto C = T.Tensor("C", {M, N}, c.dtype);
   T.Launch({CeilDiv(N, c.bn), CeilDiv(M, c.bm)}, c.threads, [&](Index x, Index y) {
     auto block = SwizzleBlocks(x, y, CeilDiv(C.dim(1), c.bn), CeilDiv(C.dim(0), c.bm), c.group);
     Index bx = block.first, by = block.second;
@@ -32,10 +38,25 @@ Kernel GemmBiasGelu(Dim M, Dim N, Dim K, const GemmConfig& c, bool tanhForm,
       T.Gemm(As, Bs, acc);
     });
     T.Copy(Bias.Tile(0, bx * c.bn), bias);
+    // The residual tile lands in a fragment of the accumulator's layout.
+    std::optional<Buffer> res;
+    if (epilogue.residual) {
+      res = T.AllocFragment({c.bm, c.bn}, c.dtype, "res");
+      T.Copy(R->Tile(by * c.bm, bx * c.bn), *res);
+    }
     T.Parallel({c.bm, c.bn}, [&](Index i, Index j) {
       Scalar v = acc(i, j) + Cast(bias(0, j), f32);
-      acc(i, j) = tanhForm ? 0.5 * v * (1.0 + Tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
-                           : 0.5 * v * (1.0 + Erf(v * 0.7071067811865476));
+      switch (epilogue.activation) {
+        case Activation::kNone: break;
+        case Activation::kGeluTanh:
+          v = 0.5 * v * (1.0 + Tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+          break;
+        case Activation::kGeluErf: v = 0.5 * v * (1.0 + Erf(v * 0.7071067811865476)); break;
+        case Activation::kRelu: v = Max(v, 0.0); break;
+        case Activation::kSilu: v = v / (1.0 + Exp(-v)); break;
+      }
+      if (epilogue.residual) v = v + Cast((*res)(i, j), f32);
+      acc(i, j) = v;
     });
     T.Copy(acc, C.Tile(by * c.bm, bx * c.bn));
   });

@@ -402,6 +402,7 @@ absl::StatusOr<compiler::CompiledModule> compileText(const std::string &text,
   compiler::CompileOptions compileOptions;
   compileOptions.target = options.target;
   compileOptions.assemble = options.assemble;
+  compileOptions.fastMath = options.fastMath;
   compileOptions.keepStages = std::move(keep);
   auto compiled = compiler::compileModule(*module, compileOptions);
   if (mlir::failed(compiled))

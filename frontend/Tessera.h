@@ -256,6 +256,9 @@ struct CompileOptions {
   std::string target = "sm_90a";
   /// Assemble a cubin with ptxas (registers, spills) in addition to PTX.
   bool assemble = false;
+  /// Approximate tanh and exp where the target has them (tanh.approx.f32,
+  /// ex2.approx.ftz.f32); false: libdevice's exact forms.
+  bool fastMath = true;
 };
 
 /// A built kernel: tile IR that compiles for any registered target.

@@ -137,7 +137,10 @@ class KernelLowering {
 public:
   KernelLowering(KernelOp kernel, const Backend &backend, const ComputeCapability &cc)
       : kernel_(kernel), backend_(backend), cc_(cc), caps_(backend.getCapabilities(cc)),
-        loc_(kernel.getLoc()), b_(kernel.getContext()) {}
+        loc_(kernel.getLoc()), b_(kernel.getContext()) {
+    auto module = kernel->getParentOfType<ModuleOp>();
+    fastMath_ = !(module && module->hasAttr(kExactMathAttr));
+  }
 
   LogicalResult run();
 
@@ -285,6 +288,8 @@ private:
   /// Nonzero once a warp-specialized loop split the block: the consumers'
   /// thread count, which barriers then synchronize.
   int64_t consumerThreads_ = 0;
+  /// Approximate tanh/exp (CompileOptions::fastMath).
+  bool fastMath_ = true;
   gpu::GPUFuncOp func_;
 };
 
@@ -1023,12 +1028,21 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
           result = op.emitOpError() << "is not supported inside tile.parallel yet";
           return;
         } else if (auto tanh = dyn_cast<math::TanhOp>(op);
-                   tanh && caps_.hasTanhApprox && tanh.getType().isF32()) {
+                   tanh && fastMath_ && caps_.hasTanhApprox && tanh.getType().isF32()) {
           map.map(tanh.getResult(),
                   emitPtx(b_, loc_, "tanh.approx.f32 $0, $1;", "=f,f",
                           {map.lookupOrDefault(tanh.getOperand())}, {b_.getF32Type()},
                           /*sideEffects=*/false)
                       .front());
+        } else if (auto exp = dyn_cast<math::ExpOp>(op);
+                   exp && fastMath_ && exp.getType().isF32()) {
+          // exp(x) = 2^(x log2 e) with ex2.approx (PTX ISA §9.7.3.21).
+          Value scaled = arith::MulFOp::create(
+              b_, loc_, map.lookupOrDefault(exp.getOperand()),
+              arith::ConstantOp::create(b_, loc_, b_.getF32FloatAttr(1.4426950408889634f)));
+          map.map(exp.getResult(), emitPtx(b_, loc_, "ex2.approx.ftz.f32 $0, $1;", "=f,f",
+                                           {scaled}, {b_.getF32Type()}, /*sideEffects=*/false)
+                                       .front());
         } else {
           b_.clone(op, map);
         }

@@ -44,6 +44,11 @@ static cl::opt<bool> assemble("assemble", cl::desc("Assemble a cubin with ptxas 
                                                    "registers and spills"));
 static cl::opt<bool> timing("timing", cl::desc("Print the compile time to stderr"));
 static cl::opt<int> optLevel("O", cl::desc("LLVM optimization level"), cl::init(3));
+static cl::opt<bool> fastMath("fast-math",
+                              cl::desc("Approximate tanh and exp where the target has them "
+                                       "(tanh.approx.f32, ex2.approx.ftz.f32); "
+                                       "--fast-math=false uses libdevice's exact forms"),
+                              cl::init(true));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "tessera-compile: " << message << "\n";
@@ -90,6 +95,7 @@ int main(int argc, char **argv) {
   options.ptxasPath = ptxas;
   options.assemble = assemble || *stage == tessera::compiler::Stage::Cubin;
   options.optLevel = optLevel;
+  options.fastMath = fastMath;
   options.keepStages = {*stage};
   auto compiled = tessera::compiler::compileModule(*module, options);
   if (mlir::failed(compiled))

@@ -313,9 +313,18 @@ float DecodeElement(runtime::DType dtype, const uint8_t* p) {
 /// every element (conformance sizes) or a random sample of 4096 elements
 /// (benchmark sizes), relative error bounds fitting the type (f16 output
 /// rounding 2^-11, bf16 2^-8, f32 accumulation order).
+/// The fused epilogue a GEMM kernel applies: C = act(A B + bias) (+ R).
+enum class Act { kNone, kGeluTanh, kGeluErf, kRelu, kSilu };
+struct GemmEpilogue {
+  bool bias = false;
+  Act act = Act::kNone;
+  bool residual = false;
+};
+
 absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n, int64_t k,
                                runtime::DType dtype, bool transposeB, bool fullCheck,
-                               bool biasGelu, const RunOptions& options) {
+                               GemmEpilogue epilogue, const RunOptions& options) {
+  const bool biasGelu = epilogue.bias;
   Report report;
   report.target = kernel.spec().target();
   Random random(options.seed);
@@ -336,6 +345,11 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
   std::vector<KernelArg> args = {TensorArg{da.ptr(), dtype, {m, k}},
                                  TensorArg{db.ptr(), dtype, bShape}};
   if (biasGelu) args.push_back(TensorArg{dbias.ptr(), dtype, {1, n}});
+  // The residual tensor (C = act(A B + bias) + R).
+  HostMatrix residual(dtype, epilogue.residual ? m * n : 1, random);
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dres, DeviceBuffer::Allocate(residual.bytes.size()));
+  TESSERA_RETURN_IF_ERROR(dres.CopyFromHost(residual.bytes.data(), residual.bytes.size()));
+  if (epilogue.residual) args.push_back(TensorArg{dres.ptr(), dtype, {m, n}});
   args.push_back(TensorArg{dc.ptr(), dtype, {m, n}});
   TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
   TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
@@ -370,8 +384,20 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
     double slack = 0;
     if (biasGelu) {
       double v = ref + bias.values[j];
-      ref = 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-      slack = 5e-4 * std::fabs(v);  // tanh.approx.f32 (about 2^-11 relative)
+      switch (epilogue.act) {
+        case Act::kNone: ref = v; break;
+        case Act::kGeluTanh:
+          ref = 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+          slack = 5e-4 * std::fabs(v);  // tanh.approx.f32 (about 2^-11 relative)
+          break;
+        case Act::kGeluErf: ref = 0.5 * v * (1.0 + std::erf(v * 0.7071067811865476)); break;
+        case Act::kRelu: ref = std::max(v, 0.0); break;
+        case Act::kSilu: ref = v / (1.0 + std::exp(-v)); break;
+      }
+      if (epilogue.residual) {
+        ref += residual.values[i * n + j];
+        slack += 1e-3 * std::fabs(v);  // the f16 rounding of R's addend
+      }
     }
     float got = DecodeElement(dtype, &c[(i * n + j) * eltBytes]);
     // Per element: rounding of the output plus accumulation in f32.
@@ -391,12 +417,26 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
 }
 
 Workload Gemm(const std::string& kernel, int64_t m, int64_t n, int64_t k, runtime::DType dtype,
-              bool transposeB, bool conformance, bool benchmark, bool biasGelu = false) {
+              bool transposeB, bool conformance, bool benchmark, GemmEpilogue epilogue = {}) {
   return MakeWorkload(absl::StrCat(kernel, "/", m, "x", n, "x", k), kernel, conformance, benchmark,
                       [=](const LoadedKernel& loaded, const RunOptions& options) {
-                        return RunGemm(loaded, m, n, k, dtype, transposeB, conformance, biasGelu,
+                        return RunGemm(loaded, m, n, k, dtype, transposeB, conformance, epilogue,
                                        options);
                       });
+}
+
+/// C = act(A B + bias) (+ R) at a conformance size and, for `benchmark`,
+/// at 2048^3 and 8192^3.
+std::vector<Workload> GemmEpilogueWorkloads(const std::string& kernel, Act act, bool residual,
+                                            bool benchmark) {
+  GemmEpilogue e{true, act, residual};
+  std::vector<Workload> list = {
+      Gemm(kernel, 257, 392, 136, runtime::DTYPE_F16, false, true, false, e)};
+  if (benchmark) {
+    list.push_back(Gemm(kernel, 2048, 2048, 2048, runtime::DTYPE_F16, false, false, true, e));
+    list.push_back(Gemm(kernel, 8192, 8192, 8192, runtime::DTYPE_F16, false, false, true, e));
+  }
+  return list;
 }
 
 /// Y = softmax(X) over rows: float64 reference over every row (conformance)
@@ -545,7 +585,8 @@ double Report::TerabytesPerSecond() const {
 }
 
 const std::vector<Workload>& AllWorkloads() {
-  static const auto* workloads = new std::vector<Workload>{
+  static const auto* workloads = [] {
+  auto* list = new std::vector<Workload>{
       // Conformance: a block-multiple length, an odd length (tail inside the
       // last block), a length shorter than one block, and one element.
       VectorAdd(1 << 20, true, false),
@@ -587,10 +628,6 @@ const std::vector<Workload>& AllWorkloads() {
       Softmax("softmax_f16_1000", 65536, 1000, runtime::DTYPE_F16, false, true),
       Softmax("softmax_f16_1000", 37, 1000, runtime::DTYPE_F16, true, false),
       Softmax("softmax_f32_rows4", 37, 1000, runtime::DTYPE_F32, true, false),
-      // GEMM with the fused bias + GELU epilogue.
-      Gemm("gemm_bias_gelu_f16", 257, 392, 136, runtime::DTYPE_F16, false, true, false, true),
-      Gemm("gemm_bias_gelu_f16", 2048, 2048, 2048, runtime::DTYPE_F16, false, false, true, true),
-      Gemm("gemm_bias_gelu_f16", 8192, 8192, 8192, runtime::DTYPE_F16, false, false, true, true),
       // Normalizations.
       Norm("rmsnorm_f16", 37, 8192, runtime::DTYPE_F16, false, true, false),
       Norm("rmsnorm_f16", 16384, 8192, runtime::DTYPE_F16, false, false, true),
@@ -598,6 +635,17 @@ const std::vector<Workload>& AllWorkloads() {
       Norm("layernorm_f16", 16384, 8192, runtime::DTYPE_F16, true, false, true),
       Norm("rmsnorm_f32_1000", 37, 1000, runtime::DTYPE_F32, false, true, false),
   };
+  // GEMM with fused epilogues: C = act(A B + bias) (+ R).
+  for (auto [kernel, act, residual, benchmark] :
+       {std::tuple<const char*, Act, bool, bool>{"gemm_bias_gelu_f16", Act::kGeluTanh, false, true},
+        {"gemm_bias_gelu_erf_f16", Act::kGeluErf, false, true},
+        {"gemm_bias_relu_f16", Act::kRelu, false, false},
+        {"gemm_bias_silu_f16", Act::kSilu, false, true},
+        {"gemm_bias_residual_f16", Act::kNone, true, true}})
+    for (Workload& w : GemmEpilogueWorkloads(kernel, act, residual, benchmark))
+      list->push_back(std::move(w));
+  return list;
+  }();
   return *workloads;
 }
 

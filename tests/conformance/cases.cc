@@ -88,6 +88,21 @@ const std::vector<Case>& AllCases() {
                        return examples::RmsNorm(Dim::Dynamic("M"), 1000, f32, 128,
                                                 "rmsnorm_f32_1000");
                      }});
+    // The fused epilogues beside examples/gemm_bias_gelu (tanh GELU).
+    for (auto [name, epilogue] :
+         {std::pair<const char*, examples::Epilogue>{
+              "gemm_bias_gelu_erf_f16", {examples::Activation::kGeluErf, false}},
+          {"gemm_bias_relu_f16", {examples::Activation::kRelu, false}},
+          {"gemm_bias_silu_f16", {examples::Activation::kSilu, false}},
+          {"gemm_bias_residual_f16", {examples::Activation::kNone, true}}}) {
+      list->push_back({name, [name = std::string(name), epilogue = epilogue](
+                                 const std::string& target) {
+                         return examples::GemmEpilogue(Dim::Dynamic("M"), Dim::Dynamic("N", 8),
+                                                       Dim::Dynamic("K", 8),
+                                                       GemmConfig::ForTarget(target), epilogue,
+                                                       name);
+                       }});
+    }
     list->push_back({"gemm_f16_any", [](const std::string&) {
                        GemmConfig c;
                        c.bm = 64, c.bn = 64;

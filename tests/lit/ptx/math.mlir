@@ -1,0 +1,35 @@
+// Fast and exact math forms. By default (fast math) tanh is tanh.approx.f32
+// where the target has it (sm_75 and later) and exp is ex2.approx.ftz.f32 of
+// x log2(e); --fast-math=false links libdevice's exact __nv_tanhf/__nv_expf
+// (inlined: no tanh.approx, and exp's range reduction in fma.rn.f32).
+// RUN: %tessera-compile %s --target=sm_90a | FileCheck %s --check-prefix=FAST
+// RUN: %tessera-compile %s --target=sm_90a --fast-math=false | FileCheck %s --check-prefix=EXACT
+// sm_60 has no tanh.approx: libdevice even in fast mode; exp is still fast.
+// RUN: %tessera-compile %s --target=sm_60 | FileCheck %s --check-prefix=FAST60
+
+// FAST: mul.rn.f32 [[S:%r[0-9]+]], {{%r[0-9]+}}, 0f3FB8AA3B;
+// FAST-NEXT: // begin inline asm
+// FAST-NEXT: ex2.approx.ftz.f32 {{%r[0-9]+}}, [[S]];
+// FAST: tanh.approx.f32
+// EXACT-NOT: tanh.approx
+// EXACT-NOT: mul.rn.f32 {{%r[0-9]+}}, {{%r[0-9]+}}, 0f3FB8AA3B;
+// EXACT: fma.rn.f32 {{%r[0-9]+}}, {{%r[0-9]+}}, 0f3FB8AA3B,
+// FAST60: ex2.approx.ftz.f32
+// FAST60-NOT: tanh.approx
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @math(%X: !tile.tensor<?x256xf32>, %Y: !tile.tensor<?x256xf32>)
+      grid(affine_map<()[s0, s1] -> (s0)>) threads(128) blocks(%bx)
+      attributes {dim_groups = {M = array<i64: 0, 1>}} {
+    %x = tile.alloc_fragment {name = "x"} : !tile.buffer<1x256xf32, fragment>
+    %c0 = arith.constant 0 : index
+    tile.copy %X[%bx, %c0] to %x : !tile.tensor<?x256xf32> to !tile.buffer<1x256xf32, fragment>
+    tile.parallel (%i, %j) in [1, 256] {
+      %v = tile.load %x[%i, %j] : !tile.buffer<1x256xf32, fragment>
+      %e = math.exp %v : f32
+      %t = math.tanh %v : f32
+      %s = arith.addf %e, %t : f32
+      tile.store %s, %x[%i, %j] : !tile.buffer<1x256xf32, fragment>
+    }
+    tile.copy %x to %Y[%bx, %c0] : !tile.buffer<1x256xf32, fragment> to !tile.tensor<?x256xf32>
+  }
+}
