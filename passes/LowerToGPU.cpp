@@ -168,11 +168,12 @@ private:
   LogicalResult lowerBlock(Block &block);
   LogicalResult lowerOp(Operation &op);
   LogicalResult lowerCopy(CopyOp copy);
-  /// A 16-bit store of an m16n8-layout fragment whose rows hold multiples of
-  /// four atom tiles: the four lanes of a quad transpose their pairs with
-  /// three shuffles so that each stores 8 consecutive elements (16 bytes)
-  /// instead of 2, and a warp's stores fill whole 32-byte sectors.
-  bool lowerMmaFragmentStore(CopyOp copy);
+  /// A copy between a 16-bit tensor and an m16n8-layout fragment whose
+  /// rows hold multiples of four atom tiles: the four lanes of a quad
+  /// transpose their pairs with three shuffles so that each moves 8
+  /// consecutive elements (16 bytes) instead of 2, and a warp's accesses
+  /// fill whole 32-byte sectors.
+  bool lowerMmaFragmentCopy(CopyOp copy);
   LogicalResult lowerFill(Value buffer, Value value);
   LogicalResult lowerParallel(ParallelOp loop);
   LogicalResult lowerPipelined(PipelinedOp loop);
@@ -775,28 +776,35 @@ void KernelLowering::storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coord
   }
 }
 
-bool KernelLowering::lowerMmaFragmentStore(CopyOp copy) {
+bool KernelLowering::lowerMmaFragmentCopy(CopyOp copy) {
   auto srcBuffer = dyn_cast<BufferType>(copy.getSrc().getType());
+  auto dstBuffer = dyn_cast<BufferType>(copy.getDst().getType());
+  auto srcTensor = dyn_cast<TileTensorType>(copy.getSrc().getType());
   auto dstTensor = dyn_cast<TileTensorType>(copy.getDst().getType());
-  if (!srcBuffer || !srcBuffer.isFragment() || !dstTensor ||
-      getElementBytes(dstTensor.getElementType()) != 2)
+  bool store = srcBuffer && srcBuffer.isFragment() && dstTensor;
+  bool load = srcTensor && dstBuffer && dstBuffer.isFragment();
+  if (!store && !load)
     return false;
-  const BufferInfo &src = buffers_[copy.getSrc()];
-  MmaLayoutAttr mma = src.mma;
-  ArrayRef<int64_t> shape = srcBuffer.getShape();
+  TileTensorType tensorType = store ? dstTensor : srcTensor;
+  Value fragment = store ? copy.getSrc() : copy.getDst();
+  if (getElementBytes(tensorType.getElementType()) != 2)
+    return false;
+  const BufferInfo &frag = buffers_[fragment];
+  MmaLayoutAttr mma = frag.mma;
+  ArrayRef<int64_t> shape = frag.type.getShape();
   if (!mma || mma.getM() != 16 || mma.getN() != 8)
     return false;
   int64_t tm = shape[0] / mma.getWarpsM(), tn = shape[1] / mma.getWarpsN();
   int64_t mt = tm / 16, nt = tn / 8;
   if (nt % 4 != 0)
     return false;
-  const TensorInfo &tensor = tensors_[copy.getDst()];
-  Type elt = dstTensor.getElementType();
+  const TensorInfo &tensor = tensors_[store ? copy.getDst() : copy.getSrc()];
+  Type elt = tensorType.getElementType();
   Type i32 = b_.getI32Type();
   auto pairType = VectorType::get({2}, elt);
-  bool aligned = isVectorAligned(tensor, copy.getDstOffsets(), 8);
+  bool aligned = isVectorAligned(tensor, store ? copy.getDstOffsets() : copy.getSrcOffsets(), 8);
   SmallVector<Value> offsets;
-  for (Value v : copy.getDstOffsets())
+  for (Value v : store ? copy.getDstOffsets() : copy.getSrcOffsets())
     offsets.push_back(map_.lookupOrDefault(v));
 
   Value warp = arith::DivUIOp::create(b_, loc_, threadId_, cst(32));
@@ -807,7 +815,7 @@ bool KernelLowering::lowerMmaFragmentStore(CopyOp copy) {
                       arith::DivUIOp::create(b_, loc_, lane, cst(4)));
   Value colBase = add(mul(arith::RemUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tn)),
                       mul(quad, cst(8)));
-  // Selects element `index` (a lane-dependent value) of four values.
+  // Element `index` (a lane-dependent value) of four values.
   auto pick = [&](ArrayRef<Value> values, Value index) {
     Value picked = values[0];
     for (int64_t j = 1; j < 4; ++j)
@@ -818,49 +826,76 @@ bool KernelLowering::lowerMmaFragmentStore(CopyOp copy) {
           values[j], picked);
     return picked;
   };
+  // The 4 x 4 transpose within a quad: lane t's value j goes to lane j's
+  // slot t (three xor shuffles). Applied to the pairs of four atom tiles it
+  // turns "one pair of each tile" into "four pairs (8 elements) of tile t",
+  // and back: it is its own inverse.
+  auto transpose = [&](ArrayRef<Value> values) {
+    SmallVector<Value> received = {pick(values, quadI32)};
+    for (int64_t r = 1; r < 4; ++r) {
+      Value partner = arith::XOrIOp::create(b_, loc_, quadI32,
+                                            arith::ConstantIntOp::create(b_, loc_, i32, r));
+      received.push_back(
+          gpu::ShuffleOp::create(b_, loc_, pick(values, partner), r, 32, gpu::ShuffleMode::XOR)
+              .getShuffleResult());
+    }
+    SmallVector<Value> result;
+    for (int64_t j = 0; j < 4; ++j)
+      result.push_back(pick(received, arith::XOrIOp::create(
+                                          b_, loc_, quadI32,
+                                          arith::ConstantIntOp::create(b_, loc_, i32, j))));
+    return result;
+  };
+  auto slotOf = [&](int64_t mi, int64_t tile, int64_t h) { return ((mi * nt + tile) * 2 + h) * 2; };
   for (int64_t mi = 0; mi < mt; ++mi)
     for (int64_t h = 0; h < 2; ++h)
       for (int64_t g = 0; g < nt / 4; ++g) {
-        // P[j]: this lane's pair (packed in 32 bits) of atom tile 4 g + j.
-        SmallVector<Value> pairs;
-        for (int64_t j = 0; j < 4; ++j) {
-          int64_t slot = ((mi * nt + 4 * g + j) * 2 + h) * 2;
-          Value vec = LLVM::PoisonOp::create(b_, loc_, pairType);
-          for (int64_t e = 0; e < 2; ++e) {
-            Value x = memref::LoadOp::create(b_, loc_, src.memref, ValueRange{cst(slot + e)});
-            vec = LLVM::InsertElementOp::create(b_, loc_, vec, convert(x, elt),
-                                                arith::ConstantIntOp::create(b_, loc_, i32, e));
+        SmallVector<Value> coords = {add(offsets[0], add(rowBase, cst(mi * 16 + 8 * h))),
+                                     add(offsets[1], add(colBase, cst(g * 32)))};
+        if (store) {
+          // This lane's pair (packed in 32 bits) of each atom tile 4 g + j.
+          SmallVector<Value> pairs;
+          for (int64_t j = 0; j < 4; ++j) {
+            Value vec = LLVM::PoisonOp::create(b_, loc_, pairType);
+            for (int64_t e = 0; e < 2; ++e) {
+              Value x = memref::LoadOp::create(b_, loc_, frag.memref,
+                                               ValueRange{cst(slotOf(mi, 4 * g + j, h) + e)});
+              vec = LLVM::InsertElementOp::create(b_, loc_, vec, convert(x, elt),
+                                                  arith::ConstantIntOp::create(b_, loc_, i32, e));
+            }
+            pairs.push_back(LLVM::BitcastOp::create(b_, loc_, i32, vec));
           }
-          pairs.push_back(LLVM::BitcastOp::create(b_, loc_, i32, vec));
+          SmallVector<Value> values;
+          for (Value q : transpose(pairs)) {
+            Value vec = LLVM::BitcastOp::create(b_, loc_, pairType, q);
+            for (int64_t e = 0; e < 2; ++e)
+              values.push_back(LLVM::ExtractElementOp::create(
+                  b_, loc_, vec, arith::ConstantIntOp::create(b_, loc_, i32, e)));
+          }
+          storeGlobal(tensor, coords, values, aligned);
+        } else {
+          // Eight consecutive elements of tile 4 g + t, as four pairs.
+          SmallVector<Value> values = loadGlobal(tensor, coords, 8, aligned);
+          SmallVector<Value> quads;
+          for (int64_t q = 0; q < 4; ++q) {
+            Value vec = LLVM::PoisonOp::create(b_, loc_, pairType);
+            for (int64_t e = 0; e < 2; ++e)
+              vec = LLVM::InsertElementOp::create(b_, loc_, vec, values[2 * q + e],
+                                                  arith::ConstantIntOp::create(b_, loc_, i32, e));
+            quads.push_back(LLVM::BitcastOp::create(b_, loc_, i32, vec));
+          }
+          SmallVector<Value> pairs = transpose(quads);
+          Type fragElt = frag.type.getElementType();
+          for (int64_t j = 0; j < 4; ++j) {
+            Value vec = LLVM::BitcastOp::create(b_, loc_, pairType, pairs[j]);
+            for (int64_t e = 0; e < 2; ++e) {
+              Value x = LLVM::ExtractElementOp::create(
+                  b_, loc_, vec, arith::ConstantIntOp::create(b_, loc_, i32, e));
+              memref::StoreOp::create(b_, loc_, convert(x, fragElt), frag.memref,
+                                      ValueRange{cst(slotOf(mi, 4 * g + j, h) + e)});
+            }
+          }
         }
-        // Lane t ends with Q[s] = P_s[t]: the pair of lane s in tile t, so
-        // 8 consecutive elements of tile t. Round r exchanges with t ^ r.
-        SmallVector<Value> gathered(4);
-        gathered[0] = pick(pairs, quadI32); // Q[t] (its own), stored at t
-        SmallVector<Value> received(4);
-        for (int64_t r = 1; r < 4; ++r) {
-          Value partner = arith::XOrIOp::create(b_, loc_, quadI32,
-                                                arith::ConstantIntOp::create(b_, loc_, i32, r));
-          Value sent = pick(pairs, partner);
-          received[r] = gpu::ShuffleOp::create(b_, loc_, sent, r, 32, gpu::ShuffleMode::XOR)
-                            .getShuffleResult();
-        }
-        // Q[s] for s = 0..3: s == t is its own pair; else received[s ^ t].
-        SmallVector<Value> values;
-        for (int64_t sIdx = 0; sIdx < 4; ++sIdx) {
-          Value sConst = arith::ConstantIntOp::create(b_, loc_, i32, sIdx);
-          Value which = arith::XOrIOp::create(b_, loc_, quadI32, sConst);
-          SmallVector<Value> options = {gathered[0], received[1], received[2], received[3]};
-          Value q = pick(options, which);
-          Value vec = LLVM::BitcastOp::create(b_, loc_, pairType, q);
-          for (int64_t e = 0; e < 2; ++e)
-            values.push_back(LLVM::ExtractElementOp::create(
-                b_, loc_, vec, arith::ConstantIntOp::create(b_, loc_, i32, e)));
-        }
-        SmallVector<Value> coords = {
-            add(offsets[0], add(rowBase, cst(mi * 16 + 8 * h))),
-            add(offsets[1], add(colBase, cst(g * 32)))};
-        storeGlobal(tensor, coords, values, aligned);
       }
   lastWasBarrier_ = false;
   return true;
@@ -877,7 +912,7 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
   if (touchesShared)
     barrier();
 
-  if (lowerMmaFragmentStore(copy))
+  if (lowerMmaFragmentCopy(copy))
     return success();
 
   // Fragments keep their own layout; otherwise the copy picks a distribution.
@@ -1033,6 +1068,15 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
                   emitPtx(b_, loc_, "tanh.approx.f32 $0, $1;", "=f,f",
                           {map.lookupOrDefault(tanh.getOperand())}, {b_.getF32Type()},
                           /*sideEffects=*/false)
+                      .front());
+        } else if (auto div = dyn_cast<arith::DivFOp>(op);
+                   div && fastMath_ && div.getType().isF32()) {
+          // div.full.f32: 2 ulp, a few instructions instead of IEEE
+          // division's Newton iterations (PTX ISA §9.7.3.8).
+          map.map(div.getResult(),
+                  emitPtx(b_, loc_, "div.full.f32 $0, $1, $2;", "=f,f,f",
+                          {map.lookupOrDefault(div.getLhs()), map.lookupOrDefault(div.getRhs())},
+                          {b_.getF32Type()}, /*sideEffects=*/false)
                       .front());
         } else if (auto exp = dyn_cast<math::ExpOp>(op);
                    exp && fastMath_ && exp.getType().isF32()) {

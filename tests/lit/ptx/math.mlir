@@ -1,7 +1,8 @@
 // Fast and exact math forms. By default (fast math) tanh is tanh.approx.f32
-// where the target has it (sm_75 and later) and exp is ex2.approx.ftz.f32 of
-// x log2(e); --fast-math=false links libdevice's exact __nv_tanhf/__nv_expf
-// (inlined: no tanh.approx, and exp's range reduction in fma.rn.f32).
+// where the target has it (sm_75 and later), exp is ex2.approx.ftz.f32 of
+// x log2(e) and f32 division div.full.f32; --fast-math=false links
+// libdevice's exact __nv_tanhf/__nv_expf (inlined: no tanh.approx, exp's
+// range reduction in fma.rn.f32) and divides with div.rn.f32.
 // RUN: %tessera-compile %s --target=sm_90a | FileCheck %s --check-prefix=FAST
 // RUN: %tessera-compile %s --target=sm_90a --fast-math=false | FileCheck %s --check-prefix=EXACT
 // sm_60 has no tanh.approx: libdevice even in fast mode; exp is still fast.
@@ -11,9 +12,12 @@
 // FAST-NEXT: // begin inline asm
 // FAST-NEXT: ex2.approx.ftz.f32 {{%r[0-9]+}}, [[S]];
 // FAST: tanh.approx.f32
+// FAST: div.full.f32
+// FAST-NOT: div.rn.f32
 // EXACT-NOT: tanh.approx
 // EXACT-NOT: mul.rn.f32 {{%r[0-9]+}}, {{%r[0-9]+}}, 0f3FB8AA3B;
 // EXACT: fma.rn.f32 {{%r[0-9]+}}, {{%r[0-9]+}}, 0f3FB8AA3B,
+// EXACT: div.rn.f32
 // FAST60: ex2.approx.ftz.f32
 // FAST60-NOT: tanh.approx
 module attributes {tile.target = #tile.target<"sm_80">} {
@@ -28,7 +32,8 @@ module attributes {tile.target = #tile.target<"sm_80">} {
       %e = math.exp %v : f32
       %t = math.tanh %v : f32
       %s = arith.addf %e, %t : f32
-      tile.store %s, %x[%i, %j] : !tile.buffer<1x256xf32, fragment>
+      %q = arith.divf %s, %v : f32
+      tile.store %q, %x[%i, %j] : !tile.buffer<1x256xf32, fragment>
     }
     tile.copy %x to %Y[%bx, %c0] : !tile.buffer<1x256xf32, fragment> to !tile.tensor<?x256xf32>
   }
