@@ -168,11 +168,11 @@ private:
   LogicalResult lowerBlock(Block &block);
   LogicalResult lowerOp(Operation &op);
   LogicalResult lowerCopy(CopyOp copy);
-  /// A copy between a 16-bit tensor and an m16n8-layout fragment whose
-  /// rows hold multiples of four atom tiles: the four lanes of a quad
-  /// transpose their pairs with three shuffles so that each moves 8
-  /// consecutive elements (16 bytes) instead of 2, and a warp's accesses
-  /// fill whole 32-byte sectors.
+  /// A store of an m16n8-layout fragment to a 16-bit tensor whose rows hold
+  /// multiples of four atom tiles: the four lanes of a quad transpose their
+  /// pairs with three shuffles so that each stores 8 consecutive elements
+  /// (16 bytes) instead of 2, and a warp's stores fill whole 32-byte
+  /// sectors. (The same transpose serves loads; see kTransposedFragmentLoads.)
   bool lowerMmaFragmentCopy(CopyOp copy);
   LogicalResult lowerFill(Value buffer, Value value);
   LogicalResult lowerParallel(ParallelOp loop);
@@ -776,13 +776,19 @@ void KernelLowering::storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coord
   }
 }
 
+/// Whether tensor -> MMA fragment copies also use the quad transpose.
+constexpr bool kTransposedFragmentLoads = false;
+
 bool KernelLowering::lowerMmaFragmentCopy(CopyOp copy) {
   auto srcBuffer = dyn_cast<BufferType>(copy.getSrc().getType());
   auto dstBuffer = dyn_cast<BufferType>(copy.getDst().getType());
   auto srcTensor = dyn_cast<TileTensorType>(copy.getSrc().getType());
   auto dstTensor = dyn_cast<TileTensorType>(copy.getDst().getType());
   bool store = srcBuffer && srcBuffer.isFragment() && dstTensor;
-  bool load = srcTensor && dstBuffer && dstBuffer.isFragment();
+  // Loads keep the generic path: measured on the H200 (RESULTS.md run 15),
+  // a guarded 16-byte load per lane followed by the shuffles serializes the
+  // loads' latency and was slower than many 4-byte loads in flight.
+  bool load = kTransposedFragmentLoads && srcTensor && dstBuffer && dstBuffer.isFragment();
   if (!store && !load)
     return false;
   TileTensorType tensorType = store ? dstTensor : srcTensor;
