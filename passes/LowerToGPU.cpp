@@ -217,6 +217,13 @@ private:
   SmallVector<Value> sharedIndices(const BufferInfo &info, ArrayRef<Value> coords);
   /// The shared-window byte address (i64) of a shared buffer element.
   Value sharedAddress(const BufferInfo &info, ArrayRef<Value> coords);
+  /// A gemm's A, B and C buffers, checking that C has the atom's
+  /// accumulator layout (layoutM x layoutN tiles).
+  struct GemmBuffers {
+    const BufferInfo *a, *b, *c;
+  };
+  FailureOr<GemmBuffers> getGemmBuffers(GemmOp gemm, const MmaAtom &atom, int64_t layoutM,
+                                        int64_t layoutN);
   LogicalResult lowerGemmMma(GemmOp gemm, const MmaAtom &atom);
   /// mma.sync.aligned.m8n8k4 (Volta): each quadpair of a warp computes one
   /// 8 x 8 block of a 16 x 16 warp step; operands are 8-byte shared loads.
@@ -1567,14 +1574,22 @@ LogicalResult KernelLowering::lowerGemmSimt(GemmOp gemm) {
   return success();
 }
 
-LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
-  const BufferInfo &a = buffers_[gemm.getA()];
-  const BufferInfo &b = buffers_[gemm.getB()];
-  const BufferInfo &c = buffers_[gemm.getC()];
-  MmaLayoutAttr mma = c.mma;
-  if (!mma || mma.getM() != 16 || mma.getN() != 8 || atom.k != 16)
+FailureOr<KernelLowering::GemmBuffers>
+KernelLowering::getGemmBuffers(GemmOp gemm, const MmaAtom &atom, int64_t layoutM, int64_t layoutN) {
+  GemmBuffers buffers{&buffers_[gemm.getA()], &buffers_[gemm.getB()], &buffers_[gemm.getC()]};
+  MmaLayoutAttr mma = buffers.c->mma;
+  if (!mma || mma.getM() != layoutM || mma.getN() != layoutN)
     return gemm.emitOpError() << "atom " << atom.name
                               << " needs its accumulator laid out by tile-layout-inference";
+  return buffers;
+}
+
+LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
+  FailureOr<GemmBuffers> buffers = getGemmBuffers(gemm, atom, 16, 8);
+  if (failed(buffers))
+    return failure();
+  const BufferInfo &a = *buffers->a, &b = *buffers->b, &c = *buffers->c;
+  MmaLayoutAttr mma = c.mma;
   bool transA = gemm.getTransposeA(), transB = gemm.getTransposeB();
   std::string type = cast<BufferType>(gemm.getA().getType()).getElementType().isBF16() ? "bf16"
                                                                                        : "f16";
@@ -1650,13 +1665,11 @@ LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
 }
 
 LogicalResult KernelLowering::lowerGemmQuadpair(GemmOp gemm, const MmaAtom &atom) {
-  const BufferInfo &a = buffers_[gemm.getA()];
-  const BufferInfo &b = buffers_[gemm.getB()];
-  const BufferInfo &c = buffers_[gemm.getC()];
+  FailureOr<GemmBuffers> buffers = getGemmBuffers(gemm, atom, 8, 8);
+  if (failed(buffers))
+    return failure();
+  const BufferInfo &a = *buffers->a, &b = *buffers->b, &c = *buffers->c;
   MmaLayoutAttr mma = c.mma;
-  if (!mma || mma.getM() != 8 || mma.getN() != 8)
-    return gemm.emitOpError() << "atom " << atom.name
-                              << " needs its accumulator laid out by tile-layout-inference";
   bool transA = gemm.getTransposeA(), transB = gemm.getTransposeB();
   int64_t tm = gemm.getM() / mma.getWarpsM(), tn = gemm.getN() / mma.getWarpsN();
   int64_t mt = tm / 16, nt = tn / 16;
