@@ -217,6 +217,30 @@ TEST(Frontend, GemmUsesVoltaQuadpairMmaOnSm70) {
   EXPECT_EQ(compiled->ptx().find("cp.async"), std::string::npos);
 }
 
+TEST(Frontend, FastMathChoosesApproximateTanhAndExactMathDoesNot) {
+  KernelBuilder T("gelu_rows");
+  auto X = T.Tensor("X", {Dim::Dynamic("M"), 256}, f32);
+  auto Y = T.Tensor("Y", {Dim::Dynamic("M"), 256}, f32);
+  T.Launch({Dim::Dynamic("M")}, 128, [&](Index row) {
+    auto x = T.AllocFragment({1, 256}, f32, "x");
+    T.Copy(X.Tile(row, 0), x);
+    T.Parallel({1, 256}, [&](Index i, Index j) { x(i, j) = Tanh(x(i, j)) * Exp(x(i, j)); });
+    T.Copy(x, Y.Tile(row, 0));
+  });
+  Kernel kernel = T.Build();
+  ASSERT_TRUE(kernel.status().ok()) << kernel.status();
+  CompileOptions fast{"sm_90a"};
+  absl::StatusOr<std::string> ptx = kernel.GetKernelSource(Stage::kPTX, fast);
+  ASSERT_TRUE(ptx.ok()) << ptx.status();
+  EXPECT_NE(ptx->find("tanh.approx.f32"), std::string::npos);
+  EXPECT_NE(ptx->find("ex2.approx.ftz.f32"), std::string::npos);
+  CompileOptions exact{"sm_90a"};
+  exact.fastMath = false;
+  ptx = kernel.GetKernelSource(Stage::kPTX, exact);
+  ASSERT_TRUE(ptx.ok()) << ptx.status();
+  EXPECT_EQ(ptx->find("tanh.approx"), std::string::npos);
+}
+
 TEST(Frontend, ForcedIllegalAtomIsAnError) {
   auto compiled = SmallGemm("SM80_16x8x16_F32F16F16F32_TN").Compile({"sm_60"});
   ASSERT_FALSE(compiled.ok());
