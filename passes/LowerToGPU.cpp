@@ -183,6 +183,12 @@ private:
   /// the tensor's divisibility proves a multiple of 16 bytes, boxes of at
   /// most 256 rows and columns.
   bool canUseBulkTensorCopy(CopyOp copy);
+  /// Lowers a pipelined loop's body for iteration `k` on stage `stage` of
+  /// its staged buffers (the copies in `ahead` were issued earlier).
+  /// `inFlight` >= 0: the body's async MMA keeps that many groups in flight
+  /// (the loop fenced the proxies); -1: no async MMA.
+  LogicalResult lowerStagedBody(PipelinedOp loop, const llvm::SmallPtrSetImpl<Operation *> &ahead,
+                                Value k, Value stage, int64_t inFlight);
   /// Warp specialization (the sm90 strategy, chosen by capabilities): a
   /// producer warpgroup issues the loop's copies as bulk tensor copies that
   /// complete on per-stage "full" mbarriers; the kernel's own threads (the
@@ -1206,25 +1212,11 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
     lastWasBarrier_ = false;
     barrier();
     issue(add(k, cst(distance)));
-    Value stage = arith::RemUIOp::create(b_, loc_, k, cst(stages));
-    SmallVector<std::pair<Value, Value>> restore;
-    for (Operation *op : ahead) {
-      BufferInfo &dst = buffers_[cast<CopyOp>(op).getDst()];
-      restore.emplace_back(cast<CopyOp>(op).getDst(), dst.stage);
-      dst.stage = stage;
-    }
-    map_.map(loop.getInductionVar(), k);
     // The copies just issued write a stage nothing reads in this iteration:
     // the barrier above still orders every shared read of the body.
-    inAsyncMmaPipeline_ = asyncMma;
-    asyncMmaInFlight_ = inFlight;
-    for (Operation &op : loop.getBodyBlock().without_terminator())
-      if (!ahead.contains(&op) && failed(lowerOp(op)))
-        return failure();
-    inAsyncMmaPipeline_ = false;
-    asyncMmaInFlight_ = 0;
-    for (auto &[buffer, previous] : restore)
-      buffers_[buffer].stage = previous;
+    Value stage = arith::RemUIOp::create(b_, loc_, k, cst(stages));
+    if (failed(lowerStagedBody(loop, ahead, k, stage, asyncMma ? inFlight : -1)))
+      return failure();
   }
   if (inFlight)
     emitPtx(b_, loc_, "wgmma.wait_group.sync.aligned 0;", "", {}, {}, /*sideEffects=*/true);
@@ -1233,6 +1225,28 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
   asyncAccumulators_.clear();
   emitPtx(b_, loc_, "cp.async.wait_group 0;", "", {}, {}, /*sideEffects=*/true);
   lastWasBarrier_ = false;
+  return success();
+}
+
+LogicalResult KernelLowering::lowerStagedBody(PipelinedOp loop,
+                                              const llvm::SmallPtrSetImpl<Operation *> &ahead,
+                                              Value k, Value stage, int64_t inFlight) {
+  SmallVector<std::pair<Value, Value>> restore;
+  for (Operation *op : ahead) {
+    BufferInfo &dst = buffers_[cast<CopyOp>(op).getDst()];
+    restore.emplace_back(cast<CopyOp>(op).getDst(), dst.stage);
+    dst.stage = stage;
+  }
+  map_.map(loop.getInductionVar(), k);
+  inAsyncMmaPipeline_ = inFlight >= 0;
+  asyncMmaInFlight_ = std::max<int64_t>(inFlight, 0);
+  for (Operation &op : loop.getBodyBlock().without_terminator())
+    if (!ahead.contains(&op) && failed(lowerOp(op)))
+      return failure();
+  inAsyncMmaPipeline_ = false;
+  asyncMmaInFlight_ = 0;
+  for (auto &[buffer, previous] : restore)
+    buffers_[buffer].stage = previous;
   return success();
 }
 
@@ -1428,23 +1442,9 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     Value stage = arith::RemUIOp::create(b_, loc_, k, cst(stages));
     Value round = arith::DivUIOp::create(b_, loc_, k, cst(stages));
     wait(full(stage), toI32(arith::AndIOp::create(b_, loc_, round, cst(1))));
-    SmallVector<std::pair<Value, Value>> restore;
-    for (Operation *op : ahead) {
-      BufferInfo &dst = buffers_[cast<CopyOp>(op).getDst()];
-      restore.emplace_back(cast<CopyOp>(op).getDst(), dst.stage);
-      dst.stage = stage;
-    }
-    map_.map(loop.getInductionVar(), k);
-    inAsyncMmaPipeline_ = true;
-    asyncMmaInFlight_ = 1;
     lastWasBarrier_ = true; // the full barrier orders this stage's reads
-    for (Operation &op : loop.getBodyBlock().without_terminator())
-      if (!ahead.contains(&op) && failed(lowerOp(op)))
-        return failure();
-    inAsyncMmaPipeline_ = false;
-    asyncMmaInFlight_ = 0;
-    for (auto &[buffer, previous] : restore)
-      buffers_[buffer].stage = previous;
+    if (failed(lowerStagedBody(loop, ahead, k, stage, /*inFlight=*/1)))
+      return failure();
     // The MMAs of iteration k - 1 are complete (one group stays in flight):
     // its stage goes back to the producer.
     Value positive = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ugt, k, zero);
