@@ -1151,10 +1151,16 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
   // mbarriers, the loop sits at the kernel's top level, every copy ahead is
   // a bulk tensor copy, and the rest of the body is the async MMA and pure
   // arithmetic (nothing else touches shared memory between the stages).
+  // The mbarriers (16 bytes a stage) go after the planned buffers and must
+  // still fit the block's shared memory.
+  int64_t planned = 0;
+  if (auto bytes = kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr))
+    planned = bytes.getInt();
   bool specialize = asyncMma && caps_.hasBulkTensorCopy && caps_.hasMbarrier &&
                     loop->getBlock() == &kernel_.getBodyBlock() &&
                     kernel_.getThreads() % 128 == 0 &&
-                    kernel_.getThreads() + 128 <= caps_.maxThreadsPerBlock && stages >= 2;
+                    kernel_.getThreads() + 128 <= caps_.maxThreadsPerBlock && stages >= 2 &&
+                    llvm::alignTo(planned, 8) + 16 * stages <= caps_.sharedMemoryPerBlock;
   for (Operation &op : loop.getBodyBlock().without_terminator()) {
     if (ahead.contains(&op))
       specialize &= canUseBulkTensorCopy(cast<CopyOp>(op));
