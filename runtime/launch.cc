@@ -606,6 +606,14 @@ std::string FormatSignature(const CompiledKernel& kernel) {
       kernel.entry(), "(", absl::StrJoin(params, ", "), ") grid (",
       absl::StrJoin(grid, ", "), ") block ", kernel.block_threads(), " smem ",
       kernel.shared_memory_bytes(), " B target ", kernel.target());
+  for (const TensorMap& map : kernel.tensor_maps()) {
+    // "TMA A[128, 64] swizzle 128": a tensor map of param A, its box.
+    const std::string name = map.param() >= 0 && map.param() < kernel.params_size()
+                                 ? kernel.params(map.param()).name()
+                                 : absl::StrCat("#", map.param());
+    absl::StrAppend(&text, ", TMA ", name, "[", absl::StrJoin(map.box(), ", "), "]");
+    if (map.swizzle_bytes() > 0) absl::StrAppend(&text, " swizzle ", map.swizzle_bytes());
+  }
   if (kernel.registers() > 0) {
     absl::StrAppend(&text, ", ", kernel.registers(), " registers");
   }

@@ -296,6 +296,12 @@ TEST(PrepareLaunch, RejectsMalformedKernelDescriptions) {
               HasSubstr("dimension group N refers to dynamic dimension 7"));
 }
 
+TEST(FormatSignature, ListsTensorMaps) {
+  EXPECT_THAT(FormatSignature(TensorMapKernel()),
+              HasSubstr("block 384 smem 0 B target , TMA A[128, 64] swizzle 128, "
+                        "TMA B[64, 64] swizzle 128"));
+}
+
 TEST(FormatSignature, NamesDynamicDimsAfterTheirGroup) {
   EXPECT_EQ(FormatSignature(VectorAddKernel()),
             "vector_add(A: f32[N] align 16, B: f32[N] align 16, C: f32[N] "
