@@ -1,0 +1,263 @@
+//===- KernelLowering.h - tile-lower-to-gpu's per-kernel lowering -*- C++ -*-===//
+//
+// The state and helpers of lowering one tile.kernel to a gpu.func, shared
+// by the files of tile-lower-to-gpu: LowerToGPU.cpp (the kernel, copies,
+// parallel bodies, reductions), LowerPipelined.cpp (the pipelining
+// strategies) and LowerGemm.cpp (the MMA atoms). Private to passes/.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_PASSES_KERNELLOWERING_H
+#define TESSERA_PASSES_KERNELLOWERING_H
+
+#include "backends/Backend.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace tessera::lowering {
+
+using namespace mlir;
+using namespace tessera::tile;
+
+/// Global address space of NVPTX (PTX ISA §5.1, .global).
+constexpr unsigned kGlobalAddressSpace = 1;
+/// The name of the gpu.module holding a tile module's kernels.
+constexpr llvm::StringLiteral kGpuModuleName = "tessera_kernels";
+/// The largest divisor the divisibility analysis tracks.
+constexpr int64_t kMaxDivisor = 1 << 20;
+
+
+
+/// A lowered tensor argument.
+struct TensorInfo {
+  TileTensorType type;
+  Value ptr;
+  /// One index value per dimension (constants for static dimensions).
+  SmallVector<Value> dims;
+  /// A known divisor of each dimension: the size when static, the promised
+  /// divisibility (checked by the runtime at launch) when dynamic.
+  SmallVector<int64_t> divisors;
+};
+
+/// A lowered buffer.
+struct BufferInfo {
+  BufferType type;
+  /// memref<slots x elt> for fragments; memref<shape x elt, workgroup> for shared.
+  Value memref;
+  DistributionAttr distribution;
+  /// Set instead of `distribution` for MMA accumulator fragments.
+  MmaLayoutAttr mma;
+  /// Fragments every thread holds whole (reduction results).
+  bool replicated = false;
+  /// Shared buffers: 16-byte chunks XOR-swizzled by row, wide rows in
+  /// panels (see SharedSwizzle); rowBytes 0 when plain row-major.
+  SharedSwizzle swizzle;
+  /// Shared buffers of a pipelined loop: copies kept (a leading memref
+  /// dimension) and the one the code being emitted uses.
+  int64_t stages = 1;
+  Value stage;
+};
+
+/// The elements one thread handles in one chunk of a distributed tile.
+struct Chunk {
+  /// Row-major coordinates of the chunk's first element in the tile.
+  SmallVector<Value> coords;
+  /// The first register slot of the chunk (fragments only).
+  int64_t firstSlot;
+  /// Contiguous elements along the last dimension, in consecutive slots.
+  int64_t vector = 1;
+};
+
+class KernelLowering {
+public:
+  KernelLowering(KernelOp kernel, const Backend &backend, const ComputeCapability &cc)
+      : kernel_(kernel), backend_(backend), cc_(cc), caps_(backend.getCapabilities(cc)),
+        loc_(kernel.getLoc()), b_(kernel.getContext()) {
+    auto module = kernel->getParentOfType<ModuleOp>();
+    fastMath_ = !(module && module->hasAttr(kExactMathAttr));
+  }
+
+  LogicalResult run();
+
+private:
+  // Helpers building index arithmetic.
+  Value cst(int64_t v) { return arith::ConstantIndexOp::create(b_, loc_, v); }
+  Value add(Value x, Value y) { return b_.createOrFold<arith::AddIOp>(loc_, x, y); }
+  Value mul(Value x, Value y) { return b_.createOrFold<arith::MulIOp>(loc_, x, y); }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::slt, x, y);
+  }
+  Value le(Value x, Value y) {
+    return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sle, x, y);
+  }
+  Value andi(Value x, Value y) { return x ? arith::AndIOp::create(b_, loc_, x, y) : y; }
+  Value convert(Value value, Type to);
+  void barrier();
+  /// The alignment a vector access of `bytes` may claim: tensor base pointers
+  /// are only known to be aligned to the target's widest global access, so a
+  /// wider vector (a converting copy into a narrower fragment) claims that.
+  int64_t vectorAlignment(int64_t bytes) const {
+    return std::min(bytes, caps_.globalVectorBytes);
+  }
+
+  LogicalResult lowerBlock(Block &block);
+  LogicalResult lowerOp(Operation &op);
+  LogicalResult lowerCopy(CopyOp copy);
+  /// A store of an m16n8-layout fragment to a 16-bit tensor whose rows hold
+  /// multiples of four atom tiles: the four lanes of a quad transpose their
+  /// pairs with three shuffles so that each stores 8 consecutive elements
+  /// (16 bytes) instead of 2, and a warp's stores fill whole 32-byte
+  /// sectors. (The same transpose serves loads; see kTransposedFragmentLoads.)
+  bool lowerMmaFragmentCopy(CopyOp copy);
+  LogicalResult lowerFill(Value buffer, Value value);
+  LogicalResult lowerParallel(ParallelOp loop);
+  LogicalResult lowerPipelined(PipelinedOp loop);
+  LogicalResult lowerPipelinedInOrder(PipelinedOp loop, Value count);
+  /// True when `copy` (tensor -> staged swizzled shared buffer) can be one
+  /// bulk tensor copy (TMA) per panel: rank 2, no conversion, a row pitch
+  /// the tensor's divisibility proves a multiple of 16 bytes, boxes of at
+  /// most 256 rows and columns.
+  bool canUseBulkTensorCopy(CopyOp copy);
+  /// Lowers a pipelined loop's body for iteration `k` on stage `stage` of
+  /// its staged buffers (the copies in `ahead` were issued earlier).
+  /// `inFlight` >= 0: the body's async MMA keeps that many groups in flight
+  /// (the loop fenced the proxies); -1: no async MMA.
+  LogicalResult lowerStagedBody(PipelinedOp loop, const llvm::SmallPtrSetImpl<Operation *> &ahead,
+                                Value k, Value stage, int64_t inFlight);
+  /// Warp specialization (the sm90 strategy, chosen by capabilities): a
+  /// producer warpgroup issues the loop's copies as bulk tensor copies that
+  /// complete on per-stage "full" mbarriers; the kernel's own threads (the
+  /// consumers) wait on them, run the body, and release each stage on its
+  /// "empty" mbarrier once the MMAs reading it are done. No block barrier
+  /// per iteration.
+  LogicalResult lowerPipelinedSpecialized(PipelinedOp loop, Value count,
+                                          const llvm::SmallPtrSetImpl<Operation *> &ahead,
+                                          int64_t stages);
+  /// A tensor -> shared copy issued ahead with cp.async (zero-filled when
+  /// `valid` is false or past the tensor).
+  void lowerAsyncCopy(CopyOp copy, Value valid);
+  LogicalResult lowerGemm(GemmOp gemm);
+  LogicalResult lowerGemmSimt(GemmOp gemm);
+
+  /// Calls `body` once per chunk this thread owns in a tile of `shape`
+  /// spread as `dist`, guarding chunks past the tile's end.
+  void forEachChunk(ArrayRef<int64_t> shape, DistributionAttr dist,
+                    llvm::function_ref<void(const Chunk &)> body);
+  /// Calls `body` once per chunk of a fragment layout (a distribution or an
+  /// MMA accumulator layout) that this thread owns.
+  void forEachOwned(ArrayRef<int64_t> shape, DistributionAttr dist, MmaLayoutAttr mma,
+                    llvm::function_ref<void(const Chunk &)> body);
+  /// The tensor coordinates of a chunk of a tile whose origin is `offsets`.
+  SmallVector<Value> tensorCoords(ArrayRef<Value> offsets, const Chunk &chunk) {
+    SmallVector<Value> coords;
+    for (auto [off, coord] : llvm::zip(offsets, chunk.coords))
+      coords.push_back(add(off, coord));
+    return coords;
+  }
+  /// The memref indices of a shared buffer element, swizzle applied.
+  SmallVector<Value> sharedIndices(const BufferInfo &info, ArrayRef<Value> coords);
+  /// The shared-window byte address (i64) of a shared buffer element.
+  Value sharedAddress(const BufferInfo &info, ArrayRef<Value> coords);
+  /// A gemm's A, B and C buffers, checking that C has the atom's
+  /// accumulator layout (layoutM x layoutN tiles).
+  struct GemmBuffers {
+    const BufferInfo *a, *b, *c;
+  };
+  FailureOr<GemmBuffers> getGemmBuffers(GemmOp gemm, const MmaAtom &atom, int64_t layoutM,
+                                        int64_t layoutN);
+  LogicalResult lowerGemmMma(GemmOp gemm, const MmaAtom &atom);
+  /// mma.sync.aligned.m8n8k4 (Volta): each quadpair of a warp computes one
+  /// 8 x 8 block of a 16 x 16 warp step; operands are 8-byte shared loads.
+  LogicalResult lowerGemmQuadpair(GemmOp gemm, const MmaAtom &atom);
+  /// The accumulator layout of m8n8k4 with f32 accumulators (PTX ISA
+  /// §9.7.14.5.1): quadpair q = (lane / 4) mod 4 holds the 8 x 8 block at
+  /// (8 (q mod 2), 8 (q / 2)) of each 16 x 16 step; register i of lane l is
+  /// row (l & 1) + (i & 2) + 4 (l >= 16), column (i & 4) + (l & 2) + (i & 1).
+  void forEachQuadpairOwned(ArrayRef<int64_t> shape, MmaLayoutAttr mma,
+                            llvm::function_ref<void(const Chunk &)> body);
+  /// wgmma.mma_async with A and B read from swizzled shared buffers through
+  /// matrix descriptors (PTX ISA §9.7.15.5.1.2).
+  LogicalResult lowerGemmWgmma(GemmOp gemm, const MmaAtom &atom);
+  /// The 64-bit wgmma matrix descriptor of the operand tile of `buffer`
+  /// starting at (row, col) (`row` a multiple of 8); `mnMajor` when the
+  /// buffer's rows run along M or N.
+  Value wgmmaDescriptor(const BufferInfo &buffer, Value row, Value col, bool mnMajor);
+  /// An empty instruction that reads and rewrites the first `regs` slots of
+  /// a fragment, so LLVM orders every other access to them around it (what
+  /// CUTLASS's warpgroup_fence_operand does): accumulators of an async MMA
+  /// are neither read before its wait nor written after its fence.
+  void fenceRegisters(Value fragment, int64_t regs);
+  SmallVector<Value> fenceValues(ArrayRef<Value> values);
+  LogicalResult lowerReduce(ReduceOp reduce);
+  /// The row-major slot of `indices` in a replicated fragment: a constant
+  /// when the indices are, else a value.
+  OpFoldResult replicatedSlot(const BufferInfo &info, ArrayRef<Value> indices);
+  /// Reads / writes a replicated fragment element; a dynamic index selects
+  /// among the slots so the fragment stays in registers.
+  Value loadReplicated(const BufferInfo &info, ArrayRef<Value> indices);
+  void storeReplicated(const BufferInfo &info, ArrayRef<Value> indices, Value value);
+  /// A distribution for cooperative copies of a tile through shared memory.
+  DistributionAttr copyDistribution(BufferType tile, Type globalElementType);
+  /// True when every vector of `vector` elements the copy touches in `tensor`
+  /// at `offsets` (tile-level values) is aligned to its size.
+  bool isVectorAligned(const TensorInfo &tensor, OperandRange offsets, int64_t vector);
+  /// Element address in a tensor, and the in-bounds predicates of a vector
+  /// of `vector` elements at global coordinates `coords`.
+  Value elementAddress(const TensorInfo &tensor, ArrayRef<Value> coords);
+  void boundsPredicates(const TensorInfo &tensor, ArrayRef<Value> coords, int64_t vector,
+                        Value &rowsInBounds, Value &fullVector);
+
+  SmallVector<Value> loadGlobal(const TensorInfo &tensor, ArrayRef<Value> coords, int64_t vector,
+                                bool aligned);
+  void storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coords, ArrayRef<Value> values,
+                   bool aligned);
+
+  KernelOp kernel_;
+  const Backend &backend_;
+  ComputeCapability cc_;
+  const TargetCapabilities &caps_;
+  Location loc_;
+  OpBuilder b_;
+  IRMapping map_;
+  DenseMap<Value, TensorInfo> tensors_;
+  DenseMap<Value, BufferInfo> buffers_;
+  Value threadId_;
+  Value sharedBase_;
+
+  Block *entry_ = nullptr;
+  bool lastWasBarrier_ = false;
+  /// Set while lowering the body of a pipelined loop whose gemm reads shared
+  /// memory through the async proxy: the loop fences the proxies before its
+  /// barrier, and the gemm keeps this many MMA groups in flight.
+  bool inAsyncMmaPipeline_ = false;
+  int64_t asyncMmaInFlight_ = 0;
+  /// Accumulators of async MMAs a pipelined loop leaves in flight, with
+  /// their register counts: fenced after the loop's final wait.
+  SmallVector<std::pair<Value, int64_t>> asyncAccumulators_;
+  /// Nonzero once a warp-specialized loop split the block: the consumers'
+  /// thread count, which barriers then synchronize.
+  int64_t consumerThreads_ = 0;
+  /// Approximate tanh/exp (CompileOptions::fastMath).
+  bool fastMath_ = true;
+  gpu::GPUFuncOp func_;
+};
+
+/// The largest power of two known to divide `value` (at most kMaxDivisor),
+/// from constants, products and sums of the kernel's index arithmetic.
+int64_t knownDivisor(Value value);
+
+/// Emits one PTX instruction as inline assembly (the raw form of an atom,
+/// as CuTe's arch/ headers hold it) and returns its results.
+SmallVector<Value> emitPtx(OpBuilder &b, Location loc, StringRef text, StringRef constraints,
+                           ValueRange operands, ArrayRef<Type> resultTypes, bool sideEffects);
+
+} // namespace tessera::lowering
+
+#endif // TESSERA_PASSES_KERNELLOWERING_H

@@ -1,0 +1,357 @@
+//===- LowerGemm.cpp - MMA atoms of tile-lower-to-gpu --------------------===//
+//
+// tile.gemm for each atom: SIMT FMA, Volta's quadpair mma.m8n8k4, Ampere's
+// ldmatrix + mma.m16n8k16, Hopper's wgmma from shared memory descriptors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/KernelLowering.h"
+
+namespace tessera::lowering {
+
+LogicalResult KernelLowering::lowerGemm(GemmOp gemm) {
+  FailureOr<MmaAtom> atom = selectMmaAtom(gemm, backend_, cc_, kernel_.getThreads());
+  if (failed(atom))
+    return failure();
+  if (atom->threads == 1)
+    return lowerGemmSimt(gemm);
+  if (atom->threads == 128)
+    return lowerGemmWgmma(gemm, *atom);
+  if (atom->k == 4)
+    return lowerGemmQuadpair(gemm, *atom);
+  return lowerGemmMma(gemm, *atom);
+}
+
+LogicalResult KernelLowering::lowerGemmSimt(GemmOp gemm) {
+  const BufferInfo &a = buffers_[gemm.getA()];
+  const BufferInfo &b = buffers_[gemm.getB()];
+  const BufferInfo &c = buffers_[gemm.getC()];
+  if (!a.type.isShared() || !b.type.isShared())
+    return gemm.emitOpError() << "with the SIMT FMA atom reads A and B from shared memory; "
+                                 "copy them into shared buffers first";
+  bool transA = gemm.getTransposeA(), transB = gemm.getTransposeB();
+  Type f32 = b_.getF32Type();
+  barrier();
+  auto forOp = scf::ForOp::create(b_, loc_, cst(0), cst(gemm.getK()), cst(1));
+  {
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(forOp.getBody()->getTerminator());
+    Value k = forOp.getInductionVar();
+    forEachChunk(c.type.getShape(), c.distribution, [&](const Chunk &chunk) {
+      Value i = chunk.coords[0], j = chunk.coords[1];
+      Value av = memref::LoadOp::create(
+          b_, loc_, a.memref, sharedIndices(a, transA ? SmallVector<Value>{k, i} : SmallVector<Value>{i, k}));
+      av = convert(av, f32);
+      for (int64_t v = 0; v < c.distribution.getVector(); ++v) {
+        Value jv = add(j, cst(v));
+        Value bv = memref::LoadOp::create(
+            b_, loc_, b.memref,
+            sharedIndices(b, transB ? SmallVector<Value>{jv, k} : SmallVector<Value>{k, jv}));
+        bv = convert(bv, f32);
+        Value slot = cst(chunk.firstSlot + v);
+        Value acc = memref::LoadOp::create(b_, loc_, c.memref, ValueRange{slot});
+        acc = math::FmaOp::create(b_, loc_, av, bv, acc);
+        memref::StoreOp::create(b_, loc_, acc, c.memref, ValueRange{slot});
+      }
+    });
+  }
+  lastWasBarrier_ = false;
+  return success();
+}
+
+FailureOr<KernelLowering::GemmBuffers>
+KernelLowering::getGemmBuffers(GemmOp gemm, const MmaAtom &atom, int64_t layoutM, int64_t layoutN) {
+  GemmBuffers buffers{&buffers_[gemm.getA()], &buffers_[gemm.getB()], &buffers_[gemm.getC()]};
+  MmaLayoutAttr mma = buffers.c->mma;
+  if (!mma || mma.getM() != layoutM || mma.getN() != layoutN)
+    return gemm.emitOpError() << "atom " << atom.name
+                              << " needs its accumulator laid out by tile-layout-inference";
+  return buffers;
+}
+
+LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
+  FailureOr<GemmBuffers> buffers = getGemmBuffers(gemm, atom, 16, 8);
+  if (failed(buffers))
+    return failure();
+  const BufferInfo &a = *buffers->a, &b = *buffers->b, &c = *buffers->c;
+  MmaLayoutAttr mma = c.mma;
+  bool transA = gemm.getTransposeA(), transB = gemm.getTransposeB();
+  std::string type = cast<BufferType>(gemm.getA().getType()).getElementType().isBF16() ? "bf16"
+                                                                                       : "f16";
+  int64_t tm = gemm.getM() / mma.getWarpsM(), tn = gemm.getN() / mma.getWarpsN();
+  int64_t mt = tm / 16, nt = tn / 8;
+  Type i32 = b_.getI32Type(), f32 = b_.getF32Type();
+  barrier();
+
+  Value warp = arith::DivUIOp::create(b_, loc_, threadId_, cst(32));
+  Value lane = arith::RemUIOp::create(b_, loc_, threadId_, cst(32));
+  Value mat = arith::DivUIOp::create(b_, loc_, lane, cst(8));
+  Value within = arith::RemUIOp::create(b_, loc_, lane, cst(8));
+  Value matLow = arith::RemUIOp::create(b_, loc_, mat, cst(2));
+  Value matHigh = arith::DivUIOp::create(b_, loc_, mat, cst(2));
+  Value warpRow = mul(arith::DivUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tm));
+  Value warpCol = mul(arith::RemUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tn));
+  SmallVector<Type> four(4, i32);
+  // ldmatrix (PTX ISA §9.7.14.5.15): four 8x8 b16 matrices, row addresses
+  // from lanes 8i..8i+7 for matrix i.
+  auto ldmatrix = [&](const BufferInfo &buffer, Value row, Value col, bool trans) {
+    std::string text = std::string("ldmatrix.sync.aligned.m8n8.x4") + (trans ? ".trans" : "") +
+                       ".shared.b16 {$0, $1, $2, $3}, [$4];";
+    return emitPtx(b_, loc_, text, "=r,=r,=r,=r,l", {sharedAddress(buffer, {row, col})}, four,
+                   /*sideEffects=*/true);
+  };
+  // The accumulators stay SSA values through the gemm.
+  SmallVector<Value> acc;
+  for (int64_t r = 0; r < mt * nt * 4; ++r)
+    acc.push_back(memref::LoadOp::create(b_, loc_, c.memref, ValueRange{cst(r)}));
+  std::string mmaText = "mma.sync.aligned.m16n8k16.row.col.f32." + type + "." + type +
+                        ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
+  for (int64_t ks = 0; ks < gemm.getK() / 16; ++ks) {
+    Value k0 = cst(ks * 16);
+    // A: one x4 load per 16-row atom tile (a0..a7 of mma.m16n8k16).
+    SmallVector<SmallVector<Value>> aRegs;
+    for (int64_t mi = 0; mi < mt; ++mi) {
+      Value r0 = add(warpRow, cst(mi * 16));
+      if (!transA)
+        aRegs.push_back(ldmatrix(a, add(r0, add(within, mul(matLow, cst(8)))),
+                                 add(k0, mul(matHigh, cst(8))), false));
+      else
+        aRegs.push_back(ldmatrix(a, add(k0, add(within, mul(matHigh, cst(8)))),
+                                 add(r0, mul(matLow, cst(8))), true));
+    }
+    // B: one x4 load per pair of 8-column atom tiles (b0..b3 of each).
+    SmallVector<SmallVector<Value>> bRegs;
+    for (int64_t np = 0; np < nt / 2; ++np) {
+      Value n0 = add(warpCol, cst(np * 16));
+      if (!transB)
+        bRegs.push_back(ldmatrix(b, add(k0, add(within, mul(matLow, cst(8)))),
+                                 add(n0, mul(matHigh, cst(8))), true));
+      else
+        bRegs.push_back(ldmatrix(b, add(n0, add(within, mul(matHigh, cst(8)))),
+                                 add(k0, mul(matLow, cst(8))), false));
+    }
+    for (int64_t mi = 0; mi < mt; ++mi) {
+      for (int64_t ni = 0; ni < nt; ++ni) {
+        int64_t base = (mi * nt + ni) * 4;
+        SmallVector<Value> operands(aRegs[mi].begin(), aRegs[mi].end());
+        operands.push_back(bRegs[ni / 2][(ni % 2) * 2]);
+        operands.push_back(bRegs[ni / 2][(ni % 2) * 2 + 1]);
+        operands.append(acc.begin() + base, acc.begin() + base + 4);
+        SmallVector<Value> d = emitPtx(b_, loc_, mmaText, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
+                                       operands, SmallVector<Type>(4, f32), false);
+        std::copy(d.begin(), d.end(), acc.begin() + base);
+      }
+    }
+  }
+  for (int64_t r = 0; r < mt * nt * 4; ++r)
+    memref::StoreOp::create(b_, loc_, acc[r], c.memref, ValueRange{cst(r)});
+  lastWasBarrier_ = false;
+  return success();
+}
+
+LogicalResult KernelLowering::lowerGemmQuadpair(GemmOp gemm, const MmaAtom &atom) {
+  FailureOr<GemmBuffers> buffers = getGemmBuffers(gemm, atom, 8, 8);
+  if (failed(buffers))
+    return failure();
+  const BufferInfo &a = *buffers->a, &b = *buffers->b, &c = *buffers->c;
+  MmaLayoutAttr mma = c.mma;
+  bool transA = gemm.getTransposeA(), transB = gemm.getTransposeB();
+  int64_t tm = gemm.getM() / mma.getWarpsM(), tn = gemm.getN() / mma.getWarpsN();
+  int64_t mt = tm / 16, nt = tn / 16;
+  Type i32 = b_.getI32Type(), f32 = b_.getF32Type();
+  barrier();
+  Value warp = arith::DivUIOp::create(b_, loc_, threadId_, cst(32));
+  Value lane = arith::RemUIOp::create(b_, loc_, threadId_, cst(32));
+  Value quadpair = arith::RemUIOp::create(b_, loc_, arith::DivUIOp::create(b_, loc_, lane, cst(4)),
+                                          cst(4));
+  // Within a quadpair: lanes 0-3 (low group) and 16-19 (high group).
+  Value inGroup = add(arith::RemUIOp::create(b_, loc_, lane, cst(4)),
+                      mul(arith::DivUIOp::create(b_, loc_, lane, cst(16)), cst(4)));
+  Value warpRow = add(mul(arith::DivUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tm)),
+                      mul(arith::RemUIOp::create(b_, loc_, quadpair, cst(2)), cst(8)));
+  Value warpCol = add(mul(arith::RemUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tn)),
+                      mul(arith::DivUIOp::create(b_, loc_, quadpair, cst(2)), cst(8)));
+  Value quarter = arith::RemUIOp::create(b_, loc_, lane, cst(4));
+  Value highHalf = mul(arith::DivUIOp::create(b_, loc_, lane, cst(16)), cst(4));
+  // Four contiguous f16 of a shared buffer as two b32 registers (one
+  // 8-byte load: the operand layout is chosen so they are contiguous).
+  auto load4 = [&](const BufferInfo &buffer, Value row, Value col) {
+    auto sharedPtr = LLVM::LLVMPointerType::get(b_.getContext(), 3);
+    Value address = LLVM::IntToPtrOp::create(b_, loc_, sharedPtr, sharedAddress(buffer, {row, col}));
+    Value pairs = LLVM::LoadOp::create(b_, loc_, VectorType::get({2}, i32), address, 8);
+    return SmallVector<Value>{
+        LLVM::ExtractElementOp::create(b_, loc_, pairs,
+                                       arith::ConstantIntOp::create(b_, loc_, i32, 0)),
+        LLVM::ExtractElementOp::create(b_, loc_, pairs,
+                                       arith::ConstantIntOp::create(b_, loc_, i32, 1))};
+  };
+  // A .row: lane's row, k0..k0+3; A transposed (K x M) .col: k = lane mod 4,
+  // its 4 rows. B .row (K x N): k = lane mod 4, its 4 columns; B transposed
+  // (N x K) .col: its column, k0..k0+3.
+  std::string mmaText = std::string("mma.sync.aligned.m8n8k4.") + (transA ? "col" : "row") + "." +
+                        (transB ? "col" : "row") +
+                        ".f32.f16.f16.f32 {$0, $1, $2, $3, $4, $5, $6, $7}, {$8, $9}, {$10, $11}, "
+                        "{$12, $13, $14, $15, $16, $17, $18, $19};";
+  for (int64_t ks = 0; ks < gemm.getK() / 4; ++ks) {
+    Value k0 = cst(ks * 4);
+    SmallVector<SmallVector<Value>> aRegs, bRegs;
+    for (int64_t mi = 0; mi < mt; ++mi) {
+      Value r0 = add(warpRow, cst(mi * 16));
+      aRegs.push_back(transA ? load4(a, add(k0, quarter), add(r0, highHalf))
+                             : load4(a, add(r0, inGroup), k0));
+    }
+    for (int64_t ni = 0; ni < nt; ++ni) {
+      Value c0 = add(warpCol, cst(ni * 16));
+      bRegs.push_back(transB ? load4(b, add(c0, inGroup), k0)
+                             : load4(b, add(k0, quarter), add(c0, highHalf)));
+    }
+    for (int64_t mi = 0; mi < mt; ++mi) {
+      for (int64_t ni = 0; ni < nt; ++ni) {
+        int64_t base = (mi * nt + ni) * 8;
+        SmallVector<Value> operands(aRegs[mi].begin(), aRegs[mi].end());
+        operands.append(bRegs[ni].begin(), bRegs[ni].end());
+        for (int64_t e = 0; e < 8; ++e)
+          operands.push_back(memref::LoadOp::create(b_, loc_, c.memref, ValueRange{cst(base + e)}));
+        SmallVector<Value> d =
+            emitPtx(b_, loc_, mmaText, "=f,=f,=f,=f,=f,=f,=f,=f,r,r,r,r,f,f,f,f,f,f,f,f", operands,
+                    SmallVector<Type>(8, f32), false);
+        for (int64_t e = 0; e < 8; ++e)
+          memref::StoreOp::create(b_, loc_, d[e], c.memref, ValueRange{cst(base + e)});
+      }
+    }
+  }
+  lastWasBarrier_ = false;
+  return success();
+}
+
+Value KernelLowering::wgmmaDescriptor(const BufferInfo &buffer, Value row, Value col,
+                                      bool mnMajor) {
+  // Bits 0-13: start address >> 4; 16-29: leading byte offset >> 4; 32-45:
+  // stride byte offset >> 4; 62-63: swizzle (1: 128 B, 2: 64 B, 3: 32 B).
+  // K-major: 8-row groups are 8 rows apart (stride); the leading offset is
+  // unused. MN-major: 8-row groups along K likewise; panels along M or N
+  // are the leading offset apart.
+  const SharedSwizzle &swizzle = buffer.swizzle;
+  int64_t rows = buffer.type.getShape()[0];
+  int64_t stride = 8 * swizzle.rowBytes;
+  int64_t leading = mnMajor ? rows * swizzle.rowBytes : 16;
+  int64_t mode = swizzle.rowBytes == 128 ? 1 : swizzle.rowBytes == 64 ? 2 : 3;
+  uint64_t fields = (uint64_t((leading >> 4) & 0x3FFF) << 16) |
+                    (uint64_t((stride >> 4) & 0x3FFF) << 32) | (uint64_t(mode) << 62);
+  Type i64 = b_.getI64Type();
+  Value address = sharedAddress(buffer, {row, col});
+  Value start = arith::ShRUIOp::create(
+      b_, loc_,
+      arith::AndIOp::create(b_, loc_, address,
+                            arith::ConstantOp::create(b_, loc_, b_.getIntegerAttr(i64, 0x3FFFF))),
+      arith::ConstantOp::create(b_, loc_, b_.getIntegerAttr(i64, 4)));
+  return arith::OrIOp::create(b_, loc_, start,
+                              arith::ConstantOp::create(b_, loc_,
+                                                        b_.getIntegerAttr(i64, int64_t(fields))));
+}
+
+SmallVector<Value> KernelLowering::fenceValues(ArrayRef<Value> values) {
+  std::string constraints;
+  for (size_t r = 0; r < values.size(); ++r)
+    constraints += (r ? ",=f" : "=f");
+  for (size_t r = 0; r < values.size(); ++r)
+    constraints += "," + std::to_string(r);
+  SmallVector<Type> types;
+  for (Value v : values)
+    types.push_back(v.getType());
+  return emitPtx(b_, loc_, "", constraints, values, types, true);
+}
+
+void KernelLowering::fenceRegisters(Value fragment, int64_t regs) {
+  const BufferInfo &info = buffers_[fragment];
+  SmallVector<Value> values;
+  for (int64_t r = 0; r < regs; ++r)
+    values.push_back(memref::LoadOp::create(b_, loc_, info.memref, ValueRange{cst(r)}));
+  SmallVector<Value> fenced = fenceValues(values);
+  for (int64_t r = 0; r < regs; ++r)
+    memref::StoreOp::create(b_, loc_, fenced[r], info.memref, ValueRange{cst(r)});
+}
+
+LogicalResult KernelLowering::lowerGemmWgmma(GemmOp gemm, const MmaAtom &atom) {
+  const BufferInfo &a = buffers_[gemm.getA()];
+  const BufferInfo &b = buffers_[gemm.getB()];
+  const BufferInfo &c = buffers_[gemm.getC()];
+  MmaLayoutAttr mma = c.mma;
+  int64_t n = gemm.getN();
+  if (!mma || mma.getWarpsN() != 1 || mma.getWarpsM() * 32 != kernel_.getThreads() ||
+      a.swizzle.rowBytes == 0 || b.swizzle.rowBytes == 0 || !a.type.isShared() ||
+      !b.type.isShared())
+    return gemm.emitOpError() << "atom " << atom.name
+                              << " needs its accumulator and swizzled shared operands laid out "
+                                 "by tile-layout-inference";
+  bool transA = gemm.getTransposeA(), transB = gemm.getTransposeB();
+  std::string type = a.type.getElementType().isBF16() ? "bf16" : "f16";
+  Type f32 = b_.getF32Type();
+  if (!inAsyncMmaPipeline_) {
+    // Shared writes so far went through the generic proxy.
+    emitPtx(b_, loc_, "fence.proxy.async.shared::cta;", "", {}, {}, /*sideEffects=*/true);
+    lastWasBarrier_ = false;
+    barrier();
+  }
+  // imm-trans-a/b are 1 for MN-major operands (PTX ISA §9.7.15.5.1.2): A
+  // stored M x K and B stored N x K (transpose_b) are K-major, so B's flag
+  // is 1 unless B is transposed.
+  // Warpgroup g computes rows 64 g .. 64 g + 63; its warps hold the m16n8
+  // accumulator tiles of their 16 rows, which is wgmma's D layout
+  // (PTX ISA §9.7.15.5.1.1.1): register 4 j + 2 h + e is row 16 w + lane / 4
+  // + 8 h, column 8 j + 2 (lane mod 4) + e.
+  Value row0 = mul(arith::DivUIOp::create(b_, loc_, threadId_, cst(128)), cst(64));
+  int64_t regs = n / 2;
+  // One inline-assembly block holds the fence and every k-step's
+  // instruction (the accumulators are its in/out operands once, not once
+  // per k-step), then commits the group.
+  int64_t steps = gemm.getK() / 16;
+  std::string regList;
+  for (int64_t r = 0; r < regs; ++r)
+    regList += (r ? ", $" : "$") + std::to_string(r);
+  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.fence.sync.aligned;\n";
+  for (int64_t ks = 0; ks < steps; ++ks)
+    text += "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." +
+            type + " {" + regList + "}, $" + std::to_string(regs + 2 * ks) + ", $" +
+            std::to_string(regs + 2 * ks + 1) + ", p, 1, 1, " + (transA ? "1" : "0") + ", " +
+            (transB ? "0" : "1") + ";\n";
+  text += "wgmma.commit_group.sync.aligned;\n}";
+  std::string constraints;
+  for (int64_t r = 0; r < regs; ++r)
+    constraints += (r ? ",=f" : "=f");
+  for (int64_t ks = 0; ks < steps; ++ks)
+    constraints += ",l,l";
+  for (int64_t r = 0; r < regs; ++r)
+    constraints += "," + std::to_string(r);
+  SmallVector<Value> operands;
+  for (int64_t ks = 0; ks < steps; ++ks) {
+    Value k0 = cst(ks * 16);
+    // A is 64 x 16 at (row0, k0): K-major unless transposed.
+    operands.push_back(transA ? wgmmaDescriptor(a, k0, row0, true)
+                              : wgmmaDescriptor(a, row0, k0, false));
+    // B is 16 x N at k0: MN-major unless transposed (then N x 16, K-major).
+    operands.push_back(transB ? wgmmaDescriptor(b, cst(0), k0, false)
+                              : wgmmaDescriptor(b, k0, cst(0), true));
+  }
+  // The accumulators stay SSA values through the gemm (one load and one
+  // store of the fragment), fenced so LLVM orders other accesses around it.
+  SmallVector<Value> acc;
+  for (int64_t r = 0; r < regs; ++r)
+    acc.push_back(memref::LoadOp::create(b_, loc_, c.memref, ValueRange{cst(r)}));
+  acc = fenceValues(acc);
+  operands.append(acc.begin(), acc.end());
+  acc = emitPtx(b_, loc_, text, constraints, operands, SmallVector<Type>(regs, f32), true);
+  int64_t wait = inAsyncMmaPipeline_ ? asyncMmaInFlight_ : 0;
+  emitPtx(b_, loc_, "wgmma.wait_group.sync.aligned " + std::to_string(wait) + ";", "", {}, {},
+          /*sideEffects=*/true);
+  if (wait == 0)
+    acc = fenceValues(acc);
+  for (int64_t r = 0; r < regs; ++r)
+    memref::StoreOp::create(b_, loc_, acc[r], c.memref, ValueRange{cst(r)});
+  if (wait != 0 && !llvm::is_contained(asyncAccumulators_, std::pair<Value, int64_t>(gemm.getC(), regs)))
+    asyncAccumulators_.emplace_back(gemm.getC(), regs);
+  lastWasBarrier_ = false;
+  return success();
+}
+
+} // namespace tessera::lowering

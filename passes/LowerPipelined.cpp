@@ -1,0 +1,424 @@
+//===- LowerPipelined.cpp - Pipelining strategies of tile-lower-to-gpu --===//
+//
+// tile.pipelined loops, by the target's capabilities: warp specialization
+// with TMA and mbarriers, cp.async multi-stage, or in order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/KernelLowering.h"
+
+namespace tessera::lowering {
+
+LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
+  Value count = map_.lookupOrDefault(loop.getCount());
+  // Copies into staged shared buffers (tile-plan-shared-memory staged them
+  // because the target has asynchronous copies) run ahead of the compute.
+  llvm::SmallPtrSet<Operation *, 4> ahead;
+  int64_t stages = 1;
+  for (Operation &op : loop.getBodyBlock())
+    if (auto copy = dyn_cast<CopyOp>(op))
+      if (isa<TileTensorType>(copy.getSrc().getType()) && isa<BufferType>(copy.getDst().getType()))
+        if (buffers_[copy.getDst()].stages > 1) {
+          ahead.insert(copy);
+          stages = std::max(stages, buffers_[copy.getDst()].stages);
+        }
+  if (ahead.empty())
+    return lowerPipelinedInOrder(loop, count);
+
+  // A gemm whose atom reads shared memory through the async proxy (wgmma)
+  // needs the proxies fenced after the copies land, and may keep one MMA
+  // group in flight while the next iteration starts; the stage it reads is
+  // then refilled one iteration later, so copies run S - 2 ahead.
+  bool asyncMma = false;
+  for (Operation &op : loop.getBodyBlock())
+    if (auto gemm = dyn_cast<GemmOp>(op)) {
+      FailureOr<MmaAtom> atom = selectMmaAtom(gemm, backend_, cc_, kernel_.getThreads());
+      asyncMma |= succeeded(atom) && atom->readsSharedAsync;
+    }
+  int64_t inFlight = asyncMma && stages >= 3 ? 1 : 0;
+  int64_t distance = stages - 1 - inFlight;
+
+  // Warp specialization where the target has bulk tensor copies and
+  // mbarriers, the loop sits at the kernel's top level, every copy ahead is
+  // a bulk tensor copy, and the rest of the body is the async MMA and pure
+  // arithmetic (nothing else touches shared memory between the stages).
+  // The mbarriers (16 bytes a stage) go after the planned buffers and must
+  // still fit the block's shared memory.
+  int64_t planned = 0;
+  if (auto bytes = kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr))
+    planned = bytes.getInt();
+  bool specialize = asyncMma && caps_.hasBulkTensorCopy && caps_.hasMbarrier &&
+                    loop->getBlock() == &kernel_.getBodyBlock() &&
+                    kernel_.getThreads() % 128 == 0 &&
+                    kernel_.getThreads() + 128 <= caps_.maxThreadsPerBlock && stages >= 2 &&
+                    llvm::alignTo(planned, 8) + 16 * stages <= caps_.sharedMemoryPerBlock;
+  for (Operation &op : loop.getBodyBlock().without_terminator()) {
+    if (ahead.contains(&op))
+      specialize &= canUseBulkTensorCopy(cast<CopyOp>(op));
+    else if (!isa<GemmOp, DimOp>(op))
+      specialize &= op.getNumRegions() == 0 && !isa<TileDialect>(op.getDialect()) &&
+                    isMemoryEffectFree(&op);
+  }
+  if (specialize)
+    return lowerPipelinedSpecialized(loop, count, ahead, stages);
+
+  // cp.async multi-stage (PTX ISA §9.7.9.25): the prologue issues the
+  // copies of iterations 0 .. D-1 (D = S - 1, or S - 2 with an MMA group in
+  // flight); iteration k waits for its own group, synchronizes once, issues
+  // iteration k + D into the stage iteration k + D - S used (complete: its
+  // MMAs were waited for before the barrier), and computes on stage k mod S.
+  auto issue = [&](Value iteration) {
+    IRMapping saved = map_;
+    map_.map(loop.getInductionVar(), iteration);
+    Value valid = lt(iteration, count);
+    Value stage = arith::RemUIOp::create(b_, loc_, iteration, cst(stages));
+    for (Operation &op : loop.getBodyBlock().without_terminator()) {
+      if (ahead.contains(&op)) {
+        BufferInfo &dst = buffers_[cast<CopyOp>(op).getDst()];
+        Value previous = dst.stage;
+        dst.stage = stage;
+        lowerAsyncCopy(cast<CopyOp>(op), valid);
+        dst.stage = previous;
+      } else if (isa<DimOp>(op)) {
+        (void)lowerOp(op); // Maps the dimension's value; emits nothing.
+      } else if (op.getNumRegions() == 0 && !isa<TileDialect>(op.getDialect()) &&
+                 isMemoryEffectFree(&op)) {
+        b_.clone(op, map_);
+      }
+    }
+    emitPtx(b_, loc_, "cp.async.commit_group;", "", {}, {}, /*sideEffects=*/true);
+    map_ = saved;
+  };
+  barrier();
+  for (int64_t s = 0; s < distance; ++s)
+    issue(cst(s));
+  auto forOp = scf::ForOp::create(b_, loc_, cst(0), count, cst(1));
+  {
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(forOp.getBody()->getTerminator());
+    Value k = forOp.getInductionVar();
+    // Iteration k's group is complete once at most S - 2 newer ones are
+    // pending; after the barrier every thread has also finished iteration
+    // k - 1, so its stage may be refilled with iteration k + S - 1.
+    emitPtx(b_, loc_, "cp.async.wait_group " + std::to_string(distance - 1) + ";", "", {}, {},
+            /*sideEffects=*/true);
+    // cp.async writes through the generic proxy; wgmma reads through the
+    // async proxy (PTX ISA §8.6 "Proxies").
+    if (asyncMma)
+      emitPtx(b_, loc_, "fence.proxy.async.shared::cta;", "", {}, {}, /*sideEffects=*/true);
+    lastWasBarrier_ = false;
+    barrier();
+    issue(add(k, cst(distance)));
+    // The copies just issued write a stage nothing reads in this iteration:
+    // the barrier above still orders every shared read of the body.
+    Value stage = arith::RemUIOp::create(b_, loc_, k, cst(stages));
+    if (failed(lowerStagedBody(loop, ahead, k, stage, asyncMma ? inFlight : -1)))
+      return failure();
+  }
+  if (inFlight)
+    emitPtx(b_, loc_, "wgmma.wait_group.sync.aligned 0;", "", {}, {}, /*sideEffects=*/true);
+  for (auto [fragment, regs] : asyncAccumulators_)
+    fenceRegisters(fragment, regs);
+  asyncAccumulators_.clear();
+  emitPtx(b_, loc_, "cp.async.wait_group 0;", "", {}, {}, /*sideEffects=*/true);
+  lastWasBarrier_ = false;
+  return success();
+}
+
+LogicalResult KernelLowering::lowerStagedBody(PipelinedOp loop,
+                                              const llvm::SmallPtrSetImpl<Operation *> &ahead,
+                                              Value k, Value stage, int64_t inFlight) {
+  SmallVector<std::pair<Value, Value>> restore;
+  for (Operation *op : ahead) {
+    BufferInfo &dst = buffers_[cast<CopyOp>(op).getDst()];
+    restore.emplace_back(cast<CopyOp>(op).getDst(), dst.stage);
+    dst.stage = stage;
+  }
+  map_.map(loop.getInductionVar(), k);
+  inAsyncMmaPipeline_ = inFlight >= 0;
+  asyncMmaInFlight_ = std::max<int64_t>(inFlight, 0);
+  for (Operation &op : loop.getBodyBlock().without_terminator())
+    if (!ahead.contains(&op) && failed(lowerOp(op)))
+      return failure();
+  inAsyncMmaPipeline_ = false;
+  asyncMmaInFlight_ = 0;
+  for (auto &[buffer, previous] : restore)
+    buffers_[buffer].stage = previous;
+  return success();
+}
+
+bool KernelLowering::canUseBulkTensorCopy(CopyOp copy) {
+  const TensorInfo &tensor = tensors_[copy.getSrc()];
+  const BufferInfo &dst = buffers_[copy.getDst()];
+  if (tensor.type.getRank() != 2 || dst.swizzle.rowBytes == 0 ||
+      tensor.type.getElementType() != dst.type.getElementType())
+    return false;
+  int64_t element = getElementBytes(tensor.type.getElementType());
+  ArrayRef<int64_t> tile = copy.getTileType().getShape();
+  return (tensor.divisors[1] * element) % 16 == 0 && tile[0] <= 256 &&
+         dst.swizzle.rowBytes / element <= 256;
+}
+
+LogicalResult KernelLowering::lowerPipelinedSpecialized(
+    PipelinedOp loop, Value count, const llvm::SmallPtrSetImpl<Operation *> &ahead,
+    int64_t stages) {
+  MLIRContext *ctx = b_.getContext();
+  int64_t consumers = kernel_.getThreads();
+  Type i32 = b_.getI32Type();
+  auto toI32 = [&](Value index) { return arith::IndexCastOp::create(b_, loc_, i32, index); };
+  auto ptx = [&](StringRef text, StringRef constraints, ValueRange operands) {
+    emitPtx(b_, loc_, text, constraints, operands, {}, /*sideEffects=*/true);
+  };
+
+  // One tensor map per (tensor, box, swizzle), passed after the params.
+  struct Map {
+    Value tensor;
+    int64_t rows, columns, swizzle;
+    Value arg;
+  };
+  SmallVector<Map> maps;
+  SmallVector<int64_t> mapArgs, mapAttr;
+  DenseMap<Operation *, unsigned> mapOf;
+  int64_t stageBytes = 0;
+  for (Operation &op : loop.getBodyBlock().without_terminator()) {
+    if (!ahead.contains(&op))
+      continue;
+    auto copy = cast<CopyOp>(op);
+    const BufferInfo &dst = buffers_[copy.getDst()];
+    int64_t element = getElementBytes(dst.type.getElementType());
+    int64_t rows = copy.getTileType().getShape()[0];
+    int64_t columns = dst.swizzle.rowBytes / element;
+    stageBytes += dst.type.getNumElements() * element;
+    auto it = llvm::find_if(maps, [&](const Map &map) {
+      return map.tensor == copy.getSrc() && map.rows == rows && map.columns == columns &&
+             map.swizzle == dst.swizzle.rowBytes;
+    });
+    if (it == maps.end()) {
+      unsigned param = 0;
+      for (unsigned i = 0; i < kernel_.getNumKernelArguments(); ++i)
+        if (kernel_.getKernelArgument(i) == copy.getSrc())
+          param = i;
+      unsigned index = func_.getNumArguments();
+      func_.insertArgument(index, LLVM::LLVMPointerType::get(ctx), 
+                           b_.getDictionaryAttr(b_.getNamedAttr(
+                               LLVM::LLVMDialect::getAlignAttrName(), b_.getI64IntegerAttr(64))),
+                           loc_);
+      maps.push_back({copy.getSrc(), rows, columns, dst.swizzle.rowBytes,
+                      func_.getArgument(index)});
+      mapArgs.push_back(index);
+      mapAttr.append({int64_t(param), rows, columns, dst.swizzle.rowBytes});
+      it = std::prev(maps.end());
+    }
+    mapOf[&op] = it - maps.begin();
+  }
+  func_->setAttr(kTensorMapArgsAttr, b_.getDenseI64ArrayAttr(mapArgs));
+  func_->setAttr(kTensorMapsAttr, b_.getDenseI64ArrayAttr(mapAttr));
+  func_->setAttr(kLoweredBlockThreadsAttr, b_.getI64IntegerAttr(consumers + 128));
+  func_.setKnownBlockSizeAttr(b_.getDenseI32ArrayAttr({int32_t(consumers + 128), 1, 1}));
+
+  // mbarriers after the planned buffers: full[s], then empty[s].
+  int64_t planned = 0;
+  if (auto bytes = kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr))
+    planned = bytes.getInt();
+  int64_t barrierOffset = llvm::alignTo(planned, 8);
+  func_->setAttr(kLoweredSharedBytesAttr, b_.getI64IntegerAttr(barrierOffset + 16 * stages));
+  Value sharedStart = memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, sharedBase_);
+  auto full = [&](Value stage) {
+    return toI32(add(sharedStart, add(cst(barrierOffset), mul(stage, cst(8)))));
+  };
+  auto empty = [&](Value stage) {
+    return toI32(add(sharedStart, add(cst(barrierOffset + 8 * stages), mul(stage, cst(8)))));
+  };
+  // Waits until the phase of parity `parity` of an mbarrier completed.
+  auto wait = [&](Value barrier, Value parity) {
+    ptx("{\n.reg .pred done;\nwait:\nmbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
+        "@done bra ready;\nbra wait;\nready:\n}",
+        "r,r", {barrier, parity});
+  };
+  Value zero = cst(0);
+  auto isThread = [&](int64_t t) {
+    return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, threadId_, cst(t));
+  };
+
+  // Thread 0 initializes the barriers; everyone sees them after the barrier.
+  barrier();
+  {
+    auto init = scf::IfOp::create(b_, loc_, isThread(0), /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(init.thenBlock()->getTerminator());
+    for (int64_t s = 0; s < stages; ++s) {
+      ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", {full(cst(s))});
+      ptx("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(consumers) + ";", "r",
+          {empty(cst(s))});
+    }
+    ptx("fence.mbarrier_init.release.cluster;", "", {});
+  }
+  lastWasBarrier_ = false;
+  barrier();
+
+  // Register budget: the producer gives registers back to the consumers
+  // (setmaxnreg) when the block's default share would be tight.
+  int64_t threads = consumers + 128;
+  int64_t share = std::min<int64_t>(caps_.registersPerThread,
+                                    caps_.registersPerSM / threads / 8 * 8);
+  int64_t producerRegs = 40;
+  int64_t consumerRegs =
+      std::min<int64_t>(240, (caps_.registersPerSM - 128 * producerRegs) / consumers / 8 * 8);
+  bool rebalance = caps_.hasWarpgroupMma && share < caps_.registersPerThread &&
+                   consumerRegs > share;
+
+  // The producer warpgroup: one thread issues every stage's copies.
+  Value isProducer =
+      arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::uge, threadId_, cst(consumers));
+  {
+    auto producer = scf::IfOp::create(b_, loc_, isProducer, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(producer.thenBlock()->getTerminator());
+    if (rebalance)
+      ptx("setmaxnreg.dec.sync.aligned.u32 " + std::to_string(producerRegs) + ";", "", {});
+    auto elected = scf::IfOp::create(b_, loc_, isThread(consumers), false);
+    {
+      OpBuilder::InsertionGuard inner(b_);
+      b_.setInsertionPoint(elected.thenBlock()->getTerminator());
+      auto forOp = scf::ForOp::create(b_, loc_, zero, count, cst(1));
+      b_.setInsertionPoint(forOp.getBody()->getTerminator());
+      Value k = forOp.getInductionVar();
+      Value stage = arith::RemUIOp::create(b_, loc_, k, cst(stages));
+      Value round = arith::DivUIOp::create(b_, loc_, k, cst(stages));
+      // The first round finds every stage free (the phase before the
+      // barrier's first one counts as complete).
+      Value parity = toI32(arith::XOrIOp::create(
+          b_, loc_, arith::AndIOp::create(b_, loc_, round, cst(1)), cst(1)));
+      wait(empty(stage), parity);
+      ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], " + std::to_string(stageBytes) +
+              ";",
+          "r", {full(stage)});
+      IRMapping saved = map_;
+      map_.map(loop.getInductionVar(), k);
+      for (Operation &op : loop.getBodyBlock().without_terminator()) {
+        if (ahead.contains(&op)) {
+          auto copy = cast<CopyOp>(op);
+          BufferInfo &dst = buffers_[copy.getDst()];
+          const Map &map = maps[mapOf[&op]];
+          Value row = map_.lookupOrDefault(copy.getSrcOffsets()[0]);
+          Value col = map_.lookupOrDefault(copy.getSrcOffsets()[1]);
+          Value previous = dst.stage;
+          dst.stage = stage;
+          Value tensorMap = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), map.arg);
+          for (int64_t p = 0; p < dst.swizzle.panels; ++p) {
+            Value target = arith::TruncIOp::create(
+                b_, loc_, i32, sharedAddress(dst, {zero, cst(p * map.columns)}));
+            ptx("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::"
+                "bytes [$0], [$1, {$2, $3}], [$4];",
+                "r,l,r,r,r",
+                {target, tensorMap, toI32(add(col, cst(p * map.columns))), toI32(row),
+                 full(stage)});
+          }
+          dst.stage = previous;
+        } else if (isa<DimOp>(op)) {
+          (void)lowerOp(op);
+        } else if (!isa<GemmOp>(op)) {
+          b_.clone(op, map_);
+        }
+      }
+      map_ = saved;
+    }
+    ptx("exit;", "", {});
+  }
+
+  // The consumers: the kernel's own threads.
+  consumerThreads_ = consumers;
+  lastWasBarrier_ = false;
+  if (rebalance)
+    ptx("setmaxnreg.inc.sync.aligned.u32 " + std::to_string(consumerRegs) + ";", "", {});
+  auto forOp = scf::ForOp::create(b_, loc_, zero, count, cst(1));
+  {
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(forOp.getBody()->getTerminator());
+    Value k = forOp.getInductionVar();
+    Value stage = arith::RemUIOp::create(b_, loc_, k, cst(stages));
+    Value round = arith::DivUIOp::create(b_, loc_, k, cst(stages));
+    wait(full(stage), toI32(arith::AndIOp::create(b_, loc_, round, cst(1))));
+    lastWasBarrier_ = true; // the full barrier orders this stage's reads
+    if (failed(lowerStagedBody(loop, ahead, k, stage, /*inFlight=*/1)))
+      return failure();
+    // The MMAs of iteration k - 1 are complete (one group stays in flight):
+    // its stage goes back to the producer.
+    Value positive = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ugt, k, zero);
+    auto release = scf::IfOp::create(b_, loc_, positive, false);
+    b_.setInsertionPoint(release.thenBlock()->getTerminator());
+    Value previousStage =
+        arith::RemUIOp::create(b_, loc_, add(k, cst(stages - 1)), cst(stages));
+    ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", {empty(previousStage)});
+  }
+  ptx("wgmma.wait_group.sync.aligned 0;", "", {});
+  for (auto [fragment, regs] : asyncAccumulators_)
+    fenceRegisters(fragment, regs);
+  asyncAccumulators_.clear();
+  lastWasBarrier_ = false;
+  return success();
+}
+
+LogicalResult KernelLowering::lowerPipelinedInOrder(PipelinedOp loop, Value count) {
+  // The in-order strategy: always correct.
+  auto forOp = scf::ForOp::create(b_, loc_, cst(0), count, cst(1));
+  OpBuilder::InsertionGuard guard(b_);
+  b_.setInsertionPoint(forOp.getBody()->getTerminator());
+  map_.map(loop.getInductionVar(), forOp.getInductionVar());
+  lastWasBarrier_ = false;
+  if (failed(lowerBlock(loop.getBodyBlock())))
+    return failure();
+  // The next iteration's copies overwrite shared buffers this one read.
+  barrier();
+  lastWasBarrier_ = false;
+  return success();
+}
+
+void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid) {
+  BufferType tile = copy.getTileType();
+  const TensorInfo &tensor = tensors_[copy.getSrc()];
+  const BufferInfo &dst = buffers_[copy.getDst()];
+  Type eltType = tensor.type.getElementType();
+  int64_t eltBytes = getElementBytes(eltType);
+  DistributionAttr dist = copyDistribution(tile, eltType);
+  int64_t vector = dist.getVector();
+  SmallVector<Value> offsets;
+  for (Value v : copy.getSrcOffsets())
+    offsets.push_back(map_.lookupOrDefault(v));
+  bool async = vector * eltBytes == 16 &&
+               isVectorAligned(tensor, copy.getSrcOffsets(), vector) &&
+               (tile.getShape().back() * eltBytes) % 16 == 0;
+  forEachChunk(tile.getShape(), dist, [&](const Chunk &chunk) {
+    SmallVector<Value> coords = tensorCoords(offsets, chunk);
+    if (!async) {
+      // Not provably 16-byte aligned: synchronous loads (still ahead).
+      SmallVector<Value> values = loadGlobal(tensor, coords, vector, false);
+      for (int64_t v = 0; v < vector; ++v) {
+        SmallVector<Value> at(chunk.coords);
+        at.back() = add(at.back(), cst(v));
+        memref::StoreOp::create(b_, loc_, convert(values[v], dst.type.getElementType()),
+                                dst.memref, sharedIndices(dst, at));
+      }
+      return;
+    }
+    // cp.async.cg 16 bytes with src-size: bytes past the tensor (or of an
+    // iteration past the loop) are zero-filled and never read.
+    Value rows, full;
+    boundsPredicates(tensor, coords, vector, rows, full);
+    Value remaining = arith::SubIOp::create(b_, loc_, tensor.dims.back(), coords.back());
+    Value bytes = mul(arith::MaxSIOp::create(b_, loc_,
+                                             arith::MinSIOp::create(b_, loc_, remaining, cst(vector)),
+                                             cst(0)),
+                      cst(eltBytes));
+    Value inBounds = andi(rows, valid);
+    bytes = arith::SelectOp::create(b_, loc_, inBounds, bytes, cst(0));
+    Value safe = arith::SelectOp::create(b_, loc_, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sgt, bytes, cst(0)),
+                                         elementAddress(tensor, coords), tensor.ptr);
+    Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), safe);
+    Value size = arith::IndexCastOp::create(b_, loc_, b_.getI32Type(), bytes);
+    emitPtx(b_, loc_, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "l,l,r",
+            {sharedAddress(dst, chunk.coords), src, size}, {}, /*sideEffects=*/true);
+  });
+}
+
+} // namespace tessera::lowering
