@@ -2,11 +2,12 @@
 #===- lit.cfg.py - The compiler's FileCheck suite --------------------------===#
 #
 # Configures lit for tests/lit: `.mlir` files run through tessera-opt and
-# tessera-compile and are checked with FileCheck. Under Bazel, run_lit.sh
+# tessera-compile (and bundles through tessera-run --list) and are checked
+# with FileCheck. Under Bazel, run_lit.sh
 # passes every path as a lit parameter; run by hand, the defaults find the
 # tools in bazel-bin and FileCheck in /usr/lib/llvm-22/bin:
 #
-#   bazel build //tools:tessera-opt //tools:tessera-compile
+#   bazel build //tools:tessera-opt //tools:tessera-compile //tools:tessera-run
 #   /usr/lib/llvm-22/bin/lit -v tests/lit
 #
 #===------------------------------------------------------------------------===#
@@ -49,7 +50,9 @@ for tool in ("FileCheck", "not"):
     if not os.path.isfile(os.path.join(llvm_tools_dir, tool)):
         lit_config.fatal("%s not found in llvm_tools_dir '%s'" % (tool, llvm_tools_dir))
 
+tessera_run = tool_path("tessera_run", os.path.join(repo_root, "bazel-bin/tools/tessera-run"))
 config.substitutions.append(("%tessera-opt", tessera_opt))
+config.substitutions.append(("%tessera-run", tessera_run))
 config.substitutions.append(("%tessera-compile", tessera_compile))
 
 # FileCheck and not come from LLVM 22's bin directory, first on PATH.

@@ -17,6 +17,7 @@ fi
 exec "${llvm_tools_dir}/lit" -v \
   --param "tessera_opt=${main}/tools/tessera-opt" \
   --param "tessera_compile=${main}/tools/tessera-compile" \
+  --param "tessera_run=${main}/tools/tessera-run" \
   --param "llvm_tools_dir=${llvm_tools_dir}" \
   --param "test_exec_root=${TEST_TMPDIR:-$(mktemp -d)}" \
   "${main}/tests/lit"
