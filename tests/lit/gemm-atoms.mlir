@@ -12,6 +12,10 @@
 // wgmma needs 64 rows per warpgroup: 128 rows with one warpgroup fall back
 // to mma.sync, with a remark saying why.
 // RUN: %tessera-compile %S/Inputs/gemm-tall.mlir --target=sm_90a --emit=ptx 2>&1 | FileCheck %s --check-prefix=FALLBACK
+// Rows no wgmma swizzle describes (96 bytes) fall back too; a 512-wide tile
+// is wider than one wgmma (and its accumulator overflows the registers).
+// RUN: %tessera-compile %S/Inputs/gemm-rows96.mlir --target=sm_90a --emit=tile 2>&1 | FileCheck %s --check-prefix=ROWS96
+// RUN: not %tessera-compile %S/Inputs/gemm-wide512.mlir --target=sm_90a --emit=tile 2>&1 | FileCheck %s --check-prefix=WIDE
 // RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_80 --emit=tile | FileCheck %s --check-prefix=LAYOUT
 
 // FORCED: error: 'tile.gemm' op atom 'SM80_16x8x16_F32F16F16F32_TN' cannot be used on sm_60: the backend has no such atom
@@ -37,6 +41,9 @@
 // LAYOUT90: tile.gemm {{.*}} {atom = "SM90_64xNx16_F32F16F16F32_SS"}
 // FALLBACK: remark: using SM80_16x8x16_F32F16F16F32_TN instead of SM90_64xNx16_F32F16F16F32_SS: SM90_64xNx16_F32F16F16F32_SS needs 64 rows of the tile per warpgroup (tile M 128, 1 warpgroups)
 // FALLBACK: mma.sync.aligned.m16n8k16
+// ROWS96: remark: using SM80_16x8x16_F32F16F16F32_TN instead of SM90_64xNx16_F32F16F16F32_SS: SM90_64xNx16_F32F16F16F32_SS needs shared rows of 32, 64 or a multiple of 128 bytes (96 here)
+// WIDE: remark: using SM80_16x8x16_F32F16F16F32_TN instead of SM90_64xNx16_F32F16F16F32_SS: SM90_64xNx16_F32F16F16F32_SS takes N up to 256 (tile N 512)
+// WIDE: error: kernel 'gemm' holds 256 registers per thread of fragments, over the target's 255 per thread
 module attributes {tile.target = #tile.target<"sm_60">} {
   tile.kernel @forced(%A: !tile.tensor<64x64xf16>) grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
     %a = tile.alloc_shared : !tile.buffer<64x32xf16, shared>
