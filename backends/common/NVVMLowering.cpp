@@ -88,7 +88,9 @@ static mlir::LogicalResult linkLibdevice(mlir::ModuleOp where, llvm::Module &mod
   if (!buffer)
     return where.emitError() << "cannot read libdevice at '" << options.libdevicePath
                              << "': " << buffer.getError().message();
-  auto libdevice = llvm::parseBitcodeFile(**buffer, module.getContext());
+  // Lazily: only the functions the kernel calls (and theirs) are read from
+  // the bitcode when the linker asks for them, not all of libdevice.
+  auto libdevice = llvm::getOwningLazyBitcodeModule(std::move(*buffer), module.getContext());
   if (!libdevice)
     return where.emitError() << "cannot parse libdevice at '" << options.libdevicePath
                              << "': " << llvm::toString(libdevice.takeError());
