@@ -49,10 +49,11 @@ class Random {
 /// float type, so an unwritten element never passes a check.
 constexpr uint8_t kPoisonByte = 0xFF;
 
-absl::StatusOr<DeviceBuffer> Upload(const std::vector<float>& host) {
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer buffer,
-                           DeviceBuffer::Allocate(host.size() * sizeof(float)));
-  TESSERA_RETURN_IF_ERROR(buffer.CopyFromHost(host.data(), host.size() * sizeof(float)));
+/// A device copy of `host` (floats, 16-bit words or raw bytes).
+template <typename T>
+absl::StatusOr<DeviceBuffer> Upload(const std::vector<T>& host) {
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::Allocate(host.size() * sizeof(T)));
+  TESSERA_RETURN_IF_ERROR(buffer.CopyFromHost(host.data(), host.size() * sizeof(T)));
   return buffer;
 }
 
@@ -210,8 +211,7 @@ absl::StatusOr<Report> RunScaleShared2D(const LoadedKernel& kernel, int64_t m,
     xf[i] = RoundToHalf(random.Uniform() * 8.0f);
     x[i] = FloatToHalfBits(xf[i]);
   }
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, DeviceBuffer::Allocate(n * 2));
-  TESSERA_RETURN_IF_ERROR(dx.CopyFromHost(x.data(), n * 2));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, DeviceBuffer::Allocate(n * 4));
   TESSERA_RETURN_IF_ERROR(dy.Fill(kPoisonByte));
   std::vector<KernelArg> args = {TensorArg{dx.ptr(), runtime::DTYPE_F16, {m, kCols}},
@@ -330,25 +330,21 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
   Random random(options.seed);
   HostMatrix a(dtype, m * k, random), b(dtype, k * n, random);
   int64_t eltBytes = a.ElementBytes();
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer da, DeviceBuffer::Allocate(a.bytes.size()));
-  TESSERA_RETURN_IF_ERROR(da.CopyFromHost(a.bytes.data(), a.bytes.size()));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, DeviceBuffer::Allocate(b.bytes.size()));
-  TESSERA_RETURN_IF_ERROR(db.CopyFromHost(b.bytes.data(), b.bytes.size()));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer da, Upload(a.bytes));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, Upload(b.bytes));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dc, DeviceBuffer::Allocate(m * n * eltBytes));
   TESSERA_RETURN_IF_ERROR(dc.Fill(kPoisonByte));
   std::vector<int64_t> bShape = transposeB ? std::vector<int64_t>{n, k}
                                            : std::vector<int64_t>{k, n};
   // The fused epilogue's bias row (C = GELU(A B + bias), tanh form).
   HostMatrix bias(dtype, n, random);
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dbias, DeviceBuffer::Allocate(bias.bytes.size()));
-  TESSERA_RETURN_IF_ERROR(dbias.CopyFromHost(bias.bytes.data(), bias.bytes.size()));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dbias, Upload(bias.bytes));
   std::vector<KernelArg> args = {TensorArg{da.ptr(), dtype, {m, k}},
                                  TensorArg{db.ptr(), dtype, bShape}};
   if (biasGelu) args.push_back(TensorArg{dbias.ptr(), dtype, {1, n}});
   // The residual tensor (C = act(A B + bias) + R).
   HostMatrix residual(dtype, epilogue.residual ? m * n : 1, random);
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dres, DeviceBuffer::Allocate(residual.bytes.size()));
-  TESSERA_RETURN_IF_ERROR(dres.CopyFromHost(residual.bytes.data(), residual.bytes.size()));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dres, Upload(residual.bytes));
   if (epilogue.residual) args.push_back(TensorArg{dres.ptr(), dtype, {m, n}});
   args.push_back(TensorArg{dc.ptr(), dtype, {m, n}});
   TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
@@ -451,8 +447,7 @@ absl::StatusOr<Report> RunSoftmax(const LoadedKernel& kernel, int64_t m, int64_t
   HostMatrix x(dtype, m * n, random);
   for (float& v : x.values) v *= 1.0f;  // inputs in [-1, 1): values as stored
   int64_t eltBytes = x.ElementBytes();
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, DeviceBuffer::Allocate(x.bytes.size()));
-  TESSERA_RETURN_IF_ERROR(dx.CopyFromHost(x.bytes.data(), x.bytes.size()));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x.bytes));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, DeviceBuffer::Allocate(x.bytes.size()));
   TESSERA_RETURN_IF_ERROR(dy.Fill(kPoisonByte));
   std::vector<KernelArg> args = {TensorArg{dx.ptr(), dtype, {m, n}},
@@ -502,14 +497,9 @@ absl::StatusOr<Report> RunNorm(const LoadedKernel& kernel, int64_t m, int64_t n,
   Random random(options.seed);
   HostMatrix x(dtype, m * n, random), w(dtype, n, random), b(dtype, n, random);
   int64_t eltBytes = x.ElementBytes();
-  auto upload = [&](const HostMatrix& h) -> absl::StatusOr<DeviceBuffer> {
-    TESSERA_ASSIGN_OR_RETURN(DeviceBuffer d, DeviceBuffer::Allocate(h.bytes.size()));
-    TESSERA_RETURN_IF_ERROR(d.CopyFromHost(h.bytes.data(), h.bytes.size()));
-    return d;
-  };
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, upload(x));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dw, upload(w));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, upload(b));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x.bytes));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dw, Upload(w.bytes));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, Upload(b.bytes));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, DeviceBuffer::Allocate(x.bytes.size()));
   TESSERA_RETURN_IF_ERROR(dy.Fill(kPoisonByte));
   std::vector<KernelArg> args = {TensorArg{dx.ptr(), dtype, {m, n}},
