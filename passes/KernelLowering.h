@@ -114,8 +114,21 @@ private:
   /// multiples of four atom tiles: the four lanes of a quad transpose their
   /// pairs with three shuffles so that each stores 8 consecutive elements
   /// (16 bytes) instead of 2, and a warp's stores fill whole 32-byte
-  /// sectors. (The same transpose serves loads; see kTransposedFragmentLoads.)
-  bool lowerMmaFragmentCopy(CopyOp copy);
+  /// sectors. False (nothing emitted) for any other copy.
+  bool lowerMmaFragmentStore(CopyOp copy);
+  /// This thread's warp in the block, and lane in its warp.
+  Value warpId();
+  Value laneId();
+  /// The first row / column of warp `warp`'s tile in an MMA-layout fragment
+  /// of `shape`: warps in row-major order over warps_m x warps_n.
+  Value warpTileRow(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp);
+  Value warpTileCol(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp);
+  /// The quadpair of `lane` (m8n8k4: lanes 4q..4q+3 and 4q+16..4q+19), and
+  /// the first row / column of the 8 x 8 block it computes in each 16 x 16
+  /// step of its warp tile.
+  Value quadpairId(Value lane);
+  Value quadpairBlockRow(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp, Value quadpair);
+  Value quadpairBlockCol(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp, Value quadpair);
   LogicalResult lowerFill(Value buffer, Value value);
   LogicalResult lowerParallel(ParallelOp loop);
   LogicalResult lowerPipelined(PipelinedOp loop);

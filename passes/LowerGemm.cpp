@@ -83,14 +83,14 @@ LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
   Type i32 = b_.getI32Type(), f32 = b_.getF32Type();
   barrier();
 
-  Value warp = arith::DivUIOp::create(b_, loc_, threadId_, cst(32));
-  Value lane = arith::RemUIOp::create(b_, loc_, threadId_, cst(32));
+  SmallVector<int64_t> shape = {gemm.getM(), gemm.getN()};
+  Value warp = warpId(), lane = laneId();
   Value mat = arith::DivUIOp::create(b_, loc_, lane, cst(8));
   Value within = arith::RemUIOp::create(b_, loc_, lane, cst(8));
   Value matLow = arith::RemUIOp::create(b_, loc_, mat, cst(2));
   Value matHigh = arith::DivUIOp::create(b_, loc_, mat, cst(2));
-  Value warpRow = mul(arith::DivUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tm));
-  Value warpCol = mul(arith::RemUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tn));
+  Value warpRow = warpTileRow(shape, mma, warp);
+  Value warpCol = warpTileCol(shape, mma, warp);
   SmallVector<Type> four(4, i32);
   // ldmatrix (PTX ISA §9.7.14.5.15): four 8x8 b16 matrices, row addresses
   // from lanes 8i..8i+7 for matrix i.
@@ -160,17 +160,14 @@ LogicalResult KernelLowering::lowerGemmQuadpair(GemmOp gemm, const MmaAtom &atom
   int64_t mt = tm / 16, nt = tn / 16;
   Type i32 = b_.getI32Type(), f32 = b_.getF32Type();
   barrier();
-  Value warp = arith::DivUIOp::create(b_, loc_, threadId_, cst(32));
-  Value lane = arith::RemUIOp::create(b_, loc_, threadId_, cst(32));
-  Value quadpair = arith::RemUIOp::create(b_, loc_, arith::DivUIOp::create(b_, loc_, lane, cst(4)),
-                                          cst(4));
+  SmallVector<int64_t> shape = {gemm.getM(), gemm.getN()};
+  Value warp = warpId(), lane = laneId();
+  Value quadpair = quadpairId(lane);
   // Within a quadpair: lanes 0-3 (low group) and 16-19 (high group).
   Value inGroup = add(arith::RemUIOp::create(b_, loc_, lane, cst(4)),
                       mul(arith::DivUIOp::create(b_, loc_, lane, cst(16)), cst(4)));
-  Value warpRow = add(mul(arith::DivUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tm)),
-                      mul(arith::RemUIOp::create(b_, loc_, quadpair, cst(2)), cst(8)));
-  Value warpCol = add(mul(arith::RemUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tn)),
-                      mul(arith::DivUIOp::create(b_, loc_, quadpair, cst(2)), cst(8)));
+  Value warpRow = quadpairBlockRow(shape, mma, warp, quadpair);
+  Value warpCol = quadpairBlockCol(shape, mma, warp, quadpair);
   Value quarter = arith::RemUIOp::create(b_, loc_, lane, cst(4));
   Value highHalf = mul(arith::DivUIOp::create(b_, loc_, lane, cst(16)), cst(4));
   // Four contiguous f16 of a shared buffer as two b32 registers (one
@@ -273,12 +270,14 @@ void KernelLowering::fenceRegisters(Value fragment, int64_t regs) {
 }
 
 LogicalResult KernelLowering::lowerGemmWgmma(GemmOp gemm, const MmaAtom &atom) {
-  const BufferInfo &a = buffers_[gemm.getA()];
-  const BufferInfo &b = buffers_[gemm.getB()];
-  const BufferInfo &c = buffers_[gemm.getC()];
+  // Each warp's share of the m64nN accumulator is a column of m16n8 tiles.
+  FailureOr<GemmBuffers> buffers = getGemmBuffers(gemm, atom, 16, 8);
+  if (failed(buffers))
+    return failure();
+  const BufferInfo &a = *buffers->a, &b = *buffers->b, &c = *buffers->c;
   MmaLayoutAttr mma = c.mma;
   int64_t n = gemm.getN();
-  if (!mma || mma.getWarpsN() != 1 || mma.getWarpsM() * 32 != kernel_.getThreads() ||
+  if (mma.getWarpsN() != 1 || mma.getWarpsM() * 32 != kernel_.getThreads() ||
       a.swizzle.rowBytes == 0 || b.swizzle.rowBytes == 0 || !a.type.isShared() ||
       !b.type.isShared())
     return gemm.emitOpError() << "atom " << atom.name

@@ -320,6 +320,36 @@ void KernelLowering::forEachChunk(ArrayRef<int64_t> shape, DistributionAttr dist
   }
 }
 
+Value KernelLowering::warpId() { return arith::DivUIOp::create(b_, loc_, threadId_, cst(32)); }
+
+Value KernelLowering::laneId() { return arith::RemUIOp::create(b_, loc_, threadId_, cst(32)); }
+
+Value KernelLowering::warpTileRow(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp) {
+  return mul(arith::DivUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())),
+             cst(shape[0] / mma.getWarpsM()));
+}
+
+Value KernelLowering::warpTileCol(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp) {
+  return mul(arith::RemUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())),
+             cst(shape[1] / mma.getWarpsN()));
+}
+
+Value KernelLowering::quadpairId(Value lane) {
+  return arith::RemUIOp::create(b_, loc_, arith::DivUIOp::create(b_, loc_, lane, cst(4)), cst(4));
+}
+
+Value KernelLowering::quadpairBlockRow(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp,
+                                       Value quadpair) {
+  return add(warpTileRow(shape, mma, warp),
+             mul(arith::RemUIOp::create(b_, loc_, quadpair, cst(2)), cst(8)));
+}
+
+Value KernelLowering::quadpairBlockCol(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp,
+                                       Value quadpair) {
+  return add(warpTileCol(shape, mma, warp),
+             mul(arith::DivUIOp::create(b_, loc_, quadpair, cst(2)), cst(8)));
+}
+
 void KernelLowering::forEachOwned(ArrayRef<int64_t> shape, DistributionAttr dist,
                                   MmaLayoutAttr mma,
                                   llvm::function_ref<void(const Chunk &)> body) {
@@ -336,11 +366,10 @@ void KernelLowering::forEachOwned(ArrayRef<int64_t> shape, DistributionAttr dist
   // g and g + 8, columns 2t and 2t + 1 of each atom tile.
   int64_t tm = shape[0] / mma.getWarpsM(), tn = shape[1] / mma.getWarpsN();
   int64_t mt = tm / mma.getM(), nt = tn / mma.getN();
-  Value warp = arith::DivUIOp::create(b_, loc_, threadId_, cst(32));
-  Value lane = arith::RemUIOp::create(b_, loc_, threadId_, cst(32));
-  Value rowBase = add(mul(arith::DivUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tm)),
-                      arith::DivUIOp::create(b_, loc_, lane, cst(4)));
-  Value colBase = add(mul(arith::RemUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tn)),
+  Value warp = warpId(), lane = laneId();
+  Value rowBase =
+      add(warpTileRow(shape, mma, warp), arith::DivUIOp::create(b_, loc_, lane, cst(4)));
+  Value colBase = add(warpTileCol(shape, mma, warp),
                       mul(arith::RemUIOp::create(b_, loc_, lane, cst(4)), cst(2)));
   for (int64_t mi = 0; mi < mt; ++mi)
     for (int64_t ni = 0; ni < nt; ++ni)
@@ -358,19 +387,13 @@ void KernelLowering::forEachQuadpairOwned(ArrayRef<int64_t> shape, MmaLayoutAttr
                                           llvm::function_ref<void(const Chunk &)> body) {
   int64_t tm = shape[0] / mma.getWarpsM(), tn = shape[1] / mma.getWarpsN();
   int64_t mt = tm / 16, nt = tn / 16;
-  Value warp = arith::DivUIOp::create(b_, loc_, threadId_, cst(32));
-  Value lane = arith::RemUIOp::create(b_, loc_, threadId_, cst(32));
-  Value quadpair = arith::RemUIOp::create(b_, loc_, arith::DivUIOp::create(b_, loc_, lane, cst(4)),
-                                          cst(4));
+  Value warp = warpId(), lane = laneId();
+  Value quadpair = quadpairId(lane);
   Value high = arith::DivUIOp::create(b_, loc_, lane, cst(16));
-  Value rowBase = add(
-      add(mul(arith::DivUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tm)),
-          mul(arith::RemUIOp::create(b_, loc_, quadpair, cst(2)), cst(8))),
-      add(arith::AndIOp::create(b_, loc_, lane, cst(1)), mul(high, cst(4))));
-  Value colBase = add(
-      add(mul(arith::RemUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tn)),
-          mul(arith::DivUIOp::create(b_, loc_, quadpair, cst(2)), cst(8))),
-      arith::AndIOp::create(b_, loc_, lane, cst(2)));
+  Value rowBase = add(quadpairBlockRow(shape, mma, warp, quadpair),
+                      add(arith::AndIOp::create(b_, loc_, lane, cst(1)), mul(high, cst(4))));
+  Value colBase = add(quadpairBlockCol(shape, mma, warp, quadpair),
+                      arith::AndIOp::create(b_, loc_, lane, cst(2)));
   for (int64_t mi = 0; mi < mt; ++mi)
     for (int64_t ni = 0; ni < nt; ++ni)
       for (int64_t i = 0; i < 8; i += 2) {
@@ -569,26 +592,16 @@ void KernelLowering::storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coord
   }
 }
 
-/// Whether tensor -> MMA fragment copies also use the quad transpose.
-constexpr bool kTransposedFragmentLoads = false;
-
-bool KernelLowering::lowerMmaFragmentCopy(CopyOp copy) {
-  auto srcBuffer = dyn_cast<BufferType>(copy.getSrc().getType());
-  auto dstBuffer = dyn_cast<BufferType>(copy.getDst().getType());
-  auto srcTensor = dyn_cast<TileTensorType>(copy.getSrc().getType());
-  auto dstTensor = dyn_cast<TileTensorType>(copy.getDst().getType());
-  bool store = srcBuffer && srcBuffer.isFragment() && dstTensor;
+bool KernelLowering::lowerMmaFragmentStore(CopyOp copy) {
   // Loads keep the generic path: measured on the H200 (RESULTS.md run 15),
   // a guarded 16-byte load per lane followed by the shuffles serializes the
   // loads' latency and was slower than many 4-byte loads in flight.
-  bool load = kTransposedFragmentLoads && srcTensor && dstBuffer && dstBuffer.isFragment();
-  if (!store && !load)
+  auto srcBuffer = dyn_cast<BufferType>(copy.getSrc().getType());
+  auto dstTensor = dyn_cast<TileTensorType>(copy.getDst().getType());
+  if (!srcBuffer || !srcBuffer.isFragment() || !dstTensor ||
+      getElementBytes(dstTensor.getElementType()) != 2)
     return false;
-  TileTensorType tensorType = store ? dstTensor : srcTensor;
-  Value fragment = store ? copy.getSrc() : copy.getDst();
-  if (getElementBytes(tensorType.getElementType()) != 2)
-    return false;
-  const BufferInfo &frag = buffers_[fragment];
+  const BufferInfo &frag = buffers_[copy.getSrc()];
   MmaLayoutAttr mma = frag.mma;
   ArrayRef<int64_t> shape = frag.type.getShape();
   if (!mma || mma.getM() != 16 || mma.getN() != 8)
@@ -597,23 +610,21 @@ bool KernelLowering::lowerMmaFragmentCopy(CopyOp copy) {
   int64_t mt = tm / 16, nt = tn / 8;
   if (nt % 4 != 0)
     return false;
-  const TensorInfo &tensor = tensors_[store ? copy.getDst() : copy.getSrc()];
-  Type elt = tensorType.getElementType();
+  const TensorInfo &tensor = tensors_[copy.getDst()];
+  Type elt = dstTensor.getElementType();
   Type i32 = b_.getI32Type();
   auto pairType = VectorType::get({2}, elt);
-  bool aligned = isVectorAligned(tensor, store ? copy.getDstOffsets() : copy.getSrcOffsets(), 8);
+  bool aligned = isVectorAligned(tensor, copy.getDstOffsets(), 8);
   SmallVector<Value> offsets;
-  for (Value v : store ? copy.getDstOffsets() : copy.getSrcOffsets())
+  for (Value v : copy.getDstOffsets())
     offsets.push_back(map_.lookupOrDefault(v));
 
-  Value warp = arith::DivUIOp::create(b_, loc_, threadId_, cst(32));
-  Value lane = arith::RemUIOp::create(b_, loc_, threadId_, cst(32));
+  Value warp = warpId(), lane = laneId();
   Value quad = arith::RemUIOp::create(b_, loc_, lane, cst(4));
   Value quadI32 = arith::IndexCastOp::create(b_, loc_, i32, quad);
-  Value rowBase = add(mul(arith::DivUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tm)),
-                      arith::DivUIOp::create(b_, loc_, lane, cst(4)));
-  Value colBase = add(mul(arith::RemUIOp::create(b_, loc_, warp, cst(mma.getWarpsN())), cst(tn)),
-                      mul(quad, cst(8)));
+  Value rowBase =
+      add(warpTileRow(shape, mma, warp), arith::DivUIOp::create(b_, loc_, lane, cst(4)));
+  Value colBase = add(warpTileCol(shape, mma, warp), mul(quad, cst(8)));
   // Element `index` (a lane-dependent value) of four values.
   auto pick = [&](ArrayRef<Value> values, Value index) {
     Value picked = values[0];
@@ -625,76 +636,47 @@ bool KernelLowering::lowerMmaFragmentCopy(CopyOp copy) {
           values[j], picked);
     return picked;
   };
-  // The 4 x 4 transpose within a quad: lane t's value j goes to lane j's
-  // slot t (three xor shuffles). Applied to the pairs of four atom tiles it
-  // turns "one pair of each tile" into "four pairs (8 elements) of tile t",
-  // and back: it is its own inverse.
-  auto transpose = [&](ArrayRef<Value> values) {
-    SmallVector<Value> received = {pick(values, quadI32)};
-    for (int64_t r = 1; r < 4; ++r) {
-      Value partner = arith::XOrIOp::create(b_, loc_, quadI32,
-                                            arith::ConstantIntOp::create(b_, loc_, i32, r));
-      received.push_back(
-          gpu::ShuffleOp::create(b_, loc_, pick(values, partner), r, 32, gpu::ShuffleMode::XOR)
-              .getShuffleResult());
-    }
-    SmallVector<Value> result;
-    for (int64_t j = 0; j < 4; ++j)
-      result.push_back(pick(received, arith::XOrIOp::create(
-                                          b_, loc_, quadI32,
-                                          arith::ConstantIntOp::create(b_, loc_, i32, j))));
-    return result;
-  };
-  auto slotOf = [&](int64_t mi, int64_t tile, int64_t h) { return ((mi * nt + tile) * 2 + h) * 2; };
   for (int64_t mi = 0; mi < mt; ++mi)
     for (int64_t h = 0; h < 2; ++h)
       for (int64_t g = 0; g < nt / 4; ++g) {
         SmallVector<Value> coords = {add(offsets[0], add(rowBase, cst(mi * 16 + 8 * h))),
                                      add(offsets[1], add(colBase, cst(g * 32)))};
-        if (store) {
-          // This lane's pair (packed in 32 bits) of each atom tile 4 g + j.
-          SmallVector<Value> pairs;
-          for (int64_t j = 0; j < 4; ++j) {
-            Value vec = LLVM::PoisonOp::create(b_, loc_, pairType);
-            for (int64_t e = 0; e < 2; ++e) {
-              Value x = memref::LoadOp::create(b_, loc_, frag.memref,
-                                               ValueRange{cst(slotOf(mi, 4 * g + j, h) + e)});
-              vec = LLVM::InsertElementOp::create(b_, loc_, vec, convert(x, elt),
-                                                  arith::ConstantIntOp::create(b_, loc_, i32, e));
-            }
-            pairs.push_back(LLVM::BitcastOp::create(b_, loc_, i32, vec));
+        // P[j]: this lane's pair (packed in 32 bits) of atom tile 4 g + j.
+        SmallVector<Value> pairs;
+        for (int64_t j = 0; j < 4; ++j) {
+          int64_t slot = ((mi * nt + 4 * g + j) * 2 + h) * 2;
+          Value vec = LLVM::PoisonOp::create(b_, loc_, pairType);
+          for (int64_t e = 0; e < 2; ++e) {
+            Value x = memref::LoadOp::create(b_, loc_, frag.memref, ValueRange{cst(slot + e)});
+            vec = LLVM::InsertElementOp::create(b_, loc_, vec, convert(x, elt),
+                                                arith::ConstantIntOp::create(b_, loc_, i32, e));
           }
-          SmallVector<Value> values;
-          for (Value q : transpose(pairs)) {
-            Value vec = LLVM::BitcastOp::create(b_, loc_, pairType, q);
-            for (int64_t e = 0; e < 2; ++e)
-              values.push_back(LLVM::ExtractElementOp::create(
-                  b_, loc_, vec, arith::ConstantIntOp::create(b_, loc_, i32, e)));
-          }
-          storeGlobal(tensor, coords, values, aligned);
-        } else {
-          // Eight consecutive elements of tile 4 g + t, as four pairs.
-          SmallVector<Value> values = loadGlobal(tensor, coords, 8, aligned);
-          SmallVector<Value> quads;
-          for (int64_t q = 0; q < 4; ++q) {
-            Value vec = LLVM::PoisonOp::create(b_, loc_, pairType);
-            for (int64_t e = 0; e < 2; ++e)
-              vec = LLVM::InsertElementOp::create(b_, loc_, vec, values[2 * q + e],
-                                                  arith::ConstantIntOp::create(b_, loc_, i32, e));
-            quads.push_back(LLVM::BitcastOp::create(b_, loc_, i32, vec));
-          }
-          SmallVector<Value> pairs = transpose(quads);
-          Type fragElt = frag.type.getElementType();
-          for (int64_t j = 0; j < 4; ++j) {
-            Value vec = LLVM::BitcastOp::create(b_, loc_, pairType, pairs[j]);
-            for (int64_t e = 0; e < 2; ++e) {
-              Value x = LLVM::ExtractElementOp::create(
-                  b_, loc_, vec, arith::ConstantIntOp::create(b_, loc_, i32, e));
-              memref::StoreOp::create(b_, loc_, convert(x, fragElt), frag.memref,
-                                      ValueRange{cst(slotOf(mi, 4 * g + j, h) + e)});
-            }
-          }
+          pairs.push_back(LLVM::BitcastOp::create(b_, loc_, i32, vec));
         }
+        // The 4 x 4 transpose within the quad: lane t ends with Q[s] = P_s[t],
+        // the pairs of all four lanes in tile t (8 consecutive elements).
+        // Round r exchanges with lane t ^ r.
+        SmallVector<Value> received = {pick(pairs, quadI32)};
+        for (int64_t r = 1; r < 4; ++r) {
+          Value partner = arith::XOrIOp::create(b_, loc_, quadI32,
+                                                arith::ConstantIntOp::create(b_, loc_, i32, r));
+          received.push_back(
+              gpu::ShuffleOp::create(b_, loc_, pick(pairs, partner), r, 32, gpu::ShuffleMode::XOR)
+                  .getShuffleResult());
+        }
+        SmallVector<Value> quads;
+        for (int64_t j = 0; j < 4; ++j)
+          quads.push_back(pick(received, arith::XOrIOp::create(
+                                             b_, loc_, quadI32,
+                                             arith::ConstantIntOp::create(b_, loc_, i32, j))));
+        SmallVector<Value> values;
+        for (Value q : quads) {
+          Value vec = LLVM::BitcastOp::create(b_, loc_, pairType, q);
+          for (int64_t e = 0; e < 2; ++e)
+            values.push_back(LLVM::ExtractElementOp::create(
+                b_, loc_, vec, arith::ConstantIntOp::create(b_, loc_, i32, e)));
+        }
+        storeGlobal(tensor, coords, values, aligned);
       }
   lastWasBarrier_ = false;
   return true;
@@ -711,7 +693,7 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
   if (touchesShared)
     barrier();
 
-  if (lowerMmaFragmentCopy(copy))
+  if (lowerMmaFragmentStore(copy))
     return success();
 
   // Fragments keep their own layout; otherwise the copy picks a distribution.
