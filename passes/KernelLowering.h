@@ -149,10 +149,11 @@ private:
   /// complete on per-stage "full" mbarriers; the kernel's own threads (the
   /// consumers) wait on them, run the body, and release each stage on its
   /// "empty" mbarrier once the MMAs reading it are done. No block barrier
-  /// per iteration.
+  /// per iteration. The mbarriers go at `barrierOffset` of the dynamic
+  /// shared memory (after the planned buffers).
   LogicalResult lowerPipelinedSpecialized(PipelinedOp loop, Value count,
                                           const llvm::SmallPtrSetImpl<Operation *> &ahead,
-                                          int64_t stages);
+                                          int64_t stages, int64_t barrierOffset);
   /// A tensor -> shared copy issued ahead with cp.async (zero-filled when
   /// `valid` is false or past the tensor).
   void lowerAsyncCopy(CopyOp copy, Value valid);

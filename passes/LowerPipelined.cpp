@@ -47,11 +47,12 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
   int64_t planned = 0;
   if (auto bytes = kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr))
     planned = bytes.getInt();
+  int64_t barrierOffset = llvm::alignTo(planned, 8);
   bool specialize = asyncMma && caps_.hasBulkTensorCopy && caps_.hasMbarrier &&
                     loop->getBlock() == &kernel_.getBodyBlock() &&
                     kernel_.getThreads() % 128 == 0 &&
                     kernel_.getThreads() + 128 <= caps_.maxThreadsPerBlock && stages >= 2 &&
-                    llvm::alignTo(planned, 8) + 16 * stages <= caps_.sharedMemoryPerBlock;
+                    barrierOffset + 16 * stages <= caps_.sharedMemoryPerBlock;
   for (Operation &op : loop.getBodyBlock().without_terminator()) {
     if (ahead.contains(&op))
       specialize &= canUseBulkTensorCopy(cast<CopyOp>(op));
@@ -60,7 +61,7 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
                     isMemoryEffectFree(&op);
   }
   if (specialize)
-    return lowerPipelinedSpecialized(loop, count, ahead, stages);
+    return lowerPipelinedSpecialized(loop, count, ahead, stages, barrierOffset);
 
   // cp.async multi-stage (PTX ISA §9.7.9.25): the prologue issues the
   // copies of iterations 0 .. D-1 (D = S - 1, or S - 2 with an MMA group in
@@ -161,7 +162,7 @@ bool KernelLowering::canUseBulkTensorCopy(CopyOp copy) {
 
 LogicalResult KernelLowering::lowerPipelinedSpecialized(
     PipelinedOp loop, Value count, const llvm::SmallPtrSetImpl<Operation *> &ahead,
-    int64_t stages) {
+    int64_t stages, int64_t barrierOffset) {
   MLIRContext *ctx = b_.getContext();
   int64_t consumers = kernel_.getThreads();
   Type i32 = b_.getI32Type();
@@ -217,10 +218,6 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   func_.setKnownBlockSizeAttr(b_.getDenseI32ArrayAttr({int32_t(consumers + 128), 1, 1}));
 
   // mbarriers after the planned buffers: full[s], then empty[s].
-  int64_t planned = 0;
-  if (auto bytes = kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr))
-    planned = bytes.getInt();
-  int64_t barrierOffset = llvm::alignTo(planned, 8);
   func_->setAttr(kLoweredSharedBytesAttr, b_.getI64IntegerAttr(barrierOffset + 16 * stages));
   Value sharedStart = memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, sharedBase_);
   auto full = [&](Value stage) {
