@@ -247,8 +247,8 @@ absl::Status PackTensorMaps(const CompiledKernel& kernel,
     const int64_t element = DTypeBytes(tensor->dtype);
     int64_t stride = element;
     for (int axis = map.box_size() - 1; axis >= 0; --axis) {
-      out.dims.push_back(static_cast<uint64_t>(tensor->shape[axis]));
-      out.box.push_back(static_cast<uint32_t>(map.box(axis)));
+      out.dims.push_back(static_cast<cuuint64_t>(tensor->shape[axis]));
+      out.box.push_back(static_cast<cuuint32_t>(map.box(axis)));
       if (axis != map.box_size() - 1) {
         // cuTensorMapEncodeTiled takes strides that are multiples of 16.
         if (stride % 16 != 0 && tensor->shape[axis] > 0) {
@@ -257,7 +257,7 @@ absl::Status PackTensorMaps(const CompiledKernel& kernel,
               "): dimension ", axis, " has a stride of ", stride,
               " bytes; the kernel's bulk tensor copies need multiples of 16"));
         }
-        out.strides_bytes.push_back(static_cast<uint64_t>(stride));
+        out.strides_bytes.push_back(static_cast<cuuint64_t>(stride));
       }
       stride *= tensor->shape[axis];
     }
@@ -487,7 +487,7 @@ absl::Status Launch(const LoadedKernel& kernel,
 absl::Status EncodeTensorMaps(const CudaDriver& driver, PackedLaunch& packed) {
   for (PackedLaunch::TensorMapParam& map : packed.tensor_maps) {
     bool empty = false;
-    for (uint64_t d : map.dims) empty = empty || d == 0;
+    for (cuuint64_t d : map.dims) empty = empty || d == 0;
     if (empty) continue;  // nothing is copied from an empty tensor
     CUtensorMapDataType type;
     switch (map.dtype) {
@@ -502,15 +502,12 @@ absl::Status EncodeTensorMaps(const CudaDriver& driver, PackedLaunch& packed) {
                                  : map.swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
                                  : map.swizzle_bytes == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
                                                            : CU_TENSOR_MAP_SWIZZLE_NONE;
-    std::vector<cuuint64_t> dims(map.dims.begin(), map.dims.end());
-    std::vector<cuuint64_t> strides(map.strides_bytes.begin(), map.strides_bytes.end());
-    std::vector<cuuint32_t> box(map.box.begin(), map.box.end());
-    std::vector<cuuint32_t> element_strides(map.box.size(), 1);
+    const std::vector<cuuint32_t> element_strides(map.box.size(), 1);
     absl::Status status = ToStatus(
         driver.cuTensorMapEncodeTiled(
             reinterpret_cast<CUtensorMap*>(map.cell), type,
-            static_cast<cuuint32_t>(dims.size()), reinterpret_cast<void*>(map.address),
-            dims.data(), strides.data(), box.data(), element_strides.data(),
+            static_cast<cuuint32_t>(map.dims.size()), reinterpret_cast<void*>(map.address),
+            map.dims.data(), map.strides_bytes.data(), map.box.data(), element_strides.data(),
             CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
         "cuTensorMapEncodeTiled");

@@ -96,9 +96,9 @@ struct PackedLaunch {
     alignas(64) uint64_t cell[16] = {};
     DType dtype = DTYPE_UNSPECIFIED;
     uint64_t address = 0;
-    /// Innermost first, as the driver takes them.
-    std::vector<uint64_t> dims, strides_bytes;
-    std::vector<uint32_t> box;
+    /// Innermost first, in the driver's types (cuTensorMapEncodeTiled).
+    std::vector<cuuint64_t> dims, strides_bytes;
+    std::vector<cuuint32_t> box;
     int swizzle_bytes = 0;
   };
   std::vector<TensorMapParam> tensor_maps;
