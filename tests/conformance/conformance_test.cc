@@ -14,7 +14,6 @@
 //===----------------------------------------------------------------------===//
 
 #include <cstring>
-#include <map>
 #include <string>
 
 #include "backends/Backend.h"
@@ -31,29 +30,31 @@ namespace {
 std::string gTarget = "sm_90a";
 bool gRunOnGpu = false;
 
-/// The cases the backend serving gTarget skips, with reasons.
-std::map<std::string, std::string> Skips() {
-  std::map<std::string, std::string> skips;
+/// Why the backend serving gTarget skips case `c`, or "" when it runs it.
+std::string SkipReason(const Case& c) {
   std::string error;
-  const Backend* backend = BackendRegistry::global().lookup(gTarget, error);
-  if (backend)
+  if (const Backend* backend = BackendRegistry::global().lookup(gTarget, error))
     for (const ConformanceSkip& skip : backend->getConformanceSkips())
-      skips[skip.caseName] = skip.reason;
-  return skips;
+      if (skip.caseName == c.name) return skip.reason;
+  return "";
+}
+
+/// Case `c` built and compiled for gTarget.
+absl::StatusOr<runtime::CompiledKernel> CompileCase(const Case& c) {
+  Kernel kernel = c.build(gTarget);
+  if (!kernel.status().ok()) return kernel.status();
+  CompileOptions options;
+  options.target = gTarget;
+  return kernel.Compile(options);
 }
 
 class Conformance : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Conformance, CompilesAndAssemblesForTarget) {
   const Case& c = GetParam();
-  auto skips = Skips();
-  if (auto it = skips.find(c.name); it != skips.end())
-    GTEST_SKIP() << gTarget << " skips " << c.name << ": " << it->second;
-  Kernel kernel = c.build(gTarget);
-  ASSERT_TRUE(kernel.status().ok()) << kernel.status();
-  CompileOptions options;
-  options.target = gTarget;
-  absl::StatusOr<runtime::CompiledKernel> compiled = kernel.Compile(options);
+  if (std::string why = SkipReason(c); !why.empty())
+    GTEST_SKIP() << gTarget << " skips " << c.name << ": " << why;
+  absl::StatusOr<runtime::CompiledKernel> compiled = CompileCase(c);
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   EXPECT_NE(compiled->ptx().find(".target " + gTarget), std::string::npos);
   EXPECT_NE(compiled->ptx().find(".entry " + c.name), std::string::npos);
@@ -79,16 +80,11 @@ TEST_P(Conformance, CompilesAndAssemblesForTarget) {
 TEST_P(Conformance, RunsCorrectlyOnGpu) {
   if (!gRunOnGpu) GTEST_SKIP() << "GPU execution is the _gpu suite's job";
   const Case& c = GetParam();
-  auto skips = Skips();
-  if (auto it = skips.find(c.name); it != skips.end())
-    GTEST_SKIP() << gTarget << " skips " << c.name << ": " << it->second;
+  if (std::string why = SkipReason(c); !why.empty())
+    GTEST_SKIP() << gTarget << " skips " << c.name << ": " << why;
   absl::StatusOr<runtime::Device> device = runtime::Device::Open(0);
   if (!device.ok()) GTEST_SKIP() << "no GPU: " << device.status().message();
-  Kernel kernel = c.build(gTarget);
-  ASSERT_TRUE(kernel.status().ok()) << kernel.status();
-  CompileOptions options;
-  options.target = gTarget;
-  absl::StatusOr<runtime::CompiledKernel> compiled = kernel.Compile(options);
+  absl::StatusOr<runtime::CompiledKernel> compiled = CompileCase(c);
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   EXPECT_TRUE(examples::RunWorkloads(*compiled, "conformance", /*time=*/false));
 }
