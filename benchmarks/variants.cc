@@ -26,66 +26,57 @@ namespace tessera::examples {
 Kernel VectorAdd(Dim n, int64_t block, int threads, const std::string& name);
 }  // namespace tessera::examples
 
-int main(int argc, char** argv) {
-  using namespace tessera;
-  std::string target = "sm_90a", out;
-  bool probe = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--target=", 9) == 0)
-      target = argv[i] + 9;
-    else if (std::strcmp(argv[i], "--probe") == 0)
-      probe = true;
-    else
-      out = argv[i];
+namespace {
+
+using namespace tessera;
+
+/// Compiles `kernel` for `target` into `bundle`; false (and a message) when
+/// it does not compile.
+bool Add(runtime::KernelBundle& bundle, const Kernel& kernel, const std::string& target) {
+  absl::StatusOr<runtime::CompiledKernel> compiled = kernel.Compile({target});
+  if (!compiled.ok()) {
+    std::fprintf(stderr, "variants: %s: %s\n", kernel.name().c_str(),
+                 std::string(compiled.status().message()).c_str());
+    return false;
   }
-  if (out.empty()) {
-    std::fprintf(stderr, "usage: variants [--target=sm_90a] OUT.pb\n");
-    return 2;
+  *bundle.add_kernels() = std::move(*compiled);
+  return true;
+}
+
+/// GEMMs for benchmarks/gemm_probe.cc: static shapes, one tile each.
+bool AddProbes(runtime::KernelBundle& bundle, const std::string& target) {
+  struct Probe {
+    int64_t m, n, k, bk;
+    bool transposeB;
+    int stages;
+  };
+  for (Probe p : {Probe{64, 64, 32, 32, false, 1}, Probe{64, 64, 64, 64, false, 1},
+                  Probe{64, 64, 64, 64, true, 1}, Probe{64, 128, 64, 64, false, 1},
+                  Probe{128, 256, 64, 64, false, 4}, Probe{128, 256, 512, 64, false, 4},
+                  Probe{128, 256, 512, 64, true, 4}}) {
+    examples::GemmConfig config;
+    config.bm = p.m, config.bn = p.n, config.bk = p.bk, config.stages = p.stages;
+    config.threads = int(p.m / 64 * 128);
+    config.group = 0;
+    config.transposeB = p.transposeB;
+    std::string name = absl::StrCat("probe_", p.m, "x", p.n, "x", p.k, p.transposeB ? "_tn" : "",
+                                    "_s", p.stages);
+    if (!Add(bundle, examples::Gemm(p.m, p.n, p.k, config, name), target)) return false;
   }
-  runtime::KernelBundle bundle;
-  if (probe) {
-    // Kernels for benchmarks/gemm_probe.cc: static shapes, one tile each.
-    struct Probe {
-      int64_t m, n, k, bk;
-      bool transposeB;
-      int stages;
-    };
-    for (Probe p : {Probe{64, 64, 32, 32, false, 1}, Probe{64, 64, 64, 64, false, 1},
-                    Probe{64, 64, 64, 64, true, 1}, Probe{64, 128, 64, 64, false, 1},
-                    Probe{128, 256, 64, 64, false, 4}, Probe{128, 256, 512, 64, false, 4},
-                    Probe{128, 256, 512, 64, true, 4}}) {
-      examples::GemmConfig config;
-      config.bm = p.m, config.bn = p.n, config.bk = p.bk, config.stages = p.stages;
-      config.threads = int(p.m / 64 * 128);
-      config.group = 0;
-      config.transposeB = p.transposeB;
-      std::string name = absl::StrCat("probe_", p.m, "x", p.n, "x", p.k, p.transposeB ? "_tn" : "",
-                                      "_s", p.stages);
-      absl::StatusOr<runtime::CompiledKernel> compiled =
-          examples::Gemm(p.m, p.n, p.k, config, name).Compile({target});
-      if (!compiled.ok()) {
-        std::fprintf(stderr, "variants: %s: %s\n", name.c_str(),
-                     std::string(compiled.status().message()).c_str());
-        return 1;
-      }
-      *bundle.add_kernels() = std::move(*compiled);
-    }
-  }
-  if (!probe) {
+  return true;
+}
+
+/// Tuning variants of the examples, the bf16 GEMM, the fused epilogues and
+/// the softmax shapes the issues measure beside the defaults.
+bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
   struct Knobs {
     int64_t block;
     int threads;
   };
   for (Knobs k : {Knobs{512, 128}}) {
     std::string name = absl::StrCat("vector_add__b", k.block, "_t", k.threads);
-    Kernel kernel = examples::VectorAdd(Dim::Dynamic("N"), k.block, k.threads, name);
-    absl::StatusOr<runtime::CompiledKernel> compiled = kernel.Compile({target});
-    if (!compiled.ok()) {
-      std::fprintf(stderr, "variants: %s: %s\n", name.c_str(),
-                   std::string(compiled.status().message()).c_str());
-      return 1;
-    }
-    *bundle.add_kernels() = std::move(*compiled);
+    if (!Add(bundle, examples::VectorAdd(Dim::Dynamic("N"), k.block, k.threads, name), target))
+      return false;
   }
   struct GemmKnobs {
     int64_t bm, bn, bk;
@@ -101,58 +92,53 @@ int main(int argc, char** argv) {
     config.group = 0;  // plain raster order, to compare with the default
     std::string name = absl::StrCat("gemm_f16__", k.bm, "x", k.bn, "x", k.bk, "_s", k.stages,
                                     "_t", k.threads);
-    absl::StatusOr<runtime::CompiledKernel> compiled =
-        examples::GemmDynamic(config, name).Compile({target});
-    if (!compiled.ok()) {
-      std::fprintf(stderr, "variants: %s: %s\n", name.c_str(),
-                   std::string(compiled.status().message()).c_str());
-      return 1;
-    }
-    *bundle.add_kernels() = std::move(*compiled);
+    if (!Add(bundle, examples::GemmDynamic(config, name), target)) return false;
   }
-  {
-    examples::GemmConfig config = examples::GemmConfig::ForTarget(target);
-    config.dtype = bf16;
-    absl::StatusOr<runtime::CompiledKernel> compiled =
-        examples::GemmDynamic(config, "gemm_bf16").Compile({target});
-    if (!compiled.ok()) {
-      std::fprintf(stderr, "variants: gemm_bf16: %s\n",
-                   std::string(compiled.status().message()).c_str());
-      return 1;
-    }
-    *bundle.add_kernels() = std::move(*compiled);
-  }
+  examples::GemmConfig bf16Config = examples::GemmConfig::ForTarget(target);
+  bf16Config.dtype = bf16;
+  if (!Add(bundle, examples::GemmDynamic(bf16Config, "gemm_bf16"), target)) return false;
   // The fused epilogues the issue measures beside tanh GELU.
   for (auto [name, epilogue] :
        {std::pair<const char*, examples::Epilogue>{"gemm_bias_gelu_erf_f16",
                                                    {examples::Activation::kGeluErf, false}},
         {"gemm_bias_silu_f16", {examples::Activation::kSilu, false}},
         {"gemm_bias_residual_f16", {examples::Activation::kNone, true}}}) {
-    absl::StatusOr<runtime::CompiledKernel> compiled =
-        examples::GemmEpilogue(Dim::Dynamic("M"), Dim::Dynamic("N", 8), Dim::Dynamic("K", 8),
-                               examples::GemmConfig::ForTarget(target), epilogue, name)
-            .Compile({target});
-    if (!compiled.ok()) {
-      std::fprintf(stderr, "variants: %s: %s\n", name,
-                   std::string(compiled.status().message()).c_str());
-      return 1;
-    }
-    *bundle.add_kernels() = std::move(*compiled);
+    if (!Add(bundle,
+             examples::GemmEpilogue(Dim::Dynamic("M"), Dim::Dynamic("N", 8), Dim::Dynamic("K", 8),
+                                    examples::GemmConfig::ForTarget(target), epilogue, name),
+             target))
+      return false;
   }
   for (auto [name, n, dtype, threads] :
        {std::tuple<const char*, int64_t, DType, int>{"softmax_f32", 8192, f32, 256},
         {"softmax_f16_32000", 32000, f16, 512},
         {"softmax_f16_1000", 1000, f16, 128}}) {
-    absl::StatusOr<runtime::CompiledKernel> compiled =
-        examples::Softmax(Dim::Dynamic("M"), n, dtype, 1, threads, name).Compile({target});
-    if (!compiled.ok()) {
-      std::fprintf(stderr, "variants: %s: %s\n", name,
-                   std::string(compiled.status().message()).c_str());
-      return 1;
-    }
-    *bundle.add_kernels() = std::move(*compiled);
+    if (!Add(bundle, examples::Softmax(Dim::Dynamic("M"), n, dtype, 1, threads, name), target))
+      return false;
   }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tessera;
+  std::string target = "sm_90a", out;
+  bool probe = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--target=", 9) == 0)
+      target = argv[i] + 9;
+    else if (std::strcmp(argv[i], "--probe") == 0)
+      probe = true;
+    else
+      out = argv[i];
   }
+  if (out.empty()) {
+    std::fprintf(stderr, "usage: variants [--probe] [--target=sm_90a] OUT.pb\n");
+    return 2;
+  }
+  runtime::KernelBundle bundle;
+  if (!(probe ? AddProbes(bundle, target) : AddVariants(bundle, target))) return 1;
   if (absl::Status s = runtime::WriteBundle(bundle, out); !s.ok()) {
     std::fprintf(stderr, "variants: %s\n", std::string(s.message()).c_str());
     return 1;
