@@ -17,7 +17,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -25,35 +24,18 @@
 #include <string>
 #include <vector>
 
+#include "examples/workloads/workloads.h"
 #include "runtime/buffer.h"
 #include "runtime/bundle.h"
 #include "runtime/device.h"
 #include "runtime/kernel.h"
 #include "runtime/launch.h"
 
-namespace {
-
-uint16_t ToHalf(float x) {
-  // Exact for the small integers the patterns use.
-  if (x == 0) return 0;
-  int exponent;
-  float mantissa = std::frexp(x, &exponent);  // x = mantissa * 2^exponent
-  uint16_t bits = uint16_t((exponent - 1 + 15) << 10);
-  bits |= uint16_t((mantissa * 2 - 1) * 1024);
-  return bits;
-}
-
-float FromHalf(uint16_t h) {
-  int exponent = (h >> 10) & 31;
-  float mantissa = float(h & 1023);
-  if (exponent == 0) return std::ldexp(mantissa, -24);
-  return std::ldexp(1 + mantissa / 1024, exponent - 15) * ((h & 0x8000) ? -1 : 1);
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace tessera::runtime;
+  using tessera::workloads::FloatToHalfBits;
+  using tessera::workloads::HalfBitsToFloat;
   if (argc < 3) {
     std::fprintf(stderr, "usage: gemm_probe OUT_DIR BUNDLE.pb...\n");
     return 2;
@@ -110,10 +92,10 @@ int main(int argc, char** argv) {
       for (const Pattern& p : patterns) {
         std::vector<uint16_t> a(m * k), b(k * n), c(m * n, 0xFFFF);
         for (int64_t i = 0; i < m; ++i)
-          for (int64_t kk = 0; kk < k; ++kk) a[i * k + kk] = ToHalf(p.a(i, kk));
+          for (int64_t kk = 0; kk < k; ++kk) a[i * k + kk] = FloatToHalfBits(p.a(i, kk));
         for (int64_t kk = 0; kk < k; ++kk)
           for (int64_t j = 0; j < n; ++j)
-            b[tn ? j * k + kk : kk * n + j] = ToHalf(p.b(kk, j));
+            b[tn ? j * k + kk : kk * n + j] = FloatToHalfBits(p.b(kk, j));
         auto da = DeviceBuffer::Allocate(a.size() * 2);
         auto db = DeviceBuffer::Allocate(b.size() * 2);
         auto dc = DeviceBuffer::Allocate(c.size() * 2);
@@ -138,7 +120,7 @@ int main(int argc, char** argv) {
         int64_t wrong = 0;
         for (int64_t i = 0; i < m; ++i) {
           for (int64_t j = 0; j < n; ++j) {
-            float got = FromHalf(c[i * n + j]);
+            float got = HalfBitsToFloat(c[i * n + j]);
             wrong += got != p.expected(i, j);
             csv << (j ? "," : "") << got;
           }

@@ -181,6 +181,8 @@ float RoundToHalf(float x) {
   return r;
 }
 
+}  // namespace
+
 uint16_t FloatToHalfBits(float x) {
   float r = RoundToHalf(x);
   uint32_t bits;
@@ -195,6 +197,8 @@ uint16_t FloatToHalfBits(float x) {
   }
   return uint16_t(sign | (uint32_t(exponent) << 10) | (mantissa >> 13));
 }
+
+namespace {
 
 /// Y = 2 X + 1 with X f16 [m, 200] and Y f32: X is exactly representable in
 /// f32, so 2x + 1 in f32 on the CPU is the exact expected result.
@@ -238,6 +242,8 @@ absl::StatusOr<Report> RunScaleShared2D(const LoadedKernel& kernel, int64_t m,
   return report;
 }
 
+}  // namespace
+
 float HalfBitsToFloat(uint16_t h) {
   uint32_t sign = uint32_t(h & 0x8000u) << 16;
   uint32_t exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF;
@@ -256,6 +262,8 @@ float HalfBitsToFloat(uint16_t h) {
   std::memcpy(&result, &bits, 4);
   return result;
 }
+
+namespace {
 
 uint16_t FloatToBf16Bits(float x) {
   uint32_t bits;

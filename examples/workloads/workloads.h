@@ -22,6 +22,10 @@
 
 namespace tessera::workloads {
 
+/// f32 -> f16 bits with round-to-nearest-even (subnormals kept), and back.
+uint16_t FloatToHalfBits(float x);
+float HalfBitsToFloat(uint16_t h);
+
 /// What one run of a workload found.
 struct Report {
   std::string workload;
