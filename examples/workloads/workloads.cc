@@ -317,10 +317,6 @@ float DecodeElement(runtime::DType dtype, const uint8_t* p) {
   return dtype == runtime::DTYPE_F16 ? HalfBitsToFloat(h) : Bf16BitsToFloat(h);
 }
 
-/// C = A * B (B is N x K when transposed): float64 reference on the CPU over
-/// every element (conformance sizes) or a random sample of 4096 elements
-/// (benchmark sizes), relative error bounds fitting the type (f16 output
-/// rounding 2^-11, bf16 2^-8, f32 accumulation order).
 /// The fused epilogue a GEMM kernel applies: C = act(A B + bias) (+ R).
 enum class Act { kNone, kGeluTanh, kGeluErf, kRelu, kSilu };
 struct GemmEpilogue {
@@ -329,10 +325,14 @@ struct GemmEpilogue {
   bool residual = false;
 };
 
+/// C = A * B (B is N x K when transposed), with `epilogue` applied: float64
+/// reference on the CPU over every element (conformance sizes) or a random
+/// sample of 4096 elements (benchmark sizes), relative error bounds fitting
+/// the type (f16 output rounding 2^-11, bf16 2^-8, f32 accumulation order).
+
 absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n, int64_t k,
                                runtime::DType dtype, bool transposeB, bool fullCheck,
                                GemmEpilogue epilogue, const RunOptions& options) {
-  const bool biasGelu = epilogue.bias;
   Report report;
   report.target = kernel.spec().target();
   Random random(options.seed);
@@ -349,7 +349,7 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dbias, Upload(bias.bytes));
   std::vector<KernelArg> args = {TensorArg{da.ptr(), dtype, {m, k}},
                                  TensorArg{db.ptr(), dtype, bShape}};
-  if (biasGelu) args.push_back(TensorArg{dbias.ptr(), dtype, {1, n}});
+  if (epilogue.bias) args.push_back(TensorArg{dbias.ptr(), dtype, {1, n}});
   // The residual tensor (C = act(A B + bias) + R).
   HostMatrix residual(dtype, epilogue.residual ? m * n : 1, random);
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dres, Upload(residual.bytes));
@@ -386,7 +386,7 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
       ref += double(a.values[i * k + p]) * bv;
     }
     double slack = 0;
-    if (biasGelu) {
+    if (epilogue.bias) {
       double v = ref + bias.values[j];
       switch (epilogue.act) {
         case Act::kNone: ref = v; break;
@@ -413,7 +413,7 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
   }
   report.max_error = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
   report.tolerance = dtype == runtime::DTYPE_F32 ? 1e-5 : dtype == runtime::DTYPE_F16 ? 1e-3 : 5e-3;
-  report.correct = report.mismatches == 0 && (biasGelu || report.max_error <= report.tolerance);
+  report.correct = report.mismatches == 0 && (epilogue.bias || report.max_error <= report.tolerance);
   report.bytes = double(eltBytes) * (m * k + k * n + m * n);
   report.flops = 2.0 * m * n * k;
   TESSERA_RETURN_IF_ERROR(TimeIfAsked(kernel, args, options, report));
