@@ -32,8 +32,12 @@ using namespace tessera;
 
 /// Compiles `kernel` for `target` into `bundle`; false (and a message) when
 /// it does not compile.
-bool Add(runtime::KernelBundle& bundle, const Kernel& kernel, const std::string& target) {
-  absl::StatusOr<runtime::CompiledKernel> compiled = kernel.Compile({target});
+bool Add(runtime::KernelBundle& bundle, const Kernel& kernel, const std::string& target,
+         int optLevel = 2) {
+  CompileOptions options;
+  options.target = target;
+  options.optLevel = optLevel;
+  absl::StatusOr<runtime::CompiledKernel> compiled = kernel.Compile(options);
   if (!compiled.ok()) {
     std::fprintf(stderr, "variants: %s: %s\n", kernel.name().c_str(),
                  std::string(compiled.status().message()).c_str());
@@ -94,6 +98,15 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
                                     "_t", k.threads);
     if (!Add(bundle, examples::GemmDynamic(config, name), target)) return false;
   }
+  // The default GEMM and fused GEMM through LLVM's O3 pipeline, against the
+  // kernel pipeline the compiler runs by default (optLevel 2).
+  examples::GemmConfig defaults = examples::GemmConfig::ForTarget(target);
+  if (!Add(bundle, examples::GemmDynamic(defaults, "gemm_f16__o3"), target, 3) ||
+      !Add(bundle,
+           examples::GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8), Dim::Dynamic("K", 8),
+                                  defaults, /*tanhForm=*/true, "gemm_bias_gelu_f16__o3"),
+           target, 3))
+    return false;
   examples::GemmConfig bf16Config = examples::GemmConfig::ForTarget(target);
   bf16Config.dtype = bf16;
   if (!Add(bundle, examples::GemmDynamic(bf16Config, "gemm_bf16"), target)) return false;

@@ -403,6 +403,7 @@ absl::StatusOr<compiler::CompiledModule> compileText(const std::string &text,
   compileOptions.target = options.target;
   compileOptions.assemble = options.assemble;
   compileOptions.fastMath = options.fastMath;
+  compileOptions.optLevel = options.optLevel;
   compileOptions.keepStages = std::move(keep);
   auto compiled = compiler::compileModule(*module, compileOptions);
   if (mlir::failed(compiled))

@@ -256,9 +256,13 @@ struct CompileOptions {
   std::string target = "sm_90a";
   /// Assemble a cubin with ptxas (registers, spills) in addition to PTX.
   bool assemble = false;
-  /// Approximate tanh and exp where the target has them (tanh.approx.f32,
-  /// ex2.approx.ftz.f32); false: libdevice's exact forms.
+  /// Approximate tanh, exp, erf and f32 division (tanh.approx.f32,
+  /// ex2.approx.ftz.f32, a rational erf, div.approx.ftz.f32); false:
+  /// libdevice's exact forms and IEEE division.
   bool fastMath = true;
+  /// LLVM's passes: 2 the kernel pipeline (default), 1 and 3 LLVM's O1 and
+  /// O3 pipelines (slower to compile), 0 none.
+  int optLevel = 2;
 };
 
 /// A built kernel: tile IR that compiles for any registered target.

@@ -131,6 +131,7 @@ private:
   Value quadpairBlockCol(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp, Value quadpair);
   LogicalResult lowerFill(Value buffer, Value value);
   LogicalResult lowerParallel(ParallelOp loop);
+  Value lowerFastMath(Operation &op, IRMapping &map);
   LogicalResult lowerPipelined(PipelinedOp loop);
   LogicalResult lowerPipelinedInOrder(PipelinedOp loop, Value count);
   /// True when `copy` (tensor -> staged swizzled shared buffer) can be one
@@ -155,8 +156,11 @@ private:
                                           const llvm::SmallPtrSetImpl<Operation *> &ahead,
                                           int64_t stages, int64_t barrierOffset);
   /// A tensor -> shared copy issued ahead with cp.async (zero-filled when
-  /// `valid` is false or past the tensor).
-  void lowerAsyncCopy(CopyOp copy, Value valid);
+  /// `valid` is false or past the tensor); unchecked: the caller proved the
+  /// tile inside the tensor (tileInBounds) and `valid`.
+  void lowerAsyncCopy(CopyOp copy, Value valid, bool checked);
+  /// Whether the source tile of `copy` lies entirely inside its tensor.
+  Value tileInBounds(CopyOp copy);
   LogicalResult lowerGemm(GemmOp gemm);
   LogicalResult lowerGemmSimt(GemmOp gemm);
 
@@ -258,7 +262,7 @@ private:
   /// Nonzero once a warp-specialized loop split the block: the consumers'
   /// thread count, which barriers then synchronize.
   int64_t consumerThreads_ = 0;
-  /// Approximate tanh/exp (CompileOptions::fastMath).
+  /// Approximate tanh, exp, erf and f32 division (CompileOptions::fastMath).
   bool fastMath_ = true;
   gpu::GPUFuncOp func_;
 };

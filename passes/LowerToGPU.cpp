@@ -281,7 +281,10 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
         if (other->getNumRegions() != 0 || isa<TileDialect>(other->getDialect()))
           return other->emitOpError() << "is not supported in a tile.kernel body yet";
         b_.clone(*other, map_);
-        lastWasBarrier_ = false;
+        // Pure arithmetic (index math) touches no shared memory: a barrier
+        // just emitted still orders what follows.
+        if (!isMemoryEffectFree(other))
+          lastWasBarrier_ = false;
         return success();
       });
 }
@@ -787,6 +790,65 @@ LogicalResult KernelLowering::lowerFill(Value buffer, Value value) {
   return success();
 }
 
+/// Approximate forms of f32 math under CompileOptions::fastMath, or null.
+Value KernelLowering::lowerFastMath(Operation &op, IRMapping &map) {
+  if (!fastMath_ || op.getNumResults() != 1 || !op.getResult(0).getType().isF32())
+    return {};
+  auto f32 = [&](double value) {
+    return arith::ConstantOp::create(b_, loc_, b_.getF32FloatAttr(float(value)));
+  };
+  auto unary = [&](StringRef text, Value x) {
+    return emitPtx(b_, loc_, text, "=f,f", {x}, {b_.getF32Type()}, /*sideEffects=*/false).front();
+  };
+  auto divide = [&](Value x, Value y) {
+    // div.approx.ftz.f32 (PTX ISA §9.7.3.8): x * rcp(y), 2 ulp for |y| in
+    // [2^-126, 2^126] (0 beyond, like CUDA's __fdividef), two instructions
+    // instead of IEEE division's Newton iterations.
+    return emitPtx(b_, loc_, "div.approx.ftz.f32 $0, $1, $2;", "=f,f,f", {x, y}, {b_.getF32Type()},
+                   /*sideEffects=*/false)
+        .front();
+  };
+  if (auto tanh = dyn_cast<math::TanhOp>(op); tanh && caps_.hasTanhApprox)
+    return unary("tanh.approx.f32 $0, $1;", map.lookupOrDefault(tanh.getOperand()));
+  if (auto div = dyn_cast<arith::DivFOp>(op))
+    return divide(map.lookupOrDefault(div.getLhs()), map.lookupOrDefault(div.getRhs()));
+  if (auto exp = dyn_cast<math::ExpOp>(op)) {
+    // exp(x) = 2^(x log2 e) with ex2.approx (PTX ISA §9.7.3.21); exp(-y)
+    // scales y by -log2 e (no negation left for ptxas to emit).
+    double log2e = 1.4426950408889634;
+    Value x = exp.getOperand();
+    if (auto neg = x.getDefiningOp<arith::NegFOp>())
+      x = neg.getOperand(), log2e = -log2e;
+    Value scaled = arith::MulFOp::create(b_, loc_, map.lookupOrDefault(x), f32(log2e));
+    return unary("ex2.approx.ftz.f32 $0, $1;", scaled);
+  }
+  if (auto erf = dyn_cast<math::ErfOp>(op)) {
+    // erf(x) ~ x P(x^2) / Q(x^2) on x clamped to [-4, 4] (erf(4) is 1 in
+    // f32): a branchless minimax rational form, 3.8e-7 absolute error at
+    // most before the division (libdevice's erff branches on |x| and calls
+    // exp). Q lies in [-1, -0.014], inside the fast division's range.
+    static constexpr double kP[] = {-2.72614225801306e-10, 2.77068142495902e-08,
+                                    -2.10102402082508e-06, -5.69250639462346e-05,
+                                    -7.34990630326855e-04, -2.95459980854025e-03,
+                                    -1.60960333262415e-02};
+    static constexpr double kQ[] = {-1.45660718464996e-05, -2.13374055278905e-04,
+                                    -1.68282697438203e-03, -7.37332916720468e-03,
+                                    -1.42647390514189e-02};
+    Value x = map.lookupOrDefault(erf.getOperand());
+    x = arith::MaxNumFOp::create(b_, loc_, arith::MinNumFOp::create(b_, loc_, x, f32(4.0)),
+                                 f32(-4.0));
+    Value x2 = arith::MulFOp::create(b_, loc_, x, x);
+    auto horner = [&](ArrayRef<double> coefficients) {
+      Value sum = f32(coefficients.front());
+      for (double c : coefficients.drop_front())
+        sum = LLVM::FMAOp::create(b_, loc_, sum, x2, f32(c));
+      return sum;
+    };
+    return divide(arith::MulFOp::create(b_, loc_, horner(kP), x), horner(kQ));
+  }
+  return {};
+}
+
 LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
   DistributionAttr dist = loop.getDistributionAttr();
   MmaLayoutAttr mma = loop.getMmaLayoutAttr();
@@ -808,7 +870,9 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
     for (int64_t v = 0; v < chunk.vector && succeeded(result); ++v) {
       SmallVector<Value> coords(chunk.coords);
       coords.back() = add(coords.back(), cst(v));
-      IRMapping map = map_;
+      // The body's values are mapped for this element, then erased (a copy
+      // of the kernel's whole mapping per element cost compile time).
+      IRMapping &map = map_;
       for (auto [iv, coord] : llvm::zip(loop.getInductionVars(), coords))
         map.map(iv, coord);
       for (Operation &op : loop.getBodyBlock().without_terminator()) {
@@ -843,35 +907,17 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
         } else if (op.getNumRegions() != 0 || isa<TileDialect>(op.getDialect())) {
           result = op.emitOpError() << "is not supported inside tile.parallel yet";
           return;
-        } else if (auto tanh = dyn_cast<math::TanhOp>(op);
-                   tanh && fastMath_ && caps_.hasTanhApprox && tanh.getType().isF32()) {
-          map.map(tanh.getResult(),
-                  emitPtx(b_, loc_, "tanh.approx.f32 $0, $1;", "=f,f",
-                          {map.lookupOrDefault(tanh.getOperand())}, {b_.getF32Type()},
-                          /*sideEffects=*/false)
-                      .front());
-        } else if (auto div = dyn_cast<arith::DivFOp>(op);
-                   div && fastMath_ && div.getType().isF32()) {
-          // div.full.f32: 2 ulp, a few instructions instead of IEEE
-          // division's Newton iterations (PTX ISA §9.7.3.8).
-          map.map(div.getResult(),
-                  emitPtx(b_, loc_, "div.full.f32 $0, $1, $2;", "=f,f,f",
-                          {map.lookupOrDefault(div.getLhs()), map.lookupOrDefault(div.getRhs())},
-                          {b_.getF32Type()}, /*sideEffects=*/false)
-                      .front());
-        } else if (auto exp = dyn_cast<math::ExpOp>(op);
-                   exp && fastMath_ && exp.getType().isF32()) {
-          // exp(x) = 2^(x log2 e) with ex2.approx (PTX ISA §9.7.3.21).
-          Value scaled = arith::MulFOp::create(
-              b_, loc_, map.lookupOrDefault(exp.getOperand()),
-              arith::ConstantOp::create(b_, loc_, b_.getF32FloatAttr(1.4426950408889634f)));
-          map.map(exp.getResult(), emitPtx(b_, loc_, "ex2.approx.ftz.f32 $0, $1;", "=f,f",
-                                           {scaled}, {b_.getF32Type()}, /*sideEffects=*/false)
-                                       .front());
+        } else if (Value fast = lowerFastMath(op, map)) {
+          map.map(op.getResult(0), fast);
         } else {
           b_.clone(op, map);
         }
       }
+      for (Value iv : loop.getInductionVars())
+        map.erase(iv);
+      for (Operation &op : loop.getBodyBlock().without_terminator())
+        for (Value value : op.getResults())
+          map.erase(value);
     }
   });
   lastWasBarrier_ = false;

@@ -43,10 +43,14 @@ static cl::opt<std::string> ptxas("ptxas", cl::desc("ptxas to assemble cubins wi
 static cl::opt<bool> assemble("assemble", cl::desc("Assemble a cubin with ptxas and record "
                                                    "registers and spills"));
 static cl::opt<bool> timing("timing", cl::desc("Print the compile time to stderr"));
-static cl::opt<int> optLevel("O", cl::desc("LLVM optimization level"), cl::init(3));
+static cl::opt<int> optLevel("O",
+                             cl::desc("LLVM optimization level: 2 the kernel pipeline (default), "
+                                      "1 and 3 LLVM's O1 and O3, 0 none"),
+                             cl::init(2));
 static cl::opt<bool> fastMath("fast-math",
-                              cl::desc("Approximate tanh and exp where the target has them "
-                                       "(tanh.approx.f32, ex2.approx.ftz.f32); "
+                              cl::desc("Approximate tanh, exp, erf and f32 division "
+                                       "(tanh.approx.f32, ex2.approx.ftz.f32, rational erf, "
+                                       "div.approx.ftz.f32); "
                                        "--fast-math=false uses libdevice's exact forms"),
                               cl::init(true));
 

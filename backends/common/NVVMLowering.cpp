@@ -108,6 +108,12 @@ static mlir::LogicalResult linkLibdevice(mlir::ModuleOp where, llvm::Module &mod
   return mlir::success();
 }
 
+/// LLVM's passes at optLevel 2 (see translateToOptimizedLLVMIR).
+constexpr llvm::StringLiteral kKernelPipeline =
+    "always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,loop-mssa(licm),gvn,"
+    "infer-alignment,load-store-vectorizer,"
+    "adce,simplifycfg)";
+
 mlir::FailureOr<std::unique_ptr<llvm::Module>> translateToOptimizedLLVMIR(
     mlir::ModuleOp module, llvm::LLVMContext &context, const PtxOptions &options) {
   mlir::gpu::GPUModuleOp gpuModule;
@@ -177,13 +183,24 @@ mlir::FailureOr<std::unique_ptr<llvm::Module>> translateToOptimizedLLVMIR(
   builder.registerFunctionAnalyses(fam);
   builder.registerLoopAnalyses(lam);
   builder.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::OptimizationLevel level = options.optLevel >= 3   ? llvm::OptimizationLevel::O3
-                                  : options.optLevel == 2 ? llvm::OptimizationLevel::O2
-                                  : options.optLevel == 1 ? llvm::OptimizationLevel::O1
-                                                          : llvm::OptimizationLevel::O0;
-  llvm::ModulePassManager passes = level == llvm::OptimizationLevel::O0
-                                       ? builder.buildO0DefaultPipeline(level)
-                                       : builder.buildPerModuleDefaultPipeline(level);
+  llvm::ModulePassManager passes;
+  if (options.optLevel == 2) {
+    // The kernel pipeline: what lowered tile kernels need before ptxas (which
+    // schedules, unrolls and allocates registers itself): scalar cleanups,
+    // CSE of the index arithmetic, loop-invariant code motion and dead code
+    // removal. Same SASS as LLVM's O3 on the examples and conformance kernels
+    // in a third of the time (InstCombine alone ran eight times in O3).
+    if (llvm::Error parse = builder.parsePassPipeline(passes, kKernelPipeline)) {
+      module.emitError() << "bad kernel pass pipeline: " << llvm::toString(std::move(parse));
+      return mlir::failure();
+    }
+  } else {
+    llvm::OptimizationLevel level = options.optLevel >= 3   ? llvm::OptimizationLevel::O3
+                                    : options.optLevel == 1 ? llvm::OptimizationLevel::O1
+                                                            : llvm::OptimizationLevel::O0;
+    passes = level == llvm::OptimizationLevel::O0 ? builder.buildO0DefaultPipeline(level)
+                                                  : builder.buildPerModuleDefaultPipeline(level);
+  }
   passes.run(*llvmModule, mam);
   return llvmModule;
 }

@@ -37,8 +37,10 @@ struct PtxOptions {
   std::string features;
   /// libdevice.10.bc, linked when the module calls __nv_* functions.
   std::string libdevicePath;
-  /// LLVM optimization level (0-3).
-  int optLevel = 3;
+  /// LLVM optimization level: 2 (default) runs the kernel pipeline (scalar
+  /// cleanups, CSE, LICM; ptxas does the rest), 1 and 3 LLVM's O1 and O3
+  /// pipelines, 0 none.
+  int optLevel = 2;
 };
 
 /// Translates the single gpu.module inside `module` (already in the LLVM and

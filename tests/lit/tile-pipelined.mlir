@@ -25,12 +25,22 @@
 // PLAN: tile.alloc_shared {name = "As", offset = 0 : i64, stages = 3 : i64, swizzled}
 // PLAN: tile.alloc_shared {name = "Bs", offset = 12288 : i64, stages = 3 : i64, swizzled}
 
-// ASYNC: cp.async.cg.shared.global
+// The prologue's two stages: tiles inside the tensors take the unchecked
+// copies, the others copy with a byte count (zero fill past the tensor).
+// ASYNC: cp.async.cg.shared.global [{{%rd[0-9]+}}], [{{%rd[0-9]+}}], 16;
+// ASYNC: cp.async.cg.shared.global [{{%rd[0-9]+}}], [{{%rd[0-9]+}}], 16, {{%r[0-9]+}};
 // ASYNC: cp.async.commit_group
+// ASYNC: cp.async.commit_group
+// The loop (LLVM places its body's blocks before the header): one barrier
+// per iteration, after the wait for the stage it reads.
+// ASYNC-NOT: bar.sync
+// ASYNC: ldmatrix.sync.aligned.m8n8.x4
+// ASYNC-NOT: bar.sync
+// ASYNC: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// ASYNC-NOT: bar.sync
 // ASYNC: cp.async.wait_group 1
 // ASYNC: bar.sync
-// ASYNC: ldmatrix.sync.aligned.m8n8.x4
-// ASYNC: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// ASYNC-NOT: bar.sync
 // ASYNC: cp.async.wait_group 0
 
 // SPECIALIZED: .param .align 64 .b8 gemm_param_9[128],

@@ -14,8 +14,8 @@
 // PLAN-FULL: tile.shared_memory_bytes = 232448
 // FULL-NOT: mbarrier
 // FULL: cp.async.cg.shared.global
-// FULL: fence.proxy.async.shared::cta;
-// FULL: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
+// FULL-DAG: fence.proxy.async.shared::cta;
+// FULL-DAG: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
 
 // ROOM: .maxntid 384, 1, 1
 // ROOM: mbarrier.init.shared::cta.b64

@@ -1,8 +1,9 @@
 // Fast and exact math forms. By default (fast math) tanh is tanh.approx.f32
 // where the target has it (sm_75 and later), exp is ex2.approx.ftz.f32 of
-// x log2(e) and f32 division div.full.f32; --fast-math=false links
-// libdevice's exact __nv_tanhf/__nv_expf (inlined: no tanh.approx, exp's
-// range reduction in fma.rn.f32) and divides with div.rn.f32.
+// x log2(e), erf a branchless rational form (fma.rn.f32 chains, no branch)
+// and f32 division div.approx.ftz.f32; --fast-math=false links libdevice's
+// exact __nv_tanhf/__nv_expf/__nv_erff (inlined: no tanh.approx, exp's range
+// reduction in fma.rn.f32, erf's branch on |x|) and divides with div.rn.f32.
 // RUN: %tessera-compile %s --target=sm_90a | FileCheck %s --check-prefix=FAST
 // RUN: %tessera-compile %s --target=sm_90a --fast-math=false | FileCheck %s --check-prefix=EXACT
 // sm_60 has no tanh.approx: libdevice even in fast mode; exp is still fast.
@@ -12,9 +13,18 @@
 // FAST-NEXT: // begin inline asm
 // FAST-NEXT: ex2.approx.ftz.f32 {{%r[0-9]+}}, [[S]];
 // FAST: tanh.approx.f32
-// FAST: div.full.f32
+// The erf numerator's first term (-2.72614e-10) and its clamp to [-4, 4].
+// FAST: min.f32 {{%r[0-9]+}}, {{%r[0-9]+}}, 0f40800000;
+// FAST-NEXT: max.f32 {{%r[0-9]+}}, {{%r[0-9]+}}, 0fC0800000;
+// FAST-NOT: bra
+// FAST: fma.rn.f32 {{%r[0-9]+}}, {{%r[0-9]+}}, 0fAF95DF0B,
+// FAST-NOT: bra
+// FAST: div.approx.ftz.f32
 // FAST-NOT: div.rn.f32
 // EXACT-NOT: tanh.approx
+// libdevice's erff: its branch on |x| against 1.00295.
+// EXACT: setp.ltu.f32 [[P:%p[0-9]+]], {{%r[0-9]+}}, 0f3F8060FE;
+// EXACT: @[[P]] bra
 // EXACT-NOT: mul.rn.f32 {{%r[0-9]+}}, {{%r[0-9]+}}, 0f3FB8AA3B;
 // EXACT: fma.rn.f32 {{%r[0-9]+}}, {{%r[0-9]+}}, 0f3FB8AA3B,
 // EXACT: div.rn.f32
@@ -31,7 +41,9 @@ module attributes {tile.target = #tile.target<"sm_80">} {
       %v = tile.load %x[%i, %j] : !tile.buffer<1x256xf32, fragment>
       %e = math.exp %v : f32
       %t = math.tanh %v : f32
-      %s = arith.addf %e, %t : f32
+      %r = math.erf %v : f32
+      %u = arith.addf %e, %t : f32
+      %s = arith.addf %u, %r : f32
       %q = arith.divf %s, %v : f32
       tile.store %q, %x[%i, %j] : !tile.buffer<1x256xf32, fragment>
     }
