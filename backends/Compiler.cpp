@@ -355,6 +355,7 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
   ptxOptions.features = caps.ptxFeature;
   ptxOptions.libdevicePath = options.libdevicePath;
   ptxOptions.optLevel = options.optLevel;
+  ptxOptions.contractFloatOps = options.fastMath;
   llvm::LLVMContext llvmContext;
   auto llvmModule = translateToOptimizedLLVMIR(module, llvmContext, ptxOptions);
   if (mlir::failed(llvmModule))

@@ -7,6 +7,7 @@
 //
 //   variants --target=sm_90a OUT.pb
 //   variants --probe --target=sm_90a OUT.pb   # the GEMMs gemm_probe runs
+//   variants --ab --target=sm_90a OUT.pb      # the GEMM under three LLVM pipelines
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,11 +99,10 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
                                     "_t", k.threads);
     if (!Add(bundle, examples::GemmDynamic(config, name), target)) return false;
   }
-  // The default GEMM and fused GEMM through LLVM's O3 pipeline, against the
-  // kernel pipeline the compiler runs by default (optLevel 2).
+  // The fused GEMM through LLVM's O3 pipeline, against the kernel pipeline
+  // the compiler runs by default (optLevel 2); --ab does the same for the GEMM.
   examples::GemmConfig defaults = examples::GemmConfig::ForTarget(target);
-  if (!Add(bundle, examples::GemmDynamic(defaults, "gemm_f16__o3"), target, 3) ||
-      !Add(bundle,
+  if (!Add(bundle,
            examples::GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8), Dim::Dynamic("K", 8),
                                   defaults, /*tanhForm=*/true, "gemm_bias_gelu_f16__o3"),
            target, 3))
@@ -132,26 +132,62 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
   return true;
 }
 
+/// A/B of LLVM pipelines on the default GEMM, in the order A B C C B A so
+/// that drift over the run (clocks, temperature) shows: LLVM's O3, the
+/// kernel pipeline without and with loop rotation and unrolling.
+bool AddPipelineAB(runtime::KernelBundle& bundle, const std::string& target) {
+  static constexpr const char* kNoUnroll =
+      "always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,loop-mssa(licm),"
+      "gvn,infer-alignment,load-store-vectorizer,adce,simplifycfg)";
+  struct Variant {
+    const char* name;
+    int optLevel;
+    const char* pipeline;  // nullptr: the compiler's own
+  };
+  const Variant variants[] = {{"o3", 3, nullptr}, {"kernel_nounroll", 2, kNoUnroll},
+                              {"kernel", 2, nullptr}};
+  examples::GemmConfig defaults = examples::GemmConfig::ForTarget(target);
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 3; ++i) {
+      const Variant& v = variants[round == 0 ? i : 2 - i];
+      if (v.pipeline)
+        setenv("TESSERA_LLVM_PIPELINE", v.pipeline, 1);
+      else
+        unsetenv("TESSERA_LLVM_PIPELINE");
+      std::string name = absl::StrCat("gemm_f16__", v.name, "_", round == 0 ? "a" : "b");
+      bool ok = Add(bundle, examples::GemmDynamic(defaults, name), target, v.optLevel);
+      unsetenv("TESSERA_LLVM_PIPELINE");
+      if (!ok) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace tessera;
   std::string target = "sm_90a", out;
-  bool probe = false;
+  bool probe = false, ab = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--target=", 9) == 0)
       target = argv[i] + 9;
     else if (std::strcmp(argv[i], "--probe") == 0)
       probe = true;
+    else if (std::strcmp(argv[i], "--ab") == 0)
+      ab = true;
     else
       out = argv[i];
   }
   if (out.empty()) {
-    std::fprintf(stderr, "usage: variants [--probe] [--target=sm_90a] OUT.pb\n");
+    std::fprintf(stderr, "usage: variants [--probe | --ab] [--target=sm_90a] OUT.pb\n");
     return 2;
   }
   runtime::KernelBundle bundle;
-  if (!(probe ? AddProbes(bundle, target) : AddVariants(bundle, target))) return 1;
+  bool ok = probe ? AddProbes(bundle, target)
+            : ab  ? AddPipelineAB(bundle, target)
+                  : AddVariants(bundle, target);
+  if (!ok) return 1;
   if (absl::Status s = runtime::WriteBundle(bundle, out); !s.ok()) {
     std::fprintf(stderr, "variants: %s\n", std::string(s.message()).c_str());
     return 1;

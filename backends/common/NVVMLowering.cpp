@@ -9,6 +9,8 @@
 
 #include "backends/common/NVVMLowering.h"
 
+#include <cstdlib>
+
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
@@ -66,8 +68,11 @@ static std::unique_ptr<llvm::TargetMachine> createTargetMachine(const PtxOptions
       options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
       : options.optLevel == 0 ? llvm::CodeGenOptLevel::None
                               : llvm::CodeGenOptLevel::Default;
+  llvm::TargetOptions targetOptions;
+  if (options.contractFloatOps)
+    targetOptions.AllowFPOpFusion = llvm::FPOpFusion::Fast;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
-      triple, options.chip, options.features, llvm::TargetOptions(), std::nullopt,
+      triple, options.chip, options.features, targetOptions, std::nullopt,
       std::nullopt, level));
 }
 
@@ -108,11 +113,13 @@ static mlir::LogicalResult linkLibdevice(mlir::ModuleOp where, llvm::Module &mod
   return mlir::success();
 }
 
-/// LLVM's passes at optLevel 2 (see translateToOptimizedLLVMIR).
+/// LLVM's passes at optLevel 2 (see translateToOptimizedLLVMIR); the
+/// environment variable TESSERA_LLVM_PIPELINE replaces them (a developer
+/// knob for timing other pipelines, e.g. from benchmarks/variants --ab).
 constexpr llvm::StringLiteral kKernelPipeline =
-    "always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,loop-mssa(licm),gvn,"
-    "infer-alignment,load-store-vectorizer,"
-    "adce,simplifycfg)";
+    "always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,loop-mssa(licm),"
+    "loop(loop-rotate),loop-unroll<O3>,gvn,instcombine<no-verify-fixpoint>,infer-alignment,"
+    "load-store-vectorizer,adce,simplifycfg)";
 
 mlir::FailureOr<std::unique_ptr<llvm::Module>> translateToOptimizedLLVMIR(
     mlir::ModuleOp module, llvm::LLVMContext &context, const PtxOptions &options) {
@@ -190,7 +197,9 @@ mlir::FailureOr<std::unique_ptr<llvm::Module>> translateToOptimizedLLVMIR(
     // CSE of the index arithmetic, loop-invariant code motion and dead code
     // removal. Same SASS as LLVM's O3 on the examples and conformance kernels
     // in a third of the time (InstCombine alone ran eight times in O3).
-    if (llvm::Error parse = builder.parsePassPipeline(passes, kKernelPipeline)) {
+    const char *custom = std::getenv("TESSERA_LLVM_PIPELINE");
+    llvm::StringRef pipeline = custom && *custom ? llvm::StringRef(custom) : llvm::StringRef(kKernelPipeline);
+    if (llvm::Error parse = builder.parsePassPipeline(passes, pipeline)) {
       module.emitError() << "bad kernel pass pipeline: " << llvm::toString(std::move(parse));
       return mlir::failure();
     }

@@ -41,6 +41,9 @@ struct PtxOptions {
   /// cleanups, CSE, LICM; ptxas does the rest), 1 and 3 LLVM's O1 and O3
   /// pipelines, 0 none.
   int optLevel = 2;
+  /// Fuse f32 multiplies and adds into fma.rn.f32 (part of fast math: one
+  /// rounding instead of two); false keeps mul.rn/add.rn apart.
+  bool contractFloatOps = false;
 };
 
 /// Translates the single gpu.module inside `module` (already in the LLVM and

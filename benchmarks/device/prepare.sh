@@ -4,6 +4,7 @@
 # target, into .device/ (git-ignored; carried by the device tool).
 #
 #   benchmarks/device/prepare.sh && <device run> benchmarks/device/run.sh
+#   AB=1 benchmarks/device/prepare.sh   # also the LLVM-pipeline A/B bundles
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rm -rf .device && mkdir -p .device/bundles
@@ -16,6 +17,11 @@ bazel build //examples:all_examples //tests/conformance:write_bundles //benchmar
 ./bazel-bin/tests/conformance/write_bundles .device/bundles
 ./bazel-bin/benchmarks/variants --target=sm_90a .device/bundles/sm_90a.variants.pb
 ./bazel-bin/benchmarks/variants --target=sm_80 .device/bundles/sm_80.variants.pb
+if [ "${AB:-0}" = 1 ]; then
+  for target in sm_80 sm_90a; do
+    ./bazel-bin/benchmarks/variants --ab --target=$target .device/bundles/$target.ab.pb
+  done
+fi
 for target in sm_70 sm_80 sm_90a; do
   ./bazel-bin/benchmarks/variants --probe --target=$target .device/bundles/$target.probe.pb
 done

@@ -36,7 +36,7 @@ mapfile -t conformance < <(bundles conformance.pb)
 ./.device/device_runner --workloads=conformance --csv="$out/conformance.csv" \
   "${conformance[@]}" 2>&1 | tee "$out/conformance.txt"
 ((status |= PIPESTATUS[0]))
-mapfile -t examples < <(bundles pb; bundles variants.pb)
+mapfile -t examples < <(bundles pb; bundles variants.pb; bundles ab.pb)
 ./.device/device_runner --workloads=benchmark --csv="$out/benchmark.csv" "${examples[@]}" \
   2>&1 | tee "$out/benchmark.txt"
 ((status |= PIPESTATUS[0]))
