@@ -134,6 +134,14 @@ private:
   Value lowerFastMath(Operation &op, IRMapping &map);
   LogicalResult lowerPipelined(PipelinedOp loop);
   LogicalResult lowerPipelinedInOrder(PipelinedOp loop, Value count);
+  /// Register double buffering over two shared stages (no cp.async).
+  LogicalResult lowerPipelinedRegisterPrefetch(PipelinedOp loop, Value count,
+                                               const llvm::SmallPtrSetImpl<Operation *> &ahead,
+                                               int64_t stages);
+  /// This thread's elements of a tensor -> shared copy's source tile, in
+  /// registers (converted to the buffer's type), and their store.
+  SmallVector<Value> loadTileToRegisters(CopyOp copy);
+  void storeRegistersToTile(CopyOp copy, ArrayRef<Value> values);
   /// True when `copy` (tensor -> staged swizzled shared buffer) can be one
   /// bulk tensor copy (TMA) per panel: rank 2, no conversion, a row pitch
   /// the tensor's divisibility proves a multiple of 16 bytes, boxes of at

@@ -1,7 +1,8 @@
 //===- LowerPipelined.cpp - Pipelining strategies of tile-lower-to-gpu --===//
 //
 // tile.pipelined loops, by the target's capabilities: warp specialization
-// with TMA and mbarriers, cp.async multi-stage, or in order.
+// with TMA and mbarriers, cp.async multi-stage, register double buffering
+// (no cp.async), or in order (the staged buffers do not fit).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,8 +12,8 @@ namespace tessera::lowering {
 
 LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
   Value count = map_.lookupOrDefault(loop.getCount());
-  // Copies into staged shared buffers (tile-plan-shared-memory staged them
-  // because the target has asynchronous copies) run ahead of the compute.
+  // Copies into staged shared buffers (tile-plan-shared-memory staged them:
+  // S stages with asynchronous copies, 2 without) run ahead of the compute.
   llvm::SmallPtrSet<Operation *, 4> ahead;
   int64_t stages = 1;
   for (Operation &op : loop.getBodyBlock())
@@ -24,6 +25,8 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
         }
   if (ahead.empty())
     return lowerPipelinedInOrder(loop, count);
+  if (!caps_.hasAsyncCopy)
+    return lowerPipelinedRegisterPrefetch(loop, count, ahead, stages);
 
   // A gemm whose atom reads shared memory through the async proxy (wgmma)
   // needs the proxies fenced after the copies land, and may keep one MMA
@@ -375,6 +378,96 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   asyncAccumulators_.clear();
   lastWasBarrier_ = false;
   return success();
+}
+
+LogicalResult KernelLowering::lowerPipelinedRegisterPrefetch(
+    PipelinedOp loop, Value count, const llvm::SmallPtrSetImpl<Operation *> &ahead,
+    int64_t stages) {
+  // Register double buffering (the strategy of targets without cp.async,
+  // CUTLASS's sm70 mainloop): iteration k loads iteration k + 1's tiles from
+  // global memory into registers, computes on stage k mod 2 meanwhile,
+  // stores the registers to the other stage and synchronizes once. The
+  // global loads' latency hides behind the MMAs; stage k mod 2 is refilled
+  // only after every thread passed the barrier that ended iteration k.
+  auto load = [&](Value iteration) {
+    IRMapping saved = map_;
+    map_.map(loop.getInductionVar(), iteration);
+    SmallVector<SmallVector<Value>> tiles;
+    for (Operation &op : loop.getBodyBlock().without_terminator()) {
+      if (ahead.contains(&op))
+        tiles.push_back(loadTileToRegisters(cast<CopyOp>(op)));
+      else if (isa<DimOp>(op))
+        (void)lowerOp(op); // Maps the dimension's value; emits nothing.
+      else if (op.getNumRegions() == 0 && !isa<TileDialect>(op.getDialect()) &&
+               isMemoryEffectFree(&op))
+        b_.clone(op, map_);
+    }
+    map_ = saved;
+    return tiles;
+  };
+  auto store = [&](ArrayRef<SmallVector<Value>> tiles, Value stage) {
+    unsigned i = 0;
+    for (Operation &op : loop.getBodyBlock().without_terminator()) {
+      if (!ahead.contains(&op))
+        continue;
+      BufferInfo &dst = buffers_[cast<CopyOp>(op).getDst()];
+      Value previous = dst.stage;
+      dst.stage = stage;
+      storeRegistersToTile(cast<CopyOp>(op), tiles[i++]);
+      dst.stage = previous;
+    }
+    lastWasBarrier_ = false;
+  };
+  barrier();
+  store(load(cst(0)), cst(0));
+  barrier();
+  auto forOp = scf::ForOp::create(b_, loc_, cst(0), count, cst(1));
+  OpBuilder::InsertionGuard guard(b_);
+  b_.setInsertionPoint(forOp.getBody()->getTerminator());
+  Value k = forOp.getInductionVar();
+  // The last iteration reloads its own tiles into the stage nobody reads
+  // again (cheaper than a branch around the loads).
+  Value next = arith::MinUIOp::create(b_, loc_, add(k, cst(1)),
+                                      arith::SubIOp::create(b_, loc_, count, cst(1)));
+  SmallVector<SmallVector<Value>> tiles = load(next);
+  lastWasBarrier_ = true; // the barrier ending the previous iteration
+  if (failed(lowerStagedBody(loop, ahead, k, arith::RemUIOp::create(b_, loc_, k, cst(stages)),
+                             /*inFlight=*/-1)))
+    return failure();
+  store(tiles, arith::RemUIOp::create(b_, loc_, add(k, cst(1)), cst(stages)));
+  barrier();
+  lastWasBarrier_ = false;
+  return success();
+}
+
+SmallVector<Value> KernelLowering::loadTileToRegisters(CopyOp copy) {
+  BufferType tile = copy.getTileType();
+  const TensorInfo &tensor = tensors_[copy.getSrc()];
+  Type eltType = buffers_[copy.getDst()].type.getElementType();
+  DistributionAttr dist = copyDistribution(tile, tensor.type.getElementType());
+  bool aligned = isVectorAligned(tensor, copy.getSrcOffsets(), dist.getVector());
+  SmallVector<Value> offsets, values;
+  for (Value v : copy.getSrcOffsets())
+    offsets.push_back(map_.lookupOrDefault(v));
+  forEachChunk(tile.getShape(), dist, [&](const Chunk &chunk) {
+    for (Value v : loadGlobal(tensor, tensorCoords(offsets, chunk), dist.getVector(), aligned))
+      values.push_back(convert(v, eltType));
+  });
+  return values;
+}
+
+void KernelLowering::storeRegistersToTile(CopyOp copy, ArrayRef<Value> values) {
+  BufferType tile = copy.getTileType();
+  const BufferInfo &dst = buffers_[copy.getDst()];
+  DistributionAttr dist = copyDistribution(tile, tensors_[copy.getSrc()].type.getElementType());
+  size_t next = 0;
+  forEachChunk(tile.getShape(), dist, [&](const Chunk &chunk) {
+    for (int64_t v = 0; v < dist.getVector(); ++v) {
+      SmallVector<Value> coords(chunk.coords);
+      coords.back() = add(coords.back(), cst(v));
+      memref::StoreOp::create(b_, loc_, values[next++], dst.memref, sharedIndices(dst, coords));
+    }
+  });
 }
 
 LogicalResult KernelLowering::lowerPipelinedInOrder(PipelinedOp loop, Value count) {

@@ -44,15 +44,16 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
       signalPassFailure();
   }
 
-  /// Shared buffers that a pipelined loop fills from global memory with
-  /// asynchronous copies: they get one copy per stage in flight.
+  /// Shared buffers that a pipelined loop fills from global memory: with
+  /// asynchronous copies one copy per stage in flight; without them two (the
+  /// next tile waits in registers while the current one is computed on, then
+  /// goes to the other copy).
   static void markStagedBuffers(KernelOp kernel, const TargetCapabilities &caps) {
     kernel.walk([&](AllocSharedOp alloc) { alloc.removeStagesAttr(); });
-    if (!caps.hasAsyncCopy)
-      return;
     kernel.walk([&](PipelinedOp loop) {
       if (loop.getStages() < 2)
         return;
+      int64_t stages = caps.hasAsyncCopy ? loop.getStages() : 2;
       for (Operation &op : loop.getBodyBlock()) {
         auto copy = dyn_cast<CopyOp>(op);
         if (!copy || !isa<TileTensorType>(copy.getSrc().getType()))
@@ -65,7 +66,7 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
           return loop->isProperAncestor(user);
         });
         if (inside)
-          alloc.setStages(loop.getStages());
+          alloc.setStages(stages);
       }
     });
   }
