@@ -54,6 +54,10 @@ enum class Activation { kNone, kGeluTanh, kGeluErf, kRelu, kSilu };
 struct Epilogue {
   Activation activation = Activation::kGeluTanh;
   bool residual = false;
+  /// tanh GELU as written in the papers, 0.5 v (1 + tanh(sqrt(2/pi) (v +
+  /// 0.044715 v^3))), instead of the equivalent form with fewer multiplies
+  /// (benchmarks/variants times both).
+  bool textbookGelu = false;
 };
 
 /// The GEMM with a fused epilogue (examples/gemm_bias_gelu.cc).

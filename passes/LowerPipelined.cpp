@@ -72,10 +72,11 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
   // iteration k + D into the stage iteration k + D - S used (complete: its
   // MMAs were waited for before the barrier), and computes on stage k mod S.
   //
-  // An iteration whose tiles all lie inside their tensors (every iteration
-  // but the tails, in a large GEMM) takes a branch without per-chunk bounds
-  // and byte counts: a third of the instructions of the checked copies.
-  auto issue = [&](Value iteration) {
+  // In the loop, an iteration whose tiles all lie inside their tensors
+  // (every iteration but the tails, in a large GEMM) takes a branch without
+  // per-chunk bounds and byte counts: a third of the instructions of the
+  // checked copies. The prologue's copies run once: checked only.
+  auto issue = [&](Value iteration, bool interiorBranch) {
     IRMapping saved = map_;
     map_.map(loop.getInductionVar(), iteration);
     Value valid = lt(iteration, count);
@@ -100,15 +101,17 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
         dst.stage = previous;
       }
     };
-    Value interior = valid;
-    for (CopyOp copy : copies)
-      interior = andi(interior, tileInBounds(copy));
-    auto branch = scf::IfOp::create(b_, loc_, interior, /*withElseRegion=*/true);
-    {
+    if (interiorBranch) {
+      Value interior = valid;
+      for (CopyOp copy : copies)
+        interior = andi(interior, tileInBounds(copy));
+      auto branch = scf::IfOp::create(b_, loc_, interior, /*withElseRegion=*/true);
       OpBuilder::InsertionGuard guard(b_);
       b_.setInsertionPoint(branch.thenBlock()->getTerminator());
       issueCopies(/*checked=*/false);
       b_.setInsertionPoint(branch.elseBlock()->getTerminator());
+      issueCopies(/*checked=*/true);
+    } else {
       issueCopies(/*checked=*/true);
     }
     emitPtx(b_, loc_, "cp.async.commit_group;", "", {}, {}, /*sideEffects=*/true);
@@ -116,7 +119,7 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
   };
   barrier();
   for (int64_t s = 0; s < distance; ++s)
-    issue(cst(s));
+    issue(cst(s), /*interiorBranch=*/false);
   auto forOp = scf::ForOp::create(b_, loc_, cst(0), count, cst(1));
   {
     OpBuilder::InsertionGuard guard(b_);
@@ -133,7 +136,7 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
       emitPtx(b_, loc_, "fence.proxy.async.shared::cta;", "", {}, {}, /*sideEffects=*/true);
     lastWasBarrier_ = false;
     barrier();
-    issue(add(k, cst(distance)));
+    issue(add(k, cst(distance)), /*interiorBranch=*/true);
     // The copies just issued write a stage nothing reads in this iteration:
     // the barrier above still orders every shared read of the body.
     Value stage = arith::RemUIOp::create(b_, loc_, k, cst(stages));

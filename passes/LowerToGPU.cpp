@@ -765,9 +765,11 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
                                 sharedIndices(dst, vectorCoords(v)));
     }
   });
+  // No barrier after: every lowering that touches shared memory starts with
+  // one, which also orders this copy's shared accesses before the next
+  // writer's (a trailing barrier here was redundant, and at a kernel's end
+  // it cost a synchronization before exit).
   lastWasBarrier_ = false;
-  if (touchesShared)
-    barrier();
   return success();
 }
 
@@ -920,9 +922,9 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
           map.erase(value);
     }
   });
+  // No barrier after (see lowerCopy): the next lowering that touches shared
+  // memory starts with one.
   lastWasBarrier_ = false;
-  if (touchesShared)
-    barrier();
   return result;
 }
 

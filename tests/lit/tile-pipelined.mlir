@@ -25,14 +25,15 @@
 // PLAN: tile.alloc_shared {name = "As", offset = 0 : i64, stages = 3 : i64, swizzled}
 // PLAN: tile.alloc_shared {name = "Bs", offset = 12288 : i64, stages = 3 : i64, swizzled}
 
-// The prologue's two stages: tiles inside the tensors take the unchecked
-// copies, the others copy with a byte count (zero fill past the tensor).
-// ASYNC: cp.async.cg.shared.global [{{%rd[0-9]+}}], [{{%rd[0-9]+}}], 16;
-// ASYNC: cp.async.cg.shared.global [{{%rd[0-9]+}}], [{{%rd[0-9]+}}], 16, {{%r[0-9]+}};
+// The prologue's two stages copy with a byte count (zero fill past the
+// tensor); in the loop (LLVM places its body's blocks before the header)
+// one barrier per iteration, after the wait for the stage it reads, then
+// the checked copies or, for tiles inside the tensors, unchecked ones.
+// ASYNC-COUNT-4: cp.async.cg.shared.global [{{%rd[0-9]+}}], [{{%rd[0-9]+}}], 16, {{%r[0-9]+}};
+// ASYNC-NEXT: // end inline asm
+// ASYNC-NEXT: // begin inline asm
+// ASYNC-NEXT: cp.async.commit_group
 // ASYNC: cp.async.commit_group
-// ASYNC: cp.async.commit_group
-// The loop (LLVM places its body's blocks before the header): one barrier
-// per iteration, after the wait for the stage it reads.
 // ASYNC-NOT: bar.sync
 // ASYNC: ldmatrix.sync.aligned.m8n8.x4
 // ASYNC-NOT: bar.sync
@@ -40,6 +41,8 @@
 // ASYNC-NOT: bar.sync
 // ASYNC: cp.async.wait_group 1
 // ASYNC: bar.sync
+// ASYNC-NOT: bar.sync
+// ASYNC: cp.async.cg.shared.global [{{%rd[0-9]+}}], [{{%rd[0-9]+}}], 16;
 // ASYNC-NOT: bar.sync
 // ASYNC: cp.async.wait_group 0
 
