@@ -114,7 +114,7 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
   for (auto [name, epilogue] :
        {std::pair<const char*, examples::Epilogue>{"gemm_bias_gelu_erf_f16",
                                                    {examples::Activation::kGeluErf, false}},
-        {"gemm_bias_gelu_f16__textbook", {examples::Activation::kGeluTanh, false, true}},
+        {"gemm_bias_gelu_f16__compact", {examples::Activation::kGeluTanh, false, true}},
         {"gemm_bias_silu_f16", {examples::Activation::kSilu, false}},
         {"gemm_bias_residual_f16", {examples::Activation::kNone, true}}}) {
     if (!Add(bundle,

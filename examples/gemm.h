@@ -54,10 +54,11 @@ enum class Activation { kNone, kGeluTanh, kGeluErf, kRelu, kSilu };
 struct Epilogue {
   Activation activation = Activation::kGeluTanh;
   bool residual = false;
-  /// tanh GELU as written in the papers, 0.5 v (1 + tanh(sqrt(2/pi) (v +
-  /// 0.044715 v^3))), instead of the equivalent form with fewer multiplies
-  /// (benchmarks/variants times both).
-  bool textbookGelu = false;
+  /// tanh GELU in an equivalent form with fewer multiplies, h + h tanh(h (c1
+  /// + c2 h^2)) with h = v / 2, instead of the papers' 0.5 v (1 + tanh(
+  /// sqrt(2/pi) (v + 0.044715 v^3))). Fewer instructions, but ptxas spills
+  /// in it; measured slower (RESULTS.md, run 18), so off by default.
+  bool compactGelu = false;
 };
 
 /// The GEMM with a fused epilogue (examples/gemm_bias_gelu.cc).

@@ -46,19 +46,19 @@ Kernel GemmEpilogue(Dim M, Dim N, Dim K, const GemmConfig& c, const Epilogue& ep
     }
     T.Parallel({c.bm, c.bn}, [&](Index i, Index j) {
       Scalar v = acc(i, j) + Cast(bias(0, j), f32);
-      // GELU in h = v / 2: h + h * tanh(h (c1 + c2 h^2)), the tanh form's
-      // sqrt(2/pi) (v + 0.044715 v^3) with c1 = 2 sqrt(2/pi) and c2 = 8 *
-      // 0.044715 sqrt(2/pi): five multiply-adds and the tanh per element
-      // instead of eight, one value live.
-      Scalar h = 0.5 * v;
       switch (epilogue.activation) {
         case Activation::kNone: break;
         case Activation::kGeluTanh:
-          v = epilogue.textbookGelu
-                  ? 0.5 * v * (1.0 + Tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
-                  : h + h * Tanh(h * (1.5957691216057308 + 0.285419265090401 * (h * h)));
+          if (epilogue.compactGelu) {
+            // h + h tanh(h (c1 + c2 h^2)), h = v / 2, c1 = 2 sqrt(2/pi),
+            // c2 = 8 * 0.044715 sqrt(2/pi): the same function.
+            Scalar h = 0.5 * v;
+            v = h + h * Tanh(h * (1.5957691216057308 + 0.285419265090401 * (h * h)));
+          } else {
+            v = 0.5 * v * (1.0 + Tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+          }
           break;
-        case Activation::kGeluErf: v = h + h * Erf(v * 0.7071067811865476); break;
+        case Activation::kGeluErf: v = 0.5 * v * (1.0 + Erf(v * 0.7071067811865476)); break;
         case Activation::kRelu: v = Max(v, 0.0); break;
         case Activation::kSilu: v = v / (1.0 + Exp(-v)); break;
       }
