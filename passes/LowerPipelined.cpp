@@ -390,8 +390,9 @@ LogicalResult KernelLowering::lowerPipelinedRegisterPrefetch(
   // CUTLASS's sm70 mainloop): iteration k loads iteration k + 1's tiles from
   // global memory into registers, computes on stage k mod 2 meanwhile,
   // stores the registers to the other stage and synchronizes once. The
-  // global loads' latency hides behind the MMAs; stage k mod 2 is refilled
-  // only after every thread passed the barrier that ended iteration k.
+  // global loads' latency hides behind the MMAs. The stage iteration k
+  // stores to, (k + 1) mod 2, was last read in iteration k - 1, and every
+  // thread passed the barrier that ended it.
   auto load = [&](Value iteration) {
     IRMapping saved = map_;
     map_.map(loop.getInductionVar(), iteration);
