@@ -134,6 +134,12 @@ private:
   Value lowerFastMath(Operation &op, IRMapping &map);
   LogicalResult lowerPipelined(PipelinedOp loop);
   LogicalResult lowerPipelinedInOrder(PipelinedOp loop, Value count);
+  /// Maps `loop`'s induction variable to `iteration`, then walks the body:
+  /// clones its index arithmetic (dimensions, pure ops) and calls `onCopy`
+  /// for each copy in `ahead`, in body order. The caller saves and restores
+  /// map_.
+  void mapIteration(PipelinedOp loop, const llvm::SmallPtrSetImpl<Operation *> &ahead,
+                    Value iteration, llvm::function_ref<void(CopyOp)> onCopy);
   /// Register double buffering over two shared stages (no cp.async).
   LogicalResult lowerPipelinedRegisterPrefetch(PipelinedOp loop, Value count,
                                                const llvm::SmallPtrSetImpl<Operation *> &ahead,

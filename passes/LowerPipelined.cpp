@@ -78,20 +78,10 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
   // checked copies. The prologue's copies run once: checked only.
   auto issue = [&](Value iteration, bool interiorBranch) {
     IRMapping saved = map_;
-    map_.map(loop.getInductionVar(), iteration);
     Value valid = lt(iteration, count);
     Value stage = arith::RemUIOp::create(b_, loc_, iteration, cst(stages));
     SmallVector<CopyOp> copies;
-    for (Operation &op : loop.getBodyBlock().without_terminator()) {
-      if (ahead.contains(&op)) {
-        copies.push_back(cast<CopyOp>(op));
-      } else if (isa<DimOp>(op)) {
-        (void)lowerOp(op); // Maps the dimension's value; emits nothing.
-      } else if (op.getNumRegions() == 0 && !isa<TileDialect>(op.getDialect()) &&
-                 isMemoryEffectFree(&op)) {
-        b_.clone(op, map_);
-      }
-    }
+    mapIteration(loop, ahead, iteration, [&](CopyOp copy) { copies.push_back(copy); });
     auto issueCopies = [&](bool checked) {
       for (CopyOp copy : copies) {
         BufferInfo &dst = buffers_[copy.getDst()];
@@ -151,6 +141,21 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
   emitPtx(b_, loc_, "cp.async.wait_group 0;", "", {}, {}, /*sideEffects=*/true);
   lastWasBarrier_ = false;
   return success();
+}
+
+void KernelLowering::mapIteration(PipelinedOp loop,
+                                  const llvm::SmallPtrSetImpl<Operation *> &ahead,
+                                  Value iteration, llvm::function_ref<void(CopyOp)> onCopy) {
+  map_.map(loop.getInductionVar(), iteration);
+  for (Operation &op : loop.getBodyBlock().without_terminator()) {
+    if (ahead.contains(&op))
+      onCopy(cast<CopyOp>(op));
+    else if (isa<DimOp>(op))
+      (void)lowerOp(op); // Maps the dimension's value; emits nothing.
+    else if (op.getNumRegions() == 0 && !isa<TileDialect>(op.getDialect()) &&
+             isMemoryEffectFree(&op))
+      b_.clone(op, map_);
+  }
 }
 
 LogicalResult KernelLowering::lowerStagedBody(PipelinedOp loop,
@@ -318,33 +323,25 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
               ";",
           "r", {full(stage)});
       IRMapping saved = map_;
-      map_.map(loop.getInductionVar(), k);
-      for (Operation &op : loop.getBodyBlock().without_terminator()) {
-        if (ahead.contains(&op)) {
-          auto copy = cast<CopyOp>(op);
-          BufferInfo &dst = buffers_[copy.getDst()];
-          const Map &map = maps[mapOf[&op]];
-          Value row = map_.lookupOrDefault(copy.getSrcOffsets()[0]);
-          Value col = map_.lookupOrDefault(copy.getSrcOffsets()[1]);
-          Value previous = dst.stage;
-          dst.stage = stage;
-          Value tensorMap = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), map.arg);
-          for (int64_t p = 0; p < dst.swizzle.panels; ++p) {
-            Value target = arith::TruncIOp::create(
-                b_, loc_, i32, sharedAddress(dst, {zero, cst(p * map.columns)}));
-            ptx("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::"
-                "bytes [$0], [$1, {$2, $3}], [$4];",
-                "r,l,r,r,r",
-                {target, tensorMap, toI32(add(col, cst(p * map.columns))), toI32(row),
-                 full(stage)});
-          }
-          dst.stage = previous;
-        } else if (isa<DimOp>(op)) {
-          (void)lowerOp(op);
-        } else if (!isa<GemmOp>(op)) {
-          b_.clone(op, map_);
+      mapIteration(loop, ahead, k, [&](CopyOp copy) {
+        BufferInfo &dst = buffers_[copy.getDst()];
+        const Map &map = maps[mapOf[copy.getOperation()]];
+        Value row = map_.lookupOrDefault(copy.getSrcOffsets()[0]);
+        Value col = map_.lookupOrDefault(copy.getSrcOffsets()[1]);
+        Value previous = dst.stage;
+        dst.stage = stage;
+        Value tensorMap = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), map.arg);
+        for (int64_t p = 0; p < dst.swizzle.panels; ++p) {
+          Value target = arith::TruncIOp::create(
+              b_, loc_, i32, sharedAddress(dst, {zero, cst(p * map.columns)}));
+          ptx("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::"
+              "bytes [$0], [$1, {$2, $3}], [$4];",
+              "r,l,r,r,r",
+              {target, tensorMap, toI32(add(col, cst(p * map.columns))), toI32(row),
+               full(stage)});
         }
-      }
+        dst.stage = previous;
+      });
       map_ = saved;
     }
     ptx("exit;", "", {});
@@ -395,17 +392,9 @@ LogicalResult KernelLowering::lowerPipelinedRegisterPrefetch(
   // thread passed the barrier that ended it.
   auto load = [&](Value iteration) {
     IRMapping saved = map_;
-    map_.map(loop.getInductionVar(), iteration);
     SmallVector<SmallVector<Value>> tiles;
-    for (Operation &op : loop.getBodyBlock().without_terminator()) {
-      if (ahead.contains(&op))
-        tiles.push_back(loadTileToRegisters(cast<CopyOp>(op)));
-      else if (isa<DimOp>(op))
-        (void)lowerOp(op); // Maps the dimension's value; emits nothing.
-      else if (op.getNumRegions() == 0 && !isa<TileDialect>(op.getDialect()) &&
-               isMemoryEffectFree(&op))
-        b_.clone(op, map_);
-    }
+    mapIteration(loop, ahead, iteration,
+                 [&](CopyOp copy) { tiles.push_back(loadTileToRegisters(copy)); });
     map_ = saved;
     return tiles;
   };
