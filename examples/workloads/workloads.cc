@@ -40,6 +40,10 @@ class Random {
     uint64_t x = state_ * 0x2545F4914F6CDD1Dull;
     return static_cast<float>((x >> 40) * (1.0 / (1ull << 24))) * 2.0f - 1.0f;
   }
+  /// Uniform in [0, extent): which element or row a sampled check visits.
+  int64_t Index(int64_t extent) {
+    return std::min<int64_t>(extent - 1, int64_t((Uniform() + 1.0f) * 0.5f * extent));
+  }
 
  private:
   uint64_t state_;
@@ -367,12 +371,7 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
       for (int64_t j = 0; j < n; ++j) points.push_back({i, j});
   } else {
     Random pick(options.seed + 17);
-    for (int s = 0; s < 4096; ++s) {
-      auto u = [&](int64_t extent) {
-        return std::min<int64_t>(extent - 1, int64_t((pick.Uniform() + 1.0f) * 0.5f * extent));
-      };
-      points.push_back({u(m), u(n)});
-    }
+    for (int s = 0; s < 4096; ++s) points.push_back({pick.Index(m), pick.Index(n)});
     // Always include the corners (tails).
     points.push_back({m - 1, n - 1});
     points.push_back({0, n - 1});
@@ -446,6 +445,14 @@ std::vector<Workload> GemmEpilogueWorkloads(const std::string& kernel, Act act, 
 /// Y = softmax(X) over rows: float64 reference over every row (conformance)
 /// or 64 random rows (benchmarks); per element |y - ref| <= rel * ref + abs
 /// with bounds for the output type (f16 rounding 2^-11, its subnormal step).
+/// The rows a row-wise check visits: all of them, or 64 drawn with `seed`.
+std::vector<int64_t> RowsToCheck(int64_t m, bool fullCheck, uint64_t seed) {
+  std::vector<int64_t> rows;
+  Random pick(seed);
+  for (int64_t i = 0; i < (fullCheck ? m : 64); ++i) rows.push_back(fullCheck ? i : pick.Index(m));
+  return rows;
+}
+
 absl::StatusOr<Report> RunSoftmax(const LoadedKernel& kernel, int64_t m, int64_t n,
                                   runtime::DType dtype, bool fullCheck,
                                   const RunOptions& options) {
@@ -453,7 +460,6 @@ absl::StatusOr<Report> RunSoftmax(const LoadedKernel& kernel, int64_t m, int64_t
   report.target = kernel.spec().target();
   Random random(options.seed);
   HostMatrix x(dtype, m * n, random);
-  for (float& v : x.values) v *= 1.0f;  // inputs in [-1, 1): values as stored
   int64_t eltBytes = x.ElementBytes();
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x.bytes));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, DeviceBuffer::Allocate(x.bytes.size()));
@@ -464,15 +470,8 @@ absl::StatusOr<Report> RunSoftmax(const LoadedKernel& kernel, int64_t m, int64_t
   TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
   std::vector<uint8_t> y(x.bytes.size());
   TESSERA_RETURN_IF_ERROR(dy.CopyToHost(y.data(), y.size()));
-  std::vector<int64_t> rows;
-  if (fullCheck) {
-    for (int64_t i = 0; i < m; ++i) rows.push_back(i);
-  } else {
-    Random pick(options.seed + 5);
-    for (int r = 0; r < 64; ++r)
-      rows.push_back(std::min<int64_t>(m - 1, int64_t((pick.Uniform() + 1.0f) * 0.5f * m)));
-    rows.push_back(m - 1);
-  }
+  std::vector<int64_t> rows = RowsToCheck(m, fullCheck, options.seed + 5);
+  if (!fullCheck) rows.push_back(m - 1);
   double rel = dtype == runtime::DTYPE_F32 ? 1e-5 : dtype == runtime::DTYPE_F16 ? 2e-3 : 1e-2;
   double abs = dtype == runtime::DTYPE_F32 ? 1e-12 : 1e-7;
   for (int64_t i : rows) {
@@ -518,11 +517,7 @@ absl::StatusOr<Report> RunNorm(const LoadedKernel& kernel, int64_t m, int64_t n,
   TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
   std::vector<uint8_t> y(x.bytes.size());
   TESSERA_RETURN_IF_ERROR(dy.CopyToHost(y.data(), y.size()));
-  std::vector<int64_t> rows;
-  Random pick(options.seed + 9);
-  for (int64_t i = 0; i < (fullCheck ? m : 64); ++i)
-    rows.push_back(fullCheck ? i
-                             : std::min<int64_t>(m - 1, int64_t((pick.Uniform() + 1.0f) * 0.5f * m)));
+  std::vector<int64_t> rows = RowsToCheck(m, fullCheck, options.seed + 9);
   double rel = dtype == runtime::DTYPE_F32 ? 1e-5 : dtype == runtime::DTYPE_F16 ? 2e-3 : 1e-2;
   double abs = dtype == runtime::DTYPE_F32 ? 1e-6 : 2e-3;
   for (int64_t i : rows) {
