@@ -107,6 +107,12 @@ struct MmaAtom {
   /// asynchronous proxy (wgmma): writers of those buffers must fence the
   /// proxies before the instruction reads them.
   bool readsSharedAsync = false;
+  /// Where the atom reads A: from shared memory (every atom's SS form), or
+  /// from registers in its A-operand fragment layout (mma.sync m16n8k16,
+  /// wgmma's RS form). No atom reads B from registers: a B fragment is
+  /// staged through shared memory by tile-layout-inference.
+  bool aFromShared = true;
+  bool aFromRegisters = false;
 };
 
 /// The SIMT fallback every backend has: one fused multiply-add per thread

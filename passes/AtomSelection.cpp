@@ -26,7 +26,7 @@ SharedSwizzle getSharedSwizzle(tile::BufferType type) {
 }
 
 std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
-                                           int64_t threads) {
+                                           int64_t threads, bool wholeRows) {
   if (atom.threads == 128) {
     // Warpgroups stacked along M, each one m64nN instruction wide.
     int64_t warpgroups = threads / 128;
@@ -46,6 +46,8 @@ std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64
     if (warps % wm != 0)
       continue;
     int64_t wn = warps / wm;
+    if (wholeRows && wn != 1)
+      continue;
     if (m % (wm * stepM) != 0 || n % (wn * stepN) != 0)
       continue;
     int64_t tm = m / wm, tn = n / wn;
@@ -57,58 +59,96 @@ std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64
   return best;
 }
 
-/// Why `atom` cannot compute `gemm` here, or "".
-static std::string whyIllegalFor(const MmaAtom &atom, tile::GemmOp gemm, int64_t threads) {
+namespace {
+
+/// Why an atom cannot compute a gemm; `placement` when the reason is the
+/// operands' element type or where an operand lives (shared memory or
+/// registers): such an atom was never an alternative, so passing over it
+/// earns no remark.
+struct Illegality {
+  std::string why;
+  bool placement = false;
+  explicit operator bool() const { return !why.empty(); }
+};
+
+} // namespace
+
+static Illegality whyIllegalFor(const MmaAtom &atom, tile::GemmOp gemm, int64_t threads) {
   auto a = llvm::cast<tile::BufferType>(gemm.getA().getType());
   auto b = llvm::cast<tile::BufferType>(gemm.getB().getType());
   mlir::Type elt = a.getElementType();
   std::string type = elt.isF16() ? "f16" : elt.isBF16() ? "bf16" : "f32";
+  if (!llvm::is_contained(atom.inputTypes, type))
+    return {atom.name + " does not take " + type + " inputs", true};
   std::string why = whyIllegal(atom, type, gemm.getM(), gemm.getN(), gemm.getK(), threads);
   if (!why.empty())
-    return why;
-  if (atom.threads == 1) {
-    if (!a.isShared() || !b.isShared())
-      return atom.name + " reads A and B from shared memory";
-    return "";
-  }
-  if (!a.isShared() || !b.isShared())
-    return atom.name + " reads A and B from shared memory";
+    return {why};
+  if (!b.isShared())
+    return {atom.name + " reads B from shared memory", true};
+  bool aInRegisters = a.isFragment();
+  if (aInRegisters && !atom.aFromRegisters)
+    return {atom.name + " reads A from shared memory", true};
+  if (!aInRegisters && !atom.aFromShared)
+    return {atom.name + " reads A from registers", true};
+  if (aInRegisters && gemm.getTransposeA())
+    return {atom.name + " reads A from registers only as M x K (not transposed)"};
+  if (atom.threads == 1)
+    return {};
   if (atom.threads == 128) {
     if (gemm.getM() != 64 * (threads / 128))
-      return atom.name + " needs 64 rows of the tile per warpgroup (tile M " +
-             std::to_string(gemm.getM()) + ", " + std::to_string(threads / 128) +
-             " warpgroups)";
+      return {atom.name + " needs 64 rows of the tile per warpgroup (tile M " +
+              std::to_string(gemm.getM()) + ", " + std::to_string(threads / 128) +
+              " warpgroups)"};
     if (gemm.getN() > atom.maxN)
-      return atom.name + " takes N up to " + std::to_string(atom.maxN) + " (tile N " +
-             std::to_string(gemm.getN()) + ")";
+      return {atom.name + " takes N up to " + std::to_string(atom.maxN) + " (tile N " +
+              std::to_string(gemm.getN()) + ")"};
     // Descriptors describe swizzled 32-, 64- or 128-byte rows.
     for (tile::BufferType operand : {a, b})
-      if (getSharedSwizzle(operand).rowBytes == 0)
-        return atom.name + " needs shared rows of 32, 64 or a multiple of 128 bytes (" +
-               std::to_string(operand.getShape()[1] * tile::getElementBytes(operand.getElementType())) +
-               " here)";
+      if (operand.isShared() && getSharedSwizzle(operand).rowBytes == 0)
+        return {atom.name + " needs shared rows of 32, 64 or a multiple of 128 bytes (" +
+                std::to_string(operand.getShape()[1] *
+                               tile::getElementBytes(operand.getElementType())) +
+                " here)"};
   }
-  if (!chooseWarpTiling(atom, gemm.getM(), gemm.getN(), threads))
-    return atom.name + " finds no warp tiling of " + std::to_string(gemm.getM()) + "x" +
-           std::to_string(gemm.getN()) + " for " + std::to_string(threads / 32) + " warps";
-  return "";
+  // A in registers: each warp holds whole rows of A, so the warps tile the
+  // accumulator by rows only.
+  if (!chooseWarpTiling(atom, gemm.getM(), gemm.getN(), threads, aInRegisters))
+    return {atom.name + " finds no warp tiling of " + std::to_string(gemm.getM()) + "x" +
+            std::to_string(gemm.getN()) + " for " + std::to_string(threads / 32) + " warps" +
+            (aInRegisters ? " that gives each warp whole rows (A in registers)" : "")};
+  return {};
+}
+
+std::optional<MmaAtom> findMmaAtom(tile::GemmOp gemm, const Backend &backend,
+                                   const ComputeCapability &cc, int64_t threads) {
+  for (const MmaAtom &atom : backend.getMmaAtoms(cc))
+    if ((!gemm.getAtom() || atom.name == *gemm.getAtom()) && !whyIllegalFor(atom, gemm, threads))
+      return atom;
+  return std::nullopt;
 }
 
 mlir::FailureOr<MmaAtom> selectMmaAtom(tile::GemmOp gemm, const Backend &backend,
-                                 const ComputeCapability &cc, int64_t threads) {
+                                       const ComputeCapability &cc, int64_t threads) {
   std::vector<MmaAtom> atoms = backend.getMmaAtoms(cc);
-  std::string reasons;
+  // All reasons (for the error), and those of the alternatives passed over
+  // (for the remark on a fallback).
+  std::string reasons, fallbackReasons, preferred;
   for (const MmaAtom &atom : atoms) {
     if (gemm.getAtom() && atom.name != *gemm.getAtom())
       continue;
-    std::string why = whyIllegalFor(atom, gemm, threads);
-    if (why.empty()) {
-      if (!gemm.getAtom() && atom.name != atoms.front().name)
-        gemm.emitRemark() << "using " << atom.name << " instead of " << atoms.front().name
-                          << ": " << reasons;
+    Illegality illegal = whyIllegalFor(atom, gemm, threads);
+    if (!illegal) {
+      if (!gemm.getAtom() && !preferred.empty())
+        gemm.emitRemark() << "using " << atom.name << " instead of " << preferred << ": "
+                          << fallbackReasons;
       return atom;
     }
-    reasons += (reasons.empty() ? "" : "; ") + why;
+    reasons += (reasons.empty() ? "" : "; ") + illegal.why;
+    if (!illegal.placement) {
+      if (preferred.empty())
+        preferred = atom.name;
+      fallbackReasons += (fallbackReasons.empty() ? "" : "; ") + illegal.why;
+    }
   }
   if (gemm.getAtom())
     return gemm.emitOpError() << "atom '" << *gemm.getAtom() << "' cannot be used on "

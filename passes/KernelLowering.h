@@ -205,6 +205,10 @@ private:
   FailureOr<GemmBuffers> getGemmBuffers(GemmOp gemm, const MmaAtom &atom, int64_t layoutM,
                                         int64_t layoutN);
   LogicalResult lowerGemmMma(GemmOp gemm, const MmaAtom &atom);
+  /// The four b32 registers of m16n8k16's A (a0..a7) for the 16 x 16 tile
+  /// (mi, ks) of a warp's rows of an A fragment in the whole-row m16n8
+  /// layout (each pair of adjacent f16/bf16 slots packed into one).
+  SmallVector<Value> fragmentARegisters(const BufferInfo &a, int64_t mi, int64_t ks);
   /// mma.sync.aligned.m8n8k4 (Volta): each quadpair of a warp computes one
   /// 8 x 8 block of a 16 x 16 warp step; operands are 8-byte shared loads.
   LogicalResult lowerGemmQuadpair(GemmOp gemm, const MmaAtom &atom);
@@ -269,6 +273,12 @@ private:
   /// memory through the async proxy: the loop fences the proxies before its
   /// barrier, and the gemm keeps this many MMA groups in flight.
   bool inAsyncMmaPipeline_ = false;
+  /// Shared memory was written through the generic proxy (st.shared) since
+  /// the last proxy fence: an async-proxy reader (wgmma) fences first.
+  bool genericSharedWrites_ = false;
+  /// fence.proxy.async.shared::cta (PTX ISA §9.7.12.4): orders the generic
+  /// proxy's shared writes before the async proxy's reads.
+  void fenceProxyAsync();
   int64_t asyncMmaInFlight_ = 0;
   /// Accumulators of async MMAs a pipelined loop leaves in flight, with
   /// their register counts: fenced after the loop's final wait.

@@ -11,6 +11,7 @@
 #include "backends/Backend.h"
 #include "passes/Passes.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 
 namespace tessera {
@@ -89,6 +90,85 @@ LogicalResult collectFragments(ParallelOp loop, SmallVectorImpl<Value> &fragment
   return failure(result.wasInterrupted());
 }
 
+/// A gemm operand held in a fragment that no atom of the target reads from
+/// registers (B on every target; A where no atom takes it, e.g. sm_70's
+/// quadpair MMA and SIMT FMA) is copied to a shared buffer of its own just
+/// before the gemm, with a remark: correct everywhere, at the price of the
+/// round trip the register form avoids.
+void stageFragmentOperands(KernelOp kernel, const Backend &backend, const ComputeCapability &cc) {
+  SmallVector<GemmOp> gemms;
+  kernel.walk([&](GemmOp gemm) { gemms.push_back(gemm); });
+  for (GemmOp gemm : gemms) {
+    auto stage = [&](OpOperand &operand, StringRef why) {
+      Value fragment = operand.get();
+      auto type = cast<BufferType>(fragment.getType());
+      auto sharedType = BufferType::get(kernel.getContext(), type.getShape(),
+                                        type.getElementType(), MemoryScope::shared);
+      std::string name = "staged";
+      if (auto alloc = fragment.getDefiningOp<AllocFragmentOp>())
+        if (std::optional<StringRef> fragmentName = alloc.getName())
+          name = (*fragmentName + "_staged").str();
+      OpBuilder builder(&kernel.getBodyBlock(), kernel.getBodyBlock().begin());
+      auto shared = AllocSharedOp::create(builder, gemm.getLoc(), sharedType,
+                                          builder.getStringAttr(name), nullptr, nullptr, nullptr);
+      builder.setInsertionPoint(gemm);
+      CopyOp::create(builder, gemm.getLoc(), fragment, ValueRange{}, shared.getResult(),
+                     ValueRange{});
+      operand.set(shared.getResult());
+      gemm.emitRemark() << "staging fragment " << describeBuffer(fragment)
+                        << " through shared memory (" << sharedType.getNumElements() *
+                                                             getElementBytes(type.getElementType())
+                        << " bytes): " << why;
+    };
+    if (cast<BufferType>(gemm.getB().getType()).isFragment())
+      stage(gemm.getBMutable(), "no atom reads B from registers");
+    if (cast<BufferType>(gemm.getA().getType()).isFragment() &&
+        !findMmaAtom(gemm, backend, cc, kernel.getThreads()))
+      stage(gemm.getAMutable(), "no atom of " + cc.str() + " reads this A from registers");
+  }
+}
+
+/// A gemm's need on the layout of a fragment: `mma` (null: any
+/// distribution across threads, a SIMT accumulator).
+struct LayoutNeed {
+  Value fragment;
+  MmaLayoutAttr mma;
+  Operation *gemm;
+  const char *role;
+};
+
+std::string describeLayout(MmaLayoutAttr mma) {
+  if (!mma)
+    return "a distribution across threads (SIMT FMA)";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << mma;
+  return text;
+}
+
+/// Fragments that share registers (one group) must agree on their layout:
+/// two gemms needing different ones is a conflict, reported at the first
+/// use with a note at the other, naming both fragments.
+LogicalResult checkNeedsAgree(ArrayRef<LayoutNeed> needs) {
+  for (const LayoutNeed &need : needs) {
+    const LayoutNeed &first = needs.front();
+    if (need.mma == first.mma)
+      continue;
+    InFlightDiagnostic diag = need.gemm->emitError();
+    diag << "layout conflict: fragment " << describeBuffer(need.fragment) << " is "
+         << need.role << " of this gemm, which needs " << describeLayout(need.mma) << ", but "
+         << (need.fragment == first.fragment ? std::string("it")
+                                             : "fragment " + describeBuffer(first.fragment) +
+                                                   ", which shares its registers (used with it "
+                                                   "in a tile.parallel or copied into it),")
+         << " is " << first.role << " of another gemm, which needs " << describeLayout(first.mma)
+         << "; copy one of them to a shared buffer to use both";
+    diag.attachNote(first.gemm->getLoc()) << "the other gemm is here";
+    return failure();
+  }
+  return success();
+}
+
 struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -143,6 +223,7 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
   LogicalResult runOnKernel(KernelOp kernel, const Backend &backend,
                             const ComputeCapability &cc, const TargetCapabilities &caps) {
     int64_t threads = kernel.getThreads();
+    stageFragmentOperands(kernel, backend, cc);
     llvm::EquivalenceClasses<Value> groups;
     // Reduction results are replicated: every thread holds them whole.
     kernel.walk([&](ReduceOp reduce) {
@@ -153,39 +234,6 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
       if (!alloc.getReplicated())
         groups.insert(alloc.getResult());
     });
-
-    // Each gemm's atom: warp-level atoms lay out the accumulator as the
-    // atom's registers and read A and B with ldmatrix from swizzled buffers.
-    DenseMap<Value, MmaLayoutAttr> mmaLayouts;
-    DenseMap<Value, Operation *> mmaOwner;
-    WalkResult gemms = kernel.walk([&](GemmOp gemm) -> WalkResult {
-      FailureOr<MmaAtom> atom = selectMmaAtom(gemm, backend, cc, threads);
-      if (failed(atom))
-        return WalkResult::interrupt();
-      gemm.setAtomAttr(StringAttr::get(gemm.getContext(), atom->name));
-      std::optional<WarpTiling> tiling =
-          chooseWarpTiling(*atom, gemm.getM(), gemm.getN(), threads);
-      if (!tiling)
-        return WalkResult::advance();
-      auto layout = MmaLayoutAttr::get(gemm.getContext(), tiling->layoutM, tiling->layoutN,
-                                       tiling->warpsM, tiling->warpsN);
-      auto [it, inserted] = mmaLayouts.try_emplace(gemm.getC(), layout);
-      if (!inserted && it->second != layout) {
-        InFlightDiagnostic diag = gemm.emitError()
-                                  << "accumulator " << describeBuffer(gemm.getC())
-                                  << " needs layout " << layout << " here but " << it->second
-                                  << " for another gemm";
-        diag.attachNote(mmaOwner[gemm.getC()]->getLoc()) << "the other gemm is here";
-        return WalkResult::interrupt();
-      }
-      mmaOwner[gemm.getC()] = gemm;
-      for (Value operand : {gemm.getA(), gemm.getB()})
-        if (auto alloc = operand.getDefiningOp<AllocSharedOp>())
-          alloc.setSwizzled(true);
-      return WalkResult::advance();
-    });
-    if (gemms.wasInterrupted())
-      return failure();
 
     // The element size each fragment is moved with to or from global memory.
     DenseMap<Value, int64_t> globalBytes;
@@ -218,31 +266,72 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
     if (walk.wasInterrupted())
       return failure();
 
+    // What the gemms need of their fragments: an accumulator its atom's
+    // layout (a SIMT accumulator any distribution), an A read from
+    // registers its atom's A layout, which gives each warp whole rows. An
+    // accumulator used together with such an A (the P = f16(S) of a chain
+    // of gemms) is tiled by whole rows too, so the two agree.
+    auto leaderOf = [&](Value fragment) -> Value {
+      auto it = groups.findLeader(fragment);
+      return it == groups.member_end() ? Value() : *it;
+    };
+    llvm::DenseSet<Value> wholeRowGroups;
+    kernel.walk([&](GemmOp gemm) {
+      if (cast<BufferType>(gemm.getA().getType()).isFragment())
+        if (Value leader = leaderOf(gemm.getA()))
+          wholeRowGroups.insert(leader);
+    });
+    DenseMap<Value, SmallVector<LayoutNeed>> needs;
+    WalkResult gemms = kernel.walk([&](GemmOp gemm) -> WalkResult {
+      FailureOr<MmaAtom> atom = selectMmaAtom(gemm, backend, cc, threads);
+      if (failed(atom))
+        return WalkResult::interrupt();
+      gemm.setAtomAttr(StringAttr::get(gemm.getContext(), atom->name));
+      // Warp-level atoms read shared operands with ldmatrix or descriptors
+      // from swizzled buffers.
+      if (atom->threads != 1)
+        for (Value operand : {gemm.getA(), gemm.getB()})
+          if (auto alloc = operand.getDefiningOp<AllocSharedOp>())
+            alloc.setSwizzled(true);
+      bool registersA = cast<BufferType>(gemm.getA().getType()).isFragment();
+      MmaLayoutAttr layout;
+      if (atom->threads != 1) {
+        bool wholeRows = registersA || wholeRowGroups.contains(leaderOf(gemm.getC()));
+        std::optional<WarpTiling> tiling =
+            chooseWarpTiling(*atom, gemm.getM(), gemm.getN(), threads, wholeRows);
+        if (!tiling)
+          tiling = chooseWarpTiling(*atom, gemm.getM(), gemm.getN(), threads);
+        if (!tiling)
+          return WalkResult::advance();
+        layout = MmaLayoutAttr::get(gemm.getContext(), tiling->layoutM, tiling->layoutN,
+                                    tiling->warpsM, tiling->warpsN);
+      }
+      if (Value leader = leaderOf(gemm.getC()))
+        needs[leader].push_back({gemm.getC(), layout, gemm, "the accumulator"});
+      if (registersA)
+        if (Value leader = leaderOf(gemm.getA()))
+          needs[leader].push_back({gemm.getA(), layout, gemm, "the A operand (in registers)"});
+      return WalkResult::advance();
+    });
+    if (gemms.wasInterrupted())
+      return failure();
+
     // One distribution per group: the widest vector every member allows;
-    // or the MMA layout of an accumulator in the group.
+    // or the MMA layout its gemms need.
     DenseMap<Value, DistributionAttr> chosen;
     DenseMap<Value, MmaLayoutAttr> chosenMma;
     for (auto it = groups.begin(); it != groups.end(); ++it) {
       if (!(*it)->isLeader())
         continue;
-      MmaLayoutAttr mma;
-      Value mmaMember;
-      for (auto member = groups.member_begin(**it); member != groups.member_end(); ++member) {
-        MmaLayoutAttr layout = mmaLayouts.lookup(*member);
-        if (!layout)
-          continue;
-        if (mma && mma != layout) {
-          InFlightDiagnostic diag =
-              member->getDefiningOp()->emitError()
-              << "fragments " << describeBuffer(mmaMember) << " and " << describeBuffer(*member)
-              << " are used together but accumulate with different MMA layouts";
-          diag.attachNote(mmaMember.getLoc()) << "the other fragment is here";
-          return failure();
-        }
-        mma = layout;
-        mmaMember = *member;
-      }
-      if (mma) {
+      auto found = needs.find((*it)->getData());
+      ArrayRef<LayoutNeed> groupNeeds;
+      if (found != needs.end())
+        groupNeeds = found->second;
+      if (failed(checkNeedsAgree(groupNeeds)))
+        return failure();
+      if (!groupNeeds.empty() && groupNeeds.front().mma) {
+        MmaLayoutAttr mma = groupNeeds.front().mma;
+        Value mmaMember = groupNeeds.front().fragment;
         auto shape = cast<BufferType>(mmaMember.getType()).getShape();
         for (auto member = groups.member_begin(**it); member != groups.member_end(); ++member) {
           if (cast<BufferType>(member->getType()).getShape() != shape) {

@@ -100,6 +100,12 @@ LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
     return emitPtx(b_, loc_, text, "=r,=r,=r,=r,l", {sharedAddress(buffer, {row, col})}, four,
                    /*sideEffects=*/true);
   };
+  // A in registers: its fragment has the accumulator's whole-row tiling,
+  // so a 16 x 16 A tile is two adjacent m16n8 tiles of it: m16n8k16's
+  // a0..a7 (PTX ISA §9.7.14.5.8) are their (row g, row g + 8) pairs.
+  if (a.type.isFragment() && (a.mma != mma || mma.getWarpsN() != 1))
+    return gemm.emitOpError() << "atom " << atom.name
+                              << " needs its A fragment laid out by tile-layout-inference";
   // The accumulators stay SSA values through the gemm.
   SmallVector<Value> acc;
   for (int64_t r = 0; r < mt * nt * 4; ++r)
@@ -112,7 +118,9 @@ LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
     SmallVector<SmallVector<Value>> aRegs;
     for (int64_t mi = 0; mi < mt; ++mi) {
       Value r0 = add(warpRow, cst(mi * 16));
-      if (!transA)
+      if (a.type.isFragment())
+        aRegs.push_back(fragmentARegisters(a, mi, ks));
+      else if (!transA)
         aRegs.push_back(ldmatrix(a, add(r0, add(within, mul(matLow, cst(8)))),
                                  add(k0, mul(matHigh, cst(8))), false));
       else
@@ -147,6 +155,25 @@ LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
     memref::StoreOp::create(b_, loc_, acc[r], c.memref, ValueRange{cst(r)});
   lastWasBarrier_ = false;
   return success();
+}
+
+SmallVector<Value> KernelLowering::fragmentARegisters(const BufferInfo &a, int64_t mi,
+                                                     int64_t ks) {
+  Type elt = a.type.getElementType(), i32 = b_.getI32Type();
+  int64_t tiles = a.type.getShape()[1] / 8;
+  auto pack = [&](int64_t slot) {
+    Value pair = LLVM::UndefOp::create(b_, loc_, VectorType::get({2}, elt));
+    for (int64_t e = 0; e < 2; ++e)
+      pair = LLVM::InsertElementOp::create(
+          b_, loc_, pair, memref::LoadOp::create(b_, loc_, a.memref, ValueRange{cst(slot + e)}),
+          arith::ConstantIntOp::create(b_, loc_, i32, e));
+    return LLVM::BitcastOp::create(b_, loc_, i32, pair).getResult();
+  };
+  SmallVector<Value> regs;
+  for (int64_t half = 0; half < 2; ++half)
+    for (int64_t h = 0; h < 2; ++h)
+      regs.push_back(pack((mi * tiles + 2 * ks + half) * 4 + 2 * h));
+  return regs;
 }
 
 LogicalResult KernelLowering::lowerGemmQuadpair(GemmOp gemm, const MmaAtom &atom) {
@@ -277,19 +304,19 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp gemm, const MmaAtom &atom) {
   const BufferInfo &a = *buffers->a, &b = *buffers->b, &c = *buffers->c;
   MmaLayoutAttr mma = c.mma;
   int64_t n = gemm.getN();
+  bool registersA = a.type.isFragment();
   if (mma.getWarpsN() != 1 || mma.getWarpsM() * 32 != kernel_.getThreads() ||
-      a.swizzle.rowBytes == 0 || b.swizzle.rowBytes == 0 || !a.type.isShared() ||
-      !b.type.isShared())
+      (!registersA && a.swizzle.rowBytes == 0) || b.swizzle.rowBytes == 0 ||
+      !b.type.isShared() || (registersA && a.mma != mma))
     return gemm.emitOpError() << "atom " << atom.name
-                              << " needs its accumulator and swizzled shared operands laid out "
-                                 "by tile-layout-inference";
+                              << " needs its accumulator, A fragment and swizzled shared "
+                                 "operands laid out by tile-layout-inference";
   bool transA = gemm.getTransposeA(), transB = gemm.getTransposeB();
   std::string type = a.type.getElementType().isBF16() ? "bf16" : "f16";
   Type f32 = b_.getF32Type();
-  if (!inAsyncMmaPipeline_) {
+  if (!inAsyncMmaPipeline_ || genericSharedWrites_) {
     // Shared writes so far went through the generic proxy.
-    emitPtx(b_, loc_, "fence.proxy.async.shared::cta;", "", {}, {}, /*sideEffects=*/true);
-    lastWasBarrier_ = false;
+    fenceProxyAsync();
     barrier();
   }
   // imm-trans-a/b are 1 for MN-major operands (PTX ISA §9.7.15.5.1.2): A
@@ -298,7 +325,9 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp gemm, const MmaAtom &atom) {
   // Warpgroup g computes rows 64 g .. 64 g + 63; its warps hold the m16n8
   // accumulator tiles of their 16 rows, which is wgmma's D layout
   // (PTX ISA §9.7.15.5.1.1.1): register 4 j + 2 h + e is row 16 w + lane / 4
-  // + 8 h, column 8 j + 2 (lane mod 4) + e.
+  // + 8 h, column 8 j + 2 (lane mod 4) + e. An A in registers (the RS form)
+  // has that layout too, over M x K: each warp its 16 rows, four b32
+  // registers per k-step (§9.7.15.5.1.1.2), as m16n8k16's A.
   Value row0 = mul(arith::DivUIOp::create(b_, loc_, threadId_, cst(128)), cst(64));
   int64_t regs = n / 2;
   // One inline-assembly block holds the fence and every k-step's
@@ -309,25 +338,38 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp gemm, const MmaAtom &atom) {
   for (int64_t r = 0; r < regs; ++r)
     regList += (r ? ", $" : "$") + std::to_string(r);
   std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.fence.sync.aligned;\n";
-  for (int64_t ks = 0; ks < steps; ++ks)
+  // Per k-step operands: A's descriptor or four registers, B's descriptor.
+  int64_t perStep = registersA ? 5 : 2;
+  auto operandRef = [&](int64_t index) { return "$" + std::to_string(regs + index); };
+  for (int64_t ks = 0; ks < steps; ++ks) {
+    int64_t first = perStep * ks;
+    std::string aOperand = operandRef(first);
+    if (registersA)
+      aOperand = "{" + operandRef(first) + ", " + operandRef(first + 1) + ", " +
+                 operandRef(first + 2) + ", " + operandRef(first + 3) + "}";
     text += "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." +
-            type + " {" + regList + "}, $" + std::to_string(regs + 2 * ks) + ", $" +
-            std::to_string(regs + 2 * ks + 1) + ", p, 1, 1, " + (transA ? "1" : "0") + ", " +
-            (transB ? "0" : "1") + ";\n";
+            type + " {" + regList + "}, " + aOperand + ", " + operandRef(first + perStep - 1) +
+            ", p, 1, 1, " + (registersA ? "" : transA ? "1, " : "0, ") + (transB ? "0" : "1") +
+            ";\n";
+  }
   text += "wgmma.commit_group.sync.aligned;\n}";
   std::string constraints;
   for (int64_t r = 0; r < regs; ++r)
     constraints += (r ? ",=f" : "=f");
   for (int64_t ks = 0; ks < steps; ++ks)
-    constraints += ",l,l";
+    constraints += registersA ? ",r,r,r,r,l" : ",l,l";
   for (int64_t r = 0; r < regs; ++r)
     constraints += "," + std::to_string(r);
   SmallVector<Value> operands;
   for (int64_t ks = 0; ks < steps; ++ks) {
     Value k0 = cst(ks * 16);
-    // A is 64 x 16 at (row0, k0): K-major unless transposed.
-    operands.push_back(transA ? wgmmaDescriptor(a, k0, row0, true)
-                              : wgmmaDescriptor(a, row0, k0, false));
+    // A is 64 x 16 at (row0, k0): K-major unless transposed; or this
+    // warp's registers of it.
+    if (registersA)
+      llvm::append_range(operands, fragmentARegisters(a, 0, ks));
+    else
+      operands.push_back(transA ? wgmmaDescriptor(a, k0, row0, true)
+                                : wgmmaDescriptor(a, row0, k0, false));
     // B is 16 x N at k0: MN-major unless transposed (then N x 16, K-major).
     operands.push_back(transB ? wgmmaDescriptor(b, cst(0), k0, false)
                               : wgmmaDescriptor(b, k0, cst(0), true));

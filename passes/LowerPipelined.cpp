@@ -32,13 +32,21 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
   // needs the proxies fenced after the copies land, and may keep one MMA
   // group in flight while the next iteration starts; the stage it reads is
   // then refilled one iteration later, so copies run S - 2 ahead.
-  bool asyncMma = false;
+  //
+  // A group stays in flight only when nothing else in the body touches the
+  // gemms' accumulators (an epilogue or a cast in the loop reads them right
+  // away) and no gemm reads A from registers (the next iteration would
+  // rewrite them under the MMA still reading them).
+  bool asyncMma = false, keepInFlight = true;
   for (Operation &op : loop.getBodyBlock())
     if (auto gemm = dyn_cast<GemmOp>(op)) {
       FailureOr<MmaAtom> atom = selectMmaAtom(gemm, backend_, cc_, kernel_.getThreads());
       asyncMma |= succeeded(atom) && atom->readsSharedAsync;
+      keepInFlight &= !cast<BufferType>(gemm.getA().getType()).isFragment();
+      for (Operation *user : gemm.getC().getUsers())
+        keepInFlight &= isa<GemmOp>(user) || !loop->isProperAncestor(user);
     }
-  int64_t inFlight = asyncMma && stages >= 3 ? 1 : 0;
+  int64_t inFlight = asyncMma && keepInFlight && stages >= 3 ? 1 : 0;
   int64_t distance = stages - 1 - inFlight;
 
   // Warp specialization where the target has bulk tensor copies and
@@ -123,7 +131,7 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
     // cp.async writes through the generic proxy; wgmma reads through the
     // async proxy (PTX ISA §8.6 "Proxies").
     if (asyncMma)
-      emitPtx(b_, loc_, "fence.proxy.async.shared::cta;", "", {}, {}, /*sideEffects=*/true);
+      fenceProxyAsync();
     lastWasBarrier_ = false;
     barrier();
     issue(add(k, cst(distance)), /*interiorBranch=*/true);
@@ -269,7 +277,10 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, threadId_, cst(t));
   };
 
-  // Thread 0 initializes the barriers; everyone sees them after the barrier.
+  // Thread 0 initializes the barriers; everyone sees them after the barrier
+  // (and the consumers' MMAs see earlier st.shared writes, fenced here).
+  if (genericSharedWrites_)
+    fenceProxyAsync();
   barrier();
   {
     auto init = scf::IfOp::create(b_, loc_, isThread(0), /*withElseRegion=*/false);

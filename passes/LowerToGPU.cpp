@@ -102,6 +102,12 @@ Value KernelLowering::convert(Value value, Type to) {
   llvm_unreachable("copy verifier admits only float conversions");
 }
 
+void KernelLowering::fenceProxyAsync() {
+  emitPtx(b_, loc_, "fence.proxy.async.shared::cta;", "", {}, {}, /*sideEffects=*/true);
+  lastWasBarrier_ = false;
+  genericSharedWrites_ = false;
+}
+
 void KernelLowering::barrier() {
   if (lastWasBarrier_)
     return;
@@ -695,6 +701,7 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
   bool touchesShared = (srcBuffer && srcBuffer.isShared()) || (dstBuffer && dstBuffer.isShared());
   if (touchesShared)
     barrier();
+  genericSharedWrites_ |= dstBuffer && dstBuffer.isShared();
 
   if (lowerMmaFragmentStore(copy))
     return success();
@@ -783,6 +790,7 @@ LogicalResult KernelLowering::lowerFill(Value buffer, Value value) {
     return success();
   }
   barrier();
+  genericSharedWrites_ = true;
   auto dist = DistributionAttr::get(b_.getContext(), kernel_.getThreads(), 1);
   forEachChunk(info.type.getShape(), dist, [&](const Chunk &chunk) {
     memref::StoreOp::create(b_, loc_, value, info.memref, sharedIndices(info, chunk.coords));
@@ -867,6 +875,7 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
   });
   if (touchesShared)
     barrier();
+  genericSharedWrites_ |= touchesShared;
   LogicalResult result = success();
   forEachOwned(loop.getExtents(), dist, mma, [&](const Chunk &chunk) {
     for (int64_t v = 0; v < chunk.vector && succeeded(result); ++v) {

@@ -48,8 +48,10 @@ struct WarpTiling {
 
 /// The warp tiling of an m x n accumulator for a warp-level atom (or a
 /// warpgroup atom: warpgroups stacked along M, 64 rows each), or none.
+/// `wholeRows`: every warp spans all n columns (a gemm reading A from
+/// registers: each warp holds whole rows of A).
 std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
-                                           int64_t threads);
+                                           int64_t threads, bool wholeRows = false);
 
 /// The layout of a swizzled shared buffer: rows of 16-byte chunks whose
 /// chunk index is XOR-ed with the row (CuTe's Swizzle<3,4,3>, <2,4,3> and
@@ -71,6 +73,11 @@ SharedSwizzle getSharedSwizzle(tile::BufferType type);
 /// it is not the backend's first choice).
 mlir::FailureOr<MmaAtom> selectMmaAtom(tile::GemmOp gemm, const Backend &backend,
                                        const ComputeCapability &cc, int64_t threads);
+
+/// The atom selectMmaAtom would pick, without diagnostics; none when no atom
+/// is legal for the gemm's operands as they are.
+std::optional<MmaAtom> findMmaAtom(tile::GemmOp gemm, const Backend &backend,
+                                   const ComputeCapability &cc, int64_t threads);
 
 /// Adds the tile-level pipeline (layout inference, shared memory planning,
 /// lowering to the gpu dialect) to `pm`.

@@ -20,8 +20,9 @@ namespace tessera {
 const std::vector<MmaAtom> &getSm80MmaSyncAtoms();
 
 /// wgmma.mma_async.sync.aligned.m64nNk16 with f16 and bf16 inputs, f32
-/// accumulators, A and B from shared memory through matrix descriptors
-/// (PTX ISA §9.7.15.5): sm_90a only.
+/// accumulators, B from shared memory through a matrix descriptor and A
+/// either through one too (_SS) or from registers (_RS) (PTX ISA
+/// §9.7.15.5): sm_90a only.
 const std::vector<MmaAtom> &getSm90WgmmaAtoms();
 
 } // namespace tessera

@@ -428,6 +428,61 @@ Workload Gemm(const std::string& kernel, int64_t m, int64_t n, int64_t k, runtim
                       });
 }
 
+/// O = f16(Q K^T) V (Q, O: M x d; K, V: N x d; f16): every element against
+/// float64 with exact S = Q K^T. The kernel rounds S (accumulated in f32)
+/// to f16 before the second product, so each term S_ij V_jc may be off by
+/// 2^-11 |S_ij V_jc|: the bound is that sum, plus O's own rounding.
+absl::StatusOr<Report> RunGemmChain(const LoadedKernel& kernel, int64_t m, int64_t n, int64_t d,
+                                    const RunOptions& options) {
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  auto f16 = runtime::DTYPE_F16;
+  HostMatrix q(f16, m * d, random), k(f16, n * d, random), v(f16, n * d, random);
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dq, Upload(q.bytes));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dk, Upload(k.bytes));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dv, Upload(v.bytes));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dout, DeviceBuffer::Allocate(m * d * 2));
+  TESSERA_RETURN_IF_ERROR(dout.Fill(kPoisonByte));
+  std::vector<KernelArg> args = {
+      TensorArg{dq.ptr(), f16, {m, d}}, TensorArg{dk.ptr(), f16, {n, d}},
+      TensorArg{dv.ptr(), f16, {n, d}}, TensorArg{dout.ptr(), f16, {m, d}}};
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  std::vector<uint8_t> out(m * d * 2);
+  TESSERA_RETURN_IF_ERROR(dout.CopyToHost(out.data(), out.size()));
+  std::vector<double> s(n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      s[j] = 0;
+      for (int64_t p = 0; p < d; ++p) s[j] += double(q.values[i * d + p]) * k.values[j * d + p];
+    }
+    for (int64_t c = 0; c < d; ++c) {
+      double ref = 0, magnitude = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        ref += s[j] * v.values[j * d + c];
+        magnitude += std::fabs(s[j] * v.values[j * d + c]);
+      }
+      double got = DecodeElement(f16, &out[(i * d + c) * 2]);
+      double bound = std::ldexp(1.0, -11) * (1.2 * magnitude + std::fabs(ref)) + 1e-4;
+      report.max_error = std::max(report.max_error, CheckElement(report, i, c, got, ref, bound));
+    }
+  }
+  report.tolerance = 0;
+  report.correct = report.mismatches == 0;
+  report.bytes = 2.0 * (2 * m * d + 2 * n * d);
+  report.flops = 4.0 * m * n * d;
+  TESSERA_RETURN_IF_ERROR(TimeIfAsked(kernel, args, options, report));
+  return report;
+}
+
+Workload GemmChain(int64_t m, int64_t n) {
+  return MakeWorkload(absl::StrCat("gemm_chain_f16/", m, "x", n, "x64"), "gemm_chain_f16", true,
+                      false, [=](const LoadedKernel& loaded, const RunOptions& options) {
+                        return RunGemmChain(loaded, m, n, 64, options);
+                      });
+}
+
 /// C = act(A B + bias) (+ R) at a conformance size and, for `benchmark`,
 /// at 2048^3 and 8192^3.
 std::vector<Workload> GemmEpilogueWorkloads(const std::string& kernel, Act act, bool residual,
@@ -612,6 +667,12 @@ const std::vector<Workload>& AllWorkloads() {
       Gemm("gemm_f16_tn", 257, 392, 136, runtime::DTYPE_F16, true, true, false),
       Gemm("gemm_f16_any", 257, 383, 129, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_any", 1, 1, 1, runtime::DTYPE_F16, false, true, false),
+      // A and B in fragments; chained gemms with the intermediate in
+      // registers (tails: M, N not multiples of 64).
+      Gemm("gemm_f16_fragments", 257, 383, 129, runtime::DTYPE_F16, false, true, false),
+      GemmChain(200, 300),
+      GemmChain(64, 64),
+      GemmChain(1, 1),
       // Softmax: the example (f16 rows of 8192) and row lengths that are not
       // multiples of the tile, several rows per block with a row tail.
       Softmax("softmax_f16", 64, 8192, runtime::DTYPE_F16, true, false),

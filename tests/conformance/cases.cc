@@ -49,6 +49,63 @@ Kernel ScaleShared2D() {
   return T.Build();
 }
 
+/// C = A B with both tiles loaded into fragments (registers) rather than
+/// shared memory: A is read from registers where an atom can (mma.sync,
+/// wgmma RS), staged through shared memory elsewhere; B is always staged.
+/// Tails in M, N and K.
+Kernel GemmFragments() {
+  constexpr int64_t kBm = 64, kBn = 64, kBk = 32;
+  KernelBuilder T("gemm_f16_fragments");
+  Dim M = Dim::Dynamic("M"), N = Dim::Dynamic("N"), K = Dim::Dynamic("K");
+  auto A = T.Tensor("A", {M, K}, f16), B = T.Tensor("B", {K, N}, f16);
+  auto C = T.Tensor("C", {M, N}, f16);
+  T.Launch({CeilDiv(N, kBn), CeilDiv(M, kBm)}, 128, [&](Index bx, Index by) {
+    auto a = T.AllocFragment({kBm, kBk}, f16, "a");
+    auto b = T.AllocFragment({kBk, kBn}, f16, "b");
+    auto acc = T.AllocFragment({kBm, kBn}, f32, "acc");
+    T.Clear(acc);
+    T.Pipelined(CeilDiv(K, kBk), 1, [&](Index k) {
+      T.Copy(A.Tile(by * kBm, k * kBk), a);
+      T.Copy(B.Tile(k * kBk, bx * kBn), b);
+      T.Gemm(a, b, acc);
+    });
+    T.Copy(acc, C.Tile(by * kBm, bx * kBn));
+  });
+  return T.Build();
+}
+
+/// O = f16(Q K^T) V over blocks of 64 rows (attention without the softmax):
+/// the first gemm's accumulator, cast to f16 in registers, is the second
+/// gemm's A, read from registers where the target can. Q, K, V, O: N x 64
+/// with M and N any size.
+Kernel GemmChain() {
+  constexpr int64_t kBm = 64, kBn = 64, kD = 64;
+  KernelBuilder T("gemm_chain_f16");
+  Dim M = Dim::Dynamic("M"), N = Dim::Dynamic("N");
+  auto Q = T.Tensor("Q", {M, kD}, f16), K = T.Tensor("K", {N, kD}, f16);
+  auto V = T.Tensor("V", {N, kD}, f16), O = T.Tensor("O", {M, kD}, f16);
+  T.Launch({CeilDiv(M, kBm)}, 128, [&](Index bx) {
+    auto qs = T.AllocShared({kBm, kD}, f16, "qs");
+    auto ks = T.AllocShared({kBn, kD}, f16, "ks");
+    auto vs = T.AllocShared({kBn, kD}, f16, "vs");
+    auto s = T.AllocFragment({kBm, kBn}, f32, "s");
+    auto p = T.AllocFragment({kBm, kBn}, f16, "p");
+    auto o = T.AllocFragment({kBm, kD}, f32, "o");
+    T.Copy(Q.Tile(bx * kBm, 0), qs);
+    T.Clear(o);
+    T.Pipelined(CeilDiv(N, kBn), 2, [&](Index j) {
+      T.Copy(K.Tile(j * kBn, 0), ks);
+      T.Copy(V.Tile(j * kBn, 0), vs);
+      T.Clear(s);
+      T.Gemm(qs, ks, s, /*transposeA=*/false, /*transposeB=*/true);
+      T.Parallel({kBm, kBn}, [&](Index i, Index jj) { p(i, jj) = Cast(s(i, jj), f16); });
+      T.Gemm(p, vs, o);
+    });
+    T.Copy(o, O.Tile(bx * kBm, 0));
+  });
+  return T.Build();
+}
+
 }  // namespace
 
 const std::vector<Case>& AllCases() {
@@ -103,6 +160,8 @@ const std::vector<Case>& AllCases() {
                                                        name);
                        }});
     }
+    list->push_back({"gemm_f16_fragments", [](const std::string&) { return GemmFragments(); }});
+    list->push_back({"gemm_chain_f16", [](const std::string&) { return GemmChain(); }});
     list->push_back({"gemm_f16_any", [](const std::string&) {
                        GemmConfig c;
                        c.bm = 64, c.bn = 64;
