@@ -15,6 +15,7 @@
 
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Pass.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -170,6 +171,10 @@ runtime::CompiledKernel describeKernel(KernelOp kernel, const std::string &targe
 mlir::LogicalResult runPasses(mlir::ModuleOp module,
                               llvm::function_ref<void(mlir::OpPassManager &)> build) {
   mlir::PassManager pm(module.getContext(), mlir::ModuleOp::getOperationName());
+  // `--time-passes` (LLVM's flag) times the MLIR passes too, one report per
+  // phase, to stderr.
+  if (llvm::TimePassesIsEnabled)
+    pm.enableTiming();
   build(pm);
   return pm.run(module);
 }

@@ -216,6 +216,11 @@ LogicalResult KernelLowering::lowerGemmQuadpair(GemmOp gemm, const MmaAtom &atom
                         (transB ? "col" : "row") +
                         ".f32.f16.f16.f32 {$0, $1, $2, $3, $4, $5, $6, $7}, {$8, $9}, {$10, $11}, "
                         "{$12, $13, $14, $15, $16, $17, $18, $19};";
+  // The accumulators stay SSA values through the gemm (one load and one
+  // store of each, not one per k-step).
+  SmallVector<Value> acc;
+  for (int64_t r = 0; r < mt * nt * 8; ++r)
+    acc.push_back(memref::LoadOp::create(b_, loc_, c.memref, ValueRange{cst(r)}));
   for (int64_t ks = 0; ks < gemm.getK() / 4; ++ks) {
     Value k0 = cst(ks * 4);
     SmallVector<SmallVector<Value>> aRegs, bRegs;
@@ -234,16 +239,16 @@ LogicalResult KernelLowering::lowerGemmQuadpair(GemmOp gemm, const MmaAtom &atom
         int64_t base = (mi * nt + ni) * 8;
         SmallVector<Value> operands(aRegs[mi].begin(), aRegs[mi].end());
         operands.append(bRegs[ni].begin(), bRegs[ni].end());
-        for (int64_t e = 0; e < 8; ++e)
-          operands.push_back(memref::LoadOp::create(b_, loc_, c.memref, ValueRange{cst(base + e)}));
+        operands.append(acc.begin() + base, acc.begin() + base + 8);
         SmallVector<Value> d =
             emitPtx(b_, loc_, mmaText, "=f,=f,=f,=f,=f,=f,=f,=f,r,r,r,r,f,f,f,f,f,f,f,f", operands,
                     SmallVector<Type>(8, f32), false);
-        for (int64_t e = 0; e < 8; ++e)
-          memref::StoreOp::create(b_, loc_, d[e], c.memref, ValueRange{cst(base + e)});
+        std::copy(d.begin(), d.end(), acc.begin() + base);
       }
     }
   }
+  for (int64_t r = 0; r < mt * nt * 8; ++r)
+    memref::StoreOp::create(b_, loc_, acc[r], c.memref, ValueRange{cst(r)});
   lastWasBarrier_ = false;
   return success();
 }

@@ -116,8 +116,14 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
     map_ = saved;
   };
   barrier();
-  for (int64_t s = 0; s < distance; ++s)
-    issue(cst(s), /*interiorBranch=*/false);
+  // The prologue as a loop: its copies are emitted once, not D times
+  // (compile time; it runs once per block).
+  if (distance > 0) {
+    auto prologue = scf::ForOp::create(b_, loc_, cst(0), cst(distance), cst(1));
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(prologue.getBody()->getTerminator());
+    issue(prologue.getInductionVar(), /*interiorBranch=*/false);
+  }
   auto forOp = scf::ForOp::create(b_, loc_, cst(0), count, cst(1));
   {
     OpBuilder::InsertionGuard guard(b_);

@@ -532,6 +532,10 @@ SmallVector<Value> KernelLowering::loadGlobal(const TensorInfo &tensor, ArrayRef
     return loadScalars(b_, loc_);
   }
   auto vecType = VectorType::get({vector}, eltType);
+  // As in storeGlobal: when the row length is a multiple of the vector, an
+  // aligned vector lies wholly inside the tensor or wholly past its end, so
+  // the other branch reads zeros, with no per-element tail.
+  bool wholeVectors = tensor.divisors.back() % vector == 0;
   auto ifOp = scf::IfOp::create(
       b_, loc_, full,
       [&](OpBuilder &tb, Location l) {
@@ -544,6 +548,11 @@ SmallVector<Value> KernelLowering::loadGlobal(const TensorInfo &tensor, ArrayRef
       [&](OpBuilder &eb, Location l) {
         OpBuilder::InsertionGuard g(b_);
         b_.setInsertionPoint(eb.getInsertionBlock(), eb.getInsertionPoint());
+        if (wholeVectors) {
+          scf::YieldOp::create(
+              b_, l, Value(arith::ConstantOp::create(b_, l, cast<TypedAttr>(b_.getZeroAttr(vecType)))));
+          return;
+        }
         SmallVector<Value> scalars = loadScalars(eb, l);
         Value vec = LLVM::PoisonOp::create(b_, l, vecType);
         for (int64_t v = 0; v < vector; ++v)
@@ -634,17 +643,14 @@ bool KernelLowering::lowerMmaFragmentStore(CopyOp copy) {
   Value rowBase =
       add(warpTileRow(shape, mma, warp), arith::DivUIOp::create(b_, loc_, lane, cst(4)));
   Value colBase = add(warpTileCol(shape, mma, warp), mul(quad, cst(8)));
-  // Element `index` (a lane-dependent value) of four values.
-  auto pick = [&](ArrayRef<Value> values, Value index) {
-    Value picked = values[0];
-    for (int64_t j = 1; j < 4; ++j)
-      picked = arith::SelectOp::create(
-          b_, loc_,
-          arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, index,
-                                arith::ConstantIntOp::create(b_, loc_, i32, j)),
-          values[j], picked);
-    return picked;
-  };
+  // Whether bit 0 / bit 1 of this lane's index in its quad is set.
+  Value quadBit[2];
+  for (int64_t bit = 0; bit < 2; ++bit)
+    quadBit[bit] = arith::CmpIOp::create(
+        b_, loc_, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(b_, loc_, quadI32,
+                              arith::ConstantIntOp::create(b_, loc_, i32, 1 << bit)),
+        arith::ConstantIntOp::create(b_, loc_, i32, 0));
   for (int64_t mi = 0; mi < mt; ++mi)
     for (int64_t h = 0; h < 2; ++h)
       for (int64_t g = 0; g < nt / 4; ++g) {
@@ -662,22 +668,25 @@ bool KernelLowering::lowerMmaFragmentStore(CopyOp copy) {
           }
           pairs.push_back(LLVM::BitcastOp::create(b_, loc_, i32, vec));
         }
-        // The 4 x 4 transpose within the quad: lane t ends with Q[s] = P_s[t],
-        // the pairs of all four lanes in tile t (8 consecutive elements).
-        // Round r exchanges with lane t ^ r.
-        SmallVector<Value> received = {pick(pairs, quadI32)};
-        for (int64_t r = 1; r < 4; ++r) {
-          Value partner = arith::XOrIOp::create(b_, loc_, quadI32,
-                                                arith::ConstantIntOp::create(b_, loc_, i32, r));
-          received.push_back(
-              gpu::ShuffleOp::create(b_, loc_, pick(pairs, partner), r, 32, gpu::ShuffleMode::XOR)
-                  .getShuffleResult());
+        // The 4 x 4 transpose within the quad (lane t ends with Q[s] = the
+        // pair of lane s in tile t: 8 consecutive elements) as two butterfly
+        // stages: stage b swaps bit b of the lane with bit b of the slot, so
+        // each pair of slots (j, j ^ m), m = 2^b, sends the one whose bit b
+        // differs from the lane's to lane t ^ m, which puts it in the other.
+        SmallVector<Value> quads(pairs);
+        for (int64_t bit = 0; bit < 2; ++bit) {
+          int64_t m = int64_t(1) << bit;
+          for (int64_t lo = 0; lo < 4; ++lo) {
+            if (lo & m)
+              continue;
+            int64_t hi = lo | m;
+            Value send = arith::SelectOp::create(b_, loc_, quadBit[bit], quads[lo], quads[hi]);
+            Value got = gpu::ShuffleOp::create(b_, loc_, send, m, 32, gpu::ShuffleMode::XOR)
+                            .getShuffleResult();
+            quads[lo] = arith::SelectOp::create(b_, loc_, quadBit[bit], got, quads[lo]);
+            quads[hi] = arith::SelectOp::create(b_, loc_, quadBit[bit], quads[hi], got);
+          }
         }
-        SmallVector<Value> quads;
-        for (int64_t j = 0; j < 4; ++j)
-          quads.push_back(pick(received, arith::XOrIOp::create(
-                                             b_, loc_, quadI32,
-                                             arith::ConstantIntOp::create(b_, loc_, i32, j))));
         SmallVector<Value> values;
         for (Value q : quads) {
           Value vec = LLVM::BitcastOp::create(b_, loc_, pairType, q);
@@ -820,6 +829,27 @@ Value KernelLowering::lowerFastMath(Operation &op, IRMapping &map) {
   };
   if (auto tanh = dyn_cast<math::TanhOp>(op); tanh && caps_.hasTanhApprox)
     return unary("tanh.approx.f32 $0, $1;", map.lookupOrDefault(tanh.getOperand()));
+  if (auto tanh = dyn_cast<math::TanhOp>(op)) {
+    // No tanh.approx (before sm_75): 1 - 2 / (1 + 2^(2 x log2 e)) with
+    // ex2.approx and the fast division (1e-7 absolute error; +-1 where the
+    // exponential saturates), and x (1 - x^2 / 3 + 2 x^4 / 15) for |x| <
+    // 1/16, where the subtraction would cancel: a few f32 ulp relative.
+    // Branchless, instead of libdevice's tanhf inlined per element.
+    Value x = map.lookupOrDefault(tanh.getOperand());
+    Value e = unary("ex2.approx.ftz.f32 $0, $1;",
+                    arith::MulFOp::create(b_, loc_, x, f32(2.0 * 1.4426950408889634)));
+    Value large = arith::SubFOp::create(
+        b_, loc_, f32(1.0), divide(f32(2.0), arith::AddFOp::create(b_, loc_, e, f32(1.0))));
+    Value x2 = arith::MulFOp::create(b_, loc_, x, x);
+    Value series = arith::MulFOp::create(
+        b_, loc_, x,
+        LLVM::FMAOp::create(b_, loc_, x2,
+                            LLVM::FMAOp::create(b_, loc_, x2, f32(2.0 / 15.0), f32(-1.0 / 3.0)),
+                            f32(1.0)));
+    Value small = arith::CmpFOp::create(b_, loc_, arith::CmpFPredicate::OLT,
+                                        math::AbsFOp::create(b_, loc_, x), f32(0.0625));
+    return arith::SelectOp::create(b_, loc_, small, series, large);
+  }
   if (auto div = dyn_cast<arith::DivFOp>(op))
     return divide(map.lookupOrDefault(div.getLhs()), map.lookupOrDefault(div.getRhs()));
   if (auto exp = dyn_cast<math::ExpOp>(op)) {

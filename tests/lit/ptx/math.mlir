@@ -6,7 +6,9 @@
 // reduction in fma.rn.f32, erf's branch on |x|) and divides with div.rn.f32.
 // RUN: %tessera-compile %s --target=sm_90a | FileCheck %s --check-prefix=FAST
 // RUN: %tessera-compile %s --target=sm_90a --fast-math=false | FileCheck %s --check-prefix=EXACT
-// sm_60 has no tanh.approx: libdevice even in fast mode; exp is still fast.
+// sm_60 has no tanh.approx: tanh is 1 - 2 / (1 + 2^(2x log2 e)) with
+// ex2.approx and the fast division, and its odd series below |x| = 1/16
+// (selected, no branch); libdevice's tanhf only in exact mode.
 // RUN: %tessera-compile %s --target=sm_60 | FileCheck %s --check-prefix=FAST60
 
 // Fast math also lets multiplies and adds contract (mul.f32, not mul.rn.f32).
@@ -29,8 +31,15 @@
 // EXACT-NOT: mul.rn.f32 {{%r[0-9]+}}, {{%r[0-9]+}}, 0f3FB8AA3B;
 // EXACT: fma.rn.f32 {{%r[0-9]+}}, {{%r[0-9]+}}, 0f3FB8AA3B,
 // EXACT: div.rn.f32
-// FAST60: ex2.approx.ftz.f32
 // FAST60-NOT: tanh.approx
+// FAST60-NOT: __nv_tanhf
+// FAST60: ex2.approx.ftz.f32
+// FAST60: mul.f32 [[T:%r[0-9]+]], {{%r[0-9]+}}, 0f4038AA3B;
+// FAST60-NEXT: // begin inline asm
+// FAST60-NEXT: ex2.approx.ftz.f32 {{%r[0-9]+}}, [[T]];
+// FAST60: div.approx.ftz.f32
+// FAST60: setp.lt.f32 [[P:%p[0-9]+]], {{%r[0-9]+}}, 0f3D800000;
+// FAST60-NEXT: selp.f32 {{%r[0-9]+}}, {{%r[0-9]+}}, {{%r[0-9]+}}, [[P]];
 module attributes {tile.target = #tile.target<"sm_80">} {
   tile.kernel @math(%X: !tile.tensor<?x256xf32>, %Y: !tile.tensor<?x256xf32>)
       grid(affine_map<()[s0, s1] -> (s0)>) threads(128) blocks(%bx)
