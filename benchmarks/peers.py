@@ -3,6 +3,8 @@
 Times torch.add on float32 vectors of the benchmark sizes with CUDA events
 (warm-up, median of many runs, L2 flushed between runs, like the runtime's
 TimeIt) and prints one CSV row per size: peer,workload,median_ms,tb_per_s.
+--vector-add-only stops after the vector adds; --gemm-only skips the
+softmax, norm and epilogue peers (cuBLAS matmuls only).
 """
 
 import statistics
@@ -94,7 +96,8 @@ def main():
     sys.stdout.flush()
     if "--vector-add-only" in sys.argv:
         return
-    for name, m, n, dtype in (("softmax_f16", 16384, 8192, torch.float16),
+    gemm_only = "--gemm-only" in sys.argv
+    for name, m, n, dtype in () if gemm_only else (("softmax_f16", 16384, 8192, torch.float16),
                               ("softmax_f32", 16384, 8192, torch.float32),
                               ("softmax_f16_32000", 4096, 32000, torch.float16),
                               ("softmax_f16_1000", 65536, 1000, torch.float16)):
@@ -103,12 +106,12 @@ def main():
         sys.stdout.flush()
     epilogues = (("gelu", "gemm_bias_gelu_f16"), ("gelu_erf", "gemm_bias_gelu_erf_f16"),
                  ("silu", "gemm_bias_silu_f16"), ("residual", "gemm_bias_residual_f16"))
-    for kind, kernel in epilogues:
+    for kind, kernel in () if gemm_only else epilogues:
         for size in (2048, 8192):
             ms, tflops = gemm_epilogue(size, size, size, torch.float16, kind)
             print(f"torch unfused {kind},{kernel}/{size}x{size}x{size},{ms:.4f},{tflops:.1f} TFLOP/s")
             sys.stdout.flush()
-    for size in (2048, 8192):
+    for size in () if gemm_only else (2048, 8192):
         try:
             ms, tflops = gemm_epilogue(size, size, size, torch.float16, "gelu", compiled=True)
             print(f"torch.compile gelu,gemm_bias_gelu_f16/{size}x{size}x{size},{ms:.4f},"
@@ -117,7 +120,7 @@ def main():
             print(f"torch.compile gelu,gemm_bias_gelu_f16/{size}x{size}x{size},failed: "
                   f"{type(e).__name__}")
         sys.stdout.flush()
-    for name, layer in (("rmsnorm_f16", False), ("layernorm_f16", True)):
+    for name, layer in () if gemm_only else (("rmsnorm_f16", False), ("layernorm_f16", True)):
         ms, tbs = norm(16384, 8192, torch.float16, layer)
         print(f"torch.{name.split('_')[0]},{name}/16384x8192,{ms:.4f},{tbs:.3f} TB/s")
         sys.stdout.flush()

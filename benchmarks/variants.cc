@@ -99,6 +99,34 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
                                     "_t", k.threads);
     if (!Add(bundle, examples::GemmDynamic(config, name), target)) return false;
   }
+  // sm_80: eight warps of 64 x 64 (256 x 128 and 128 x 256 tiles) beside
+  // the default's four.
+  if (target == "sm_80") {
+    for (GemmKnobs k : {GemmKnobs{256, 128, 32, 3, 256}, GemmKnobs{128, 256, 32, 4, 256}}) {
+      examples::GemmConfig config = examples::GemmConfig::ForTarget(target);
+      config.bm = k.bm, config.bn = k.bn, config.bk = k.bk;
+      config.stages = k.stages, config.threads = k.threads;
+      std::string name = absl::StrCat("gemm_f16__", k.bm, "x", k.bn, "x", k.bk, "_s", k.stages,
+                                      "_t", k.threads, "_g8");
+      if (!Add(bundle, examples::GemmDynamic(config, name), target)) return false;
+    }
+  }
+  // sm_90a tile shapes beside the default 128 x 256: 128 x 192 makes the
+  // 3000 x 5000 grid 4.9 waves of 132 SMs instead of 3.6; 256 x 128 has four
+  // consumer warpgroups. Each in f16 and bf16.
+  if (target == "sm_90a") {
+    for (GemmKnobs k : {GemmKnobs{128, 192, 64, 4, 256}, GemmKnobs{256, 128, 64, 4, 512}}) {
+      for (DType dtype : {f16, bf16}) {
+        examples::GemmConfig config = examples::GemmConfig::ForTarget(target);
+        config.bm = k.bm, config.bn = k.bn, config.bk = k.bk;
+        config.stages = k.stages, config.threads = k.threads;
+        config.dtype = dtype;
+        std::string name = absl::StrCat(dtype == f16 ? "gemm_f16__" : "gemm_bf16__", k.bm, "x",
+                                        k.bn, "x", k.bk, "_s", k.stages, "_t", k.threads);
+        if (!Add(bundle, examples::GemmDynamic(config, name), target)) return false;
+      }
+    }
+  }
   // The fused GEMM through LLVM's O3 pipeline, against the kernel pipeline
   // the compiler runs by default (optLevel 2); --ab does the same for the GEMM.
   examples::GemmConfig defaults = examples::GemmConfig::ForTarget(target);

@@ -307,9 +307,15 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   int64_t threads = consumers + 128;
   int64_t share = std::min<int64_t>(caps_.registersPerThread,
                                     caps_.registersPerSM / threads / 8 * 8);
+  // setmaxnreg.inc takes registers only from the pool the block's own
+  // setmaxnreg.dec released (the producer's 128 threads, share - 40 each):
+  // asking the consumers for more than that pool holds blocks them forever
+  // (four consumer warpgroups at 96 registers: 104, not the 112 the SM's
+  // total would allow). ptxas gives a kernel with setmaxnreg exactly its
+  // launch-bound share.
   int64_t producerRegs = 40;
-  int64_t consumerRegs =
-      std::min<int64_t>(240, (caps_.registersPerSM - 128 * producerRegs) / consumers / 8 * 8);
+  int64_t consumerRegs = std::min<int64_t>(
+      240, (share + (share - producerRegs) * 128 / consumers) / 8 * 8);
   bool rebalance = caps_.hasWarpgroupMma && share < caps_.registersPerThread &&
                    consumerRegs > share;
 

@@ -41,6 +41,8 @@ mapfile -t examples < <(bundles pb; bundles variants.pb; bundles ab.pb)
   2>&1 | tee "$out/benchmark.txt"
 ((status |= PIPESTATUS[0]))
 [ "$peers" = 1 ] && python3 .device/peers.py 2>&1 | tee "$out/peers_after.csv"
+# The ceiling of the sm80 build's instruction on this GPU (registers only).
+./.device/mma_peak 2>&1 | tee "$out/mma_peak.txt"
 # SASS of the GEMMs: which instructions the tensor cores run.
 mkdir -p /tmp/kernels
 for t in $targets; do

@@ -25,3 +25,15 @@
 // The runtime's description: the producer warpgroup, the mbarriers' bytes
 // and the two tensor maps (A's 128 x 64 box, B's 64 x 64 panels).
 // LAUNCH: block 384 smem 232448 B target sm_90a, TMA arg0[128, 64] swizzle 128, TMA arg1[64, 64] swizzle 128
+
+// setmaxnreg: the consumers take only what the producer's setmaxnreg.dec
+// gives back (each warpgroup's share at launch is 65536 / threads, rounded
+// down to 8): 384 threads at 168 -> 232, 640 threads at 96 -> 104 (asking
+// for more would block the consumers forever).
+// RUN: %tessera-compile %t.room.mlir --emit=ptx | FileCheck %s --check-prefix=REGS2
+// RUN: %tessera-compile %S/Inputs/gemm-four-warpgroups.mlir --emit=ptx | FileCheck %s --check-prefix=REGS4
+// REGS2: setmaxnreg.dec.sync.aligned.u32 40;
+// REGS2: setmaxnreg.inc.sync.aligned.u32 232;
+// REGS4: .maxntid 640, 1, 1
+// REGS4: setmaxnreg.dec.sync.aligned.u32 40;
+// REGS4: setmaxnreg.inc.sync.aligned.u32 104;

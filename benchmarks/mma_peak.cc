@@ -1,0 +1,129 @@
+//===- mma_peak.cc - The tensor-core ceiling of mma.sync on this GPU ------===//
+//
+// Measures what mma.sync.aligned.m16n8k16 (f16 inputs, f32 accumulators, the
+// instruction of the sm80 build) can do on the GPU at hand with no memory
+// traffic at all: every warp issues 16 independent MMAs per loop iteration
+// from registers. On Hopper this is the ceiling of any mma.sync GEMM (the
+// sm80 build's kernels run through the driver's JIT there), to set beside
+// cuBLAS's wgmma figure. The PTX is written here by hand (runtime only: it
+// runs on the GPU machine, which has no compiler):
+//
+//   mma_peak [--blocks-per-sm=4] [--threads=256] [--iters=4096]
+//   mma_peak --ptx     # print the kernel's PTX (no GPU needed)
+//
+//===----------------------------------------------------------------------===//
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+#include "runtime/kernel.h"
+#include "runtime/launch.h"
+#include "runtime/timer.h"
+
+namespace {
+
+using namespace tessera::runtime;
+
+constexpr int kChains = 16;  // independent accumulator sets per warp
+
+/// The kernel: operands from the thread index (f16 values in [1, 1.25)),
+/// kChains independent m16n8k16 MMAs per iteration, the accumulators summed
+/// and stored so that nothing is dead.
+std::string MmaPeakPtx() {
+  std::string ptx = absl::StrCat(
+      ".version 7.0\n.target sm_80\n.address_size 64\n\n"
+      ".visible .entry mma_peak(.param .u64 out, .param .u32 iters)\n{\n"
+      "  .reg .pred %p;\n  .reg .b32 %a<4>, %b<2>, %i, %n, %t, %c, %g;\n"
+      "  .reg .f32 %d<",
+      4 * kChains,
+      ">, %s;\n  .reg .u64 %o, %off;\n"
+      "  mov.u32 %t, %tid.x;\n  mov.u32 %c, %ctaid.x;\n  mov.u32 %g, %ntid.x;\n"
+      "  and.b32 %a0, %t, 255;\n  mad.lo.u32 %a0, %a0, 65537, 1006648320;\n"  // 0x3c003c00
+      "  xor.b32 %a1, %a0, 5;\n  xor.b32 %a2, %a0, 10;\n  xor.b32 %a3, %a0, 15;\n"
+      "  xor.b32 %b0, %a0, 3;\n  xor.b32 %b1, %a0, 12;\n");
+  for (int r = 0; r < 4 * kChains; ++r) absl::StrAppend(&ptx, "  mov.f32 %d", r, ", 0f00000000;\n");
+  absl::StrAppend(&ptx, "  ld.param.u32 %n, [iters];\n  mov.u32 %i, 0;\nLOOP:\n");
+  for (int c = 0; c < kChains; ++c) {
+    std::string d = absl::StrFormat("%%d%d, %%d%d, %%d%d, %%d%d", 4 * c, 4 * c + 1, 4 * c + 2,
+                                    4 * c + 3);
+    absl::StrAppend(&ptx,
+                    "  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {", d,
+                    "}, {%a0, %a1, %a2, %a3}, {%b0, %b1}, {", d, "};\n");
+  }
+  absl::StrAppend(&ptx,
+                  "  add.u32 %i, %i, 1;\n  setp.lt.u32 %p, %i, %n;\n  @%p bra LOOP;\n"
+                  "  mov.f32 %s, 0f00000000;\n");
+  for (int r = 0; r < 4 * kChains; ++r) absl::StrAppend(&ptx, "  add.f32 %s, %s, %d", r, ";\n");
+  absl::StrAppend(&ptx,
+                  "  mad.lo.u32 %c, %c, %g, %t;\n  mul.wide.u32 %off, %c, 4;\n"
+                  "  ld.param.u64 %o, [out];\n  add.u64 %o, %o, %off;\n"
+                  "  st.global.f32 [%o], %s;\n  ret;\n}\n");
+  return ptx;
+}
+
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "mma_peak: %s\n", std::string(status.message()).c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int blocksPerSm = 4, threads = 256, iters = 4096;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--ptx") == 0) {
+      std::fputs(MmaPeakPtx().c_str(), stdout);
+      return 0;
+    }
+    if (std::sscanf(argv[i], "--blocks-per-sm=%d", &blocksPerSm) == 1) continue;
+    if (std::sscanf(argv[i], "--threads=%d", &threads) == 1) continue;
+    if (std::sscanf(argv[i], "--iters=%d", &iters) == 1) continue;
+    std::fprintf(stderr, "mma_peak: unknown argument '%s' (flags: --blocks-per-sm=N "
+                         "--threads=N --iters=N --ptx)\n", argv[i]);
+    return 2;
+  }
+  absl::StatusOr<Device> device = Device::Open(0);
+  if (!device.ok()) return Fail(device.status());
+  int64_t blocks = int64_t(device->sm_count()) * blocksPerSm;
+
+  CompiledKernel spec;
+  spec.set_target("sm_80");
+  spec.set_entry("mma_peak");
+  spec.set_ptx(MmaPeakPtx());
+  spec.set_block_threads(threads);
+  Param* out = spec.add_params();
+  out->set_name("out");
+  out->set_kind(Param::KIND_TENSOR);
+  out->set_dtype(DTYPE_F32);
+  out->add_shape(blocks * threads);
+  Param* count = spec.add_params();
+  count->set_name("iters");
+  count->set_kind(Param::KIND_SCALAR);
+  count->set_dtype(DTYPE_I32);
+  Expr* grid = spec.add_grid();
+  grid->set_op(Expr::OP_CONSTANT);
+  grid->set_value(blocks);
+
+  absl::StatusOr<LoadedKernel> kernel = LoadedKernel::Load(spec);
+  if (!kernel.ok()) return Fail(kernel.status());
+  absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(blocks * threads * 4);
+  if (!buffer.ok()) return Fail(buffer.status());
+  std::vector<KernelArg> args = {TensorArg{buffer->ptr(), DTYPE_F32, {blocks * threads}},
+                                 ScalarArg::I32(iters)};
+  TimingOptions timing;
+  timing.flush_l2 = false;
+  absl::StatusOr<TimingResult> result =
+      TimeIt([&] { return Launch(*kernel, args); }, timing);
+  if (!result.ok()) return Fail(result.status());
+  double flops = double(blocks) * (threads / 32) * iters * kChains * (2.0 * 16 * 8 * 16);
+  std::printf("mma_peak: mma.sync.m16n8k16 f16->f32 from registers, %lld blocks x %d threads, "
+              "%d iterations x %d MMAs per warp: %.4f ms median, %.1f TFLOP/s\n",
+              static_cast<long long>(blocks), threads, iters, kChains, result->median_ms,
+              flops / (result->median_ms * 1e-3) / 1e12);
+  return 0;
+}
