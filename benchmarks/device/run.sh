@@ -27,22 +27,23 @@ for t in $targets; do
   bundle=.device/bundles/$t.probe.pb
   [ -f "$bundle" ] || continue
   for k in $(./.device/tessera-run --bundle="$bundle" --list | grep -o '^probe_[0-9a-z_]*' | sort -u); do
-    ./.device/gemm_probe "$out/probe" --only="$k" "$bundle" 2>&1 | sed "s/^/$t /" | tee -a "$out/probe.txt"
+    timeout 30 ./.device/gemm_probe "$out/probe" --only="$k" "$bundle" 2>&1 | sed "s/^/$t /" | tee -a "$out/probe.txt"
     ((status |= PIPESTATUS[0]))
   done
 done
 tar czf "$out/probe.tgz" -C "$out" probe && rm -rf "$out/probe"
 mapfile -t conformance < <(bundles conformance.pb)
-./.device/device_runner --workloads=conformance --csv="$out/conformance.csv" \
+# Each step under a time limit: a kernel that hangs costs its step, not the run.
+timeout 150 ./.device/device_runner --workloads=conformance --csv="$out/conformance.csv" \
   "${conformance[@]}" 2>&1 | tee "$out/conformance.txt"
 ((status |= PIPESTATUS[0]))
 mapfile -t examples < <(bundles pb; bundles variants.pb; bundles ab.pb)
-./.device/device_runner --workloads=benchmark --csv="$out/benchmark.csv" "${examples[@]}" \
-  2>&1 | tee "$out/benchmark.txt"
+timeout 360 ./.device/device_runner --workloads=benchmark --csv="$out/benchmark.csv" \
+  "${examples[@]}" 2>&1 | tee "$out/benchmark.txt"
 ((status |= PIPESTATUS[0]))
 [ "$peers" = 1 ] && python3 .device/peers.py 2>&1 | tee "$out/peers_after.csv"
 # The ceiling of the sm80 build's instruction on this GPU (registers only).
-./.device/mma_peak 2>&1 | tee "$out/mma_peak.txt"
+timeout 30 ./.device/mma_peak 2>&1 | tee "$out/mma_peak.txt"
 # SASS of the GEMMs: which instructions the tensor cores run.
 mkdir -p /tmp/kernels
 for t in $targets; do
