@@ -6,10 +6,11 @@
 // the benchmarks. It links only the runtime (no LLVM, no MLIR), so a
 // statically linked build travels to a GPU machine that has no compiler.
 //
-//   device_runner [--workloads=all|conformance|benchmark] [--csv=FILE] B.pb...
+//   device_runner [--workloads=all|conformance|benchmark] [--kernels=A,B] [--csv=FILE] B.pb...
 //
 //===----------------------------------------------------------------------===//
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "examples/workloads/workloads.h"
 #include "runtime/bundle.h"
 #include "runtime/device.h"
@@ -25,12 +27,16 @@
 int main(int argc, char** argv) {
   using namespace tessera;
   std::string which = "all", csvPath;
+  // --kernels=a,b: only these kernel entries (default: every kernel).
+  std::vector<std::string> only;
   std::vector<std::string> bundles;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--workloads=", 12) == 0)
       which = argv[i] + 12;
     else if (std::strncmp(argv[i], "--csv=", 6) == 0)
       csvPath = argv[i] + 6;
+    else if (std::strncmp(argv[i], "--kernels=", 10) == 0)
+      only = absl::StrSplit(argv[i] + 10, ',', absl::SkipEmpty());
     else if (argv[i][0] == '-') {
       std::fprintf(stderr, "device_runner: unknown flag '%s'\n", argv[i]);
       return 2;
@@ -39,7 +45,7 @@ int main(int argc, char** argv) {
   }
   if (bundles.empty()) {
     std::fprintf(stderr, "device_runner: no bundle given (usage: device_runner [--workloads=all|"
-                         "conformance|benchmark] [--csv=FILE] BUNDLE.pb...)\n");
+                         "conformance|benchmark] [--kernels=A,B] [--csv=FILE] BUNDLE.pb...)\n");
     return 2;
   }
   absl::StatusOr<runtime::Device> device = runtime::Device::Open(0);
@@ -61,6 +67,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     for (const runtime::CompiledKernel& spec : bundle->kernels()) {
+      if (!only.empty() && std::find(only.begin(), only.end(), spec.entry()) == only.end())
+        continue;
       absl::StatusOr<runtime::LoadedKernel> kernel = runtime::LoadedKernel::Load(spec);
       if (!kernel.ok()) {
         std::printf("%-8s %-34s FAIL load: %s\n", spec.target().c_str(), spec.entry().c_str(),

@@ -239,6 +239,15 @@ private:
   /// among the slots so the fragment stays in registers.
   Value loadReplicated(const BufferInfo &info, ArrayRef<Value> indices);
   void storeReplicated(const BufferInfo &info, ArrayRef<Value> indices, Value value);
+  /// Whether `vector` consecutive elements of a row of shared buffer `info`
+  /// (starting at a multiple of `vector`) move as one 4-, 8- or 16-byte
+  /// access (they stay contiguous under the swizzle).
+  bool isSharedVector(const BufferInfo &info, int64_t vector);
+  /// `values` at `coords` and the elements after it along the last
+  /// dimension (coords' last a multiple of their count): one vector access
+  /// where isSharedVector allows, else one per element.
+  void storeShared(const BufferInfo &info, ArrayRef<Value> coords, ArrayRef<Value> values);
+  SmallVector<Value> loadShared(const BufferInfo &info, ArrayRef<Value> coords, int64_t vector);
   /// A distribution for cooperative copies of a tile through shared memory.
   DistributionAttr copyDistribution(BufferType tile, Type globalElementType);
   /// True when every vector of `vector` elements the copy touches in `tensor`

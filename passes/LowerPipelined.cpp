@@ -478,11 +478,8 @@ void KernelLowering::storeRegistersToTile(CopyOp copy, ArrayRef<Value> values) {
   DistributionAttr dist = copyDistribution(tile, tensors_[copy.getSrc()].type.getElementType());
   size_t next = 0;
   forEachChunk(tile.getShape(), dist, [&](const Chunk &chunk) {
-    for (int64_t v = 0; v < dist.getVector(); ++v) {
-      SmallVector<Value> coords(chunk.coords);
-      coords.back() = add(coords.back(), cst(v));
-      memref::StoreOp::create(b_, loc_, values[next++], dst.memref, sharedIndices(dst, coords));
-    }
+    storeShared(dst, chunk.coords, values.slice(next, dist.getVector()));
+    next += dist.getVector();
   });
 }
 

@@ -457,6 +457,62 @@ Value KernelLowering::sharedAddress(const BufferInfo &info, ArrayRef<Value> coor
   return arith::IndexCastOp::create(b_, loc_, b_.getI64Type(), bytes);
 }
 
+bool KernelLowering::isSharedVector(const BufferInfo &info, int64_t vector) {
+  int64_t eltBytes = getElementBytes(info.type.getElementType());
+  int64_t bytes = vector * eltBytes;
+  // One 4-, 8- or 16-byte access inside one row and one 16-byte chunk (the
+  // unit the swizzle permutes), aligned: rows are whole vectors and buffers
+  // start 128-byte aligned.
+  return vector > 1 && (bytes == 4 || bytes == 8 || bytes == 16) &&
+         (info.type.getShape().back() * eltBytes) % bytes == 0;
+}
+
+void KernelLowering::storeShared(const BufferInfo &info, ArrayRef<Value> coords,
+                                 ArrayRef<Value> values) {
+  int64_t vector = values.size();
+  if (!isSharedVector(info, vector)) {
+    for (int64_t v = 0; v < vector; ++v) {
+      SmallVector<Value> at(coords);
+      at.back() = add(at.back(), cst(v));
+      memref::StoreOp::create(b_, loc_, values[v], info.memref, sharedIndices(info, at));
+    }
+    return;
+  }
+  Type i32 = b_.getI32Type();
+  auto vecType = VectorType::get({vector}, values.front().getType());
+  Value vec = LLVM::PoisonOp::create(b_, loc_, vecType);
+  for (int64_t v = 0; v < vector; ++v)
+    vec = LLVM::InsertElementOp::create(b_, loc_, vec, values[v],
+                                        arith::ConstantIntOp::create(b_, loc_, i32, v));
+  auto sharedPtr = LLVM::LLVMPointerType::get(b_.getContext(), 3);
+  Value address = LLVM::IntToPtrOp::create(b_, loc_, sharedPtr, sharedAddress(info, coords));
+  LLVM::StoreOp::create(b_, loc_, vec, address,
+                        vector * getElementBytes(info.type.getElementType()));
+}
+
+SmallVector<Value> KernelLowering::loadShared(const BufferInfo &info, ArrayRef<Value> coords,
+                                              int64_t vector) {
+  SmallVector<Value> values;
+  if (!isSharedVector(info, vector)) {
+    for (int64_t v = 0; v < vector; ++v) {
+      SmallVector<Value> at(coords);
+      at.back() = add(at.back(), cst(v));
+      values.push_back(memref::LoadOp::create(b_, loc_, info.memref, sharedIndices(info, at)));
+    }
+    return values;
+  }
+  Type i32 = b_.getI32Type();
+  auto vecType = VectorType::get({vector}, info.type.getElementType());
+  auto sharedPtr = LLVM::LLVMPointerType::get(b_.getContext(), 3);
+  Value address = LLVM::IntToPtrOp::create(b_, loc_, sharedPtr, sharedAddress(info, coords));
+  Value vec = LLVM::LoadOp::create(b_, loc_, vecType, address,
+                                   vector * getElementBytes(info.type.getElementType()));
+  for (int64_t v = 0; v < vector; ++v)
+    values.push_back(LLVM::ExtractElementOp::create(
+        b_, loc_, vec, arith::ConstantIntOp::create(b_, loc_, i32, v)));
+  return values;
+}
+
 DistributionAttr KernelLowering::copyDistribution(BufferType tile, Type globalElementType) {
   int64_t vector = std::max<int64_t>(1, caps_.globalVectorBytes / getElementBytes(globalElementType));
   int64_t threads = kernel_.getThreads();
@@ -744,24 +800,18 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
 
   forEachOwned(tile.getShape(), dist, mma, [&](const Chunk &chunk) {
     auto at = [&](ArrayRef<Value> offsets) { return tensorCoords(offsets, chunk); };
-    auto vectorCoords = [&](int64_t v) {
-      SmallVector<Value> coords(chunk.coords);
-      coords.back() = add(coords.back(), cst(v));
-      return coords;
-    };
     // Read the chunk's elements.
     SmallVector<Value> values;
     if (srcTensor) {
       values = loadGlobal(tensors_[copy.getSrc()], at(srcOffsets), vector, aligned);
     } else {
       const BufferInfo &src = buffers_[copy.getSrc()];
-      for (int64_t v = 0; v < vector; ++v) {
-        if (src.type.isFragment())
+      if (src.type.isFragment()) {
+        for (int64_t v = 0; v < vector; ++v)
           values.push_back(memref::LoadOp::create(b_, loc_, src.memref,
                                                   ValueRange{cst(chunk.firstSlot + v)}));
-        else
-          values.push_back(
-              memref::LoadOp::create(b_, loc_, src.memref, sharedIndices(src, vectorCoords(v))));
+      } else {
+        values = loadShared(src, chunk.coords, vector);
       }
     }
     for (Value &value : values)
@@ -772,14 +822,13 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
       return;
     }
     const BufferInfo &dst = buffers_[copy.getDst()];
-    for (int64_t v = 0; v < vector; ++v) {
-      if (dst.type.isFragment())
-        memref::StoreOp::create(b_, loc_, values[v], dst.memref,
-                                ValueRange{cst(chunk.firstSlot + v)});
-      else
-        memref::StoreOp::create(b_, loc_, values[v], dst.memref,
-                                sharedIndices(dst, vectorCoords(v)));
+    if (!dst.type.isFragment()) {
+      storeShared(dst, chunk.coords, values);
+      return;
     }
+    for (int64_t v = 0; v < vector; ++v)
+      memref::StoreOp::create(b_, loc_, values[v], dst.memref,
+                              ValueRange{cst(chunk.firstSlot + v)});
   });
   // No barrier after: every lowering that touches shared memory starts with
   // one, which also orders this copy's shared accesses before the next

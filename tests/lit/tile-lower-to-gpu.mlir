@@ -75,8 +75,9 @@ module attributes {tile.target = #tile.target<"sm_80">} {
 // Shared buffers are views of the dynamic shared memory at their planned
 // offset; every copy that touches shared memory starts with a barrier
 // (one between two copies, none after the last). A 2-D tensor with a dynamic inner dimension has rows of unknown
-// alignment: scalar loads. With a static inner dimension of 64 f16 the
-// stores are 16-byte vectors.
+// alignment: scalar loads. Shared rows of 64 f16 take 16-byte vector
+// stores and loads (8 elements stay contiguous under any swizzle). With a
+// static inner dimension of 64 f16 the global stores are 16-byte vectors.
 // CHECK-LABEL: gpu.func @staged
 // CHECK-SAME: (%[[X:[a-z0-9]+]]: !llvm.ptr<1> {llvm.align = 16 : i64}, %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64, %[[Y:[a-z0-9]+]]: !llvm.ptr<1> {llvm.align = 16 : i64}, %{{[a-z0-9]+}}: i64)
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
@@ -84,13 +85,15 @@ module attributes {tile.target = #tile.target<"sm_80">} {
 // CHECK: %[[C4096:.*]] = arith.constant 4096 : index
 // CHECK: %[[VIEW:.*]] = memref.view %[[SMEM]][%[[C4096]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
 // CHECK: gpu.barrier
-// CHECK-NOT: vector<8xf16>
+// CHECK-NOT: !llvm.ptr<1> -> vector<8xf16>
 // CHECK: llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr<1> -> f16
-// CHECK-NOT: vector<8xf16>
-// CHECK: memref.store %{{.*}}, %[[VIEW]][%{{.*}}, %{{.*}}] : memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK-NOT: !llvm.ptr<1> -> vector<8xf16>
+// CHECK: memref.extract_aligned_pointer_as_index %[[VIEW]]
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<3>
 // CHECK: gpu.barrier
 // CHECK-NOT: gpu.barrier
-// CHECK: memref.load %[[VIEW]][%{{.*}}, %{{.*}}] : memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK: memref.extract_aligned_pointer_as_index %[[VIEW]]
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xf16>
 // CHECK: llvm.getelementptr inbounds %[[Y]]
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<1>
 // CHECK-NOT: gpu.barrier

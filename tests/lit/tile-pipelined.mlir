@@ -97,9 +97,11 @@
 // PREFETCH-NOT: bar.sync
 // PREFETCH: st.shared.v4.b32
 // PREFETCH-NOT: bar.sync
-// PREFETCH: st.shared.v4.b32 [{{%rd[0-9]+}}+8192]
+// PREFETCH: st.shared.v4.b32
 // PREFETCH-NOT: bar.sync
-// PREFETCH: st.shared.v4.b32 [{{%rd[0-9]+}}+8192]
+// PREFETCH: st.shared.v4.b32
+// PREFETCH-NOT: bar.sync
+// PREFETCH: st.shared.v4.b32
 // PREFETCH-NEXT: bar.sync 0;
 // PREFETCH-NOT: bar.sync
 // PREFETCH: ld.global.v4.b32
