@@ -4,7 +4,8 @@ Times torch.add on float32 vectors of the benchmark sizes with CUDA events
 (warm-up, median of many runs, L2 flushed between runs, like the runtime's
 TimeIt) and prints one CSV row per size: peer,workload,median_ms,tb_per_s.
 --vector-add-only stops after the vector adds; --gemm-only skips the
-softmax, norm and epilogue peers (cuBLAS matmuls only).
+softmax, norm and epilogue peers (cuBLAS matmuls only); --only=A,B keeps the
+workloads whose name contains A or B.
 """
 
 import statistics
@@ -89,47 +90,61 @@ def gemm_epilogue(m, n, k, dtype, kind, compiled=False):
 
 
 def main():
+    gemm_only = "--gemm-only" in sys.argv
+    only = [a[len("--only="):].split(",") for a in sys.argv if a.startswith("--only=")]
+    only = only[0] if only else None
+
+    def want(workload, gemm=False):
+        if gemm_only and not gemm:
+            return False
+        return only is None or any(part in workload for part in only)
+
+    def report(peer, workload, ms, rate, unit):
+        print(f"{peer},{workload},{ms:.4f},{rate:.3f} {unit}" if unit == "TB/s"
+              else f"{peer},{workload},{ms:.4f},{rate:.1f} {unit}")
+        sys.stdout.flush()
+
     print("peer,workload,median_ms,rate")
     for n in (1 << 28, (1 << 28) - 3):
-        ms, tbs = vector_add(n)
-        print(f"torch.add,vector_add/n={n},{ms:.4f},{tbs:.3f} TB/s")
-    sys.stdout.flush()
+        if want(f"vector_add/n={n}") or "--vector-add-only" in sys.argv:
+            report("torch.add", f"vector_add/n={n}", *vector_add(n), "TB/s")
     if "--vector-add-only" in sys.argv:
         return
-    gemm_only = "--gemm-only" in sys.argv
-    for name, m, n, dtype in () if gemm_only else (("softmax_f16", 16384, 8192, torch.float16),
+    for name, m, n, dtype in (("softmax_f16", 16384, 8192, torch.float16),
                               ("softmax_f32", 16384, 8192, torch.float32),
                               ("softmax_f16_32000", 4096, 32000, torch.float16),
                               ("softmax_f16_1000", 65536, 1000, torch.float16)):
-        ms, tbs = softmax(m, n, dtype)
-        print(f"torch.softmax,{name}/{m}x{n},{ms:.4f},{tbs:.3f} TB/s")
-        sys.stdout.flush()
+        if want(f"{name}/{m}x{n}"):
+            report("torch.softmax", f"{name}/{m}x{n}", *softmax(m, n, dtype), "TB/s")
     epilogues = (("gelu", "gemm_bias_gelu_f16"), ("gelu_erf", "gemm_bias_gelu_erf_f16"),
                  ("silu", "gemm_bias_silu_f16"), ("residual", "gemm_bias_residual_f16"))
-    for kind, kernel in () if gemm_only else epilogues:
+    for kind, kernel in epilogues:
         for size in (2048, 8192):
-            ms, tflops = gemm_epilogue(size, size, size, torch.float16, kind)
-            print(f"torch unfused {kind},{kernel}/{size}x{size}x{size},{ms:.4f},{tflops:.1f} TFLOP/s")
-            sys.stdout.flush()
-    for size in () if gemm_only else (2048, 8192):
+            workload = f"{kernel}/{size}x{size}x{size}"
+            if want(workload):
+                report(f"torch unfused {kind}", workload,
+                       *gemm_epilogue(size, size, size, torch.float16, kind), "TFLOP/s")
+    for size in (2048, 8192):
+        workload = f"gemm_bias_gelu_f16/{size}x{size}x{size}"
+        if not want(workload):
+            continue
         try:
-            ms, tflops = gemm_epilogue(size, size, size, torch.float16, "gelu", compiled=True)
-            print(f"torch.compile gelu,gemm_bias_gelu_f16/{size}x{size}x{size},{ms:.4f},"
-                  f"{tflops:.1f} TFLOP/s")
+            report("torch.compile gelu", workload,
+                   *gemm_epilogue(size, size, size, torch.float16, "gelu", compiled=True),
+                   "TFLOP/s")
         except Exception as e:  # Inductor needs a working Triton toolchain
-            print(f"torch.compile gelu,gemm_bias_gelu_f16/{size}x{size}x{size},failed: "
-                  f"{type(e).__name__}")
-        sys.stdout.flush()
-    for name, layer in () if gemm_only else (("rmsnorm_f16", False), ("layernorm_f16", True)):
-        ms, tbs = norm(16384, 8192, torch.float16, layer)
-        print(f"torch.{name.split('_')[0]},{name}/16384x8192,{ms:.4f},{tbs:.3f} TB/s")
-        sys.stdout.flush()
+            print(f"torch.compile gelu,{workload},failed: {type(e).__name__}")
+            sys.stdout.flush()
+    for name, layer in (("rmsnorm_f16", False), ("layernorm_f16", True)):
+        if want(f"{name}/16384x8192"):
+            report(f"torch.{name.split('_')[0]}", f"{name}/16384x8192",
+                   *norm(16384, 8192, torch.float16, layer), "TB/s")
     for name, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
         for m, n, k in ((2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
                         (3000, 5000, 4000), (8192, 8192, 1000)):
-            ms, tflops = matmul(m, n, k, dtype)
-            print(f"torch.matmul,gemm_{name}/{m}x{n}x{k},{ms:.4f},{tflops:.1f} TFLOP/s")
-            sys.stdout.flush()
+            workload = f"gemm_{name}/{m}x{n}x{k}"
+            if want(workload, gemm=True):
+                report("torch.matmul", workload, *matmul(m, n, k, dtype), "TFLOP/s")
 
 
 if __name__ == "__main__":
