@@ -80,9 +80,6 @@ static Illegality whyIllegalFor(const MmaAtom &atom, tile::GemmOp gemm, int64_t 
   std::string type = elt.isF16() ? "f16" : elt.isBF16() ? "bf16" : "f32";
   if (!llvm::is_contained(atom.inputTypes, type))
     return {atom.name + " does not take " + type + " inputs", true};
-  std::string why = whyIllegal(atom, type, gemm.getM(), gemm.getN(), gemm.getK(), threads);
-  if (!why.empty())
-    return {why};
   if (!b.isShared())
     return {atom.name + " reads B from shared memory", true};
   bool aInRegisters = a.isFragment();
@@ -90,6 +87,9 @@ static Illegality whyIllegalFor(const MmaAtom &atom, tile::GemmOp gemm, int64_t 
     return {atom.name + " reads A from shared memory", true};
   if (!aInRegisters && !atom.aFromShared)
     return {atom.name + " reads A from registers", true};
+  std::string why = whyIllegal(atom, type, gemm.getM(), gemm.getN(), gemm.getK(), threads);
+  if (!why.empty())
+    return {why};
   if (aInRegisters && gemm.getTransposeA())
     return {atom.name + " reads A from registers only as M x K (not transposed)"};
   if (atom.threads == 1)

@@ -122,9 +122,18 @@ void stageFragmentOperands(KernelOp kernel, const Backend &backend, const Comput
     };
     if (cast<BufferType>(gemm.getB().getType()).isFragment())
       stage(gemm.getBMutable(), "no atom reads B from registers");
-    if (cast<BufferType>(gemm.getA().getType()).isFragment() &&
-        !findMmaAtom(gemm, backend, cc, kernel.getThreads()))
-      stage(gemm.getAMutable(), "no atom of " + cc.str() + " reads this A from registers");
+    // A reduction's result is replicated (every thread holds it whole), not
+    // in any atom's A layout.
+    Value a = gemm.getA();
+    bool reduced = llvm::any_of(a.getUsers(), [&](Operation *user) {
+      auto reduce = dyn_cast<ReduceOp>(user);
+      return reduce && reduce.getDst() == a;
+    });
+    if (cast<BufferType>(a.getType()).isFragment() &&
+        (reduced || !findMmaAtom(gemm, backend, cc, kernel.getThreads())))
+      stage(gemm.getAMutable(), reduced ? "a reduction's result is held whole by every thread, "
+                                          "in no atom's A layout"
+                                        : "no atom of " + cc.str() + " reads this A from registers");
   }
 }
 

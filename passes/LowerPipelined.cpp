@@ -37,15 +37,32 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
   // gemms' accumulators (an epilogue or a cast in the loop reads them right
   // away) and no gemm reads A from registers (the next iteration would
   // rewrite them under the MMA still reading them).
+  // Nor when the body writes shared memory other than through the copies
+  // ahead (a staged fragment operand, a tile.parallel): the write would land
+  // while the previous iteration's MMAs may still read the buffer.
   bool asyncMma = false, keepInFlight = true;
-  for (Operation &op : loop.getBodyBlock())
+  auto isShared = [](Value buffer) {
+    auto type = dyn_cast<BufferType>(buffer.getType());
+    return type && type.isShared();
+  };
+  for (Operation &op : loop.getBodyBlock()) {
     if (auto gemm = dyn_cast<GemmOp>(op)) {
       FailureOr<MmaAtom> atom = selectMmaAtom(gemm, backend_, cc_, kernel_.getThreads());
       asyncMma |= succeeded(atom) && atom->readsSharedAsync;
       keepInFlight &= !cast<BufferType>(gemm.getA().getType()).isFragment();
       for (Operation *user : gemm.getC().getUsers())
         keepInFlight &= isa<GemmOp>(user) || !loop->isProperAncestor(user);
+    } else if (!ahead.contains(&op)) {
+      op.walk([&](Operation *inner) {
+        if (auto copy = dyn_cast<CopyOp>(inner))
+          keepInFlight &= !isShared(copy.getDst());
+        else if (auto store = dyn_cast<StoreOp>(inner))
+          keepInFlight &= !isShared(store.getBuffer());
+        else if (isa<FillOp, ClearOp>(inner))
+          keepInFlight &= !isShared(inner->getOperand(0));
+      });
     }
+  }
   int64_t inFlight = asyncMma && keepInFlight && stages >= 3 ? 1 : 0;
   int64_t distance = stages - 1 - inFlight;
 

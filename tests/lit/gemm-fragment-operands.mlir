@@ -20,6 +20,12 @@
 // RUN: not %tessera-compile %S/Inputs/gemm-layout-conflict.mlir --target=sm_80 --emit=ptx 2>&1 | FileCheck %s --check-prefix=CONFLICT
 // A transposed A is read from registers by no atom: staged.
 // RUN: %tessera-compile %s --target=sm_80 --emit=tile 2>&1 | FileCheck %s --check-prefix=TRANSPOSED
+// A reduction's result (held whole by every thread) as A: staged.
+// RUN: %tessera-compile %S/Inputs/gemm-reduced-a.mlir --emit=ptx 2>&1 | FileCheck %s --check-prefix=REDUCED
+// A staged operand is rewritten every iteration: no wgmma group stays in
+// flight across iterations (wait 0, never 1), or the next iteration's
+// st.shared would overwrite it under the MMAs still reading it.
+// RUN: %tessera-compile %S/Inputs/gemm-staged-pipelined.mlir --emit=ptx | FileCheck %s --check-prefix=INFLIGHT
 
 // LAYOUT80: tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 16, n = 8, warps_m = 4, warps_n = 1>, name = "s"}
 // LAYOUT80: tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 16, n = 8, warps_m = 4, warps_n = 1>, name = "p"}
@@ -51,6 +57,14 @@
 // STAGEDB90: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
 // CONFLICT: gemm-layout-conflict.mlir:25:5: error: layout conflict: fragment 'p' of type '!tile.buffer<64x64xf16, fragment>' is the A operand (in registers) of this gemm, which needs #tile.mma_layout<m = 16, n = 8, warps_m = 4, warps_n = 1>, but fragment 's' of type '!tile.buffer<64x64xf32, fragment>', which shares its registers (used with it in a tile.parallel or copied into it), is the accumulator of another gemm, which needs a distribution across threads (SIMT FMA); copy one of them to a shared buffer to use both
 // CONFLICT: gemm-layout-conflict.mlir:18:5: note: the other gemm is here
+// REDUCED: remark: staging fragment 'p' of type '!tile.buffer<4x8xf32, fragment>' through shared memory (128 bytes): a reduction's result is held whole by every thread, in no atom's A layout
+// REDUCED: fma.rn.f32
+// INFLIGHT: cp.async.cg.shared.global
+// INFLIGHT: fence.proxy.async.shared::cta;
+// INFLIGHT: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// INFLIGHT-NOT: wgmma.wait_group.sync.aligned 1;
+// INFLIGHT: wgmma.wait_group.sync.aligned 0;
+// INFLIGHT-NOT: wgmma.wait_group.sync.aligned 1;
 // TRANSPOSED: remark: staging fragment 'at' of type '!tile.buffer<32x64xf16, fragment>' through shared memory (4096 bytes): no atom of sm_80 reads this A from registers
 // TRANSPOSED: tile.gemm %0, %{{.*}}, %{{.*}} {atom = "SM80_16x8x16_F32F16F16F32_TN", transpose_a}
 module attributes {tile.target = #tile.target<"sm_80">} {

@@ -1,0 +1,27 @@
+// A pipelined GEMM whose B tile goes through a fragment (a staged operand
+// written in every iteration): no wgmma group may stay in flight across
+// iterations, or the next iteration's st.shared would overwrite the staged
+// B under the MMAs still reading it.
+module attributes {tile.target = #tile.target<"sm_90a">} {
+  tile.kernel @staged_b(%A: !tile.tensor<?x?xf16>, %B: !tile.tensor<?x?xf16>, %C: !tile.tensor<?x?xf16>)
+      grid(affine_map<()[s0, s1, s2, s3, s4, s5] -> (s5 ceildiv 64, s0 ceildiv 64)>) threads(128) blocks(%bx, %by)
+      attributes {dim_divisibility = array<i64: 1, 8, 8, 8, 1, 8>} {
+    %As = tile.alloc_shared {name = "As"} : !tile.buffer<64x32xf16, shared>
+    %Bf = tile.alloc_fragment {name = "Bf"} : !tile.buffer<32x64xf16, fragment>
+    %acc = tile.alloc_fragment {name = "acc"} : !tile.buffer<64x64xf32, fragment>
+    tile.clear %acc : !tile.buffer<64x64xf32, fragment>
+    %c32 = arith.constant 32 : index
+    %c64 = arith.constant 64 : index
+    %k = tile.dim %A[1] : !tile.tensor<?x?xf16>
+    %count = arith.ceildivui %k, %c32 : index
+    %row = arith.muli %by, %c64 : index
+    %col = arith.muli %bx, %c64 : index
+    tile.pipelined %i = 0 to %count stages 3 {
+      %kk = arith.muli %i, %c32 : index
+      tile.copy %A[%row, %kk] to %As : !tile.tensor<?x?xf16> to !tile.buffer<64x32xf16, shared>
+      tile.copy %B[%kk, %col] to %Bf : !tile.tensor<?x?xf16> to !tile.buffer<32x64xf16, fragment>
+      tile.gemm %As, %Bf, %acc : !tile.buffer<64x32xf16, shared>, !tile.buffer<32x64xf16, fragment>, !tile.buffer<64x64xf32, fragment>
+    }
+    tile.copy %acc to %C[%row, %col] : !tile.buffer<64x64xf32, fragment> to !tile.tensor<?x?xf16>
+  }
+}
