@@ -670,6 +670,7 @@ const std::vector<Workload>& AllWorkloads() {
       // A and B in fragments; chained gemms with the intermediate in
       // registers (tails: M, N not multiples of 64).
       Gemm("gemm_f16_fragments", 257, 383, 129, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_staged_b", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
       GemmChain(200, 300),
       GemmChain(64, 64),
       GemmChain(1, 1),

@@ -74,6 +74,30 @@ Kernel GemmFragments() {
   return T.Build();
 }
 
+/// C = A B with A through shared memory, pipelined 3 deep, and B through a
+/// fragment, staged to shared memory in every iteration: the staged copy
+/// must wait for the previous iteration's MMAs (no wgmma group in flight).
+Kernel GemmStagedB() {
+  constexpr int64_t kBm = 64, kBn = 64, kBk = 32;
+  KernelBuilder T("gemm_f16_staged_b");
+  Dim M = Dim::Dynamic("M"), N = Dim::Dynamic("N", 8), K = Dim::Dynamic("K", 8);
+  auto A = T.Tensor("A", {M, K}, f16), B = T.Tensor("B", {K, N}, f16);
+  auto C = T.Tensor("C", {M, N}, f16);
+  T.Launch({CeilDiv(N, kBn), CeilDiv(M, kBm)}, 128, [&](Index bx, Index by) {
+    auto as = T.AllocShared({kBm, kBk}, f16, "as");
+    auto b = T.AllocFragment({kBk, kBn}, f16, "b");
+    auto acc = T.AllocFragment({kBm, kBn}, f32, "acc");
+    T.Clear(acc);
+    T.Pipelined(CeilDiv(K, kBk), 3, [&](Index k) {
+      T.Copy(A.Tile(by * kBm, k * kBk), as);
+      T.Copy(B.Tile(k * kBk, bx * kBn), b);
+      T.Gemm(as, b, acc);
+    });
+    T.Copy(acc, C.Tile(by * kBm, bx * kBn));
+  });
+  return T.Build();
+}
+
 /// O = f16(Q K^T) V over blocks of 64 rows (attention without the softmax):
 /// the first gemm's accumulator, cast to f16 in registers, is the second
 /// gemm's A, read from registers where the target can. Q, K, V, O: N x 64
@@ -162,6 +186,7 @@ const std::vector<Case>& AllCases() {
     }
     list->push_back({"gemm_f16_fragments", [](const std::string&) { return GemmFragments(); }});
     list->push_back({"gemm_chain_f16", [](const std::string&) { return GemmChain(); }});
+    list->push_back({"gemm_f16_staged_b", [](const std::string&) { return GemmStagedB(); }});
     list->push_back({"gemm_f16_any", [](const std::string&) {
                        GemmConfig c;
                        c.bm = 64, c.bn = 64;
