@@ -76,10 +76,12 @@ int main(int argc, char** argv) {
         ++failures;
         continue;
       }
+      int ran = 0;
       for (const workloads::Workload* w : workloads::WorkloadsForKernel(spec.entry())) {
         if ((which == "conformance" && !w->conformance) ||
             (which == "benchmark" && !w->benchmark))
           continue;
+        ++ran;
         workloads::RunOptions options;
         options.time = w->benchmark;
         absl::StatusOr<workloads::Report> report = w->run(*kernel, options);
@@ -103,6 +105,11 @@ int main(int argc, char** argv) {
                                  report->timing ? report->timing->min_ms : 0,
                                  report->TerabytesPerSecond(), kernel->registers());
       }
+      // A kernel this runner has no workload for (a runner older than the
+      // bundle) says so rather than passing silently.
+      if (ran == 0)
+        std::printf("%-8s %-34s no %s workload in this runner\n", spec.target().c_str(),
+                    spec.entry().c_str(), which == "all" ? "" : which.c_str());
     }
   }
   std::printf("%d passed, %d failed\n", passes, failures);
