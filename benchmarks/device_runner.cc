@@ -108,8 +108,8 @@ int main(int argc, char** argv) {
       // A kernel this runner has no workload for (a runner older than the
       // bundle) says so rather than passing silently.
       if (ran == 0)
-        std::printf("%-8s %-34s no %s workload in this runner\n", spec.target().c_str(),
-                    spec.entry().c_str(), which == "all" ? "" : which.c_str());
+        std::printf("%-8s %-34s no workload (--workloads=%s) in this runner\n",
+                    spec.target().c_str(), spec.entry().c_str(), which.c_str());
     }
   }
   std::printf("%d passed, %d failed\n", passes, failures);
