@@ -10,6 +10,8 @@
 #ifndef TESSERA_PASSES_KERNELLOWERING_H
 #define TESSERA_PASSES_KERNELLOWERING_H
 
+#include <functional>
+
 #include "backends/Backend.h"
 #include "passes/Passes.h"
 
@@ -282,6 +284,9 @@ private:
   /// memory through the async proxy: the loop fences the proxies before its
   /// barrier, and the gemm keeps this many MMA groups in flight.
   bool inAsyncMmaPipeline_ = false;
+  /// Set by the cp.async strategy for an mma.sync body: issues the loop's
+  /// next copies; lowerGemmMma calls it after its first ldmatrix loads.
+  std::function<void()> pendingIssue_;
   /// Shared memory was written through the generic proxy (st.shared) since
   /// the last proxy fence: an async-proxy reader (wgmma) fences first.
   bool genericSharedWrites_ = false;

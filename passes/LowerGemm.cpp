@@ -138,6 +138,11 @@ LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
         bRegs.push_back(ldmatrix(b, add(n0, add(within, mul(matHigh, cst(8)))),
                                  add(k0, mul(matLow, cst(8))), false));
     }
+    // A pipelined loop's deferred copies go after the first fragment loads.
+    if (ks == 0 && pendingIssue_) {
+      pendingIssue_();
+      pendingIssue_ = nullptr;
+    }
     for (int64_t mi = 0; mi < mt; ++mi) {
       for (int64_t ni = 0; ni < nt; ++ni) {
         int64_t base = (mi * nt + ni) * 4;

@@ -64,6 +64,16 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
     }
   }
   int64_t inFlight = asyncMma && keepInFlight && stages >= 3 ? 1 : 0;
+  // Whether the body's first gemm reads its operands with ldmatrix
+  // (mma.sync m16n8k16 from shared memory).
+  bool bodyUsesLdmatrix = false;
+  for (Operation &op : loop.getBodyBlock())
+    if (auto gemm = dyn_cast<GemmOp>(op)) {
+      FailureOr<MmaAtom> atom = selectMmaAtom(gemm, backend_, cc_, kernel_.getThreads());
+      bodyUsesLdmatrix = succeeded(atom) && atom->threads == 32 && atom->k == 16 &&
+                         cast<BufferType>(gemm.getA().getType()).isShared();
+      break;
+    }
   int64_t distance = stages - 1 - inFlight;
 
   // Warp specialization where the target has bulk tensor copies and
@@ -157,12 +167,25 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
       fenceProxyAsync();
     lastWasBarrier_ = false;
     barrier();
-    issue(add(k, cst(distance)), /*interiorBranch=*/true);
+    // With mma.sync (ldmatrix) the body's first fragment loads go before
+    // the copies are issued (lowerGemmMma calls pendingIssue_ after them):
+    // ptxas keeps ldmatrix and cp.async in program order, so the loads'
+    // latency then hides behind the copies' address arithmetic instead of
+    // stalling the first MMA.
+    Value next = add(k, cst(distance));
+    if (!asyncMma && bodyUsesLdmatrix)
+      pendingIssue_ = [&issue, next] { issue(next, /*interiorBranch=*/true); };
+    else
+      issue(next, /*interiorBranch=*/true);
     // The copies just issued write a stage nothing reads in this iteration:
     // the barrier above still orders every shared read of the body.
     Value stage = arith::RemUIOp::create(b_, loc_, k, cst(stages));
     if (failed(lowerStagedBody(loop, ahead, k, stage, asyncMma ? inFlight : -1)))
       return failure();
+    if (pendingIssue_) {
+      pendingIssue_();
+      pendingIssue_ = nullptr;
+    }
   }
   if (inFlight)
     emitPtx(b_, loc_, "wgmma.wait_group.sync.aligned 0;", "", {}, {}, /*sideEffects=*/true);
