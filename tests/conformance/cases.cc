@@ -49,49 +49,29 @@ Kernel ScaleShared2D() {
   return T.Build();
 }
 
-/// C = A B with both tiles loaded into fragments (registers) rather than
-/// shared memory: A is read from registers where an atom can (mma.sync,
-/// wgmma RS), staged through shared memory elsewhere; B is always staged.
-/// Tails in M, N and K.
-Kernel GemmFragments() {
+/// C = A B with B loaded into a fragment (staged to shared memory by the
+/// compiler: no atom reads B from registers) and A into a fragment too
+/// (`aInShared` false: read from registers where an atom can, mma.sync and
+/// wgmma RS, staged elsewhere) or into shared memory, pipelined `stages`
+/// deep (the staged B is rewritten every iteration, so no wgmma group may
+/// stay in flight). Tails in M, N and K; N and K multiples of `divisibility`.
+Kernel GemmFragmentOperands(bool aInShared, int stages, int64_t divisibility,
+                            const std::string& name) {
   constexpr int64_t kBm = 64, kBn = 64, kBk = 32;
-  KernelBuilder T("gemm_f16_fragments");
-  Dim M = Dim::Dynamic("M"), N = Dim::Dynamic("N"), K = Dim::Dynamic("K");
+  KernelBuilder T(name);
+  Dim M = Dim::Dynamic("M"), N = Dim::Dynamic("N", divisibility);
+  Dim K = Dim::Dynamic("K", divisibility);
   auto A = T.Tensor("A", {M, K}, f16), B = T.Tensor("B", {K, N}, f16);
   auto C = T.Tensor("C", {M, N}, f16);
   T.Launch({CeilDiv(N, kBn), CeilDiv(M, kBm)}, 128, [&](Index bx, Index by) {
-    auto a = T.AllocFragment({kBm, kBk}, f16, "a");
+    auto a = aInShared ? T.AllocShared({kBm, kBk}, f16, "a") : T.AllocFragment({kBm, kBk}, f16, "a");
     auto b = T.AllocFragment({kBk, kBn}, f16, "b");
     auto acc = T.AllocFragment({kBm, kBn}, f32, "acc");
     T.Clear(acc);
-    T.Pipelined(CeilDiv(K, kBk), 1, [&](Index k) {
+    T.Pipelined(CeilDiv(K, kBk), stages, [&](Index k) {
       T.Copy(A.Tile(by * kBm, k * kBk), a);
       T.Copy(B.Tile(k * kBk, bx * kBn), b);
       T.Gemm(a, b, acc);
-    });
-    T.Copy(acc, C.Tile(by * kBm, bx * kBn));
-  });
-  return T.Build();
-}
-
-/// C = A B with A through shared memory, pipelined 3 deep, and B through a
-/// fragment, staged to shared memory in every iteration: the staged copy
-/// must wait for the previous iteration's MMAs (no wgmma group in flight).
-Kernel GemmStagedB() {
-  constexpr int64_t kBm = 64, kBn = 64, kBk = 32;
-  KernelBuilder T("gemm_f16_staged_b");
-  Dim M = Dim::Dynamic("M"), N = Dim::Dynamic("N", 8), K = Dim::Dynamic("K", 8);
-  auto A = T.Tensor("A", {M, K}, f16), B = T.Tensor("B", {K, N}, f16);
-  auto C = T.Tensor("C", {M, N}, f16);
-  T.Launch({CeilDiv(N, kBn), CeilDiv(M, kBm)}, 128, [&](Index bx, Index by) {
-    auto as = T.AllocShared({kBm, kBk}, f16, "as");
-    auto b = T.AllocFragment({kBk, kBn}, f16, "b");
-    auto acc = T.AllocFragment({kBm, kBn}, f32, "acc");
-    T.Clear(acc);
-    T.Pipelined(CeilDiv(K, kBk), 3, [&](Index k) {
-      T.Copy(A.Tile(by * kBm, k * kBk), as);
-      T.Copy(B.Tile(k * kBk, bx * kBn), b);
-      T.Gemm(as, b, acc);
     });
     T.Copy(acc, C.Tile(by * kBm, bx * kBn));
   });
@@ -184,9 +164,13 @@ const std::vector<Case>& AllCases() {
                                                        name);
                        }});
     }
-    list->push_back({"gemm_f16_fragments", [](const std::string&) { return GemmFragments(); }});
+    list->push_back({"gemm_f16_fragments", [](const std::string&) {
+                       return GemmFragmentOperands(false, 1, 1, "gemm_f16_fragments");
+                     }});
     list->push_back({"gemm_chain_f16", [](const std::string&) { return GemmChain(); }});
-    list->push_back({"gemm_f16_staged_b", [](const std::string&) { return GemmStagedB(); }});
+    list->push_back({"gemm_f16_staged_b", [](const std::string&) {
+                       return GemmFragmentOperands(true, 3, 8, "gemm_f16_staged_b");
+                     }});
     list->push_back({"gemm_f16_any", [](const std::string&) {
                        GemmConfig c;
                        c.bm = 64, c.bn = 64;
