@@ -241,6 +241,11 @@ private:
   /// among the slots so the fragment stays in registers.
   Value loadReplicated(const BufferInfo &info, ArrayRef<Value> indices);
   void storeReplicated(const BufferInfo &info, ArrayRef<Value> indices, Value value);
+  /// A vector of `values` (one type), and the elements of a vector.
+  Value packVector(ArrayRef<Value> values);
+  SmallVector<Value> unpackVector(Value vec);
+  /// sharedAddress as a pointer into shared memory (address space 3).
+  Value sharedPointer(const BufferInfo &info, ArrayRef<Value> coords);
   /// Whether `vector` consecutive elements of a row of shared buffer `info`
   /// (starting at a multiple of `vector`) move as one 4-, 8- or 16-byte
   /// access (they stay contiguous under the swizzle).

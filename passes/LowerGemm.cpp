@@ -164,15 +164,13 @@ LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
 
 SmallVector<Value> KernelLowering::fragmentARegisters(const BufferInfo &a, int64_t mi,
                                                      int64_t ks) {
-  Type elt = a.type.getElementType(), i32 = b_.getI32Type();
+  Type i32 = b_.getI32Type();
   int64_t tiles = a.type.getShape()[1] / 8;
   auto pack = [&](int64_t slot) {
-    Value pair = LLVM::UndefOp::create(b_, loc_, VectorType::get({2}, elt));
+    SmallVector<Value> pair;
     for (int64_t e = 0; e < 2; ++e)
-      pair = LLVM::InsertElementOp::create(
-          b_, loc_, pair, memref::LoadOp::create(b_, loc_, a.memref, ValueRange{cst(slot + e)}),
-          arith::ConstantIntOp::create(b_, loc_, i32, e));
-    return LLVM::BitcastOp::create(b_, loc_, i32, pair).getResult();
+      pair.push_back(memref::LoadOp::create(b_, loc_, a.memref, ValueRange{cst(slot + e)}));
+    return LLVM::BitcastOp::create(b_, loc_, i32, packVector(pair)).getResult();
   };
   SmallVector<Value> regs;
   for (int64_t half = 0; half < 2; ++half)
@@ -205,14 +203,8 @@ LogicalResult KernelLowering::lowerGemmQuadpair(GemmOp gemm, const MmaAtom &atom
   // Four contiguous f16 of a shared buffer as two b32 registers (one
   // 8-byte load: the operand layout is chosen so they are contiguous).
   auto load4 = [&](const BufferInfo &buffer, Value row, Value col) {
-    auto sharedPtr = LLVM::LLVMPointerType::get(b_.getContext(), 3);
-    Value address = LLVM::IntToPtrOp::create(b_, loc_, sharedPtr, sharedAddress(buffer, {row, col}));
-    Value pairs = LLVM::LoadOp::create(b_, loc_, VectorType::get({2}, i32), address, 8);
-    return SmallVector<Value>{
-        LLVM::ExtractElementOp::create(b_, loc_, pairs,
-                                       arith::ConstantIntOp::create(b_, loc_, i32, 0)),
-        LLVM::ExtractElementOp::create(b_, loc_, pairs,
-                                       arith::ConstantIntOp::create(b_, loc_, i32, 1))};
+    return unpackVector(LLVM::LoadOp::create(b_, loc_, VectorType::get({2}, i32),
+                                             sharedPointer(buffer, {row, col}), 8));
   };
   // A .row: lane's row, k0..k0+3; A transposed (K x M) .col: k = lane mod 4,
   // its 4 rows. B .row (K x N): k = lane mod 4, its 4 columns; B transposed

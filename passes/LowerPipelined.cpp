@@ -40,7 +40,10 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
   // Nor when the body writes shared memory other than through the copies
   // ahead (a staged fragment operand, a tile.parallel): the write would land
   // while the previous iteration's MMAs may still read the buffer.
-  bool asyncMma = false, keepInFlight = true;
+  //
+  // Whether the body's first gemm reads its operands with ldmatrix
+  // (mma.sync m16n8k16 from shared memory) is noted on the way.
+  bool asyncMma = false, keepInFlight = true, bodyUsesLdmatrix = false, firstGemm = true;
   auto isShared = [](Value buffer) {
     auto type = dyn_cast<BufferType>(buffer.getType());
     return type && type.isShared();
@@ -49,6 +52,10 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
     if (auto gemm = dyn_cast<GemmOp>(op)) {
       FailureOr<MmaAtom> atom = selectMmaAtom(gemm, backend_, cc_, kernel_.getThreads());
       asyncMma |= succeeded(atom) && atom->readsSharedAsync;
+      if (firstGemm)
+        bodyUsesLdmatrix = succeeded(atom) && atom->threads == 32 && atom->k == 16 &&
+                           cast<BufferType>(gemm.getA().getType()).isShared();
+      firstGemm = false;
       keepInFlight &= !cast<BufferType>(gemm.getA().getType()).isFragment();
       for (Operation *user : gemm.getC().getUsers())
         keepInFlight &= isa<GemmOp>(user) || !loop->isProperAncestor(user);
@@ -64,16 +71,6 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
     }
   }
   int64_t inFlight = asyncMma && keepInFlight && stages >= 3 ? 1 : 0;
-  // Whether the body's first gemm reads its operands with ldmatrix
-  // (mma.sync m16n8k16 from shared memory).
-  bool bodyUsesLdmatrix = false;
-  for (Operation &op : loop.getBodyBlock())
-    if (auto gemm = dyn_cast<GemmOp>(op)) {
-      FailureOr<MmaAtom> atom = selectMmaAtom(gemm, backend_, cc_, kernel_.getThreads());
-      bodyUsesLdmatrix = succeeded(atom) && atom->threads == 32 && atom->k == 16 &&
-                         cast<BufferType>(gemm.getA().getType()).isShared();
-      break;
-    }
   int64_t distance = stages - 1 - inFlight;
 
   // Warp specialization where the target has bulk tensor copies and

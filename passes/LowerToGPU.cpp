@@ -457,6 +457,30 @@ Value KernelLowering::sharedAddress(const BufferInfo &info, ArrayRef<Value> coor
   return arith::IndexCastOp::create(b_, loc_, b_.getI64Type(), bytes);
 }
 
+Value KernelLowering::packVector(ArrayRef<Value> values) {
+  Type i32 = b_.getI32Type();
+  Value vec = LLVM::PoisonOp::create(
+      b_, loc_, VectorType::get({int64_t(values.size())}, values.front().getType()));
+  for (auto [i, value] : llvm::enumerate(values))
+    vec = LLVM::InsertElementOp::create(b_, loc_, vec, value,
+                                        arith::ConstantIntOp::create(b_, loc_, i32, i));
+  return vec;
+}
+
+SmallVector<Value> KernelLowering::unpackVector(Value vec) {
+  Type i32 = b_.getI32Type();
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < cast<VectorType>(vec.getType()).getNumElements(); ++i)
+    values.push_back(LLVM::ExtractElementOp::create(
+        b_, loc_, vec, arith::ConstantIntOp::create(b_, loc_, i32, i)));
+  return values;
+}
+
+Value KernelLowering::sharedPointer(const BufferInfo &info, ArrayRef<Value> coords) {
+  return LLVM::IntToPtrOp::create(b_, loc_, LLVM::LLVMPointerType::get(b_.getContext(), 3),
+                                  sharedAddress(info, coords));
+}
+
 bool KernelLowering::isSharedVector(const BufferInfo &info, int64_t vector) {
   int64_t eltBytes = getElementBytes(info.type.getElementType());
   int64_t bytes = vector * eltBytes;
@@ -478,15 +502,7 @@ void KernelLowering::storeShared(const BufferInfo &info, ArrayRef<Value> coords,
     }
     return;
   }
-  Type i32 = b_.getI32Type();
-  auto vecType = VectorType::get({vector}, values.front().getType());
-  Value vec = LLVM::PoisonOp::create(b_, loc_, vecType);
-  for (int64_t v = 0; v < vector; ++v)
-    vec = LLVM::InsertElementOp::create(b_, loc_, vec, values[v],
-                                        arith::ConstantIntOp::create(b_, loc_, i32, v));
-  auto sharedPtr = LLVM::LLVMPointerType::get(b_.getContext(), 3);
-  Value address = LLVM::IntToPtrOp::create(b_, loc_, sharedPtr, sharedAddress(info, coords));
-  LLVM::StoreOp::create(b_, loc_, vec, address,
+  LLVM::StoreOp::create(b_, loc_, packVector(values), sharedPointer(info, coords),
                         vector * getElementBytes(info.type.getElementType()));
 }
 
@@ -501,16 +517,9 @@ SmallVector<Value> KernelLowering::loadShared(const BufferInfo &info, ArrayRef<V
     }
     return values;
   }
-  Type i32 = b_.getI32Type();
   auto vecType = VectorType::get({vector}, info.type.getElementType());
-  auto sharedPtr = LLVM::LLVMPointerType::get(b_.getContext(), 3);
-  Value address = LLVM::IntToPtrOp::create(b_, loc_, sharedPtr, sharedAddress(info, coords));
-  Value vec = LLVM::LoadOp::create(b_, loc_, vecType, address,
-                                   vector * getElementBytes(info.type.getElementType()));
-  for (int64_t v = 0; v < vector; ++v)
-    values.push_back(LLVM::ExtractElementOp::create(
-        b_, loc_, vec, arith::ConstantIntOp::create(b_, loc_, i32, v)));
-  return values;
+  return unpackVector(LLVM::LoadOp::create(b_, loc_, vecType, sharedPointer(info, coords),
+                                           vector * getElementBytes(info.type.getElementType())));
 }
 
 DistributionAttr KernelLowering::copyDistribution(BufferType tile, Type globalElementType) {
@@ -609,18 +618,9 @@ SmallVector<Value> KernelLowering::loadGlobal(const TensorInfo &tensor, ArrayRef
               b_, l, Value(arith::ConstantOp::create(b_, l, cast<TypedAttr>(b_.getZeroAttr(vecType)))));
           return;
         }
-        SmallVector<Value> scalars = loadScalars(eb, l);
-        Value vec = LLVM::PoisonOp::create(b_, l, vecType);
-        for (int64_t v = 0; v < vector; ++v)
-          vec = LLVM::InsertElementOp::create(
-              b_, l, vec, scalars[v], arith::ConstantIntOp::create(b_, l, b_.getI32Type(), v));
-        scf::YieldOp::create(b_, l, vec);
+        scf::YieldOp::create(b_, l, packVector(loadScalars(eb, l)));
       });
-  SmallVector<Value> values;
-  for (int64_t v = 0; v < vector; ++v)
-    values.push_back(LLVM::ExtractElementOp::create(
-        b_, loc_, ifOp.getResult(0), arith::ConstantIntOp::create(b_, loc_, b_.getI32Type(), v)));
-  return values;
+  return unpackVector(ifOp.getResult(0));
 }
 
 void KernelLowering::storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coords,
@@ -652,12 +652,7 @@ void KernelLowering::storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coord
   {
     OpBuilder::InsertionGuard g(b_);
     b_.setInsertionPointToStart(ifOp.thenBlock());
-    auto vecType = VectorType::get({vector}, eltType);
-    Value vec = LLVM::PoisonOp::create(b_, loc_, vecType);
-    for (int64_t v = 0; v < vector; ++v)
-      vec = LLVM::InsertElementOp::create(
-          b_, loc_, vec, values[v], arith::ConstantIntOp::create(b_, loc_, b_.getI32Type(), v));
-    LLVM::StoreOp::create(b_, loc_, vec, elementAddress(tensor, coords),
+    LLVM::StoreOp::create(b_, loc_, packVector(values), elementAddress(tensor, coords),
                           vectorAlignment(vector * eltBytes));
     if (wholeVectors)
       return;
@@ -716,13 +711,11 @@ bool KernelLowering::lowerMmaFragmentStore(CopyOp copy) {
         SmallVector<Value> pairs;
         for (int64_t j = 0; j < 4; ++j) {
           int64_t slot = ((mi * nt + 4 * g + j) * 2 + h) * 2;
-          Value vec = LLVM::PoisonOp::create(b_, loc_, pairType);
-          for (int64_t e = 0; e < 2; ++e) {
-            Value x = memref::LoadOp::create(b_, loc_, frag.memref, ValueRange{cst(slot + e)});
-            vec = LLVM::InsertElementOp::create(b_, loc_, vec, convert(x, elt),
-                                                arith::ConstantIntOp::create(b_, loc_, i32, e));
-          }
-          pairs.push_back(LLVM::BitcastOp::create(b_, loc_, i32, vec));
+          SmallVector<Value> pair;
+          for (int64_t e = 0; e < 2; ++e)
+            pair.push_back(convert(
+                memref::LoadOp::create(b_, loc_, frag.memref, ValueRange{cst(slot + e)}), elt));
+          pairs.push_back(LLVM::BitcastOp::create(b_, loc_, i32, packVector(pair)));
         }
         // The 4 x 4 transpose within the quad (lane t ends with Q[s] = the
         // pair of lane s in tile t: 8 consecutive elements) as two butterfly
@@ -744,12 +737,9 @@ bool KernelLowering::lowerMmaFragmentStore(CopyOp copy) {
           }
         }
         SmallVector<Value> values;
-        for (Value q : quads) {
-          Value vec = LLVM::BitcastOp::create(b_, loc_, pairType, q);
-          for (int64_t e = 0; e < 2; ++e)
-            values.push_back(LLVM::ExtractElementOp::create(
-                b_, loc_, vec, arith::ConstantIntOp::create(b_, loc_, i32, e)));
-        }
+        for (Value q : quads)
+          llvm::append_range(values,
+                             unpackVector(LLVM::BitcastOp::create(b_, loc_, pairType, q)));
         storeGlobal(tensor, coords, values, aligned);
       }
   lastWasBarrier_ = false;
