@@ -122,13 +122,10 @@ void stageFragmentOperands(KernelOp kernel, const Backend &backend, const Comput
     };
     if (cast<BufferType>(gemm.getB().getType()).isFragment())
       stage(gemm.getBMutable(), "no atom reads B from registers");
-    // A reduction's result is replicated (every thread holds it whole), not
-    // in any atom's A layout.
+    // A reduction's result is replicated (every thread holds it whole; marked
+    // before this runs), not in any atom's A layout.
     Value a = gemm.getA();
-    bool reduced = llvm::any_of(a.getUsers(), [&](Operation *user) {
-      auto reduce = dyn_cast<ReduceOp>(user);
-      return reduce && reduce.getDst() == a;
-    });
+    bool reduced = isReplicated(a);
     if (cast<BufferType>(a.getType()).isFragment() &&
         (reduced || !findMmaAtom(gemm, backend, cc, kernel.getThreads())))
       stage(gemm.getAMutable(), reduced ? "a reduction's result is held whole by every thread, "
@@ -232,13 +229,13 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
   LogicalResult runOnKernel(KernelOp kernel, const Backend &backend,
                             const ComputeCapability &cc, const TargetCapabilities &caps) {
     int64_t threads = kernel.getThreads();
-    stageFragmentOperands(kernel, backend, cc);
-    llvm::EquivalenceClasses<Value> groups;
     // Reduction results are replicated: every thread holds them whole.
     kernel.walk([&](ReduceOp reduce) {
       if (auto alloc = reduce.getDst().getDefiningOp<AllocFragmentOp>())
         alloc.setReplicated(true);
     });
+    stageFragmentOperands(kernel, backend, cc);
+    llvm::EquivalenceClasses<Value> groups;
     kernel.walk([&](AllocFragmentOp alloc) {
       if (!alloc.getReplicated())
         groups.insert(alloc.getResult());
