@@ -189,6 +189,9 @@ inline constexpr llvm::StringLiteral kLoweredBlockThreadsAttr = "tessera.block_t
 inline constexpr llvm::StringLiteral kLoweredSharedBytesAttr = "tessera.shared_memory_bytes";
 inline constexpr llvm::StringLiteral kTensorMapsAttr = "tessera.tensor_maps";
 inline constexpr llvm::StringLiteral kTensorMapArgsAttr = "tessera.tensor_map_args";
+/// Blocks of the grid one launched block runs, adjacent along y (the
+/// ping-pong schedule): the launch's y extent is divided by it, rounded up.
+inline constexpr llvm::StringLiteral kLoweredTilesPerBlockAttr = "tessera.tiles_per_block";
 
 /// Registers the built-in backends (sm60, sm70, sm80, sm90): the one list.
 void registerAllBackends(BackendRegistry &registry);

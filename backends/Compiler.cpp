@@ -334,6 +334,16 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
         kernel.set_block_threads(threads.getInt());
       if (auto bytes = op->getAttrOfType<mlir::IntegerAttr>(kLoweredSharedBytesAttr))
         kernel.set_shared_memory_bytes(bytes.getInt());
+      if (auto tiles = op->getAttrOfType<mlir::IntegerAttr>(kLoweredTilesPerBlockAttr);
+          tiles && kernel.grid_size() > 1) {
+        runtime::Expr rows = kernel.grid(1);
+        runtime::Expr *grid = kernel.mutable_grid(1);
+        grid->Clear();
+        grid->set_op(runtime::Expr::OP_CEIL_DIV);
+        *grid->mutable_lhs() = rows;
+        grid->mutable_rhs()->set_op(runtime::Expr::OP_CONSTANT);
+        grid->mutable_rhs()->set_value(tiles.getInt());
+      }
       if (auto maps = op->getAttrOfType<mlir::DenseI64ArrayAttr>(kTensorMapsAttr)) {
         llvm::ArrayRef<int64_t> values = maps.asArrayRef();
         for (size_t i = 0; i + 3 < values.size(); i += 4) {

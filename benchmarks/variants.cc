@@ -126,6 +126,24 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
         if (!Add(bundle, examples::GemmDynamic(config, name), target)) return false;
       }
     }
+    // The ping-pong schedule: 128 x 128 tiles, one consumer warpgroup each
+    // (two m64n128 wgmmas per k-step), two tiles per block taking turns.
+    examples::GemmConfig pingpong = examples::GemmConfig::PingPongForTarget(target);
+    for (DType dtype : {f16, bf16}) {
+      pingpong.dtype = dtype;
+      if (!Add(bundle,
+               examples::GemmDynamic(pingpong, dtype == f16 ? "gemm_f16__pingpong"
+                                                            : "gemm_bf16__pingpong"),
+               target))
+        return false;
+    }
+    pingpong.dtype = f16;
+    if (!Add(bundle,
+             examples::GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8),
+                                    Dim::Dynamic("K", 8), pingpong, /*tanhForm=*/true,
+                                    "gemm_bias_gelu_f16__pingpong"),
+             target))
+      return false;
   }
   // The fused GEMM through LLVM's O3 pipeline, against the kernel pipeline
   // the compiler runs by default (optLevel 2); --ab does the same for the GEMM.

@@ -27,6 +27,7 @@ Kernel Gemm(Dim M, Dim N, Dim K, const GemmConfig& c, const std::string& name) {
         c.group ? SwizzleBlocks(x, y, CeilDiv(C.dim(1), c.bn), CeilDiv(C.dim(0), c.bm), c.group)
                 : std::pair<Index, Index>{x, y};
     Index bx = block.first, by = block.second;
+    if (c.pingpong) T.PingPong();
     auto As = T.AllocShared({c.bm, c.bk}, c.dtype, "As");
     auto Bs = c.transposeB ? T.AllocShared({c.bn, c.bk}, c.dtype, "Bs")
                            : T.AllocShared({c.bk, c.bn}, c.dtype, "Bs");

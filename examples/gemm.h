@@ -24,6 +24,9 @@ struct GemmConfig {
   int stages = 4, threads = 128;
   /// Grouped raster order over this many tile rows (0: plain order).
   int64_t group = 8;
+  /// The ping-pong schedule (KernelBuilder::PingPong): two tiles per block
+  /// where the target has it.
+  bool pingpong = false;
 
   /// The tuned defaults for a target: on sm_90a two warpgroups, each one
   /// 64 x 256 wgmma accumulator (128 x 256 x 64 tiles, 4 stages, 192 KiB of
@@ -37,6 +40,20 @@ struct GemmConfig {
       // Eight warps of 64 x 32: m8n8k4's operands are not shared between
       // quadpairs, so smaller warp tiles keep the registers in bounds.
       c.threads = 256;
+    }
+    return c;
+  }
+
+  /// The ping-pong schedule's configuration: on sm_90a 128 x 128 x 64 tiles,
+  /// one consumer warpgroup each (two m64n128 wgmmas per k-step), 6 stages
+  /// (192 KiB), two tiles per block; elsewhere ForTarget's (the schedule
+  /// does not apply there).
+  static GemmConfig PingPongForTarget(const std::string& target) {
+    GemmConfig c = ForTarget(target);
+    c.pingpong = true;
+    if (target == "sm_90a") {
+      c.bm = 128, c.bn = 128, c.bk = 64;
+      c.stages = 6, c.threads = 128;
     }
     return c;
   }

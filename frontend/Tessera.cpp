@@ -615,6 +615,17 @@ void KernelBuilder::Fill(const Buffer &buffer, double value, SourceLoc loc) {
   tile::FillOp::create(s.b(), s.loc(loc), b, s.materialize(Scalar(value), type));
 }
 
+void KernelBuilder::PingPong(SourceLoc loc) {
+  BuilderState &s = *state_;
+  if (!s.kernel) {
+    s.errors += "tessera: PingPong is called inside Launch's body (" +
+                std::string(loc.file ? loc.file : "<unknown>") + ":" +
+                std::to_string(loc.line) + ")\n";
+    return;
+  }
+  s.kernel.setPingpong(true);
+}
+
 void KernelBuilder::Clear(const Buffer &buffer, SourceLoc loc) {
   BuilderState &s = *state_;
   tile::ClearOp::create(s.b(), s.loc(loc), BuilderState::value(buffer.handle()));

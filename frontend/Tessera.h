@@ -357,6 +357,16 @@ public:
   void Parallel(std::vector<int64_t> extents, std::function<void(Index, Index)> body,
                 SourceLoc loc = {});
 
+  /// Asks for the ping-pong schedule (call inside Launch's body; the grid
+  /// needs a y extent): on targets whose pipelining specializes warps
+  /// (sm_90a), each launched block runs two of the grid's blocks adjacent
+  /// along y, one per group of `threads` consumer threads, which take turns
+  /// on the tensor cores, so one block's epilogue overlaps the other's main
+  /// loop. Blocks keep their meaning; elsewhere, or when the kernel uses
+  /// shared memory besides a Pipelined loop's staged copies, the grid runs
+  /// as written.
+  void PingPong(SourceLoc loc = {});
+
   /// Finishes the kernel and verifies it; errors are kept in Kernel::status().
   Kernel Build();
 

@@ -311,6 +311,10 @@ LogicalResult KernelOp::verify() {
   int64_t threads = getThreads();
   if (threads < 1 || threads > 1024)
     return emitOpError() << "threads per block must be in [1, 1024], got " << threads;
+  if (getPingpong() && grid.getNumResults() < 2)
+    return emitOpError() << "pingpong pairs blocks along y: it needs a grid of two or three "
+                            "extents, got "
+                         << grid.getNumResults();
   if (auto names = getArgNames())
     if (names->size() != getNumKernelArguments())
       return emitOpError() << "arg_names has " << names->size() << " names for "

@@ -42,6 +42,14 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     which the compiler uses to prove vector alignment and the runtime checks
     at launch.
 
+    `pingpong` (optional) asks for the ping-pong schedule where the target's
+    pipelining has one (warp specialization on sm_90a): each launched block
+    runs two blocks of the grid adjacent along y, one per group of consumer
+    warps, which take turns on the tensor cores so one's epilogue runs while
+    the other's main loop does. The blocks' semantics are unchanged; targets
+    without the schedule, or kernels that do not fit it (shared memory other
+    than a pipelined loop's staged buffers), run the grid as written.
+
     Example:
 
     ```mlir
@@ -56,7 +64,8 @@ def Tile_KernelOp : Tile_Op<"kernel", [
                        AffineMapAttr:$grid, I64Attr:$threads,
                        OptionalAttr<DictionaryAttr>:$dim_groups,
                        OptionalAttr<StrArrayAttr>:$arg_names,
-                       OptionalAttr<DenseI64ArrayAttr>:$dim_divisibility);
+                       OptionalAttr<DenseI64ArrayAttr>:$dim_divisibility,
+                       UnitAttr:$pingpong);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;

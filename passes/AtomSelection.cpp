@@ -28,9 +28,10 @@ SharedSwizzle getSharedSwizzle(tile::BufferType type) {
 std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
                                            int64_t threads, bool wholeRows) {
   if (atom.threads == 128) {
-    // Warpgroups stacked along M, each one m64nN instruction wide.
+    // Warpgroups stacked along M, each one m64nN instruction wide, or two
+    // (128 rows: each warp then holds two m16 tiles, see lowerGemmWgmma).
     int64_t warpgroups = threads / 128;
-    if (m != 64 * warpgroups || n % atom.n != 0 || n > atom.maxN)
+    if ((m != 64 * warpgroups && m != 128 * warpgroups) || n % atom.n != 0 || n > atom.maxN)
       return std::nullopt;
     return WarpTiling{4 * warpgroups, 1, 16, 8};
   }
@@ -95,9 +96,15 @@ static Illegality whyIllegalFor(const MmaAtom &atom, tile::GemmOp gemm, int64_t 
   if (atom.threads == 1)
     return {};
   if (atom.threads == 128) {
-    if (gemm.getM() != 64 * (threads / 128))
-      return {atom.name + " needs 64 rows of the tile per warpgroup (tile M " +
-              std::to_string(gemm.getM()) + ", " + std::to_string(threads / 128) +
+    int64_t warpgroups = threads / 128;
+    if (gemm.getM() != 64 * warpgroups && gemm.getM() != 128 * warpgroups)
+      return {atom.name + " needs 64 or 128 rows of the tile per warpgroup (tile M " +
+              std::to_string(gemm.getM()) + ", " + std::to_string(warpgroups) +
+              " warpgroups)"};
+    if (gemm.getM() == 128 * warpgroups && (aInRegisters || gemm.getTransposeA()))
+      return {atom.name + " takes 128 rows per warpgroup only with A in shared memory, not "
+                          "transposed (tile M " +
+              std::to_string(gemm.getM()) + ", " + std::to_string(warpgroups) +
               " warpgroups)"};
     if (gemm.getN() > atom.maxN)
       return {atom.name + " takes N up to " + std::to_string(atom.maxN) + " (tile N " +

@@ -226,7 +226,10 @@ private:
   /// The 64-bit wgmma matrix descriptor of the operand tile of `buffer`
   /// starting at (row, col) (`row` a multiple of 8); `mnMajor` when the
   /// buffer's rows run along M or N.
-  Value wgmmaDescriptor(const BufferInfo &buffer, Value row, Value col, bool mnMajor);
+  /// `groupStride`: 8-row groups of a K-major operand this many groups
+  /// apart (2 interleaves two m64 instructions' rows, see lowerGemmWgmma).
+  Value wgmmaDescriptor(const BufferInfo &buffer, Value row, Value col, bool mnMajor,
+                        int64_t groupStride = 1);
   /// An empty instruction that reads and rewrites the first `regs` slots of
   /// a fragment, so LLVM orders every other access to them around it (what
   /// CUTLASS's warpgroup_fence_operand does): accumulators of an async MMA
@@ -305,6 +308,38 @@ private:
   /// Nonzero once a warp-specialized loop split the block: the consumers'
   /// thread count, which barriers then synchronize.
   int64_t consumerThreads_ = 0;
+  /// The thread's index in the launched block; threadId_ is its index among
+  /// the threads of its tile (they differ under the ping-pong schedule).
+  Value rawThreadId_;
+  /// The ping-pong schedule (tile.kernel's `pingpong`), while it may still
+  /// apply: the block runs two tiles of the grid adjacent along y, tile slot
+  /// s (0 or 1; 2 for a producer) on threads s * threads ..; y's block
+  /// coordinate is 2 blockIdx.y + s. `tileSlotOp_` and `tilesPerBlockOp_`
+  /// define s and the 2; dropPingPong makes them 0 and 1 (the grid as
+  /// written) when the pipelined loop cannot take the schedule.
+  bool pingPong_ = false;
+  Operation *tileSlotOp_ = nullptr, *tilesPerBlockOp_ = nullptr;
+  Value blockIdY_;
+  /// Shared buffers other than a pipelined loop's stages are per tile and
+  /// must not share bytes with the stages (the planner may reuse them after
+  /// the loop, but the other tile's loop still runs): each slot's copies
+  /// are packed after the mbarriers, slot 0's this many bytes after the
+  /// planned offset, slot 1's pingPongSlotBytes_ after slot 0's; the shared
+  /// memory the block then needs.
+  DenseMap<Operation *, int64_t> slotShift_;
+  int64_t pingPongSlotBytes_ = 0, pingPongSharedBytes_ = 0;
+  void dropPingPong();
+  /// The value `value` (tile IR before the pipelined loop) has in the tile
+  /// whose y block coordinate is `y`: the pure arithmetic it depends on,
+  /// cloned with `at`; failure when it depends on anything else.
+  FailureOr<Value> valueAtBlockY(Value value, Value y, IRMapping &at);
+  /// The grid's extent along `dim`, evaluated from the dynamic dimensions.
+  Value gridExtent(unsigned dim);
+  /// The dynamic tensor dimensions in argument order (the grid's symbols).
+  SmallVector<Value> dynamicDims_;
+  /// Under the ping-pong schedule, each tile's consumers synchronize on
+  /// their own named barrier (1 + tile slot).
+  Value consumerBarrierId_;
   /// Approximate tanh, exp, erf and f32 division (CompileOptions::fastMath).
   bool fastMath_ = true;
   gpu::GPUFuncOp func_;

@@ -251,7 +251,7 @@ LogicalResult KernelLowering::lowerGemmQuadpair(GemmOp gemm, const MmaAtom &atom
 }
 
 Value KernelLowering::wgmmaDescriptor(const BufferInfo &buffer, Value row, Value col,
-                                      bool mnMajor) {
+                                      bool mnMajor, int64_t groupStride) {
   // Bits 0-13: start address >> 4; 16-29: leading byte offset >> 4; 32-45:
   // stride byte offset >> 4; 62-63: swizzle (1: 128 B, 2: 64 B, 3: 32 B).
   // K-major: 8-row groups are 8 rows apart (stride); the leading offset is
@@ -259,7 +259,7 @@ Value KernelLowering::wgmmaDescriptor(const BufferInfo &buffer, Value row, Value
   // are the leading offset apart.
   const SharedSwizzle &swizzle = buffer.swizzle;
   int64_t rows = buffer.type.getShape()[0];
-  int64_t stride = 8 * swizzle.rowBytes;
+  int64_t stride = 8 * swizzle.rowBytes * groupStride;
   int64_t leading = mnMajor ? rows * swizzle.rowBytes : 16;
   int64_t mode = swizzle.rowBytes == 128 ? 1 : swizzle.rowBytes == 64 ? 2 : 3;
   uint64_t fields = (uint64_t((leading >> 4) & 0x3FFF) << 16) |
@@ -330,37 +330,54 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp gemm, const MmaAtom &atom) {
   // + 8 h, column 8 j + 2 (lane mod 4) + e. An A in registers (the RS form)
   // has that layout too, over M x K: each warp its 16 rows, four b32
   // registers per k-step (§9.7.15.5.1.1.2), as m16n8k16's A.
-  Value row0 = mul(arith::DivUIOp::create(b_, loc_, threadId_, cst(128)), cst(64));
-  int64_t regs = n / 2;
+  //
+  // A warpgroup with 128 rows (reps = 2) issues two m64 instructions per
+  // k-step whose rows interleave in 8-row groups: instruction r reads the
+  // groups at rows 16 j + 8 r (A's descriptor strides two groups), so warp w
+  // of the warpgroup gets rows 32 w .. 32 w + 31 over both, the fragment's
+  // own warp tile (two m16 tiles): instruction r's register 4 j + 2 h + e is
+  // the fragment's m16 tile h, column tile j, row half r.
+  int64_t warpgroups = kernel_.getThreads() / 128;
+  int64_t reps = gemm.getM() / (64 * warpgroups);
+  if (reps < 1 || reps > 2 || (reps > 1 && (registersA || transA)))
+    return gemm.emitOpError() << "atom " << atom.name << " takes 64 or 128 rows per warpgroup "
+                                 "(128 only with A in shared memory, not transposed)";
+  Value row0 = mul(arith::DivUIOp::create(b_, loc_, threadId_, cst(128)), cst(64 * reps));
+  int64_t regs = n / 2, tilesN = n / 8;
+  auto slot = [&](int64_t r, int64_t i) {
+    int64_t j = i / 4, h = (i / 2) % 2, e = i % 2;
+    return reps == 1 ? i : ((h * tilesN + j) * 2 + r) * 2 + e;
+  };
   // One inline-assembly block holds the fence and every k-step's
-  // instruction (the accumulators are its in/out operands once, not once
+  // instructions (the accumulators are its in/out operands once, not once
   // per k-step), then commits the group.
   int64_t steps = gemm.getK() / 16;
-  std::string regList;
-  for (int64_t r = 0; r < regs; ++r)
-    regList += (r ? ", $" : "$") + std::to_string(r);
+  int64_t perStep = registersA ? 5 : reps + 1;
+  auto operandRef = [&](int64_t index) { return "$" + std::to_string(regs * reps + index); };
   std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.fence.sync.aligned;\n";
-  // Per k-step operands: A's descriptor or four registers, B's descriptor.
-  int64_t perStep = registersA ? 5 : 2;
-  auto operandRef = [&](int64_t index) { return "$" + std::to_string(regs + index); };
   for (int64_t ks = 0; ks < steps; ++ks) {
     int64_t first = perStep * ks;
-    std::string aOperand = operandRef(first);
-    if (registersA)
-      aOperand = "{" + operandRef(first) + ", " + operandRef(first + 1) + ", " +
-                 operandRef(first + 2) + ", " + operandRef(first + 3) + "}";
-    text += "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." +
-            type + " {" + regList + "}, " + aOperand + ", " + operandRef(first + perStep - 1) +
-            ", p, 1, 1, " + (registersA ? "" : transA ? "1, " : "0, ") + (transB ? "0" : "1") +
-            ";\n";
+    for (int64_t r = 0; r < reps; ++r) {
+      std::string regList;
+      for (int64_t i = 0; i < regs; ++i)
+        regList += (i ? ", $" : "$") + std::to_string(r * regs + i);
+      std::string aOperand = operandRef(first + r);
+      if (registersA)
+        aOperand = "{" + operandRef(first) + ", " + operandRef(first + 1) + ", " +
+                   operandRef(first + 2) + ", " + operandRef(first + 3) + "}";
+      text += "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type +
+              "." + type + " {" + regList + "}, " + aOperand + ", " +
+              operandRef(first + perStep - 1) + ", p, 1, 1, " +
+              (registersA ? "" : transA ? "1, " : "0, ") + (transB ? "0" : "1") + ";\n";
+    }
   }
   text += "wgmma.commit_group.sync.aligned;\n}";
   std::string constraints;
-  for (int64_t r = 0; r < regs; ++r)
+  for (int64_t r = 0; r < regs * reps; ++r)
     constraints += (r ? ",=f" : "=f");
   for (int64_t ks = 0; ks < steps; ++ks)
-    constraints += registersA ? ",r,r,r,r,l" : ",l,l";
-  for (int64_t r = 0; r < regs; ++r)
+    constraints += registersA ? ",r,r,r,r,l" : reps == 1 ? ",l,l" : ",l,l,l";
+  for (int64_t r = 0; r < regs * reps; ++r)
     constraints += "," + std::to_string(r);
   SmallVector<Value> operands;
   for (int64_t ks = 0; ks < steps; ++ks) {
@@ -369,9 +386,11 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp gemm, const MmaAtom &atom) {
     // warp's registers of it.
     if (registersA)
       llvm::append_range(operands, fragmentARegisters(a, 0, ks));
+    else if (transA)
+      operands.push_back(wgmmaDescriptor(a, k0, row0, true));
     else
-      operands.push_back(transA ? wgmmaDescriptor(a, k0, row0, true)
-                                : wgmmaDescriptor(a, row0, k0, false));
+      for (int64_t r = 0; r < reps; ++r)
+        operands.push_back(wgmmaDescriptor(a, add(row0, cst(8 * r)), k0, false, reps));
     // B is 16 x N at k0: MN-major unless transposed (then N x 16, K-major).
     operands.push_back(transB ? wgmmaDescriptor(b, cst(0), k0, false)
                               : wgmmaDescriptor(b, k0, cst(0), true));
@@ -379,20 +398,25 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp gemm, const MmaAtom &atom) {
   // The accumulators stay SSA values through the gemm (one load and one
   // store of the fragment), fenced so LLVM orders other accesses around it.
   SmallVector<Value> acc;
-  for (int64_t r = 0; r < regs; ++r)
-    acc.push_back(memref::LoadOp::create(b_, loc_, c.memref, ValueRange{cst(r)}));
+  for (int64_t r = 0; r < reps; ++r)
+    for (int64_t i = 0; i < regs; ++i)
+      acc.push_back(memref::LoadOp::create(b_, loc_, c.memref, ValueRange{cst(slot(r, i))}));
   acc = fenceValues(acc);
   operands.append(acc.begin(), acc.end());
-  acc = emitPtx(b_, loc_, text, constraints, operands, SmallVector<Type>(regs, f32), true);
+  acc = emitPtx(b_, loc_, text, constraints, operands, SmallVector<Type>(regs * reps, f32),
+                true);
   int64_t wait = inAsyncMmaPipeline_ ? asyncMmaInFlight_ : 0;
   emitPtx(b_, loc_, "wgmma.wait_group.sync.aligned " + std::to_string(wait) + ";", "", {}, {},
           /*sideEffects=*/true);
   if (wait == 0)
     acc = fenceValues(acc);
-  for (int64_t r = 0; r < regs; ++r)
-    memref::StoreOp::create(b_, loc_, acc[r], c.memref, ValueRange{cst(r)});
-  if (wait != 0 && !llvm::is_contained(asyncAccumulators_, std::pair<Value, int64_t>(gemm.getC(), regs)))
-    asyncAccumulators_.emplace_back(gemm.getC(), regs);
+  for (int64_t r = 0; r < reps; ++r)
+    for (int64_t i = 0; i < regs; ++i)
+      memref::StoreOp::create(b_, loc_, acc[r * regs + i], c.memref,
+                              ValueRange{cst(slot(r, i))});
+  std::pair<Value, int64_t> inFlight(gemm.getC(), regs * reps);
+  if (wait != 0 && !llvm::is_contained(asyncAccumulators_, inFlight))
+    asyncAccumulators_.push_back(inFlight);
   lastWasBarrier_ = false;
   return success();
 }

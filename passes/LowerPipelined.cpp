@@ -95,6 +95,17 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
       specialize &= op.getNumRegions() == 0 && !isa<TileDialect>(op.getDialect()) &&
                     isMemoryEffectFree(&op);
   }
+  // The ping-pong schedule doubles the consumers and the shared buffers
+  // other than this loop's stages (the ring the two tiles share), and needs
+  // this loop to be the kernel's only one.
+  if (pingPong_) {
+    int64_t loops = 0;
+    kernel_.walk([&](PipelinedOp) { ++loops; });
+    if (!specialize || loops != 1 ||
+        2 * kernel_.getThreads() + 128 > caps_.maxThreadsPerBlock ||
+        pingPongSharedBytes_ > caps_.sharedMemoryPerBlock)
+      dropPingPong();
+  }
   if (specialize)
     return lowerPipelinedSpecialized(loop, count, ahead, stages, barrierOffset);
 
@@ -247,7 +258,14 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     PipelinedOp loop, Value count, const llvm::SmallPtrSetImpl<Operation *> &ahead,
     int64_t stages, int64_t barrierOffset) {
   MLIRContext *ctx = b_.getContext();
-  int64_t consumers = kernel_.getThreads();
+  // Under the ping-pong schedule two tiles' consumers (tile slots 0 and 1),
+  // `threads` each, share the ring of stages: the producer fills tile 0's
+  // iterations, then tile 1's; slot 1 starts its loop when slot 0 has left
+  // its own (a named barrier), so each waits on phases at most one round
+  // ahead, and its main loop runs while slot 0's epilogue does.
+  int64_t threads = kernel_.getThreads();
+  int64_t tiles = pingPong_ ? 2 : 1;
+  int64_t consumers = threads * tiles;
   Type i32 = b_.getI32Type();
   auto toI32 = [&](Value index) { return arith::IndexCastOp::create(b_, loc_, i32, index); };
   auto ptx = [&](StringRef text, StringRef constraints, ValueRange operands) {
@@ -301,7 +319,10 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   func_.setKnownBlockSizeAttr(b_.getDenseI32ArrayAttr({int32_t(consumers + 128), 1, 1}));
 
   // mbarriers after the planned buffers: full[s], then empty[s].
-  func_->setAttr(kLoweredSharedBytesAttr, b_.getI64IntegerAttr(barrierOffset + 16 * stages));
+  func_->setAttr(kLoweredSharedBytesAttr,
+                 b_.getI64IntegerAttr(pingPong_ ? std::max(pingPongSharedBytes_,
+                                                           barrierOffset + 16 * stages)
+                                                : barrierOffset + 16 * stages));
   Value sharedStart = memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, sharedBase_);
   auto full = [&](Value stage) {
     return toI32(add(sharedStart, add(cst(barrierOffset), mul(stage, cst(8)))));
@@ -317,8 +338,30 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   };
   Value zero = cst(0);
   auto isThread = [&](int64_t t) {
-    return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, threadId_, cst(t));
+    return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, rawThreadId_, cst(t));
   };
+  auto ifThen = [&](Value condition, llvm::function_ref<void()> body) {
+    auto branch = scf::IfOp::create(b_, loc_, condition, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(branch.thenBlock()->getTerminator());
+    body();
+  };
+  auto eq = [&](Value x, Value y) {
+    return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, x, y);
+  };
+
+  // Ping-pong: slot 1 runs tile y + 1 of the pair only when the grid has
+  // it (an odd extent leaves the last block one tile); otherwise its
+  // threads leave now (barriers over all threads stop counting them).
+  Value slot, secondTile;
+  if (pingPong_) {
+    func_->setAttr(kLoweredTilesPerBlockAttr, b_.getI64IntegerAttr(tiles));
+    slot = tileSlotOp_->getResult(0);
+    secondTile = lt(add(mul(blockIdY_, cst(2)), cst(1)), gridExtent(1));
+    Value alone = arith::XOrIOp::create(b_, loc_, secondTile,
+                                        arith::ConstantIntOp::create(b_, loc_, 1, 1));
+    ifThen(andi(eq(slot, cst(1)), alone), [&] { ptx("exit;", "", {}); });
+  }
 
   // Thread 0 initializes the barriers; everyone sees them after the barrier
   // (and the consumers' MMAs see earlier st.shared writes, fenced here).
@@ -331,7 +374,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     b_.setInsertionPoint(init.thenBlock()->getTerminator());
     for (int64_t s = 0; s < stages; ++s) {
       ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", {full(cst(s))});
-      ptx("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(consumers) + ";", "r",
+      ptx("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(threads) + ";", "r",
           {empty(cst(s))});
     }
     ptx("fence.mbarrier_init.release.cluster;", "", {});
@@ -341,9 +384,9 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
 
   // Register budget: the producer gives registers back to the consumers
   // (setmaxnreg) when the block's default share would be tight.
-  int64_t threads = consumers + 128;
+  int64_t blockThreads = consumers + 128;
   int64_t share = std::min<int64_t>(caps_.registersPerThread,
-                                    caps_.registersPerSM / threads / 8 * 8);
+                                    caps_.registersPerSM / blockThreads / 8 * 8);
   // setmaxnreg.inc takes registers only from the pool the block's own
   // setmaxnreg.dec released (the producer's 128 threads, share - 40 each):
   // asking the consumers for more than that pool holds blocks them forever
@@ -358,7 +401,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
 
   // The producer warpgroup: one thread issues every stage's copies.
   Value isProducer =
-      arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::uge, threadId_, cst(consumers));
+      arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::uge, rawThreadId_, cst(consumers));
   {
     auto producer = scf::IfOp::create(b_, loc_, isProducer, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b_);
@@ -369,56 +412,116 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     {
       OpBuilder::InsertionGuard inner(b_);
       b_.setInsertionPoint(elected.thenBlock()->getTerminator());
-      auto forOp = scf::ForOp::create(b_, loc_, zero, count, cst(1));
-      b_.setInsertionPoint(forOp.getBody()->getTerminator());
-      Value k = forOp.getInductionVar();
-      Value stage = arith::RemUIOp::create(b_, loc_, k, cst(stages));
-      Value round = arith::DivUIOp::create(b_, loc_, k, cst(stages));
-      // The first round finds every stage free (the phase before the
-      // barrier's first one counts as complete).
-      Value parity = toI32(arith::XOrIOp::create(
-          b_, loc_, arith::AndIOp::create(b_, loc_, round, cst(1)), cst(1)));
-      wait(empty(stage), parity);
-      ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], " + std::to_string(stageBytes) +
-              ";",
-          "r", {full(stage)});
-      IRMapping saved = map_;
-      mapIteration(loop, ahead, k, [&](CopyOp copy) {
-        BufferInfo &dst = buffers_[copy.getDst()];
-        const Map &map = maps[mapOf[copy.getOperation()]];
-        Value row = map_.lookupOrDefault(copy.getSrcOffsets()[0]);
-        Value col = map_.lookupOrDefault(copy.getSrcOffsets()[1]);
-        Value previous = dst.stage;
-        dst.stage = stage;
-        Value tensorMap = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), map.arg);
-        for (int64_t p = 0; p < dst.swizzle.panels; ++p) {
-          Value target = arith::TruncIOp::create(
-              b_, loc_, i32, sharedAddress(dst, {zero, cst(p * map.columns)}));
-          ptx("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::"
-              "bytes [$0], [$1, {$2, $3}], [$4];",
-              "r,l,r,r,r",
-              {target, tensorMap, toI32(add(col, cst(p * map.columns))), toI32(row),
-               full(stage)});
+      // One tile's iterations [0, tileCount), at ring positions base + k.
+      auto produce = [&](Value tileCount, Value base) {
+        auto forOp = scf::ForOp::create(b_, loc_, zero, tileCount, cst(1));
+        OpBuilder::InsertionGuard loopGuard(b_);
+        b_.setInsertionPoint(forOp.getBody()->getTerminator());
+        Value k = forOp.getInductionVar();
+        Value position = base ? add(base, k) : k;
+        Value stage = arith::RemUIOp::create(b_, loc_, position, cst(stages));
+        Value round = arith::DivUIOp::create(b_, loc_, position, cst(stages));
+        // The first round finds every stage free (the phase before the
+        // barrier's first one counts as complete).
+        Value parity = toI32(arith::XOrIOp::create(
+            b_, loc_, arith::AndIOp::create(b_, loc_, round, cst(1)), cst(1)));
+        wait(empty(stage), parity);
+        ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], " + std::to_string(stageBytes) +
+                ";",
+            "r", {full(stage)});
+        IRMapping saved = map_;
+        mapIteration(loop, ahead, k, [&](CopyOp copy) {
+          BufferInfo &dst = buffers_[copy.getDst()];
+          const Map &map = maps[mapOf[copy.getOperation()]];
+          Value row = map_.lookupOrDefault(copy.getSrcOffsets()[0]);
+          Value col = map_.lookupOrDefault(copy.getSrcOffsets()[1]);
+          Value previous = dst.stage;
+          dst.stage = stage;
+          Value tensorMap = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), map.arg);
+          for (int64_t p = 0; p < dst.swizzle.panels; ++p) {
+            Value target = arith::TruncIOp::create(
+                b_, loc_, i32, sharedAddress(dst, {zero, cst(p * map.columns)}));
+            ptx("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::"
+                "bytes [$0], [$1, {$2, $3}], [$4];",
+                "r,l,r,r,r",
+                {target, tensorMap, toI32(add(col, cst(p * map.columns))), toI32(row),
+                 full(stage)});
+          }
+          dst.stage = previous;
+        });
+        map_ = saved;
+      };
+      if (!pingPong_) {
+        produce(count, Value());
+      } else {
+        // Each tile of the pair: the values the loop takes from before it
+        // (offsets, the count) recomputed at y = 2 blockIdx.y + t.
+        llvm::SetVector<Value> outside;
+        loop.getBodyBlock().walk([&](Operation *op) {
+          for (Value v : op->getOperands())
+            if (!loop->isAncestor(v.getParentRegion()->getParentOp()) &&
+                !isa<TileTensorType, BufferType>(v.getType()))
+              outside.insert(v);
+        });
+        Value tilesHere = arith::SelectOp::create(b_, loc_, secondTile, cst(2), cst(1));
+        auto pair = scf::ForOp::create(
+            b_, loc_, zero, tilesHere, cst(1), ValueRange{zero},
+            [](OpBuilder &nested, Location at, Value, ValueRange args) {
+              scf::YieldOp::create(nested, at, args);
+            });
+        Operation *yield = pair.getBody()->getTerminator();
+        b_.setInsertionPoint(yield);
+        Value y = add(mul(blockIdY_, cst(2)), pair.getInductionVar());
+        IRMapping at;
+        IRMapping saved = map_;
+        for (Value v : outside) {
+          FailureOr<Value> value = valueAtBlockY(v, y, at);
+          if (failed(value))
+            return loop.emitOpError() << "ping-pong: the loop uses a value that depends on more "
+                                         "than the block coordinates and kernel arguments";
+          map_.map(v, *value);
         }
-        dst.stage = previous;
-      });
-      map_ = saved;
+        FailureOr<Value> tileCount = valueAtBlockY(loop.getCount(), y, at);
+        if (failed(tileCount))
+          return loop.emitOpError() << "ping-pong: the iteration count depends on more than "
+                                       "the block coordinates and kernel arguments";
+        Value base = pair.getRegionIterArgs()[0];
+        produce(*tileCount, base);
+        map_ = saved;
+        yield->setOperand(0, add(base, *tileCount));
+      }
     }
     ptx("exit;", "", {});
   }
 
   // The consumers: the kernel's own threads.
-  consumerThreads_ = consumers;
+  consumerThreads_ = threads;
   lastWasBarrier_ = false;
   if (rebalance)
     ptx("setmaxnreg.inc.sync.aligned.u32 " + std::to_string(consumerRegs) + ";", "", {});
+  // Ping-pong: slot 1's iterations follow slot 0's in the ring, and it
+  // starts when slot 0 has left its loop (named barrier 3, both slots).
+  Value base;
+  std::string order = "3, " + std::to_string(consumers);
+  if (pingPong_) {
+    consumerBarrierId_ = arith::IndexCastOp::create(b_, loc_, i32, add(slot, cst(1)));
+    IRMapping at;
+    FailureOr<Value> firstCount =
+        valueAtBlockY(loop.getCount(), mul(blockIdY_, cst(2)), at);
+    if (failed(firstCount))
+      return loop.emitOpError() << "ping-pong: the iteration count depends on more than the "
+                                   "block coordinates and kernel arguments";
+    base = mul(slot, *firstCount);
+    ifThen(eq(slot, cst(1)), [&] { ptx("bar.sync " + order + ";", "", {}); });
+  }
   auto forOp = scf::ForOp::create(b_, loc_, zero, count, cst(1));
   {
     OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPoint(forOp.getBody()->getTerminator());
     Value k = forOp.getInductionVar();
-    Value stage = arith::RemUIOp::create(b_, loc_, k, cst(stages));
-    Value round = arith::DivUIOp::create(b_, loc_, k, cst(stages));
+    Value position = base ? add(base, k) : k;
+    Value stage = arith::RemUIOp::create(b_, loc_, position, cst(stages));
+    Value round = arith::DivUIOp::create(b_, loc_, position, cst(stages));
     wait(full(stage), toI32(arith::AndIOp::create(b_, loc_, round, cst(1))));
     lastWasBarrier_ = true; // the full barrier orders this stage's reads
     if (failed(lowerStagedBody(loop, ahead, k, stage, /*inFlight=*/1)))
@@ -429,10 +532,19 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     auto release = scf::IfOp::create(b_, loc_, positive, false);
     b_.setInsertionPoint(release.thenBlock()->getTerminator());
     Value previousStage =
-        arith::RemUIOp::create(b_, loc_, add(k, cst(stages - 1)), cst(stages));
+        arith::RemUIOp::create(b_, loc_, add(position, cst(stages - 1)), cst(stages));
     ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", {empty(previousStage)});
   }
+  if (pingPong_)
+    ifThen(andi(eq(slot, cst(0)), secondTile), [&] { ptx("bar.arrive " + order + ";", "", {}); });
   ptx("wgmma.wait_group.sync.aligned 0;", "", {});
+  // Ping-pong: the last stage goes back too (slot 1's iterations follow).
+  if (pingPong_)
+    ifThen(arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ugt, count, zero), [&] {
+      Value last = arith::RemUIOp::create(b_, loc_, add(base, add(count, cst(stages - 1))),
+                                          cst(stages));
+      ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", {empty(last)});
+    });
   for (auto [fragment, regs] : asyncAccumulators_)
     fenceRegisters(fragment, regs);
   asyncAccumulators_.clear();

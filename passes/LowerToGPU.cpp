@@ -113,7 +113,10 @@ void KernelLowering::barrier() {
     return;
   // After a warp-specialized loop only the consumers run on: a named
   // barrier over their count (the producers have exited).
-  if (consumerThreads_)
+  if (consumerBarrierId_)
+    emitPtx(b_, loc_, "bar.sync $0, " + std::to_string(consumerThreads_) + ";", "r",
+            {consumerBarrierId_}, {}, /*sideEffects=*/true);
+  else if (consumerThreads_)
     emitPtx(b_, loc_, "bar.sync 1, " + std::to_string(consumerThreads_) + ";", "", {}, {},
             /*sideEffects=*/true);
   else
@@ -167,9 +170,11 @@ LogicalResult KernelLowering::run() {
         info.divisors.push_back(ShapedType::isDynamic(dim)
                                     ? kernel_.getDynamicDimDivisibility(dynamicDim++)
                                     : dim);
-        if (ShapedType::isDynamic(dim))
+        if (ShapedType::isDynamic(dim)) {
           info.dims.push_back(arith::IndexCastOp::create(b_, loc_, b_.getIndexType(),
                                                          entry_->getArgument(param++)));
+          dynamicDims_.push_back(info.dims.back());
+        }
         else
           info.dims.push_back(cst(dim));
       }
@@ -185,7 +190,35 @@ LogicalResult KernelLowering::run() {
                                              gpu::Dimension::z};
   for (auto [i, blockIndex] : llvm::enumerate(kernel_.getBlockIndices()))
     map_.map(blockIndex, gpu::BlockIdOp::create(b_, loc_, kDims[i]));
-  threadId_ = gpu::ThreadIdOp::create(b_, loc_, gpu::Dimension::x);
+  rawThreadId_ = threadId_ = gpu::ThreadIdOp::create(b_, loc_, gpu::Dimension::x);
+  if (kernel_.getPingpong() && kernel_.getBlockIndices().size() >= 2) {
+    pingPong_ = true;
+    int64_t threads = kernel_.getThreads();
+    Value slot = arith::DivUIOp::create(b_, loc_, rawThreadId_, cst(threads));
+    Value tiles = arith::ConstantIndexOp::create(b_, loc_, 2);
+    tileSlotOp_ = slot.getDefiningOp();
+    tilesPerBlockOp_ = tiles.getDefiningOp();
+    Value y = kernel_.getBlockIndices()[1];
+    blockIdY_ = map_.lookup(y);
+    map_.map(y, add(mul(blockIdY_, tiles), slot));
+    threadId_ = arith::SubIOp::create(b_, loc_, rawThreadId_, mul(slot, cst(threads)));
+    int64_t planned = 0, maxStages = 1, packed = 0;
+    if (auto bytes = kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr))
+      planned = bytes.getInt();
+    kernel_.walk([&](AllocSharedOp alloc) {
+      maxStages = std::max<int64_t>(maxStages, alloc.getStages().value_or(1));
+    });
+    int64_t start = llvm::alignTo(llvm::alignTo(planned, 8) + 16 * maxStages, 128);
+    kernel_.walk([&](AllocSharedOp alloc) {
+      if (alloc.getStages().value_or(1) > 1 || !alloc.getOffset())
+        return;
+      BufferType type = alloc.getType();
+      slotShift_[alloc] = start + packed - int64_t(*alloc.getOffset());
+      packed += llvm::alignTo(type.getNumElements() * getElementBytes(type.getElementType()), 128);
+    });
+    pingPongSlotBytes_ = packed;
+    pingPongSharedBytes_ = packed ? start + 2 * packed : 0;
+  }
   if (kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr) &&
       kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr).getInt() > 0) {
     auto addressSpace = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
@@ -195,9 +228,68 @@ LogicalResult KernelLowering::run() {
 
   if (failed(lowerBlock(kernel_.getBodyBlock())))
     return failure();
+  if (pingPong_ && !func_->hasAttr(kLoweredTilesPerBlockAttr))
+    dropPingPong();
   gpu::ReturnOp::create(b_, loc_);
   kernel_.erase();
   return success();
+}
+
+void KernelLowering::dropPingPong() {
+  OpBuilder::InsertionGuard guard(b_);
+  b_.setInsertionPoint(tilesPerBlockOp_);
+  tileSlotOp_->getResult(0).replaceAllUsesWith(cst(0));
+  tilesPerBlockOp_->getResult(0).replaceAllUsesWith(cst(1));
+  tileSlotOp_->erase();
+  tilesPerBlockOp_->erase();
+  pingPong_ = false;
+}
+
+FailureOr<Value> KernelLowering::valueAtBlockY(Value value, Value y, IRMapping &at) {
+  if (Value known = at.lookupOrNull(value))
+    return known;
+  if (value == kernel_.getBlockIndices()[1])
+    return y;
+  Operation *op = value.getDefiningOp();
+  if (!op || isa<DimOp>(op)) {
+    // Kernel arguments, the other block coordinates, tensor dimensions.
+    if (Value lowered = map_.lookupOrNull(value))
+      return lowered;
+    return failure();
+  }
+  if (op->getNumRegions() != 0 || isa<TileDialect>(op->getDialect()) || !isMemoryEffectFree(op))
+    return failure();
+  for (Value operand : op->getOperands()) {
+    FailureOr<Value> mapped = valueAtBlockY(operand, y, at);
+    if (failed(mapped))
+      return failure();
+    at.map(operand, *mapped);
+  }
+  return b_.clone(*op, at)->getResult(cast<OpResult>(value).getResultNumber());
+}
+
+Value KernelLowering::gridExtent(unsigned dim) {
+  std::function<Value(AffineExpr)> eval = [&](AffineExpr expr) -> Value {
+    if (auto constant = dyn_cast<AffineConstantExpr>(expr))
+      return cst(constant.getValue());
+    if (auto symbol = dyn_cast<AffineSymbolExpr>(expr))
+      return dynamicDims_[symbol.getPosition()];
+    auto binary = cast<AffineBinaryOpExpr>(expr);
+    Value lhs = eval(binary.getLHS()), rhs = eval(binary.getRHS());
+    switch (expr.getKind()) {
+    case AffineExprKind::Add:
+      return add(lhs, rhs);
+    case AffineExprKind::Mul:
+      return mul(lhs, rhs);
+    case AffineExprKind::FloorDiv:
+      return arith::DivUIOp::create(b_, loc_, lhs, rhs);
+    case AffineExprKind::CeilDiv:
+      return arith::CeilDivUIOp::create(b_, loc_, lhs, rhs);
+    default:
+      return arith::RemUIOp::create(b_, loc_, lhs, rhs);
+    }
+  };
+  return eval(kernel_.getGrid().getResult(dim));
 }
 
 LogicalResult KernelLowering::lowerBlock(Block &block) {
@@ -256,8 +348,22 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
         if (stages > 1)
           shape.insert(shape.begin(), stages);
         auto memrefType = MemRefType::get(shape, type.getElementType(), nullptr, addressSpace);
-        Value view = memref::ViewOp::create(b_, loc_, memrefType, sharedBase_,
-                                            cst(*alloc.getOffset()), ValueRange{});
+        // Ping-pong: moved out of the plan (where it may share bytes with the
+        // stages, which the other tile still reads) to its slot's copy; the
+        // planned offset again when the schedule is dropped (tiles = 1,
+        // slot = 0).
+        Value offset = cst(*alloc.getOffset());
+        if (pingPong_ && slotShift_.count(alloc)) {
+          Value moved = arith::SubIOp::create(b_, loc_, tilesPerBlockOp_->getResult(0), cst(1));
+          offset = arith::AddIOp::create(
+              b_, loc_, offset,
+              arith::AddIOp::create(
+                  b_, loc_, arith::MulIOp::create(b_, loc_, moved, cst(slotShift_[alloc])),
+                  arith::MulIOp::create(b_, loc_, tileSlotOp_->getResult(0),
+                                        cst(pingPongSlotBytes_))));
+        }
+        Value view = memref::ViewOp::create(b_, loc_, memrefType, sharedBase_, offset,
+                                            ValueRange{});
         BufferInfo info{type, view, {}};
         info.stages = stages;
         info.stage = stages > 1 ? cst(0) : Value();

@@ -669,6 +669,9 @@ const std::vector<Workload>& AllWorkloads() {
       Gemm("gemm_f16_any", 1, 1, 1, runtime::DTYPE_F16, false, true, false),
       // A and B in fragments; chained gemms with the intermediate in
       // registers (tails: M, N not multiples of 64).
+      // Ping-pong: 3 and 5 tile rows leave the last block one tile.
+      Gemm("gemm_f16_pingpong", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_pingpong", 520, 264, 1032, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_fragments", 257, 383, 129, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_staged_b", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
       GemmChain(200, 300),
@@ -696,9 +699,14 @@ const std::vector<Workload>& AllWorkloads() {
         {"gemm_bias_gelu_erf_f16", Act::kGeluErf, false, true},
         {"gemm_bias_relu_f16", Act::kRelu, false, false},
         {"gemm_bias_silu_f16", Act::kSilu, false, true},
-        {"gemm_bias_residual_f16", Act::kNone, true, true}})
+        {"gemm_bias_residual_f16", Act::kNone, true, true},
+        {"gemm_bias_gelu_f16_pingpong", Act::kGeluTanh, false, false}})
     for (Workload& w : GemmEpilogueWorkloads(kernel, act, residual, benchmark))
       list->push_back(std::move(w));
+  // Ping-pong with a long K: slot 0's epilogue (its bias tile in shared
+  // memory) runs while slot 1's main loop still fills the stages.
+  list->push_back(Gemm("gemm_bias_gelu_f16_pingpong", 520, 264, 1032, runtime::DTYPE_F16, false,
+                       true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
   return list;
   }();
   return *workloads;

@@ -164,6 +164,18 @@ const std::vector<Case>& AllCases() {
                                                        name);
                        }});
     }
+    // The ping-pong schedule (two tiles per block on sm_90a; the grid as
+    // written elsewhere), plain and with the fused epilogue's shared bias.
+    list->push_back({"gemm_f16_pingpong", [](const std::string& target) {
+                       return examples::GemmDynamic(GemmConfig::PingPongForTarget(target),
+                                                    "gemm_f16_pingpong");
+                     }});
+    list->push_back({"gemm_bias_gelu_f16_pingpong", [](const std::string& target) {
+                       return examples::GemmBiasGelu(
+                           Dim::Dynamic("M"), Dim::Dynamic("N", 8), Dim::Dynamic("K", 8),
+                           GemmConfig::PingPongForTarget(target), /*tanhForm=*/true,
+                           "gemm_bias_gelu_f16_pingpong");
+                     }});
     list->push_back({"gemm_f16_fragments", [](const std::string&) {
                        return GemmFragmentOperands(false, 1, 1, "gemm_f16_fragments");
                      }});

@@ -163,13 +163,14 @@ TEST(Frontend, UnknownTargetIsAClearError) {
 namespace tessera {
 namespace {
 
-Kernel SmallGemm(const std::string& atom = "") {
+Kernel SmallGemm(const std::string& atom = "", bool pingpong = false) {
   KernelBuilder T("small_gemm");
   Dim m = Dim::Dynamic("M"), n = Dim::Dynamic("N", 8), k = Dim::Dynamic("K", 8);
   auto A = T.Tensor("A", {m, k}, f16), B = T.Tensor("B", {k, n}, f16), C = T.Tensor("C", {m, n}, f16);
   T.Launch({CeilDiv(n, 64), CeilDiv(m, 64)}, 128, [&](Index x, Index y) {
     auto block = SwizzleBlocks(x, y, CeilDiv(C.dim(1), 64), CeilDiv(C.dim(0), 64), 4);
     Index bx = block.first, by = block.second;
+    if (pingpong) T.PingPong();
     auto As = T.AllocShared({64, 32}, f16, "As"), Bs = T.AllocShared({32, 64}, f16, "Bs");
     auto acc = T.AllocFragment({64, 64}, f32, "acc");
     T.Clear(acc);
@@ -199,6 +200,40 @@ TEST(Frontend, GemmRecordsDivisibilityAndPipelinedLoop) {
   EXPECT_NE(compiled->ptx().find("cp.async.cg.shared.global"), std::string::npos);
   // Three stages of 4 KiB + 4 KiB tiles.
   EXPECT_EQ(compiled->shared_memory_bytes(), 3 * (4096 + 4096));
+}
+
+TEST(Frontend, PingPongRunsTwoTilesPerBlockOnSm90a) {
+  Kernel kernel = SmallGemm("", /*pingpong=*/true);
+  ASSERT_TRUE(kernel.status().ok()) << kernel.status();
+  EXPECT_NE(kernel.ToString().find("pingpong"), std::string::npos);
+  auto compiled = kernel.Compile({"sm_90a"});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  // Two consumer warpgroups (one per tile) and the producer; the grid's y
+  // extent halved, rounded up.
+  EXPECT_EQ(compiled->block_threads(), 384);
+  ASSERT_EQ(compiled->grid_size(), 2);
+  EXPECT_EQ(compiled->grid(1).op(), runtime::Expr::OP_CEIL_DIV);
+  EXPECT_EQ(compiled->grid(1).rhs().value(), 2);
+  EXPECT_EQ(compiled->grid(1).lhs().op(), runtime::Expr::OP_CEIL_DIV);
+  EXPECT_NE(compiled->ptx().find("bar.sync 3, 256;"), std::string::npos);
+  // Elsewhere the grid runs as written.
+  for (const char* target : {"sm_60", "sm_70", "sm_80"}) {
+    auto other = kernel.Compile({target});
+    ASSERT_TRUE(other.ok()) << other.status();
+    EXPECT_EQ(other->block_threads(), 128) << target;
+    EXPECT_EQ(other->grid(1).lhs().op(), runtime::Expr::OP_SYMBOL) << target;
+  }
+}
+
+TEST(Frontend, PingPongOutsideLaunchIsAnError) {
+  KernelBuilder T("early");
+  T.PingPong();
+  T.Launch({1}, 32, [&](Index) {});
+  Kernel kernel = T.Build();
+  ASSERT_FALSE(kernel.status().ok());
+  EXPECT_NE(kernel.status().message().find("PingPong is called inside Launch's body"),
+            std::string::npos)
+      << kernel.status();
 }
 
 TEST(Frontend, GemmFallsBackToSimtWhereTheTargetHasNoTensorCores) {

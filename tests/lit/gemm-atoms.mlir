@@ -9,9 +9,12 @@
 // RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_90a --emit=tile | FileCheck %s --check-prefix=LAYOUT90
 // sm_90 (not 90a) has no wgmma: mma.sync.
 // RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_90 --emit=ptx | FileCheck %s --check-prefix=MMA
-// wgmma needs 64 rows per warpgroup: 128 rows with one warpgroup fall back
-// to mma.sync, with a remark saying why.
-// RUN: %tessera-compile %S/Inputs/gemm-tall.mlir --target=sm_90a --emit=ptx 2>&1 | FileCheck %s --check-prefix=FALLBACK
+// One warpgroup with 128 rows issues two m64 wgmmas per k-step, A's
+// descriptors 8 rows apart with 16-row group strides (SBO 2048 bytes on
+// 64-byte rows: 0x80 in bits 32-45); transposed, such an A has no wgmma
+// and falls back to mma.sync with a remark saying why.
+// RUN: %tessera-compile %S/Inputs/gemm-tall.mlir --target=sm_90a --emit=ptx 2>&1 | FileCheck %s --check-prefix=TALL
+// RUN: %tessera-compile %S/Inputs/gemm-tall-transposed.mlir --target=sm_90a --emit=ptx 2>&1 | FileCheck %s --check-prefix=FALLBACK
 // Rows no wgmma swizzle describes (96 bytes) fall back too; a 512-wide tile
 // is wider than one wgmma (and its accumulator overflows the registers).
 // RUN: %tessera-compile %S/Inputs/gemm-rows96.mlir --target=sm_90a --emit=tile 2>&1 | FileCheck %s --check-prefix=ROWS96
@@ -39,7 +42,10 @@
 // WGMMA-NOT: mma.sync
 // LAYOUT90: tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 16, n = 8, warps_m = 4, warps_n = 1>
 // LAYOUT90: tile.gemm {{.*}} {atom = "SM90_64xNx16_F32F16F16F32_SS"}
-// FALLBACK: remark: using SM80_16x8x16_F32F16F16F32_TN instead of SM90_64xNx16_F32F16F16F32_SS: SM90_64xNx16_F32F16F16F32_SS needs 64 rows of the tile per warpgroup (tile M 128, 1 warpgroups)
+// TALL-NOT: remark
+// TALL-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// TALL-NOT: mma.sync
+// FALLBACK: remark: using SM80_16x8x16_F32F16F16F32_TN instead of SM90_64xNx16_F32F16F16F32_SS: SM90_64xNx16_F32F16F16F32_SS takes 128 rows per warpgroup only with A in shared memory, not transposed (tile M 128, 1 warpgroups)
 // FALLBACK: mma.sync.aligned.m16n8k16
 // ROWS96: remark: using SM80_16x8x16_F32F16F16F32_TN instead of SM90_64xNx16_F32F16F16F32_SS: SM90_64xNx16_F32F16F16F32_SS needs shared rows of 32, 64 or a multiple of 128 bytes (96 here)
 // WIDE: remark: using SM80_16x8x16_F32F16F16F32_TN instead of SM90_64xNx16_F32F16F16F32_SS: SM90_64xNx16_F32F16F16F32_SS takes N up to 256 (tile N 512)
