@@ -192,6 +192,8 @@ inline constexpr llvm::StringLiteral kTensorMapArgsAttr = "tessera.tensor_map_ar
 /// Blocks of the grid one launched block runs, adjacent along y (the
 /// ping-pong schedule): the launch's y extent is divided by it, rounded up.
 inline constexpr llvm::StringLiteral kLoweredTilesPerBlockAttr = "tessera.tiles_per_block";
+/// A persistent kernel: launched with as many blocks as the device holds.
+inline constexpr llvm::StringLiteral kLoweredPersistentAttr = "tessera.persistent";
 
 /// Registers the built-in backends (sm60, sm70, sm80, sm90): the one list.
 void registerAllBackends(BackendRegistry &registry);

@@ -137,6 +137,24 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
                target))
         return false;
     }
+    // The default tile launched over the whole grid (not persistent), as
+    // before run 29.
+    examples::GemmConfig grid = examples::GemmConfig::ForTarget(target);
+    grid.persistent = false;
+    for (DType dtype : {f16, bf16}) {
+      grid.dtype = dtype;
+      if (!Add(bundle,
+               examples::GemmDynamic(grid, dtype == f16 ? "gemm_f16__grid" : "gemm_bf16__grid"),
+               target))
+        return false;
+    }
+    grid.dtype = f16;
+    if (!Add(bundle,
+             examples::GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8),
+                                    Dim::Dynamic("K", 8), grid, /*tanhForm=*/true,
+                                    "gemm_bias_gelu_f16__grid"),
+             target))
+      return false;
     pingpong.dtype = f16;
     if (!Add(bundle,
              examples::GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8),

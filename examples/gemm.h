@@ -27,15 +27,18 @@ struct GemmConfig {
   /// The ping-pong schedule (KernelBuilder::PingPong): two tiles per block
   /// where the target has it.
   bool pingpong = false;
+  /// A persistent kernel (KernelBuilder::Persistent).
+  bool persistent = false;
 
   /// The tuned defaults for a target: on sm_90a two warpgroups, each one
   /// 64 x 256 wgmma accumulator (128 x 256 x 64 tiles, 4 stages, 192 KiB of
-  /// shared memory); on sm_70 256 threads; elsewhere the defaults above.
+  /// shared memory), persistent (RESULTS.md run 29); on sm_70 256 threads;
+  /// elsewhere the defaults above.
   static GemmConfig ForTarget(const std::string& target) {
     GemmConfig c;
     if (target == "sm_90a") {
       c.bm = 128, c.bn = 256, c.bk = 64;
-      c.stages = 4, c.threads = 256;
+      c.stages = 4, c.threads = 256, c.persistent = true;
     } else if (target == "sm_70") {
       // Eight warps of 64 x 32: m8n8k4's operands are not shared between
       // quadpairs, so smaller warp tiles keep the registers in bounds.
@@ -50,7 +53,7 @@ struct GemmConfig {
   /// does not apply there).
   static GemmConfig PingPongForTarget(const std::string& target) {
     GemmConfig c = ForTarget(target);
-    c.pingpong = true;
+    c.pingpong = true, c.persistent = false;
     if (target == "sm_90a") {
       c.bm = 128, c.bn = 128, c.bk = 64;
       c.stages = 6, c.threads = 128;

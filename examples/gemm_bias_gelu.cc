@@ -29,6 +29,7 @@ Kernel GemmEpilogue(Dim M, Dim N, Dim K, const GemmConfig& c, const Epilogue& ep
     auto block = SwizzleBlocks(x, y, CeilDiv(C.dim(1), c.bn), CeilDiv(C.dim(0), c.bm), c.group);
     Index bx = block.first, by = block.second;
     if (c.pingpong) T.PingPong();
+    if (c.persistent) T.Persistent();
     auto As = T.AllocShared({c.bm, c.bk}, c.dtype, "As"), Bs = T.AllocShared({c.bk, c.bn}, c.dtype, "Bs");
     auto bias = T.AllocShared({1, c.bn}, c.dtype, "bias");
     auto acc = T.AllocFragment({c.bm, c.bn}, f32, "acc");

@@ -626,6 +626,17 @@ void KernelBuilder::PingPong(SourceLoc loc) {
   s.kernel.setPingpong(true);
 }
 
+void KernelBuilder::Persistent(SourceLoc loc) {
+  BuilderState &s = *state_;
+  if (!s.kernel) {
+    s.errors += "tessera: Persistent is called inside Launch's body (" +
+                std::string(loc.file ? loc.file : "<unknown>") + ":" +
+                std::to_string(loc.line) + ")\n";
+    return;
+  }
+  s.kernel.setPersistent(true);
+}
+
 void KernelBuilder::Clear(const Buffer &buffer, SourceLoc loc) {
   BuilderState &s = *state_;
   tile::ClearOp::create(s.b(), s.loc(loc), BuilderState::value(buffer.handle()));

@@ -366,6 +366,12 @@ public:
   /// shared memory besides a Pipelined loop's staged copies, the grid runs
   /// as written.
   void PingPong(SourceLoc loc = {});
+  /// Asks for a persistent kernel (call inside Launch's body): as many
+  /// blocks as the device holds at once, each looping over the grid's
+  /// blocks, so a warp-specialized loop's producer loads the next block's
+  /// tiles while the consumers run this block's epilogue. Not combined with
+  /// PingPong.
+  void Persistent(SourceLoc loc = {});
 
   /// Finishes the kernel and verifies it; errors are kept in Kernel::status().
   Kernel Build();

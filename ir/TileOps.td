@@ -47,8 +47,14 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     runs two blocks of the grid adjacent along y, one per group of consumer
     warps, which take turns on the tensor cores so one's epilogue runs while
     the other's main loop does. The blocks' semantics are unchanged; targets
-    without the schedule, or kernels that do not fit it (shared memory other
-    than a pipelined loop's staged buffers), run the grid as written.
+    without the schedule, or kernels that do not fit it (no warp-specialized
+    pipelined loop), run the grid as written.
+
+    `persistent` (optional) launches as many blocks as the device holds at
+    once, each looping over the grid's blocks (x fastest); with a
+    warp-specialized pipelined loop the producer then runs ahead into the
+    next block's iterations while the consumers run the epilogue. Not
+    combined with `pingpong`.
 
     Example:
 
@@ -65,7 +71,7 @@ def Tile_KernelOp : Tile_Op<"kernel", [
                        OptionalAttr<DictionaryAttr>:$dim_groups,
                        OptionalAttr<StrArrayAttr>:$arg_names,
                        OptionalAttr<DenseI64ArrayAttr>:$dim_divisibility,
-                       UnitAttr:$pingpong);
+                       UnitAttr:$pingpong, UnitAttr:$persistent);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;

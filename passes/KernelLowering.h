@@ -320,19 +320,34 @@ private:
   bool pingPong_ = false;
   Operation *tileSlotOp_ = nullptr, *tilesPerBlockOp_ = nullptr;
   Value blockIdY_;
-  /// Shared buffers other than a pipelined loop's stages are per tile and
-  /// must not share bytes with the stages (the planner may reuse them after
-  /// the loop, but the other tile's loop still runs): each slot's copies
-  /// are packed after the mbarriers, slot 0's this many bytes after the
-  /// planned offset, slot 1's pingPongSlotBytes_ after slot 0's; the shared
-  /// memory the block then needs.
+  /// A persistent kernel (tile.kernel's `persistent`): the body runs in
+  /// `tileLoop_` over the grid's blocks (blockIdx.x, stepping by gridDim.x);
+  /// `ringBase_` (per thread) counts the iterations of the block's earlier
+  /// tiles, where a warp-specialized loop's ring of stages continues.
+  bool persistent_ = false;
+  scf::ForOp tileLoop_;
+  Value ringBase_;
+  SmallVector<Value> gridExtents_;
+  /// The block coordinates of linear tile `t` (x fastest).
+  SmallVector<Value> tileCoords(Value t);
+  /// Shared buffers other than a pipelined loop's stages must not share
+  /// bytes with the stages when a producer fills stages for another tile
+  /// while they are in use (the planner may reuse the stages' bytes after
+  /// the loop): under ping-pong or persistence they are packed after the
+  /// mbarriers, `slotShift_` bytes after the planned offset (times
+  /// `relocateOp_`'s value: 1, or 0 once keepRelocation_ stays false), slot
+  /// 1's copy pingPongSlotBytes_ after slot 0's; the shared memory the block
+  /// then needs.
   DenseMap<Operation *, int64_t> slotShift_;
-  int64_t pingPongSlotBytes_ = 0, pingPongSharedBytes_ = 0;
+  Operation *relocateOp_ = nullptr;
+  bool keepRelocation_ = false;
+  int64_t pingPongSlotBytes_ = 0, relocatedSharedBytes_ = 0;
   void dropPingPong();
-  /// The value `value` (tile IR before the pipelined loop) has in the tile
-  /// whose y block coordinate is `y`: the pure arithmetic it depends on,
-  /// cloned with `at`; failure when it depends on anything else.
-  FailureOr<Value> valueAtBlockY(Value value, Value y, IRMapping &at);
+  /// The value `value` (tile IR before the pipelined loop) has in another
+  /// tile: the pure arithmetic it depends on, cloned with `at` (seeded with
+  /// that tile's block coordinates); failure when it depends on anything
+  /// else.
+  FailureOr<Value> valueAt(Value value, IRMapping &at);
   /// The grid's extent along `dim`, evaluated from the dynamic dimensions.
   Value gridExtent(unsigned dim);
   /// The dynamic tensor dimensions in argument order (the grid's symbols).

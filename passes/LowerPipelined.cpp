@@ -97,15 +97,18 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
   }
   // The ping-pong schedule doubles the consumers and the shared buffers
   // other than this loop's stages (the ring the two tiles share), and needs
-  // this loop to be the kernel's only one.
+  // this loop to be the kernel's only one; so does a persistent kernel's
+  // producer, which runs its own loop over the block's tiles.
+  int64_t loops = 0;
+  kernel_.walk([&](PipelinedOp) { ++loops; });
   if (pingPong_) {
-    int64_t loops = 0;
-    kernel_.walk([&](PipelinedOp) { ++loops; });
     if (!specialize || loops != 1 ||
         2 * kernel_.getThreads() + 128 > caps_.maxThreadsPerBlock ||
-        pingPongSharedBytes_ > caps_.sharedMemoryPerBlock)
+        relocatedSharedBytes_ > caps_.sharedMemoryPerBlock)
       dropPingPong();
   }
+  // A persistent block's other shared buffers move after the mbarriers.
+  specialize &= !persistent_ || (loops == 1 && relocatedSharedBytes_ <= caps_.sharedMemoryPerBlock);
   if (specialize)
     return lowerPipelinedSpecialized(loop, count, ahead, stages, barrierOffset);
 
@@ -318,11 +321,26 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   func_->setAttr(kLoweredBlockThreadsAttr, b_.getI64IntegerAttr(consumers + 128));
   func_.setKnownBlockSizeAttr(b_.getDenseI32ArrayAttr({int32_t(consumers + 128), 1, 1}));
 
+  // A persistent kernel: what runs once per block (the barriers' setup,
+  // the producer with its own loop over the block's tiles, the register
+  // rebalance) goes before the consumers' loop over tiles; the consumers'
+  // part stays where the loop is, in it.
+  OpBuilder::InsertPoint inTileLoop = b_.saveInsertionPoint();
+  if (persistent_) {
+    if (genericSharedWrites_)
+      fenceProxyAsync();
+    b_.setInsertionPoint(tileLoop_);
+    lastWasBarrier_ = false;
+  }
+  // Shared buffers besides the stages move after the mbarriers (see
+  // slotShift_) when the producer runs ahead of another tile's consumers.
+  keepRelocation_ = pingPong_ || persistent_;
+
   // mbarriers after the planned buffers: full[s], then empty[s].
   func_->setAttr(kLoweredSharedBytesAttr,
-                 b_.getI64IntegerAttr(pingPong_ ? std::max(pingPongSharedBytes_,
-                                                           barrierOffset + 16 * stages)
-                                                : barrierOffset + 16 * stages));
+                 b_.getI64IntegerAttr(keepRelocation_ ? std::max(relocatedSharedBytes_,
+                                                                 barrierOffset + 16 * stages)
+                                                      : barrierOffset + 16 * stages));
   Value sharedStart = memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, sharedBase_);
   auto full = [&](Value stage) {
     return toI32(add(sharedStart, add(cst(barrierOffset), mul(stage, cst(8)))));
@@ -451,11 +469,12 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
         });
         map_ = saved;
       };
-      if (!pingPong_) {
-        produce(count, Value());
-      } else {
-        // Each tile of the pair: the values the loop takes from before it
-        // (offsets, the count) recomputed at y = 2 blockIdx.y + t.
+      // Several tiles (the pair, or a persistent block's tiles): the values
+      // the loop takes from before it (offsets, the count) recomputed with
+      // the block coordinates `seed` gives each tile.
+      auto produceTiles = [&](Value first, Value end, Value step,
+                              llvm::function_ref<void(Value, IRMapping &)> seed)
+          -> LogicalResult {
         llvm::SetVector<Value> outside;
         loop.getBodyBlock().walk([&](Operation *op) {
           for (Value v : op->getOperands())
@@ -463,32 +482,53 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
                 !isa<TileTensorType, BufferType>(v.getType()))
               outside.insert(v);
         });
-        Value tilesHere = arith::SelectOp::create(b_, loc_, secondTile, cst(2), cst(1));
-        auto pair = scf::ForOp::create(
-            b_, loc_, zero, tilesHere, cst(1), ValueRange{zero},
+        auto tilesLoop = scf::ForOp::create(
+            b_, loc_, first, end, step, ValueRange{zero},
             [](OpBuilder &nested, Location at, Value, ValueRange args) {
               scf::YieldOp::create(nested, at, args);
             });
-        Operation *yield = pair.getBody()->getTerminator();
+        Operation *yield = tilesLoop.getBody()->getTerminator();
+        OpBuilder::InsertionGuard tileGuard(b_);
         b_.setInsertionPoint(yield);
-        Value y = add(mul(blockIdY_, cst(2)), pair.getInductionVar());
         IRMapping at;
+        seed(tilesLoop.getInductionVar(), at);
         IRMapping saved = map_;
         for (Value v : outside) {
-          FailureOr<Value> value = valueAtBlockY(v, y, at);
+          FailureOr<Value> value = valueAt(v, at);
           if (failed(value))
-            return loop.emitOpError() << "ping-pong: the loop uses a value that depends on more "
-                                         "than the block coordinates and kernel arguments";
+            return loop.emitOpError() << "the loop uses a value that depends on more than the "
+                                         "block coordinates and kernel arguments (ping-pong and "
+                                         "persistent kernels recompute them per tile)";
           map_.map(v, *value);
         }
-        FailureOr<Value> tileCount = valueAtBlockY(loop.getCount(), y, at);
+        FailureOr<Value> tileCount = valueAt(loop.getCount(), at);
         if (failed(tileCount))
-          return loop.emitOpError() << "ping-pong: the iteration count depends on more than "
-                                       "the block coordinates and kernel arguments";
-        Value base = pair.getRegionIterArgs()[0];
+          return loop.emitOpError() << "the iteration count depends on more than the block "
+                                       "coordinates and kernel arguments (ping-pong and "
+                                       "persistent kernels recompute it per tile)";
+        Value base = tilesLoop.getRegionIterArgs()[0];
         produce(*tileCount, base);
         map_ = saved;
         yield->setOperand(0, add(base, *tileCount));
+        return success();
+      };
+      ArrayRef<BlockArgument> indices = kernel_.getBlockIndices();
+      if (pingPong_) {
+        // The pair: y = 2 blockIdx.y + t.
+        Value tilesHere = arith::SelectOp::create(b_, loc_, secondTile, cst(2), cst(1));
+        if (failed(produceTiles(zero, tilesHere, cst(1), [&](Value t, IRMapping &at) {
+              at.map(indices[1], add(mul(blockIdY_, cst(2)), t));
+            })))
+          return failure();
+      } else if (persistent_) {
+        if (failed(produceTiles(tileLoop_.getLowerBound(), tileLoop_.getUpperBound(),
+                                tileLoop_.getStep(), [&](Value t, IRMapping &at) {
+                                  for (auto [index, coord] : llvm::zip(indices, tileCoords(t)))
+                                    at.map(index, coord);
+                                })))
+          return failure();
+      } else {
+        produce(count, Value());
       }
     }
     ptx("exit;", "", {});
@@ -499,15 +539,20 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   lastWasBarrier_ = false;
   if (rebalance)
     ptx("setmaxnreg.inc.sync.aligned.u32 " + std::to_string(consumerRegs) + ";", "", {});
+  if (persistent_)
+    b_.restoreInsertionPoint(inTileLoop);
   // Ping-pong: slot 1's iterations follow slot 0's in the ring, and it
   // starts when slot 0 has left its loop (named barrier 3, both slots).
+  // Persistent: this tile's iterations follow the block's earlier tiles'.
   Value base;
+  if (persistent_)
+    base = memref::LoadOp::create(b_, loc_, ringBase_, ValueRange{zero});
   std::string order = "3, " + std::to_string(consumers);
   if (pingPong_) {
     consumerBarrierId_ = arith::IndexCastOp::create(b_, loc_, i32, add(slot, cst(1)));
     IRMapping at;
-    FailureOr<Value> firstCount =
-        valueAtBlockY(loop.getCount(), mul(blockIdY_, cst(2)), at);
+    at.map(kernel_.getBlockIndices()[1], mul(blockIdY_, cst(2)));
+    FailureOr<Value> firstCount = valueAt(loop.getCount(), at);
     if (failed(firstCount))
       return loop.emitOpError() << "ping-pong: the iteration count depends on more than the "
                                    "block coordinates and kernel arguments";
@@ -538,13 +583,16 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   if (pingPong_)
     ifThen(andi(eq(slot, cst(0)), secondTile), [&] { ptx("bar.arrive " + order + ";", "", {}); });
   ptx("wgmma.wait_group.sync.aligned 0;", "", {});
-  // Ping-pong: the last stage goes back too (slot 1's iterations follow).
-  if (pingPong_)
+  // Ping-pong and persistent: the last stage goes back too (iterations of
+  // another tile follow in the ring).
+  if (pingPong_ || persistent_)
     ifThen(arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ugt, count, zero), [&] {
       Value last = arith::RemUIOp::create(b_, loc_, add(base, add(count, cst(stages - 1))),
                                           cst(stages));
       ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", {empty(last)});
     });
+  if (persistent_)
+    memref::StoreOp::create(b_, loc_, add(base, count), ringBase_, ValueRange{zero});
   for (auto [fragment, regs] : asyncAccumulators_)
     fenceRegisters(fragment, regs);
   asyncAccumulators_.clear();

@@ -191,17 +191,9 @@ LogicalResult KernelLowering::run() {
   for (auto [i, blockIndex] : llvm::enumerate(kernel_.getBlockIndices()))
     map_.map(blockIndex, gpu::BlockIdOp::create(b_, loc_, kDims[i]));
   rawThreadId_ = threadId_ = gpu::ThreadIdOp::create(b_, loc_, gpu::Dimension::x);
-  if (kernel_.getPingpong() && kernel_.getBlockIndices().size() >= 2) {
-    pingPong_ = true;
-    int64_t threads = kernel_.getThreads();
-    Value slot = arith::DivUIOp::create(b_, loc_, rawThreadId_, cst(threads));
-    Value tiles = arith::ConstantIndexOp::create(b_, loc_, 2);
-    tileSlotOp_ = slot.getDefiningOp();
-    tilesPerBlockOp_ = tiles.getDefiningOp();
-    Value y = kernel_.getBlockIndices()[1];
-    blockIdY_ = map_.lookup(y);
-    map_.map(y, add(mul(blockIdY_, tiles), slot));
-    threadId_ = arith::SubIOp::create(b_, loc_, rawThreadId_, mul(slot, cst(threads)));
+  pingPong_ = kernel_.getPingpong() && kernel_.getBlockIndices().size() >= 2;
+  persistent_ = kernel_.getPersistent() && !pingPong_;
+  if (pingPong_ || persistent_) {
     int64_t planned = 0, maxStages = 1, packed = 0;
     if (auto bytes = kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr))
       planned = bytes.getInt();
@@ -217,7 +209,19 @@ LogicalResult KernelLowering::run() {
       packed += llvm::alignTo(type.getNumElements() * getElementBytes(type.getElementType()), 128);
     });
     pingPongSlotBytes_ = packed;
-    pingPongSharedBytes_ = packed ? start + 2 * packed : 0;
+    relocatedSharedBytes_ = packed ? start + (pingPong_ ? 2 : 1) * packed : 0;
+    relocateOp_ = arith::ConstantIndexOp::create(b_, loc_, 1);
+  }
+  if (pingPong_) {
+    int64_t threads = kernel_.getThreads();
+    Value slot = arith::DivUIOp::create(b_, loc_, rawThreadId_, cst(threads));
+    Value tiles = arith::ConstantIndexOp::create(b_, loc_, 2);
+    tileSlotOp_ = slot.getDefiningOp();
+    tilesPerBlockOp_ = tiles.getDefiningOp();
+    Value y = kernel_.getBlockIndices()[1];
+    blockIdY_ = map_.lookup(y);
+    map_.map(y, add(mul(blockIdY_, tiles), slot));
+    threadId_ = arith::SubIOp::create(b_, loc_, rawThreadId_, mul(slot, cst(threads)));
   }
   if (kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr) &&
       kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr).getInt() > 0) {
@@ -226,10 +230,42 @@ LogicalResult KernelLowering::run() {
         b_, loc_, MemRefType::get({ShapedType::kDynamic}, b_.getI8Type(), nullptr, addressSpace));
   }
 
+  if (persistent_) {
+    // The body runs once per tile of the grid this block takes: linear tile
+    // t = blockIdx.x, + gridDim.x, ... (the runtime launches as many blocks
+    // as the device holds).
+    func_->setAttr(kLoweredPersistentAttr, UnitAttr::get(ctx));
+    Value total = cst(1);
+    for (unsigned i = 0; i < kernel_.getGrid().getNumResults(); ++i) {
+      gridExtents_.push_back(gridExtent(i));
+      total = mul(total, gridExtents_.back());
+    }
+    {
+      OpBuilder::InsertionGuard guard(b_);
+      b_.setInsertionPointToStart(entry_);
+      ringBase_ = memref::AllocaOp::create(b_, loc_, MemRefType::get({1}, b_.getIndexType()));
+    }
+    memref::StoreOp::create(b_, loc_, cst(0), ringBase_, ValueRange{cst(0)});
+    tileLoop_ = scf::ForOp::create(b_, loc_, gpu::BlockIdOp::create(b_, loc_, gpu::Dimension::x),
+                                   total, gpu::GridDimOp::create(b_, loc_, gpu::Dimension::x));
+    b_.setInsertionPoint(tileLoop_.getBody()->getTerminator());
+    for (auto [index, coord] :
+         llvm::zip(kernel_.getBlockIndices(), tileCoords(tileLoop_.getInductionVar())))
+      map_.map(index, coord);
+  }
   if (failed(lowerBlock(kernel_.getBodyBlock())))
     return failure();
   if (pingPong_ && !func_->hasAttr(kLoweredTilesPerBlockAttr))
     dropPingPong();
+  if (relocateOp_ && !keepRelocation_) {
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(relocateOp_);
+    relocateOp_->getResult(0).replaceAllUsesWith(cst(0));
+    relocateOp_->erase();
+    relocateOp_ = nullptr;
+  }
+  if (persistent_)
+    b_.setInsertionPointAfter(tileLoop_);
   gpu::ReturnOp::create(b_, loc_);
   kernel_.erase();
   return success();
@@ -243,13 +279,12 @@ void KernelLowering::dropPingPong() {
   tileSlotOp_->erase();
   tilesPerBlockOp_->erase();
   pingPong_ = false;
+  keepRelocation_ = false;
 }
 
-FailureOr<Value> KernelLowering::valueAtBlockY(Value value, Value y, IRMapping &at) {
+FailureOr<Value> KernelLowering::valueAt(Value value, IRMapping &at) {
   if (Value known = at.lookupOrNull(value))
     return known;
-  if (value == kernel_.getBlockIndices()[1])
-    return y;
   Operation *op = value.getDefiningOp();
   if (!op || isa<DimOp>(op)) {
     // Kernel arguments, the other block coordinates, tensor dimensions.
@@ -260,12 +295,25 @@ FailureOr<Value> KernelLowering::valueAtBlockY(Value value, Value y, IRMapping &
   if (op->getNumRegions() != 0 || isa<TileDialect>(op->getDialect()) || !isMemoryEffectFree(op))
     return failure();
   for (Value operand : op->getOperands()) {
-    FailureOr<Value> mapped = valueAtBlockY(operand, y, at);
+    FailureOr<Value> mapped = valueAt(operand, at);
     if (failed(mapped))
       return failure();
     at.map(operand, *mapped);
   }
   return b_.clone(*op, at)->getResult(cast<OpResult>(value).getResultNumber());
+}
+
+SmallVector<Value> KernelLowering::tileCoords(Value t) {
+  SmallVector<Value> coords;
+  for (size_t i = 0; i < gridExtents_.size(); ++i) {
+    if (i + 1 == gridExtents_.size()) {
+      coords.push_back(t);
+      break;
+    }
+    coords.push_back(arith::RemUIOp::create(b_, loc_, t, gridExtents_[i]));
+    t = arith::DivUIOp::create(b_, loc_, t, gridExtents_[i]);
+  }
+  return coords;
 }
 
 Value KernelLowering::gridExtent(unsigned dim) {
@@ -353,14 +401,16 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
         // planned offset again when the schedule is dropped (tiles = 1,
         // slot = 0).
         Value offset = cst(*alloc.getOffset());
-        if (pingPong_ && slotShift_.count(alloc)) {
-          Value moved = arith::SubIOp::create(b_, loc_, tilesPerBlockOp_->getResult(0), cst(1));
+        if (relocateOp_ && slotShift_.count(alloc)) {
           offset = arith::AddIOp::create(
               b_, loc_, offset,
-              arith::AddIOp::create(
-                  b_, loc_, arith::MulIOp::create(b_, loc_, moved, cst(slotShift_[alloc])),
-                  arith::MulIOp::create(b_, loc_, tileSlotOp_->getResult(0),
-                                        cst(pingPongSlotBytes_))));
+              arith::MulIOp::create(b_, loc_, relocateOp_->getResult(0),
+                                    cst(slotShift_[alloc])));
+          if (pingPong_)
+            offset = arith::AddIOp::create(
+                b_, loc_, offset,
+                arith::MulIOp::create(b_, loc_, tileSlotOp_->getResult(0),
+                                      cst(pingPongSlotBytes_)));
         }
         Value view = memref::ViewOp::create(b_, loc_, memrefType, sharedBase_, offset,
                                             ValueRange{});

@@ -117,6 +117,27 @@ absl::StatusOr<LoadedKernel> LoadedKernel::Load(const CompiledKernel& kernel) {
                                                loaded.function_),
                     "cuFuncGetAttribute(NUM_REGS)");
   if (!status.ok()) return fail(status);
+  if (kernel.persistent()) {
+    int per_sm = 0, sms = 0;
+    CUdevice device;
+    status = ToStatus(driver->cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                          &per_sm, loaded.function_, kernel.block_threads(),
+                          static_cast<size_t>(kernel.shared_memory_bytes())),
+                      "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    if (status.ok()) status = ToStatus(driver->cuCtxGetDevice(&device), "cuCtxGetDevice");
+    if (status.ok()) {
+      status = ToStatus(driver->cuDeviceGetAttribute(
+                            &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
+                        "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+    }
+    if (!status.ok()) return fail(status);
+    if (per_sm < 1) {
+      return fail(absl::ResourceExhaustedError(absl::StrCat(
+          "no block of ", kernel.block_threads(), " threads and ",
+          kernel.shared_memory_bytes(), " B of shared memory fits an SM")));
+    }
+    loaded.persistent_blocks_ = int64_t(per_sm) * sms;
+  }
   return loaded;
 }
 
@@ -132,6 +153,7 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& other) noexcept {
   module_ = std::exchange(other.module_, nullptr);
   function_ = std::exchange(other.function_, nullptr);
   registers_ = other.registers_;
+  persistent_blocks_ = other.persistent_blocks_;
   from_cubin_ = other.from_cubin_;
   jit_info_log_ = std::move(other.jit_info_log_);
   return *this;

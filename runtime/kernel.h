@@ -51,6 +51,9 @@ class LoadedKernel {
   CUfunction function() const { return function_; }
   /// Registers per thread of the loaded function (CU_FUNC_ATTRIBUTE_NUM_REGS).
   int registers() const { return registers_; }
+  /// Blocks resident on the whole device at once (occupancy x SMs): the
+  /// grid of a persistent kernel. 0 for other kernels.
+  int64_t persistent_blocks() const { return persistent_blocks_; }
   /// True if the cubin was loaded, false if the PTX went through the JIT.
   bool from_cubin() const { return from_cubin_; }
   /// The JIT's info log (empty for a cubin or a quiet JIT).
@@ -63,6 +66,7 @@ class LoadedKernel {
   const CudaDriver* driver_ = nullptr;
   std::unique_ptr<CompiledKernel> spec_;
   CUmodule module_ = nullptr;
+  int64_t persistent_blocks_ = 0;
   CUfunction function_ = nullptr;
   int registers_ = 0;
   bool from_cubin_ = false;

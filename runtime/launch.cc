@@ -7,6 +7,7 @@
 
 #include "runtime/launch.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -533,11 +534,17 @@ absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,
                           absl::StrCat(kernel.entry(), ": ", status.message()));
     }
   }
+  // A persistent kernel: as many blocks as fit the device at once, each
+  // looping over the grid's blocks (x fastest).
+  int64_t grid[3] = {packed.grid[0], packed.grid[1], packed.grid[2]};
+  if (kernel.persistent_blocks() > 0) {
+    grid[0] = std::min(grid[0] * grid[1] * grid[2], kernel.persistent_blocks());
+    grid[1] = grid[2] = 1;
+  }
   absl::Status status = ToStatus(
       kernel.driver().cuLaunchKernel(
-          kernel.function(), static_cast<unsigned>(packed.grid[0]),
-          static_cast<unsigned>(packed.grid[1]),
-          static_cast<unsigned>(packed.grid[2]),
+          kernel.function(), static_cast<unsigned>(grid[0]),
+          static_cast<unsigned>(grid[1]), static_cast<unsigned>(grid[2]),
           static_cast<unsigned>(packed.block_threads), 1, 1,
           static_cast<unsigned>(packed.shared_memory_bytes), stream,
           packed.kernel_params.data(), nullptr),
@@ -546,8 +553,7 @@ absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,
   return absl::Status(
       status.code(),
       absl::StrFormat("%s: grid (%d, %d, %d) block %d smem %d B: %s",
-                      kernel.entry(), packed.grid[0], packed.grid[1],
-                      packed.grid[2], packed.block_threads,
+                      kernel.entry(), grid[0], grid[1], grid[2], packed.block_threads,
                       packed.shared_memory_bytes, status.message()));
 }
 
@@ -603,6 +609,7 @@ std::string FormatSignature(const CompiledKernel& kernel) {
       kernel.entry(), "(", absl::StrJoin(params, ", "), ") grid (",
       absl::StrJoin(grid, ", "), ") block ", kernel.block_threads(), " smem ",
       kernel.shared_memory_bytes(), " B target ", kernel.target());
+  if (kernel.persistent()) absl::StrAppend(&text, ", persistent");
   for (const TensorMap& map : kernel.tensor_maps()) {
     // "TMA A[128, 64] swizzle 128": a tensor map of param A, its box.
     const std::string name = map.param() >= 0 && map.param() < kernel.params_size()

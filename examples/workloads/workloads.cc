@@ -672,6 +672,10 @@ const std::vector<Workload>& AllWorkloads() {
       // Ping-pong: 3 and 5 tile rows leave the last block one tile.
       Gemm("gemm_f16_pingpong", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_pingpong", 520, 264, 1032, runtime::DTYPE_F16, false, true, false),
+      // Persistent: 2100 x 2104 has more tiles than the device holds blocks
+      // (17 x 9 of 128 x 256, 17 x 17 of 128 x 128), so blocks loop.
+      Gemm("gemm_f16_persistent", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_persistent", 2100, 2104, 136, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_fragments", 257, 383, 129, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_staged_b", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
       GemmChain(200, 300),
@@ -707,6 +711,10 @@ const std::vector<Workload>& AllWorkloads() {
   // memory) runs while slot 1's main loop still fills the stages.
   list->push_back(Gemm("gemm_bias_gelu_f16_pingpong", 520, 264, 1032, runtime::DTYPE_F16, false,
                        true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
+  // Persistent, fused: the next tile's stages fill while the bias tile of
+  // this one is read.
+  list->push_back(Gemm("gemm_bias_gelu_f16_persistent", 2100, 2104, 264, runtime::DTYPE_F16,
+                       false, true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
   return list;
   }();
   return *workloads;

@@ -176,6 +176,20 @@ const std::vector<Case>& AllCases() {
                            GemmConfig::PingPongForTarget(target), /*tanhForm=*/true,
                            "gemm_bias_gelu_f16_pingpong");
                      }});
+    // Persistent kernels: the tuned tile, blocks looping over the grid.
+    list->push_back({"gemm_f16_persistent", [](const std::string& target) {
+                       GemmConfig c = GemmConfig::ForTarget(target);
+                       c.persistent = true;
+                       return examples::GemmDynamic(c, "gemm_f16_persistent");
+                     }});
+    list->push_back({"gemm_bias_gelu_f16_persistent", [](const std::string& target) {
+                       GemmConfig c = GemmConfig::ForTarget(target);
+                       c.persistent = true;
+                       return examples::GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8),
+                                                     Dim::Dynamic("K", 8), c,
+                                                     /*tanhForm=*/true,
+                                                     "gemm_bias_gelu_f16_persistent");
+                     }});
     list->push_back({"gemm_f16_fragments", [](const std::string&) {
                        return GemmFragmentOperands(false, 1, 1, "gemm_f16_fragments");
                      }});

@@ -225,6 +225,36 @@ TEST(Frontend, PingPongRunsTwoTilesPerBlockOnSm90a) {
   }
 }
 
+TEST(Frontend, PersistentKernelsLoopOverTheGridOnEveryTarget) {
+  KernelBuilder T("persistent_gemm");
+  Dim m = Dim::Dynamic("M"), n = Dim::Dynamic("N", 8), k = Dim::Dynamic("K", 8);
+  auto A = T.Tensor("A", {m, k}, f16), B = T.Tensor("B", {k, n}, f16), C = T.Tensor("C", {m, n}, f16);
+  T.Launch({CeilDiv(n, 64), CeilDiv(m, 64)}, 128, [&](Index bx, Index by) {
+    T.Persistent();
+    auto As = T.AllocShared({64, 32}, f16, "As"), Bs = T.AllocShared({32, 64}, f16, "Bs");
+    auto acc = T.AllocFragment({64, 64}, f32, "acc");
+    T.Clear(acc);
+    T.Pipelined(CeilDiv(k, 32), 3, [&](Index kk) {
+      T.Copy(A.Tile(by * 64, kk * 32), As);
+      T.Copy(B.Tile(kk * 32, bx * 64), Bs);
+      T.Gemm(As, Bs, acc);
+    });
+    T.Copy(acc, C.Tile(by * 64, bx * 64));
+  });
+  Kernel kernel = T.Build();
+  ASSERT_TRUE(kernel.status().ok()) << kernel.status();
+  for (const char* target : {"sm_60", "sm_70", "sm_80", "sm_90a"}) {
+    auto compiled = kernel.Compile({target});
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    EXPECT_TRUE(compiled->persistent()) << target;
+    // The grid as written: the runtime launches what fits and the blocks
+    // loop over it (gridDim.x is read).
+    ASSERT_EQ(compiled->grid_size(), 2);
+    EXPECT_NE(compiled->ptx().find("%nctaid.x"), std::string::npos) << target;
+  }
+  EXPECT_NE(kernel.Compile({"sm_90a"})->ptx().find("cp.async.bulk.tensor"), std::string::npos);
+}
+
 TEST(Frontend, PingPongOutsideLaunchIsAnError) {
   KernelBuilder T("early");
   T.PingPong();

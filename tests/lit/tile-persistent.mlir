@@ -1,0 +1,39 @@
+// A persistent kernel (tile.kernel's `persistent`) in tile-lower-to-gpu:
+// the body loops over the grid's blocks from blockIdx.x by gridDim.x; with a
+// warp-specialized loop (sm_90a) the barriers are set up once, the producer
+// runs its own loop over the block's tiles ahead of the consumers, and the
+// ring of stages continues from one tile to the next.
+// RUN: %tessera-compile %S/Inputs/gemm-persistent.mlir --target=sm_90a --emit=gpu | FileCheck %s
+// RUN: %tessera-compile %S/Inputs/gemm-persistent.mlir --target=sm_80 --emit=gpu | FileCheck %s --check-prefix=SM80
+// RUN: not %tessera-compile %s --target=sm_90a --emit=gpu 2>&1 | FileCheck %s --check-prefix=BOTH
+
+// CHECK: gpu.func @gemm{{.*}}tessera.persistent
+// CHECK: %[[RING:.*]] = memref.alloca() : memref<1xindex>
+// CHECK: memref.store %{{.*}}, %[[RING]]
+// Once per block: the mbarriers.
+// CHECK: "mbarrier.init.shared::cta.b64 [$0], 1;"
+// CHECK: "fence.mbarrier_init.release.cluster;"
+// The producer's own loop over the block's tiles, the ring position carried.
+// CHECK: scf.for %{{.*}} = %block_id_x to %{{.*}} step %grid_dim_x iter_args(
+// CHECK: cp.async.bulk.tensor.2d
+// CHECK: "exit;"
+// The consumers' loop over the same tiles: this tile's iterations start where
+// the last one's ended, its last stage goes back, the position moves on.
+// CHECK: scf.for %{{.*}} = %block_id_x to %{{.*}} step %grid_dim_x {
+// CHECK: memref.load %[[RING]]
+// CHECK: wgmma.mma_async
+// CHECK: "mbarrier.arrive.shared::cta.b64 _, [$0];"
+// CHECK: memref.store %{{.*}}, %[[RING]]
+// The epilogue, per tile, on the consumers' named barrier.
+// CHECK: "bar.sync 1, 128;"
+
+// Without warp specialization the body still loops over the tiles.
+// SM80: gpu.func @gemm{{.*}}tessera.persistent
+// SM80: scf.for %{{.*}} = %block_id_x to %{{.*}} step %grid_dim_x {
+// SM80: cp.async.cg.shared.global
+
+// BOTH: error: 'tile.kernel' op pingpong and persistent cannot be combined
+module attributes {tile.target = #tile.target<"sm_90a">} {
+  tile.kernel @both() grid(affine_map<() -> (1, 1)>) threads(128) blocks(%bx, %by) attributes {pingpong, persistent} {
+  }
+}
