@@ -72,6 +72,10 @@ struct TargetCapabilities {
   bool hasMbarrier = false;
   /// Thread block clusters.
   bool hasClusters = false;
+  /// The scoped memory model (PTX ISA §8, sm_70+): fence.acq_rel, and
+  /// ld.acquire / red.release / st.relaxed at .gpu scope. Without it,
+  /// membar.gl and volatile accesses order the same.
+  bool hasScopedMemoryOrder = false;
   /// wgmma.mma_async (warpgroup MMA; architecture-specific sm_90a).
   bool hasWarpgroupMma = false;
   /// tanh.approx.f32 (PTX ISA §9.7.3.22, sm_75+): math.tanh in f32 uses it
@@ -194,6 +198,9 @@ inline constexpr llvm::StringLiteral kTensorMapArgsAttr = "tessera.tensor_map_ar
 inline constexpr llvm::StringLiteral kLoweredTilesPerBlockAttr = "tessera.tiles_per_block";
 /// A persistent kernel: launched with as many blocks as the device holds.
 inline constexpr llvm::StringLiteral kLoweredPersistentAttr = "tessera.persistent";
+/// A stream-K kernel: the bytes of one block's partial accumulators in the
+/// workspace (a pointer param after the kernel's own, before tensor maps).
+inline constexpr llvm::StringLiteral kLoweredStreamKSlotBytesAttr = "tessera.stream_k_slot_bytes";
 
 /// Registers the built-in backends (sm60, sm70, sm80, sm90): the one list.
 void registerAllBackends(BackendRegistry &registry);

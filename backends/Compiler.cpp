@@ -336,6 +336,8 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
         kernel.set_shared_memory_bytes(bytes.getInt());
       if (op->hasAttr(kLoweredPersistentAttr))
         kernel.set_persistent(true);
+      if (auto bytes = op->getAttrOfType<mlir::IntegerAttr>(kLoweredStreamKSlotBytesAttr))
+        kernel.set_stream_k_slot_bytes(bytes.getInt());
       if (auto tiles = op->getAttrOfType<mlir::IntegerAttr>(kLoweredTilesPerBlockAttr);
           tiles && kernel.grid_size() > 1) {
         runtime::Expr rows = kernel.grid(1);

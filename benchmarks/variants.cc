@@ -148,6 +148,18 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
                target))
         return false;
     }
+    // Stream-K: the default tile, persistent, the last partial wave split
+    // along K over all blocks.
+    examples::GemmConfig streamK = examples::GemmConfig::ForTarget(target);
+    streamK.streamK = true;
+    for (DType dtype : {f16, bf16}) {
+      streamK.dtype = dtype;
+      if (!Add(bundle,
+               examples::GemmDynamic(streamK, dtype == f16 ? "gemm_f16__streamk"
+                                                           : "gemm_bf16__streamk"),
+               target))
+        return false;
+    }
     grid.dtype = f16;
     if (!Add(bundle,
              examples::GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8),

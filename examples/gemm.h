@@ -27,8 +27,10 @@ struct GemmConfig {
   /// The ping-pong schedule (KernelBuilder::PingPong): two tiles per block
   /// where the target has it.
   bool pingpong = false;
-  /// A persistent kernel (KernelBuilder::Persistent).
+  /// A persistent kernel (KernelBuilder::Persistent), and with stream-K
+  /// (KernelBuilder::StreamK).
   bool persistent = false;
+  bool streamK = false;
 
   /// The tuned defaults for a target: on sm_90a two warpgroups, each one
   /// 64 x 256 wgmma accumulator (128 x 256 x 64 tiles, 4 stages, 192 KiB of

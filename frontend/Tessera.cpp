@@ -637,6 +637,12 @@ void KernelBuilder::Persistent(SourceLoc loc) {
   s.kernel.setPersistent(true);
 }
 
+void KernelBuilder::StreamK(SourceLoc loc) {
+  Persistent(loc);
+  if (state_->kernel)
+    state_->kernel.setStreamK(true);
+}
+
 void KernelBuilder::Clear(const Buffer &buffer, SourceLoc loc) {
   BuilderState &s = *state_;
   tile::ClearOp::create(s.b(), s.loc(loc), BuilderState::value(buffer.handle()));

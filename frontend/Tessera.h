@@ -372,6 +372,13 @@ public:
   /// tiles while the consumers run this block's epilogue. Not combined with
   /// PingPong.
   void Persistent(SourceLoc loc = {});
+  /// A persistent kernel whose last partial wave of blocks is split along the
+  /// Pipelined loop's iterations over all launched blocks (stream-K): their
+  /// partial accumulators meet in a runtime-provided workspace before the
+  /// epilogue. For a kernel whose one Pipelined loop holds copies and gemms,
+  /// whose accumulators are cleared before it, and whose iteration count does
+  /// not depend on the block; otherwise it stays persistent, with a remark.
+  void StreamK(SourceLoc loc = {});
 
   /// Finishes the kernel and verifies it; errors are kept in Kernel::status().
   Kernel Build();

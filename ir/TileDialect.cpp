@@ -311,6 +311,8 @@ LogicalResult KernelOp::verify() {
   int64_t threads = getThreads();
   if (threads < 1 || threads > 1024)
     return emitOpError() << "threads per block must be in [1, 1024], got " << threads;
+  if (getStreamK() && !getPersistent())
+    return emitOpError() << "stream_k needs persistent";
   if (getPingpong() && getPersistent())
     return emitOpError() << "pingpong and persistent cannot be combined";
   if (getPingpong() && grid.getNumResults() < 2)

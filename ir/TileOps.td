@@ -56,6 +56,15 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     next block's iterations while the consumers run the epilogue. Not
     combined with `pingpong`.
 
+    `stream_k` (optional, with `persistent`) splits the grid's last partial
+    wave of blocks along the pipelined loop's iterations over all launched
+    blocks: a block adds its part of a block's accumulators into a workspace
+    the runtime provides, and the block that computed the first iterations
+    adds the others' parts before running the epilogue. It applies to a
+    kernel whose one pipelined loop holds copies, gemms and arithmetic, whose
+    accumulators are cleared before it, and whose iteration count does not
+    depend on the block; elsewhere the kernel stays persistent (a remark).
+
     Example:
 
     ```mlir
@@ -71,7 +80,7 @@ def Tile_KernelOp : Tile_Op<"kernel", [
                        OptionalAttr<DictionaryAttr>:$dim_groups,
                        OptionalAttr<StrArrayAttr>:$arg_names,
                        OptionalAttr<DenseI64ArrayAttr>:$dim_divisibility,
-                       UnitAttr:$pingpong, UnitAttr:$persistent);
+                       UnitAttr:$pingpong, UnitAttr:$persistent, UnitAttr:$stream_k);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;

@@ -330,6 +330,31 @@ private:
   SmallVector<Value> gridExtents_;
   /// The block coordinates of linear tile `t` (x fastest).
   SmallVector<Value> tileCoords(Value t);
+  /// Stream-K (tile.kernel's `stream_k`): the grid's first `skDp_` tiles
+  /// (whole waves of the launched blocks) run whole; the rest, `skIters_`
+  /// loop iterations each, are split into `skQ_` consecutive iterations per
+  /// launched block. A block's work items: its whole tiles, then at most two
+  /// pieces (the end of one tile, the start of the next). `workspace_` holds
+  /// each block's partial accumulators (`skSlotBytes_`), then one counter per
+  /// tile.
+  bool streamK_ = false;
+  Value workspace_, skIters_, skDp_, skQ_, skGrid_;
+  int64_t skSlotBytes_ = 0;
+  /// The consumers' current item: tile, iterations [skBegin_, skEnd_).
+  Value skTile_, skBegin_, skEnd_;
+  /// Added to a pipelined loop's iteration index (a stream-K piece's start).
+  Value ivOffset_;
+  /// The loop over this block's work items (iteration values `iterArgs`),
+  /// the insertion point inside it; `tile`, `begin`, `end` the item's.
+  scf::ForOp emitWorkItems(ValueRange iterArgs, Value &tile, Value &begin, Value &end);
+  /// Why the kernel cannot take stream-K, or nothing.
+  std::optional<std::string> whyNoStreamK();
+  /// After a stream-K piece's loop: pieces after a tile's first give their
+  /// accumulators to the workspace; the first piece adds them, and only
+  /// whole tiles and first pieces run the rest of the body (the insertion
+  /// point is left inside that condition).
+  LogicalResult lowerPipelinedStrategy(PipelinedOp loop);
+  void exchangePartials(PipelinedOp loop);
   /// Shared buffers other than a pipelined loop's stages must not share
   /// bytes with the stages when a producer fills stages for another tile
   /// while they are in use (the planner may reuse the stages' bytes after

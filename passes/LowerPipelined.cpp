@@ -11,7 +11,17 @@
 namespace tessera::lowering {
 
 LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
-  Value count = map_.lookupOrDefault(loop.getCount());
+  if (failed(lowerPipelinedStrategy(loop)))
+    return failure();
+  if (streamK_)
+    exchangePartials(loop);
+  return success();
+}
+
+LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
+  // A stream-K piece runs iterations [skBegin_, skEnd_) of its tile.
+  Value count = streamK_ ? arith::SubIOp::create(b_, loc_, skEnd_, skBegin_).getResult()
+                         : map_.lookupOrDefault(loop.getCount());
   // Copies into staged shared buffers (tile-plan-shared-memory staged them:
   // S stages with asynchronous copies, 2 without) run ahead of the compute.
   llvm::SmallPtrSet<Operation *, 4> ahead;
@@ -211,7 +221,7 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
 void KernelLowering::mapIteration(PipelinedOp loop,
                                   const llvm::SmallPtrSetImpl<Operation *> &ahead,
                                   Value iteration, llvm::function_ref<void(CopyOp)> onCopy) {
-  map_.map(loop.getInductionVar(), iteration);
+  map_.map(loop.getInductionVar(), ivOffset_ ? add(iteration, ivOffset_) : iteration);
   for (Operation &op : loop.getBodyBlock().without_terminator()) {
     if (ahead.contains(&op))
       onCopy(cast<CopyOp>(op));
@@ -232,7 +242,7 @@ LogicalResult KernelLowering::lowerStagedBody(PipelinedOp loop,
     restore.emplace_back(cast<CopyOp>(op).getDst(), dst.stage);
     dst.stage = stage;
   }
-  map_.map(loop.getInductionVar(), k);
+  map_.map(loop.getInductionVar(), ivOffset_ ? add(k, ivOffset_) : k);
   inAsyncMmaPipeline_ = inFlight >= 0;
   asyncMmaInFlight_ = std::max<int64_t>(inFlight, 0);
   for (Operation &op : loop.getBodyBlock().without_terminator())
@@ -513,12 +523,53 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
         return success();
       };
       ArrayRef<BlockArgument> indices = kernel_.getBlockIndices();
+      // Stream-K: the same work items as the consumers', each a tile's
+      // iterations [begin, end).
+      auto produceItems = [&]() -> LogicalResult {
+        llvm::SetVector<Value> outside;
+        loop.getBodyBlock().walk([&](Operation *op) {
+          for (Value v : op->getOperands())
+            if (!loop->isAncestor(v.getParentRegion()->getParentOp()) &&
+                !isa<TileTensorType, BufferType>(v.getType()))
+              outside.insert(v);
+        });
+        OpBuilder::InsertionGuard itemGuard(b_);
+        Value tile, begin, end;
+        scf::ForOp items = emitWorkItems(ValueRange{zero}, tile, begin, end);
+        Operation *yield = items.getBody()->getTerminator();
+        IRMapping at;
+        for (auto [index, coord] : llvm::zip(indices, tileCoords(tile)))
+          at.map(index, coord);
+        IRMapping saved = map_;
+        for (Value v : outside) {
+          FailureOr<Value> value = valueAt(v, at);
+          if (failed(value))
+            return loop.emitOpError() << "the loop uses a value that depends on more than the "
+                                         "block coordinates and kernel arguments (stream-K "
+                                         "recomputes them per tile)";
+          map_.map(v, *value);
+        }
+        Value itemCount = arith::SubIOp::create(b_, loc_, end, begin);
+        Value base = items.getRegionIterArgs()[0];
+        Value savedOffset = ivOffset_;
+        ivOffset_ = begin;
+        produce(itemCount, base);
+        ivOffset_ = savedOffset;
+        map_ = saved;
+        yield->setOperand(0, add(base, itemCount));
+        return success();
+      };
       if (pingPong_) {
         // The pair: y = 2 blockIdx.y + t.
         Value tilesHere = arith::SelectOp::create(b_, loc_, secondTile, cst(2), cst(1));
         if (failed(produceTiles(zero, tilesHere, cst(1), [&](Value t, IRMapping &at) {
               at.map(indices[1], add(mul(blockIdY_, cst(2)), t));
             })))
+          return failure();
+      } else if (streamK_) {
+        // This block's work items: whole tiles, then pieces of tiles (the
+        // iteration index offset by the piece's start).
+        if (failed(produceItems()))
           return failure();
       } else if (persistent_) {
         if (failed(produceTiles(tileLoop_.getLowerBound(), tileLoop_.getUpperBound(),
@@ -685,7 +736,8 @@ LogicalResult KernelLowering::lowerPipelinedInOrder(PipelinedOp loop, Value coun
   auto forOp = scf::ForOp::create(b_, loc_, cst(0), count, cst(1));
   OpBuilder::InsertionGuard guard(b_);
   b_.setInsertionPoint(forOp.getBody()->getTerminator());
-  map_.map(loop.getInductionVar(), forOp.getInductionVar());
+  map_.map(loop.getInductionVar(), ivOffset_ ? add(forOp.getInductionVar(), ivOffset_)
+                                             : forOp.getInductionVar());
   lastWasBarrier_ = false;
   if (failed(lowerBlock(loop.getBodyBlock())))
     return failure();
@@ -757,6 +809,135 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, bool checked) {
     emitPtx(b_, loc_, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "l,l,r",
             {sharedAddress(dst, chunk.coords), src, size}, {}, /*sideEffects=*/true);
   });
+}
+
+void KernelLowering::exchangePartials(PipelinedOp loop) {
+  // The accumulators the loop's gemms add into, four slots at a time:
+  // workspace slot b (block b's partials) holds, for each quad of slots,
+  // every thread's four floats (16 bytes a thread, coalesced).
+  SmallVector<Value> accumulators;
+  loop.getBodyBlock().walk([&](GemmOp gemm) {
+    if (!llvm::is_contained(accumulators, gemm.getC()))
+      accumulators.push_back(gemm.getC());
+  });
+  int64_t threads = kernel_.getThreads();
+  auto i32 = b_.getI32Type();
+  auto ptx = [&](StringRef text, StringRef constraints, ValueRange operands) {
+    emitPtx(b_, loc_, text, constraints, operands, {}, /*sideEffects=*/true);
+  };
+  auto ifThen = [&](Value condition, llvm::function_ref<void()> body) {
+    auto branch = scf::IfOp::create(b_, loc_, condition, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(branch.thenBlock()->getTerminator());
+    body();
+  };
+  auto cmp = [&](arith::CmpIPredicate predicate, Value x, Value y) {
+    return arith::CmpIOp::create(b_, loc_, predicate, x, y);
+  };
+  Value base = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), workspace_);
+  auto toI64 = [&](Value index) {
+    return arith::IndexCastOp::create(b_, loc_, b_.getI64Type(), index);
+  };
+  int64_t quads = skSlotBytes_ / (16 * threads);
+  auto quadAddress = [&](Value slot, int64_t quad) {
+    Value offset = mul(add(mul(slot, cst(quads)), cst(quad)), cst(threads));
+    return arith::AddIOp::create(b_, loc_, base,
+                                 toI64(mul(add(offset, threadId_), cst(16))));
+  };
+  Value flagsStart = mul(skGrid_, cst(skSlotBytes_));
+  Value piece = arith::SubIOp::create(b_, loc_, skTile_, skDp_);
+  Value flag = arith::AddIOp::create(b_, loc_, base,
+                                     toI64(add(flagsStart, mul(piece, cst(4)))));
+  Value isThread0 = cmp(arith::CmpIPredicate::eq, threadId_, cst(0));
+  // Visits each accumulator quad: its first slot's fragment and index.
+  auto forEachQuad = [&](llvm::function_ref<void(const BufferInfo &, int64_t, int64_t)> body) {
+    int64_t quad = 0;
+    for (Value accumulator : accumulators) {
+      const BufferInfo &info = buffers_[accumulator];
+      int64_t slots = cast<MemRefType>(info.memref.getType()).getShape()[0];
+      for (int64_t first = 0; first < slots; first += 4)
+        body(info, first, quad++);
+    }
+  };
+  auto slotCount = [](const BufferInfo &info) {
+    return cast<MemRefType>(info.memref.getType()).getShape()[0];
+  };
+
+  // A piece after the tile's first: its partials to its slot, then the
+  // tile's counter up by one (release: the stores are seen first).
+  Value contributor = cmp(arith::CmpIPredicate::ne, skBegin_, cst(0));
+  Value block = gpu::BlockIdOp::create(b_, loc_, gpu::Dimension::x);
+  ifThen(contributor, [&] {
+    forEachQuad([&](const BufferInfo &info, int64_t first, int64_t quad) {
+      SmallVector<Value> values;
+      for (int64_t e = 0; e < 4; ++e)
+        values.push_back(first + e < slotCount(info)
+                             ? memref::LoadOp::create(b_, loc_, info.memref,
+                                                      ValueRange{cst(first + e)})
+                                   .getResult()
+                             : arith::ConstantOp::create(b_, loc_, b_.getF32FloatAttr(0))
+                                   .getResult());
+      values.push_back(quadAddress(block, quad));
+      ptx("st.global.cg.v4.f32 [$4], {$0, $1, $2, $3};", "f,f,f,f,l", values);
+    });
+    bool scoped = caps_.hasScopedMemoryOrder;
+    ptx(scoped ? "fence.acq_rel.gpu;" : "membar.gl;", "", {});
+    lastWasBarrier_ = false;
+    barrier();
+    ifThen(isThread0, [&] {
+      ptx(scoped ? "red.release.gpu.global.add.u32 [$0], 1;" : "red.global.add.u32 [$0], 1;", "l",
+          {flag});
+    });
+  });
+
+  // A tile's first piece (not the whole tile): waits for the other pieces
+  // (blocks first / q + 1 .. last / q of the split iterations), adds their
+  // partials, and puts the counter back to zero for the next launch.
+  Value finisher = andi(cmp(arith::CmpIPredicate::eq, skBegin_, cst(0)),
+                        cmp(arith::CmpIPredicate::ne, skEnd_, skIters_));
+  ifThen(finisher, [&] {
+    Value q = arith::MaxUIOp::create(b_, loc_, skQ_, cst(1));
+    Value start = mul(piece, skIters_);
+    Value firstBlock = arith::DivUIOp::create(b_, loc_, start, q);
+    Value lastBlock = arith::DivUIOp::create(
+        b_, loc_, arith::SubIOp::create(b_, loc_, add(start, skIters_), cst(1)), q);
+    Value others = arith::SubIOp::create(b_, loc_, lastBlock, firstBlock);
+    ifThen(isThread0, [&] {
+      bool scoped = caps_.hasScopedMemoryOrder;
+      ptx(std::string("{\n.reg .pred p;\n.reg .u32 v;\nwait:\n") +
+              (scoped ? "ld.acquire.gpu.global.u32 v, [$0];\n" : "ld.volatile.global.u32 v, [$0];\n") +
+              "setp.lt.u32 p, v, $1;\n@p bra wait;\n" + (scoped ? "" : "membar.gl;\n") +
+              (scoped ? "st.relaxed.gpu.global.u32 [$0], 0;\n}" : "st.volatile.global.u32 [$0], 0;\n}"),
+          "l,r", {flag, arith::IndexCastOp::create(b_, loc_, i32, others)});
+    });
+    lastWasBarrier_ = false;
+    barrier();
+    auto others_ = scf::ForOp::create(b_, loc_, add(firstBlock, cst(1)), add(lastBlock, cst(1)),
+                                      cst(1));
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(others_.getBody()->getTerminator());
+    Value other = others_.getInductionVar();
+    Type f32 = b_.getF32Type();
+    forEachQuad([&](const BufferInfo &info, int64_t first, int64_t quad) {
+      SmallVector<Value> parts = emitPtx(b_, loc_, "ld.global.cg.v4.f32 {$0, $1, $2, $3}, [$4];",
+                                         "=f,=f,=f,=f,l", {quadAddress(other, quad)},
+                                         {f32, f32, f32, f32}, /*sideEffects=*/true);
+      for (int64_t e = 0; e < 4 && first + e < slotCount(info); ++e) {
+        Value slot = cst(first + e);
+        Value sum = arith::AddFOp::create(
+            b_, loc_, memref::LoadOp::create(b_, loc_, info.memref, ValueRange{slot}), parts[e]);
+        memref::StoreOp::create(b_, loc_, sum, info.memref, ValueRange{slot});
+      }
+    });
+  });
+
+  // The rest of the body (the epilogue) for whole tiles and first pieces.
+  auto complete = scf::IfOp::create(
+      b_, loc_, arith::XOrIOp::create(b_, loc_, contributor,
+                                      arith::ConstantIntOp::create(b_, loc_, 1, 1)),
+      /*withElseRegion=*/false);
+  b_.setInsertionPoint(complete.thenBlock()->getTerminator());
+  lastWasBarrier_ = false;
 }
 
 } // namespace tessera::lowering

@@ -193,6 +193,21 @@ LogicalResult KernelLowering::run() {
   rawThreadId_ = threadId_ = gpu::ThreadIdOp::create(b_, loc_, gpu::Dimension::x);
   pingPong_ = kernel_.getPingpong() && kernel_.getBlockIndices().size() >= 2;
   persistent_ = kernel_.getPersistent() && !pingPong_;
+  streamK_ = persistent_ && kernel_.getStreamK();
+  if (streamK_) {
+    if (std::optional<std::string> why = whyNoStreamK()) {
+      kernel_.emitRemark() << "stream-K not applied (the kernel stays persistent): " << *why;
+      streamK_ = false;
+    }
+  }
+  if (streamK_) {
+    // The workspace pointer: a param after the kernel's own (tensor maps,
+    // added later, follow it).
+    unsigned index = func.getNumArguments();
+    if (failed(func.insertArgument(index, ptrType, {}, loc_)))
+      return failure();
+    workspace_ = func.getArgument(index);
+  }
   if (pingPong_ || persistent_) {
     int64_t planned = 0, maxStages = 1, packed = 0;
     if (auto bytes = kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr))
@@ -246,12 +261,43 @@ LogicalResult KernelLowering::run() {
       ringBase_ = memref::AllocaOp::create(b_, loc_, MemRefType::get({1}, b_.getIndexType()));
     }
     memref::StoreOp::create(b_, loc_, cst(0), ringBase_, ValueRange{cst(0)});
-    tileLoop_ = scf::ForOp::create(b_, loc_, gpu::BlockIdOp::create(b_, loc_, gpu::Dimension::x),
-                                   total, gpu::GridDimOp::create(b_, loc_, gpu::Dimension::x));
-    b_.setInsertionPoint(tileLoop_.getBody()->getTerminator());
-    for (auto [index, coord] :
-         llvm::zip(kernel_.getBlockIndices(), tileCoords(tileLoop_.getInductionVar())))
-      map_.map(index, coord);
+    if (streamK_) {
+      PipelinedOp loop = *kernel_.getBodyBlock().getOps<PipelinedOp>().begin();
+      IRMapping at;
+      for (BlockArgument index : kernel_.getBlockIndices())
+        at.map(index, cst(0));
+      skIters_ = *valueAt(loop.getCount(), at);
+      skGrid_ = gpu::GridDimOp::create(b_, loc_, gpu::Dimension::x);
+      // Whole waves run whole; with less than one wave every tile does
+      // (splitting them would only add exchanges).
+      Value waves = arith::DivUIOp::create(b_, loc_, total, skGrid_);
+      skDp_ = arith::SelectOp::create(
+          b_, loc_, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, waves, cst(0)),
+          total, mul(waves, skGrid_));
+      Value rest = arith::SubIOp::create(b_, loc_, total, skDp_);
+      skQ_ = arith::CeilDivUIOp::create(b_, loc_, mul(rest, skIters_), skGrid_);
+      int64_t threads = kernel_.getThreads(), quads = 0;
+      llvm::SmallPtrSet<Value, 2> seen;
+      loop.getBodyBlock().walk([&](GemmOp gemm) {
+        if (seen.insert(gemm.getC()).second)
+          quads += llvm::divideCeil(
+              llvm::divideCeil(gemm.getC().getType().getNumElements(), threads), 4);
+      });
+      skSlotBytes_ = quads * threads * 16;
+      func_->setAttr(kLoweredStreamKSlotBytesAttr, b_.getI64IntegerAttr(skSlotBytes_));
+      tileLoop_ = emitWorkItems({}, skTile_, skBegin_, skEnd_);
+      ivOffset_ = skBegin_;
+      for (auto [index, coord] : llvm::zip(kernel_.getBlockIndices(), tileCoords(skTile_)))
+        map_.map(index, coord);
+    } else {
+      tileLoop_ =
+          scf::ForOp::create(b_, loc_, gpu::BlockIdOp::create(b_, loc_, gpu::Dimension::x),
+                             total, gpu::GridDimOp::create(b_, loc_, gpu::Dimension::x));
+      b_.setInsertionPoint(tileLoop_.getBody()->getTerminator());
+      for (auto [index, coord] :
+           llvm::zip(kernel_.getBlockIndices(), tileCoords(tileLoop_.getInductionVar())))
+        map_.map(index, coord);
+    }
   }
   if (failed(lowerBlock(kernel_.getBodyBlock())))
     return failure();
@@ -286,7 +332,9 @@ FailureOr<Value> KernelLowering::valueAt(Value value, IRMapping &at) {
   if (Value known = at.lookupOrNull(value))
     return known;
   Operation *op = value.getDefiningOp();
-  if (!op || isa<DimOp>(op)) {
+  if (auto dim = dyn_cast_or_null<DimOp>(op))
+    return tensors_[dim.getTensor()].dims[dim.getIndex()];
+  if (!op) {
     // Kernel arguments, the other block coordinates, tensor dimensions.
     if (Value lowered = map_.lookupOrNull(value))
       return lowered;
@@ -301,6 +349,96 @@ FailureOr<Value> KernelLowering::valueAt(Value value, IRMapping &at) {
     at.map(operand, *mapped);
   }
   return b_.clone(*op, at)->getResult(cast<OpResult>(value).getResultNumber());
+}
+
+std::optional<std::string> KernelLowering::whyNoStreamK() {
+  SmallVector<PipelinedOp> loops;
+  kernel_.walk([&](PipelinedOp loop) { loops.push_back(loop); });
+  if (loops.size() != 1 || loops[0]->getBlock() != &kernel_.getBodyBlock())
+    return std::string("it needs exactly one pipelined loop, at the kernel's top level");
+  PipelinedOp loop = loops[0];
+  for (Operation &op : loop.getBodyBlock().without_terminator()) {
+    if (isa<GemmOp, DimOp>(op))
+      continue;
+    if (auto copy = dyn_cast<CopyOp>(op)) {
+      if (isa<TileTensorType>(copy.getSrc().getType()))
+        continue;
+      return std::string("the loop copies other than from tensors");
+    }
+    if (op.getNumRegions() != 0 || isa<TileDialect>(op.getDialect()) || !isMemoryEffectFree(&op))
+      return std::string("the loop holds more than copies, gemms and arithmetic");
+  }
+  // Every accumulator is cleared before the loop (its pieces then add up).
+  for (GemmOp gemm : loop.getBodyBlock().getOps<GemmOp>()) {
+    bool cleared = false;
+    for (Operation *user : gemm.getC().getUsers())
+      cleared |= isa<ClearOp>(user) && user->getBlock() == loop->getBlock() &&
+                 user->isBeforeInBlock(loop);
+    if (!cleared)
+      return std::string("an accumulator is not cleared before the loop");
+  }
+  // The iteration count is the same for every block.
+  SmallVector<Value> work = {loop.getCount()};
+  llvm::SmallPtrSet<Value, 16> visited;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!visited.insert(v).second)
+      continue;
+    if (llvm::is_contained(kernel_.getBlockIndices(), v))
+      return std::string("the loop's iteration count depends on the block");
+    if (Operation *def = v.getDefiningOp())
+      llvm::append_range(work, def->getOperands());
+  }
+  return std::nullopt;
+}
+
+scf::ForOp KernelLowering::emitWorkItems(ValueRange iterArgs, Value &tile, Value &begin,
+                                         Value &end) {
+  auto minui = [&](Value x, Value y) { return arith::MinUIOp::create(b_, loc_, x, y); };
+  auto select = [&](Value c, Value x, Value y) {
+    return arith::SelectOp::create(b_, loc_, c, x, y);
+  };
+  Value block = gpu::BlockIdOp::create(b_, loc_, gpu::Dimension::x);
+  Value iters = arith::MaxUIOp::create(b_, loc_, skIters_, cst(1));
+  // The stream-K iterations: (tiles after the whole waves) x iterations.
+  Value total = cst(1);
+  for (Value extent : gridExtents_)
+    total = mul(total, extent);
+  Value skTotal = mul(arith::SubIOp::create(b_, loc_, total, skDp_), skIters_);
+  Value first = minui(mul(block, skQ_), skTotal);
+  Value last = minui(add(first, skQ_), skTotal);
+  Value boundary = mul(add(arith::DivUIOp::create(b_, loc_, first, iters), cst(1)), iters);
+  Value split = minui(last, boundary);
+  auto count = [&](Value from, Value to) {
+    // (unsigned: a signed cast makes true -1)
+    return arith::IndexCastUIOp::create(
+        b_, loc_, b_.getIndexType(),
+        arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ult, from, to));
+  };
+  // Whole tiles block, block + grid, ... below skDp_.
+  Value wholes = arith::SelectOp::create(
+      b_, loc_, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ult, block, skDp_),
+      add(arith::DivUIOp::create(
+              b_, loc_, arith::SubIOp::create(b_, loc_, arith::SubIOp::create(b_, loc_, skDp_, block), cst(1)),
+              skGrid_),
+          cst(1)),
+      cst(0));
+  Value items = add(wholes, add(count(first, split), count(split, last)));
+  auto loop = scf::ForOp::create(b_, loc_, cst(0), items, cst(1), iterArgs,
+                                 [](OpBuilder &nested, Location at, Value, ValueRange args) {
+                                   scf::YieldOp::create(nested, at, args);
+                                 });
+  b_.setInsertionPoint(loop.getBody()->getTerminator());
+  Value j = loop.getInductionVar();
+  Value whole = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ult, j, wholes);
+  Value firstPiece = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, j, wholes);
+  Value from = select(firstPiece, first, split), to = select(firstPiece, split, last);
+  Value pieceBegin = arith::RemUIOp::create(b_, loc_, from, iters);
+  tile = select(whole, add(block, mul(j, skGrid_)),
+                add(skDp_, arith::DivUIOp::create(b_, loc_, from, iters)));
+  begin = select(whole, cst(0), pieceBegin);
+  end = select(whole, skIters_, add(pieceBegin, arith::SubIOp::create(b_, loc_, to, from)));
+  return loop;
 }
 
 SmallVector<Value> KernelLowering::tileCoords(Value t) {

@@ -154,13 +154,37 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& other) noexcept {
   function_ = std::exchange(other.function_, nullptr);
   registers_ = other.registers_;
   persistent_blocks_ = other.persistent_blocks_;
+  if (workspace_ != 0) driver_->cuMemFree(workspace_);
+  workspace_ = std::exchange(other.workspace_, 0);
+  workspace_bytes_ = std::exchange(other.workspace_bytes_, 0);
   from_cubin_ = other.from_cubin_;
   jit_info_log_ = std::move(other.jit_info_log_);
   return *this;
 }
 
 LoadedKernel::~LoadedKernel() {
+  if (workspace_ != 0) driver_->cuMemFree(workspace_);
   if (module_ != nullptr) driver_->cuModuleUnload(module_);
+}
+
+absl::StatusOr<CUdeviceptr> LoadedKernel::Workspace(size_t bytes) const {
+  if (bytes <= workspace_bytes_) return workspace_;
+  if (workspace_ != 0) {
+    driver_->cuMemFree(workspace_);
+    workspace_ = 0;
+    workspace_bytes_ = 0;
+  }
+  CUdeviceptr ptr = 0;
+  TESSERA_RETURN_IF_ERROR(ToStatus(driver_->cuMemAlloc(&ptr, bytes),
+                                   absl::StrCat("cuMemAlloc(", bytes, " B of workspace)")));
+  absl::Status status = ToStatus(driver_->cuMemsetD8(ptr, 0, bytes), "cuMemsetD8(workspace)");
+  if (!status.ok()) {
+    driver_->cuMemFree(ptr);
+    return status;
+  }
+  workspace_ = ptr;
+  workspace_bytes_ = bytes;
+  return ptr;
 }
 
 }  // namespace tessera::runtime

@@ -59,6 +59,10 @@ class LoadedKernel {
   /// The JIT's info log (empty for a cubin or a quiet JIT).
   const std::string& jit_info_log() const { return jit_info_log_; }
   const CudaDriver& driver() const { return *driver_; }
+  /// A stream-K kernel's workspace: at least `bytes`, zeroed when allocated
+  /// (the kernel leaves its counters at zero). Grows as needed; one launch
+  /// of this kernel at a time uses it.
+  absl::StatusOr<CUdeviceptr> Workspace(size_t bytes) const;
 
  private:
   LoadedKernel() = default;
@@ -71,6 +75,8 @@ class LoadedKernel {
   int registers_ = 0;
   bool from_cubin_ = false;
   std::string jit_info_log_;
+  mutable CUdeviceptr workspace_ = 0;
+  mutable size_t workspace_bytes_ = 0;
 };
 
 }  // namespace tessera::runtime

@@ -361,6 +361,11 @@ absl::StatusOr<PackedLaunch> PrepareLaunchImpl(
   }
 
   TESSERA_RETURN_IF_ERROR(EvaluateGrid(kernel, dim_names, packed));
+  if (kernel.stream_k_slot_bytes() > 0) {
+    packed.workspace_slot = static_cast<int>(packed.slots.size());
+    packed.slots.push_back(0);
+    packed.slot_sizes.push_back(8);
+  }
   TESSERA_RETURN_IF_ERROR(PackTensorMaps(kernel, args, packed));
   for (uint64_t& slot : packed.slots) packed.kernel_params.push_back(&slot);
   for (PackedLaunch::TensorMapParam& map : packed.tensor_maps)
@@ -541,6 +546,18 @@ absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,
     grid[0] = std::min(grid[0] * grid[1] * grid[2], kernel.persistent_blocks());
     grid[1] = grid[2] = 1;
   }
+  if (packed.workspace_slot >= 0) {
+    // Stream-K: each launched block's partial accumulators, then one counter
+    // per block of the grid.
+    const int64_t blocks = packed.grid[0] * packed.grid[1] * packed.grid[2];
+    absl::StatusOr<CUdeviceptr> workspace = kernel.Workspace(static_cast<size_t>(
+        grid[0] * kernel.spec().stream_k_slot_bytes() + 4 * blocks));
+    if (!workspace.ok()) {
+      return absl::Status(workspace.status().code(),
+                          absl::StrCat(kernel.entry(), ": ", workspace.status().message()));
+    }
+    packed.slots[packed.workspace_slot] = static_cast<uint64_t>(*workspace);
+  }
   absl::Status status = ToStatus(
       kernel.driver().cuLaunchKernel(
           kernel.function(), static_cast<unsigned>(grid[0]),
@@ -610,6 +627,7 @@ std::string FormatSignature(const CompiledKernel& kernel) {
       absl::StrJoin(grid, ", "), ") block ", kernel.block_threads(), " smem ",
       kernel.shared_memory_bytes(), " B target ", kernel.target());
   if (kernel.persistent()) absl::StrAppend(&text, ", persistent");
+  if (kernel.stream_k_slot_bytes() > 0) absl::StrAppend(&text, ", stream-K");
   for (const TensorMap& map : kernel.tensor_maps()) {
     // "TMA A[128, 64] swizzle 128": a tensor map of param A, its box.
     const std::string name = map.param() >= 0 && map.param() < kernel.params_size()

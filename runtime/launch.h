@@ -103,6 +103,8 @@ struct PackedLaunch {
   };
   std::vector<TensorMapParam> tensor_maps;
   bool tensor_maps_encoded = false;
+  /// The slot of a stream-K kernel's workspace pointer (set by Launch), or -1.
+  int workspace_slot = -1;
 };
 
 /// Evaluates `expr` with symbol k bound to `dynamic_dims[k]`. Errors on an

@@ -19,6 +19,7 @@ const TargetCapabilities kSm70 = [] {
   caps.sharedMemoryPerBlock = 96 * 1024;
   caps.sharedMemoryPerSM = 96 * 1024;
   caps.mmaShapes = {"m8n8k4"};
+  caps.hasScopedMemoryOrder = true;
   // mma.sync.aligned.m8n8k4 is PTX ISA 6.4.
   caps.ptxFeature = "+ptx64";
   return caps;

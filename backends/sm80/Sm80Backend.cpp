@@ -19,6 +19,7 @@ TargetCapabilities ampereBase() {
   caps.hasAsyncCopy = true;
   caps.hasLdmatrix = true;
   caps.hasTanhApprox = true;
+  caps.hasScopedMemoryOrder = true;
   caps.mmaShapes = {"m16n8k16", "m16n8k8", "m8n8k4"};
   return caps;
 }

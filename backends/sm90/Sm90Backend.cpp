@@ -23,6 +23,7 @@ const TargetCapabilities kSm90 = [] {
   caps.hasAsyncCopy = true;
   caps.hasLdmatrix = true;
   caps.hasTanhApprox = true;
+  caps.hasScopedMemoryOrder = true;
   caps.hasBulkTensorCopy = true;
   caps.hasMbarrier = true;
   caps.hasClusters = true;

@@ -14,7 +14,7 @@ out="${OUT:-out}"
 mkdir -p "$out"
 b=.device/bundles
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
-cases=gemm_f16_pingpong,gemm_bias_gelu_f16_pingpong,gemm_f16_persistent,gemm_bias_gelu_f16_persistent
+cases="${CASES:-gemm_f16_pingpong,gemm_bias_gelu_f16_pingpong,gemm_f16_persistent,gemm_bias_gelu_f16_persistent,gemm_f16_streamk,gemm_bias_gelu_f16_streamk}"
 {
   timeout 150 ./.device/device_runner --workloads=conformance $b/sm_90a.conformance.pb
   for t in sm_60 sm_70 sm_80; do
@@ -22,7 +22,7 @@ cases=gemm_f16_pingpong,gemm_bias_gelu_f16_pingpong,gemm_f16_persistent,gemm_bia
   done
 } 2>&1 | tee "$out/conformance.txt"
 defaults=gemm_f16,gemm_bias_gelu_f16
-variants="${KERNELS:-gemm_f16__grid,gemm_bf16__grid,gemm_bias_gelu_f16__grid,gemm_bf16}"
+variants="${KERNELS:-gemm_f16__streamk,gemm_bf16__streamk,gemm_f16__grid,gemm_bf16__grid,gemm_bf16}"
 {
   timeout 120 ./.device/device_runner --workloads=benchmark --kernels=$defaults $b/sm_90a.pb
   timeout 200 ./.device/device_runner --workloads=benchmark --kernels=$variants $b/sm_90a.variants.pb

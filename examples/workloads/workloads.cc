@@ -676,6 +676,12 @@ const std::vector<Workload>& AllWorkloads() {
       // (17 x 9 of 128 x 256, 17 x 17 of 128 x 128), so blocks loop.
       Gemm("gemm_f16_persistent", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_persistent", 2100, 2104, 136, runtime::DTYPE_F16, false, true, false),
+      // Stream-K: 2100 x 2104 leaves a partial wave whose tiles are split
+      // over every block (up to seven pieces a tile); 257 x 392 has less than
+      // a wave (every tile whole).
+      Gemm("gemm_f16_streamk", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_streamk", 2100, 2104, 1032, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_streamk", 2100, 2104, 8, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_fragments", 257, 383, 129, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_staged_b", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
       GemmChain(200, 300),
@@ -713,6 +719,8 @@ const std::vector<Workload>& AllWorkloads() {
                        true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
   // Persistent, fused: the next tile's stages fill while the bias tile of
   // this one is read.
+  list->push_back(Gemm("gemm_bias_gelu_f16_streamk", 2100, 2104, 1032, runtime::DTYPE_F16,
+                       false, true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
   list->push_back(Gemm("gemm_bias_gelu_f16_persistent", 2100, 2104, 264, runtime::DTYPE_F16,
                        false, true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
   return list;

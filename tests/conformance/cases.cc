@@ -190,6 +190,20 @@ const std::vector<Case>& AllCases() {
                                                      /*tanhForm=*/true,
                                                      "gemm_bias_gelu_f16_persistent");
                      }});
+    // Stream-K: persistent, the last partial wave split along K.
+    list->push_back({"gemm_f16_streamk", [](const std::string& target) {
+                       GemmConfig c = GemmConfig::ForTarget(target);
+                       c.streamK = true;
+                       return examples::GemmDynamic(c, "gemm_f16_streamk");
+                     }});
+    list->push_back({"gemm_bias_gelu_f16_streamk", [](const std::string& target) {
+                       GemmConfig c = GemmConfig::ForTarget(target);
+                       c.streamK = true;
+                       return examples::GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8),
+                                                     Dim::Dynamic("K", 8), c,
+                                                     /*tanhForm=*/true,
+                                                     "gemm_bias_gelu_f16_streamk");
+                     }});
     list->push_back({"gemm_f16_fragments", [](const std::string&) {
                        return GemmFragmentOperands(false, 1, 1, "gemm_f16_fragments");
                      }});

@@ -255,6 +255,33 @@ TEST(Frontend, PersistentKernelsLoopOverTheGridOnEveryTarget) {
   EXPECT_NE(kernel.Compile({"sm_90a"})->ptx().find("cp.async.bulk.tensor"), std::string::npos);
 }
 
+TEST(Frontend, StreamKAsksTheRuntimeForAWorkspace) {
+  KernelBuilder T("stream_k_gemm");
+  Dim m = Dim::Dynamic("M"), n = Dim::Dynamic("N", 8), k = Dim::Dynamic("K", 8);
+  auto A = T.Tensor("A", {m, k}, f16), B = T.Tensor("B", {k, n}, f16), C = T.Tensor("C", {m, n}, f16);
+  T.Launch({CeilDiv(n, 64), CeilDiv(m, 64)}, 128, [&](Index bx, Index by) {
+    T.StreamK();
+    auto As = T.AllocShared({64, 32}, f16, "As"), Bs = T.AllocShared({32, 64}, f16, "Bs");
+    auto acc = T.AllocFragment({64, 64}, f32, "acc");
+    T.Clear(acc);
+    T.Pipelined(CeilDiv(k, 32), 3, [&](Index kk) {
+      T.Copy(A.Tile(by * 64, kk * 32), As);
+      T.Copy(B.Tile(kk * 32, bx * 64), Bs);
+      T.Gemm(As, Bs, acc);
+    });
+    T.Copy(acc, C.Tile(by * 64, bx * 64));
+  });
+  Kernel kernel = T.Build();
+  ASSERT_TRUE(kernel.status().ok()) << kernel.status();
+  for (const char* target : {"sm_60", "sm_70", "sm_80", "sm_90a"}) {
+    auto compiled = kernel.Compile({target});
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    EXPECT_TRUE(compiled->persistent()) << target;
+    // 64 x 64 f32 accumulators over 128 threads: 32 floats a thread.
+    EXPECT_EQ(compiled->stream_k_slot_bytes(), 64 * 64 * 4) << target;
+  }
+}
+
 TEST(Frontend, PingPongOutsideLaunchIsAnError) {
   KernelBuilder T("early");
   T.PingPong();

@@ -1,0 +1,60 @@
+// Stream-K (tile.kernel's `stream_k`, with `persistent`) in tile-lower-to-gpu:
+// the last partial wave of tiles is split along the pipelined loop over all
+// launched blocks; each block walks its work items (whole tiles, then pieces),
+// later pieces give their accumulators to the runtime's workspace (a pointer
+// param after the kernel's own), and a tile's first piece adds them before the
+// epilogue.
+// RUN: %tessera-compile %S/Inputs/gemm-streamk.mlir --target=sm_90a --emit=gpu | FileCheck %s
+// RUN: %tessera-compile %S/Inputs/gemm-streamk.mlir --target=sm_60 --emit=ptx | FileCheck %s --check-prefix=SM60
+// RUN: %tessera-compile %s --target=sm_90a --emit=gpu 2>&1 | FileCheck %s --check-prefix=REMARK
+
+// CHECK: gpu.func @gemm({{.*}}, %[[WS:.*]]: !llvm.ptr<1>, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64}
+// CHECK-SAME: tessera.persistent,{{.*}} tessera.stream_k_slot_bytes = 65536
+// The producer walks the same work items.
+// CHECK: scf.for {{.*}} iter_args(
+// CHECK: cp.async.bulk.tensor.2d
+// CHECK: "exit;"
+// The consumers' items; a piece's loop starts at its first iteration.
+// CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c1 {
+// CHECK: wgmma.mma_async
+// A later piece: partials to the workspace, then the tile's counter.
+// CHECK: llvm.ptrtoint %[[WS]]
+// CHECK: "st.global.cg.v4.f32 [$4], {$0, $1, $2, $3};"
+// CHECK: "fence.acq_rel.gpu;"
+// CHECK: "red.release.gpu.global.add.u32 [$0], 1;"
+// A first piece: waits for the others, takes their partials.
+// CHECK: ld.acquire.gpu.global.u32
+// CHECK: "ld.global.cg.v4.f32 {$0, $1, $2, $3}, [$4];"
+// CHECK: arith.addf
+
+// Without the scoped memory model (sm_60): membar.gl and volatile accesses.
+// SM60: membar.gl;
+// SM60: red.global.add.u32
+// SM60: ld.volatile.global.u32
+
+// An accumulator that is not cleared before the loop cannot be split.
+// REMARK: remark: stream-K not applied (the kernel stays persistent): an accumulator is not cleared before the loop
+module attributes {tile.target = #tile.target<"sm_90a">} {
+  tile.kernel @uncleared(%A: !tile.tensor<?x?xf16>, %B: !tile.tensor<?x?xf16>, %C: !tile.tensor<?x?xf16>)
+      grid(affine_map<()[s0, s1, s2, s3, s4, s5] -> (s5 ceildiv 128, s0 ceildiv 64)>) threads(128) blocks(%bx, %by)
+      attributes {dim_divisibility = array<i64: 1, 8, 8, 8, 1, 8>, persistent, stream_k} {
+    %As = tile.alloc_shared {name = "As"} : !tile.buffer<64x64xf16, shared>
+    %Bs = tile.alloc_shared {name = "Bs"} : !tile.buffer<64x128xf16, shared>
+    %acc = tile.alloc_fragment {name = "acc"} : !tile.buffer<64x128xf32, fragment>
+    %one = arith.constant 1.0 : f32
+    tile.fill %acc, %one : !tile.buffer<64x128xf32, fragment>, f32
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %k = tile.dim %A[1] : !tile.tensor<?x?xf16>
+    %count = arith.ceildivui %k, %c64 : index
+    %row = arith.muli %by, %c64 : index
+    %col = arith.muli %bx, %c128 : index
+    tile.pipelined %i = 0 to %count stages 3 {
+      %kk = arith.muli %i, %c64 : index
+      tile.copy %A[%row, %kk] to %As : !tile.tensor<?x?xf16> to !tile.buffer<64x64xf16, shared>
+      tile.copy %B[%kk, %col] to %Bs : !tile.tensor<?x?xf16> to !tile.buffer<64x128xf16, shared>
+      tile.gemm %As, %Bs, %acc : !tile.buffer<64x64xf16, shared>, !tile.buffer<64x128xf16, shared>, !tile.buffer<64x128xf32, fragment>
+    }
+    tile.copy %acc to %C[%row, %col] : !tile.buffer<64x128xf32, fragment> to !tile.tensor<?x?xf16>
+  }
+}
