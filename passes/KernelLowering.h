@@ -347,6 +347,11 @@ private:
   /// The loop over this block's work items (iteration values `iterArgs`),
   /// the insertion point inside it; `tile`, `begin`, `end` the item's.
   scf::ForOp emitWorkItems(ValueRange iterArgs, Value &tile, Value &begin, Value &end);
+  /// Where the once-per-block code of a warp-specialized loop goes in a
+  /// stream-K kernel (else before tileLoop_).
+  Operation *onceAnchor_ = nullptr;
+  /// Computes gridExtents_, skIters_, skGrid_, skDp_ and skQ_ here.
+  void emitStreamKParams(PipelinedOp loop);
   /// Why the kernel cannot take stream-K, or nothing.
   std::optional<std::string> whyNoStreamK();
   /// After a stream-K piece's loop: pieces after a tile's first give their

@@ -8,6 +8,8 @@
 
 #include "passes/KernelLowering.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 namespace tessera::lowering {
 
 LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
@@ -339,7 +341,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   if (persistent_) {
     if (genericSharedWrites_)
       fenceProxyAsync();
-    b_.setInsertionPoint(tileLoop_);
+    b_.setInsertionPoint(onceAnchor_ ? onceAnchor_ : tileLoop_.getOperation());
     lastWasBarrier_ = false;
   }
   // Shared buffers besides the stages move after the mbarriers (see
@@ -534,6 +536,17 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
               outside.insert(v);
         });
         OpBuilder::InsertionGuard itemGuard(b_);
+        // The decomposition recomputed here, after setmaxnreg.dec: values
+        // from before the branch would stay live into the producer's 40
+        // registers (and spill).
+        SmallVector<Value> savedExtents = gridExtents_;
+        Value savedParams[] = {skIters_, skGrid_, skDp_, skQ_};
+        emitStreamKParams(loop);
+        auto restoreParams = llvm::make_scope_exit([&] {
+          gridExtents_ = savedExtents;
+          std::tie(skIters_, skGrid_, skDp_, skQ_) =
+              std::make_tuple(savedParams[0], savedParams[1], savedParams[2], savedParams[3]);
+        });
         Value tile, begin, end;
         scf::ForOp items = emitWorkItems(ValueRange{zero}, tile, begin, end);
         Operation *yield = items.getBody()->getTerminator();

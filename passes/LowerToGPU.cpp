@@ -250,6 +250,11 @@ LogicalResult KernelLowering::run() {
     // t = blockIdx.x, + gridDim.x, ... (the runtime launches as many blocks
     // as the device holds).
     func_->setAttr(kLoweredPersistentAttr, UnitAttr::get(ctx));
+    // Stream-K: the once-per-block part of a warp-specialized loop goes
+    // here, before the consumers' work-item decomposition (whose values
+    // would otherwise stay live through the producer's 40 registers).
+    if (streamK_)
+      onceAnchor_ = arith::ConstantIndexOp::create(b_, loc_, 0);
     Value total = cst(1);
     for (unsigned i = 0; i < kernel_.getGrid().getNumResults(); ++i) {
       gridExtents_.push_back(gridExtent(i));
@@ -263,19 +268,7 @@ LogicalResult KernelLowering::run() {
     memref::StoreOp::create(b_, loc_, cst(0), ringBase_, ValueRange{cst(0)});
     if (streamK_) {
       PipelinedOp loop = *kernel_.getBodyBlock().getOps<PipelinedOp>().begin();
-      IRMapping at;
-      for (BlockArgument index : kernel_.getBlockIndices())
-        at.map(index, cst(0));
-      skIters_ = *valueAt(loop.getCount(), at);
-      skGrid_ = gpu::GridDimOp::create(b_, loc_, gpu::Dimension::x);
-      // Whole waves run whole; with less than one wave every tile does
-      // (splitting them would only add exchanges).
-      Value waves = arith::DivUIOp::create(b_, loc_, total, skGrid_);
-      skDp_ = arith::SelectOp::create(
-          b_, loc_, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, waves, cst(0)),
-          total, mul(waves, skGrid_));
-      Value rest = arith::SubIOp::create(b_, loc_, total, skDp_);
-      skQ_ = arith::CeilDivUIOp::create(b_, loc_, mul(rest, skIters_), skGrid_);
+      emitStreamKParams(loop);
       int64_t threads = kernel_.getThreads(), quads = 0;
       llvm::SmallPtrSet<Value, 2> seen;
       loop.getBodyBlock().walk([&](GemmOp gemm) {
@@ -349,6 +342,28 @@ FailureOr<Value> KernelLowering::valueAt(Value value, IRMapping &at) {
     at.map(operand, *mapped);
   }
   return b_.clone(*op, at)->getResult(cast<OpResult>(value).getResultNumber());
+}
+
+void KernelLowering::emitStreamKParams(PipelinedOp loop) {
+  gridExtents_.clear();
+  Value total = cst(1);
+  for (unsigned i = 0; i < kernel_.getGrid().getNumResults(); ++i) {
+    gridExtents_.push_back(gridExtent(i));
+    total = mul(total, gridExtents_.back());
+  }
+  IRMapping at;
+  for (BlockArgument index : kernel_.getBlockIndices())
+    at.map(index, cst(0));
+  skIters_ = *valueAt(loop.getCount(), at);
+  skGrid_ = gpu::GridDimOp::create(b_, loc_, gpu::Dimension::x);
+  // Whole waves run whole; with less than one wave every tile does
+  // (splitting them would only add exchanges).
+  Value waves = arith::DivUIOp::create(b_, loc_, total, skGrid_);
+  skDp_ = arith::SelectOp::create(
+      b_, loc_, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, waves, cst(0)), total,
+      mul(waves, skGrid_));
+  Value rest = arith::SubIOp::create(b_, loc_, total, skDp_);
+  skQ_ = arith::CeilDivUIOp::create(b_, loc_, mul(rest, skIters_), skGrid_);
 }
 
 std::optional<std::string> KernelLowering::whyNoStreamK() {
