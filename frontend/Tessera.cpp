@@ -615,32 +615,34 @@ void KernelBuilder::Fill(const Buffer &buffer, double value, SourceLoc loc) {
   tile::FillOp::create(s.b(), s.loc(loc), b, s.materialize(Scalar(value), type));
 }
 
+namespace {
+
+/// The kernel a schedule call (`what`) applies to: it is called inside
+/// Launch's body; otherwise an error and null.
+tile::KernelOp scheduledKernel(BuilderState &s, const char *what, const SourceLoc &loc) {
+  if (!s.kernel)
+    s.errors += std::string("tessera: ") + what + " is called inside Launch's body (" +
+                (loc.file ? loc.file : "<unknown>") + ":" + std::to_string(loc.line) + ")\n";
+  return s.kernel;
+}
+
+} // namespace
+
 void KernelBuilder::PingPong(SourceLoc loc) {
-  BuilderState &s = *state_;
-  if (!s.kernel) {
-    s.errors += "tessera: PingPong is called inside Launch's body (" +
-                std::string(loc.file ? loc.file : "<unknown>") + ":" +
-                std::to_string(loc.line) + ")\n";
-    return;
-  }
-  s.kernel.setPingpong(true);
+  if (tile::KernelOp kernel = scheduledKernel(*state_, "PingPong", loc))
+    kernel.setPingpong(true);
 }
 
 void KernelBuilder::Persistent(SourceLoc loc) {
-  BuilderState &s = *state_;
-  if (!s.kernel) {
-    s.errors += "tessera: Persistent is called inside Launch's body (" +
-                std::string(loc.file ? loc.file : "<unknown>") + ":" +
-                std::to_string(loc.line) + ")\n";
-    return;
-  }
-  s.kernel.setPersistent(true);
+  if (tile::KernelOp kernel = scheduledKernel(*state_, "Persistent", loc))
+    kernel.setPersistent(true);
 }
 
 void KernelBuilder::StreamK(SourceLoc loc) {
-  Persistent(loc);
-  if (state_->kernel)
-    state_->kernel.setStreamK(true);
+  if (tile::KernelOp kernel = scheduledKernel(*state_, "StreamK", loc)) {
+    kernel.setPersistent(true);
+    kernel.setStreamK(true);
+  }
 }
 
 void KernelBuilder::Clear(const Buffer &buffer, SourceLoc loc) {

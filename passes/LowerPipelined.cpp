@@ -481,60 +481,66 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
         });
         map_ = saved;
       };
-      // Several tiles (the pair, or a persistent block's tiles): the values
-      // the loop takes from before it (offsets, the count) recomputed with
-      // the block coordinates `seed` gives each tile.
-      auto produceTiles = [&](Value first, Value end, Value step,
-                              llvm::function_ref<void(Value, IRMapping &)> seed)
-          -> LogicalResult {
-        llvm::SetVector<Value> outside;
-        loop.getBodyBlock().walk([&](Operation *op) {
-          for (Value v : op->getOperands())
-            if (!loop->isAncestor(v.getParentRegion()->getParentOp()) &&
-                !isa<TileTensorType, BufferType>(v.getType()))
-              outside.insert(v);
-        });
-        auto tilesLoop = scf::ForOp::create(
-            b_, loc_, first, end, step, ValueRange{zero},
-            [](OpBuilder &nested, Location at, Value, ValueRange args) {
-              scf::YieldOp::create(nested, at, args);
-            });
-        Operation *yield = tilesLoop.getBody()->getTerminator();
-        OpBuilder::InsertionGuard tileGuard(b_);
-        b_.setInsertionPoint(yield);
-        IRMapping at;
-        seed(tilesLoop.getInductionVar(), at);
+      // Several tiles (the pair, a persistent block's tiles, or stream-K
+      // work items): the values the loop takes from before it (offsets, the
+      // count) recomputed with each tile's block coordinates.
+      llvm::SetVector<Value> outside;
+      loop.getBodyBlock().walk([&](Operation *op) {
+        for (Value v : op->getOperands())
+          if (!loop->isAncestor(v.getParentRegion()->getParentOp()) &&
+              !isa<TileTensorType, BufferType>(v.getType()))
+            outside.insert(v);
+      });
+      auto dependsOnMore = [&](StringRef what) {
+        return loop.emitOpError()
+               << what << " depends on more than the block coordinates and kernel arguments "
+               << "(ping-pong, persistent and stream-K kernels recompute it per tile)";
+      };
+      // In `tiles` (a loop whose one value is the ring position reached):
+      // iterations [offset, offset + tileCount()) of the tile whose block
+      // coordinates `at` holds.
+      auto produceTile = [&](scf::ForOp tiles, IRMapping &at,
+                             llvm::function_ref<FailureOr<Value>()> countOf,
+                             Value offset) -> LogicalResult {
         IRMapping saved = map_;
         for (Value v : outside) {
           FailureOr<Value> value = valueAt(v, at);
           if (failed(value))
-            return loop.emitOpError() << "the loop uses a value that depends on more than the "
-                                         "block coordinates and kernel arguments (ping-pong and "
-                                         "persistent kernels recompute them per tile)";
+            return dependsOnMore("a value the loop uses");
           map_.map(v, *value);
         }
-        FailureOr<Value> tileCount = valueAt(loop.getCount(), at);
-        if (failed(tileCount))
-          return loop.emitOpError() << "the iteration count depends on more than the block "
-                                       "coordinates and kernel arguments (ping-pong and "
-                                       "persistent kernels recompute it per tile)";
-        Value base = tilesLoop.getRegionIterArgs()[0];
-        produce(*tileCount, base);
+        FailureOr<Value> counted = countOf();
+        if (failed(counted))
+          return dependsOnMore("the iteration count");
+        Value tileCount = *counted;
+        Value base = tiles.getRegionIterArgs()[0];
+        Value savedOffset = ivOffset_;
+        ivOffset_ = offset;
+        produce(tileCount, base);
+        ivOffset_ = savedOffset;
         map_ = saved;
-        yield->setOperand(0, add(base, *tileCount));
+        tiles.getBody()->getTerminator()->setOperand(0, add(base, tileCount));
         return success();
+      };
+      auto produceTiles = [&](Value first, Value end, Value step,
+                              llvm::function_ref<void(Value, IRMapping &)> seed)
+          -> LogicalResult {
+        auto tiles = scf::ForOp::create(
+            b_, loc_, first, end, step, ValueRange{zero},
+            [](OpBuilder &nested, Location at, Value, ValueRange args) {
+              scf::YieldOp::create(nested, at, args);
+            });
+        OpBuilder::InsertionGuard tileGuard(b_);
+        b_.setInsertionPoint(tiles.getBody()->getTerminator());
+        IRMapping at;
+        seed(tiles.getInductionVar(), at);
+        return produceTile(
+            tiles, at, [&] { return valueAt(loop.getCount(), at); }, Value());
       };
       ArrayRef<BlockArgument> indices = kernel_.getBlockIndices();
       // Stream-K: the same work items as the consumers', each a tile's
       // iterations [begin, end).
       auto produceItems = [&]() -> LogicalResult {
-        llvm::SetVector<Value> outside;
-        loop.getBodyBlock().walk([&](Operation *op) {
-          for (Value v : op->getOperands())
-            if (!loop->isAncestor(v.getParentRegion()->getParentOp()) &&
-                !isa<TileTensorType, BufferType>(v.getType()))
-              outside.insert(v);
-        });
         OpBuilder::InsertionGuard itemGuard(b_);
         // The decomposition recomputed here, after setmaxnreg.dec: values
         // from before the branch would stay live into the producer's 40
@@ -549,28 +555,15 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
         });
         Value tile, begin, end;
         scf::ForOp items = emitWorkItems(ValueRange{zero}, tile, begin, end);
-        Operation *yield = items.getBody()->getTerminator();
         IRMapping at;
         for (auto [index, coord] : llvm::zip(indices, tileCoords(tile)))
           at.map(index, coord);
-        IRMapping saved = map_;
-        for (Value v : outside) {
-          FailureOr<Value> value = valueAt(v, at);
-          if (failed(value))
-            return loop.emitOpError() << "the loop uses a value that depends on more than the "
-                                         "block coordinates and kernel arguments (stream-K "
-                                         "recomputes them per tile)";
-          map_.map(v, *value);
-        }
-        Value itemCount = arith::SubIOp::create(b_, loc_, end, begin);
-        Value base = items.getRegionIterArgs()[0];
-        Value savedOffset = ivOffset_;
-        ivOffset_ = begin;
-        produce(itemCount, base);
-        ivOffset_ = savedOffset;
-        map_ = saved;
-        yield->setOperand(0, add(base, itemCount));
-        return success();
+        return produceTile(
+            items, at,
+            [&]() -> FailureOr<Value> {
+              return arith::SubIOp::create(b_, loc_, end, begin).getResult();
+            },
+            begin);
       };
       if (pingPong_) {
         // The pair: y = 2 blockIdx.y + t.

@@ -225,12 +225,13 @@ TEST(Frontend, PingPongRunsTwoTilesPerBlockOnSm90a) {
   }
 }
 
-TEST(Frontend, PersistentKernelsLoopOverTheGridOnEveryTarget) {
-  KernelBuilder T("persistent_gemm");
+/// A 64 x 64 x 32 GEMM under a schedule call (Persistent, StreamK).
+Kernel ScheduledGemm(void (KernelBuilder::*schedule)(SourceLoc)) {
+  KernelBuilder T("scheduled_gemm");
   Dim m = Dim::Dynamic("M"), n = Dim::Dynamic("N", 8), k = Dim::Dynamic("K", 8);
   auto A = T.Tensor("A", {m, k}, f16), B = T.Tensor("B", {k, n}, f16), C = T.Tensor("C", {m, n}, f16);
   T.Launch({CeilDiv(n, 64), CeilDiv(m, 64)}, 128, [&](Index bx, Index by) {
-    T.Persistent();
+    (T.*schedule)(SourceLoc());
     auto As = T.AllocShared({64, 32}, f16, "As"), Bs = T.AllocShared({32, 64}, f16, "Bs");
     auto acc = T.AllocFragment({64, 64}, f32, "acc");
     T.Clear(acc);
@@ -241,12 +242,17 @@ TEST(Frontend, PersistentKernelsLoopOverTheGridOnEveryTarget) {
     });
     T.Copy(acc, C.Tile(by * 64, bx * 64));
   });
-  Kernel kernel = T.Build();
+  return T.Build();
+}
+
+TEST(Frontend, PersistentKernelsLoopOverTheGridOnEveryTarget) {
+  Kernel kernel = ScheduledGemm(&KernelBuilder::Persistent);
   ASSERT_TRUE(kernel.status().ok()) << kernel.status();
   for (const char* target : {"sm_60", "sm_70", "sm_80", "sm_90a"}) {
     auto compiled = kernel.Compile({target});
     ASSERT_TRUE(compiled.ok()) << compiled.status();
     EXPECT_TRUE(compiled->persistent()) << target;
+    EXPECT_EQ(compiled->stream_k_slot_bytes(), 0) << target;
     // The grid as written: the runtime launches what fits and the blocks
     // loop over it (gridDim.x is read).
     ASSERT_EQ(compiled->grid_size(), 2);
@@ -256,22 +262,7 @@ TEST(Frontend, PersistentKernelsLoopOverTheGridOnEveryTarget) {
 }
 
 TEST(Frontend, StreamKAsksTheRuntimeForAWorkspace) {
-  KernelBuilder T("stream_k_gemm");
-  Dim m = Dim::Dynamic("M"), n = Dim::Dynamic("N", 8), k = Dim::Dynamic("K", 8);
-  auto A = T.Tensor("A", {m, k}, f16), B = T.Tensor("B", {k, n}, f16), C = T.Tensor("C", {m, n}, f16);
-  T.Launch({CeilDiv(n, 64), CeilDiv(m, 64)}, 128, [&](Index bx, Index by) {
-    T.StreamK();
-    auto As = T.AllocShared({64, 32}, f16, "As"), Bs = T.AllocShared({32, 64}, f16, "Bs");
-    auto acc = T.AllocFragment({64, 64}, f32, "acc");
-    T.Clear(acc);
-    T.Pipelined(CeilDiv(k, 32), 3, [&](Index kk) {
-      T.Copy(A.Tile(by * 64, kk * 32), As);
-      T.Copy(B.Tile(kk * 32, bx * 64), Bs);
-      T.Gemm(As, Bs, acc);
-    });
-    T.Copy(acc, C.Tile(by * 64, bx * 64));
-  });
-  Kernel kernel = T.Build();
+  Kernel kernel = ScheduledGemm(&KernelBuilder::StreamK);
   ASSERT_TRUE(kernel.status().ok()) << kernel.status();
   for (const char* target : {"sm_60", "sm_70", "sm_80", "sm_90a"}) {
     auto compiled = kernel.Compile({target});
