@@ -339,6 +339,8 @@ private:
   /// tile.
   bool streamK_ = false;
   Value workspace_, skIters_, skDp_, skQ_, skGrid_;
+  /// The split iterations: (tiles after the whole waves) x skIters_.
+  Value skSplit_;
   int64_t skSlotBytes_ = 0;
   /// The consumers' current item: tile, iterations [skBegin_, skEnd_).
   Value skTile_, skBegin_, skEnd_;
@@ -350,7 +352,9 @@ private:
   /// Where the once-per-block code of a warp-specialized loop goes in a
   /// stream-K kernel (else before tileLoop_).
   Operation *onceAnchor_ = nullptr;
-  /// Computes gridExtents_, skIters_, skGrid_, skDp_ and skQ_ here.
+  /// Computes gridExtents_ here; returns the grid's block count.
+  Value emitGridExtents();
+  /// Computes gridExtents_, skIters_, skGrid_, skDp_, skSplit_ and skQ_ here.
   void emitStreamKParams(PipelinedOp loop);
   /// Why the kernel cannot take stream-K, or nothing.
   std::optional<std::string> whyNoStreamK();
@@ -373,6 +377,12 @@ private:
   bool keepRelocation_ = false;
   int64_t pingPongSlotBytes_ = 0, relocatedSharedBytes_ = 0;
   void dropPingPong();
+  /// Replaces a placeholder op's value by the constant `value`, erases it
+  /// and clears `op`.
+  void foldPlaceholder(Operation *&op, int64_t value);
+  /// Emits `body` in a new scf.if on `condition` (no else), then continues
+  /// after it.
+  void ifThen(Value condition, llvm::function_ref<void()> body);
   /// The value `value` (tile IR before the pipelined loop) has in another
   /// tile: the pure arithmetic it depends on, cloned with `at` (seeded with
   /// that tile's block coordinates); failure when it depends on anything

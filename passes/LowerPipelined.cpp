@@ -370,14 +370,15 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   auto isThread = [&](int64_t t) {
     return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, rawThreadId_, cst(t));
   };
-  auto ifThen = [&](Value condition, llvm::function_ref<void()> body) {
-    auto branch = scf::IfOp::create(b_, loc_, condition, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b_);
-    b_.setInsertionPoint(branch.thenBlock()->getTerminator());
-    body();
-  };
   auto eq = [&](Value x, Value y) {
     return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, x, y);
+  };
+  // Ring position p (iteration k of a tile whose iterations start at
+  // `base`): stage p mod S, filled for the (p / S)-th time.
+  auto ring = [&](Value base, Value k) {
+    Value position = base ? add(base, k) : k;
+    return std::make_tuple(position, arith::RemUIOp::create(b_, loc_, position, cst(stages)),
+                           arith::DivUIOp::create(b_, loc_, position, cst(stages)));
   };
 
   // Ping-pong: slot 1 runs tile y + 1 of the pair only when the grid has
@@ -398,17 +399,14 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   if (genericSharedWrites_)
     fenceProxyAsync();
   barrier();
-  {
-    auto init = scf::IfOp::create(b_, loc_, isThread(0), /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b_);
-    b_.setInsertionPoint(init.thenBlock()->getTerminator());
+  ifThen(isThread(0), [&] {
     for (int64_t s = 0; s < stages; ++s) {
       ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", {full(cst(s))});
       ptx("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(threads) + ";", "r",
           {empty(cst(s))});
     }
     ptx("fence.mbarrier_init.release.cluster;", "", {});
-  }
+  });
   lastWasBarrier_ = false;
   barrier();
 
@@ -448,9 +446,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
         OpBuilder::InsertionGuard loopGuard(b_);
         b_.setInsertionPoint(forOp.getBody()->getTerminator());
         Value k = forOp.getInductionVar();
-        Value position = base ? add(base, k) : k;
-        Value stage = arith::RemUIOp::create(b_, loc_, position, cst(stages));
-        Value round = arith::DivUIOp::create(b_, loc_, position, cst(stages));
+        auto [position, stage, round] = ring(base, k);
         // The first round finds every stage free (the phase before the
         // barrier's first one counts as complete).
         Value parity = toI32(arith::XOrIOp::create(
@@ -546,12 +542,13 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
         // from before the branch would stay live into the producer's 40
         // registers (and spill).
         SmallVector<Value> savedExtents = gridExtents_;
-        Value savedParams[] = {skIters_, skGrid_, skDp_, skQ_};
+        Value savedParams[] = {skIters_, skGrid_, skDp_, skSplit_, skQ_};
         emitStreamKParams(loop);
         auto restoreParams = llvm::make_scope_exit([&] {
           gridExtents_ = savedExtents;
-          std::tie(skIters_, skGrid_, skDp_, skQ_) =
-              std::make_tuple(savedParams[0], savedParams[1], savedParams[2], savedParams[3]);
+          std::tie(skIters_, skGrid_, skDp_, skSplit_, skQ_) =
+              std::make_tuple(savedParams[0], savedParams[1], savedParams[2], savedParams[3],
+                              savedParams[4]);
         });
         Value tile, begin, end;
         scf::ForOp items = emitWorkItems(ValueRange{zero}, tile, begin, end);
@@ -621,9 +618,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPoint(forOp.getBody()->getTerminator());
     Value k = forOp.getInductionVar();
-    Value position = base ? add(base, k) : k;
-    Value stage = arith::RemUIOp::create(b_, loc_, position, cst(stages));
-    Value round = arith::DivUIOp::create(b_, loc_, position, cst(stages));
+    auto [position, stage, round] = ring(base, k);
     wait(full(stage), toI32(arith::AndIOp::create(b_, loc_, round, cst(1))));
     lastWasBarrier_ = true; // the full barrier orders this stage's reads
     if (failed(lowerStagedBody(loop, ahead, k, stage, /*inFlight=*/1)))
@@ -831,12 +826,6 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
   auto ptx = [&](StringRef text, StringRef constraints, ValueRange operands) {
     emitPtx(b_, loc_, text, constraints, operands, {}, /*sideEffects=*/true);
   };
-  auto ifThen = [&](Value condition, llvm::function_ref<void()> body) {
-    auto branch = scf::IfOp::create(b_, loc_, condition, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b_);
-    b_.setInsertionPoint(branch.thenBlock()->getTerminator());
-    body();
-  };
   auto cmp = [&](arith::CmpIPredicate predicate, Value x, Value y) {
     return arith::CmpIOp::create(b_, loc_, predicate, x, y);
   };
@@ -855,29 +844,28 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
   Value flag = arith::AddIOp::create(b_, loc_, base,
                                      toI64(add(flagsStart, mul(piece, cst(4)))));
   Value isThread0 = cmp(arith::CmpIPredicate::eq, threadId_, cst(0));
-  // Visits each accumulator quad: its first slot's fragment and index.
-  auto forEachQuad = [&](llvm::function_ref<void(const BufferInfo &, int64_t, int64_t)> body) {
-    int64_t quad = 0;
-    for (Value accumulator : accumulators) {
-      const BufferInfo &info = buffers_[accumulator];
-      int64_t slots = cast<MemRefType>(info.memref.getType()).getShape()[0];
-      for (int64_t first = 0; first < slots; first += 4)
-        body(info, first, quad++);
-    }
-  };
-  auto slotCount = [](const BufferInfo &info) {
-    return cast<MemRefType>(info.memref.getType()).getShape()[0];
-  };
+  // Visits each accumulator quad: its fragment, the fragment's slot count,
+  // the quad's first slot and its index in the workspace slot.
+  auto forEachQuad =
+      [&](llvm::function_ref<void(const BufferInfo &, int64_t, int64_t, int64_t)> body) {
+        int64_t quad = 0;
+        for (Value accumulator : accumulators) {
+          const BufferInfo &info = buffers_[accumulator];
+          int64_t slots = cast<MemRefType>(info.memref.getType()).getShape()[0];
+          for (int64_t first = 0; first < slots; first += 4)
+            body(info, slots, first, quad++);
+        }
+      };
 
   // A piece after the tile's first: its partials to its slot, then the
   // tile's counter up by one (release: the stores are seen first).
   Value contributor = cmp(arith::CmpIPredicate::ne, skBegin_, cst(0));
   Value block = gpu::BlockIdOp::create(b_, loc_, gpu::Dimension::x);
   ifThen(contributor, [&] {
-    forEachQuad([&](const BufferInfo &info, int64_t first, int64_t quad) {
+    forEachQuad([&](const BufferInfo &info, int64_t slots, int64_t first, int64_t quad) {
       SmallVector<Value> values;
       for (int64_t e = 0; e < 4; ++e)
-        values.push_back(first + e < slotCount(info)
+        values.push_back(first + e < slots
                              ? memref::LoadOp::create(b_, loc_, info.memref,
                                                       ValueRange{cst(first + e)})
                                    .getResult()
@@ -924,11 +912,11 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
     b_.setInsertionPoint(others_.getBody()->getTerminator());
     Value other = others_.getInductionVar();
     Type f32 = b_.getF32Type();
-    forEachQuad([&](const BufferInfo &info, int64_t first, int64_t quad) {
+    forEachQuad([&](const BufferInfo &info, int64_t slots, int64_t first, int64_t quad) {
       SmallVector<Value> parts = emitPtx(b_, loc_, "ld.global.cg.v4.f32 {$0, $1, $2, $3}, [$4];",
                                          "=f,=f,=f,=f,l", {quadAddress(other, quad)},
                                          {f32, f32, f32, f32}, /*sideEffects=*/true);
-      for (int64_t e = 0; e < 4 && first + e < slotCount(info); ++e) {
+      for (int64_t e = 0; e < 4 && first + e < slots; ++e) {
         Value slot = cst(first + e);
         Value sum = arith::AddFOp::create(
             b_, loc_, memref::LoadOp::create(b_, loc_, info.memref, ValueRange{slot}), parts[e]);

@@ -255,11 +255,8 @@ LogicalResult KernelLowering::run() {
     // would otherwise stay live through the producer's 40 registers).
     if (streamK_)
       onceAnchor_ = arith::ConstantIndexOp::create(b_, loc_, 0);
-    Value total = cst(1);
-    for (unsigned i = 0; i < kernel_.getGrid().getNumResults(); ++i) {
-      gridExtents_.push_back(gridExtent(i));
-      total = mul(total, gridExtents_.back());
-    }
+    // The grid's block count (stream-K computes its own, with its split).
+    Value total = streamK_ ? Value() : emitGridExtents();
     {
       OpBuilder::InsertionGuard guard(b_);
       b_.setInsertionPointToStart(entry_);
@@ -296,13 +293,8 @@ LogicalResult KernelLowering::run() {
     return failure();
   if (pingPong_ && !func_->hasAttr(kLoweredTilesPerBlockAttr))
     dropPingPong();
-  if (relocateOp_ && !keepRelocation_) {
-    OpBuilder::InsertionGuard guard(b_);
-    b_.setInsertionPoint(relocateOp_);
-    relocateOp_->getResult(0).replaceAllUsesWith(cst(0));
-    relocateOp_->erase();
-    relocateOp_ = nullptr;
-  }
+  if (relocateOp_ && !keepRelocation_)
+    foldPlaceholder(relocateOp_, 0);
   if (persistent_)
     b_.setInsertionPointAfter(tileLoop_);
   gpu::ReturnOp::create(b_, loc_);
@@ -310,13 +302,17 @@ LogicalResult KernelLowering::run() {
   return success();
 }
 
-void KernelLowering::dropPingPong() {
+void KernelLowering::foldPlaceholder(Operation *&op, int64_t value) {
   OpBuilder::InsertionGuard guard(b_);
-  b_.setInsertionPoint(tilesPerBlockOp_);
-  tileSlotOp_->getResult(0).replaceAllUsesWith(cst(0));
-  tilesPerBlockOp_->getResult(0).replaceAllUsesWith(cst(1));
-  tileSlotOp_->erase();
-  tilesPerBlockOp_->erase();
+  b_.setInsertionPoint(op);
+  op->getResult(0).replaceAllUsesWith(cst(value));
+  op->erase();
+  op = nullptr;
+}
+
+void KernelLowering::dropPingPong() {
+  foldPlaceholder(tileSlotOp_, 0);
+  foldPlaceholder(tilesPerBlockOp_, 1);
   pingPong_ = false;
   keepRelocation_ = false;
 }
@@ -344,13 +340,18 @@ FailureOr<Value> KernelLowering::valueAt(Value value, IRMapping &at) {
   return b_.clone(*op, at)->getResult(cast<OpResult>(value).getResultNumber());
 }
 
-void KernelLowering::emitStreamKParams(PipelinedOp loop) {
+Value KernelLowering::emitGridExtents() {
   gridExtents_.clear();
   Value total = cst(1);
   for (unsigned i = 0; i < kernel_.getGrid().getNumResults(); ++i) {
     gridExtents_.push_back(gridExtent(i));
     total = mul(total, gridExtents_.back());
   }
+  return total;
+}
+
+void KernelLowering::emitStreamKParams(PipelinedOp loop) {
+  Value total = emitGridExtents();
   IRMapping at;
   for (BlockArgument index : kernel_.getBlockIndices())
     at.map(index, cst(0));
@@ -363,7 +364,8 @@ void KernelLowering::emitStreamKParams(PipelinedOp loop) {
       b_, loc_, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, waves, cst(0)), total,
       mul(waves, skGrid_));
   Value rest = arith::SubIOp::create(b_, loc_, total, skDp_);
-  skQ_ = arith::CeilDivUIOp::create(b_, loc_, mul(rest, skIters_), skGrid_);
+  skSplit_ = mul(rest, skIters_);
+  skQ_ = arith::CeilDivUIOp::create(b_, loc_, skSplit_, skGrid_);
 }
 
 std::optional<std::string> KernelLowering::whyNoStreamK() {
@@ -415,13 +417,8 @@ scf::ForOp KernelLowering::emitWorkItems(ValueRange iterArgs, Value &tile, Value
   };
   Value block = gpu::BlockIdOp::create(b_, loc_, gpu::Dimension::x);
   Value iters = arith::MaxUIOp::create(b_, loc_, skIters_, cst(1));
-  // The stream-K iterations: (tiles after the whole waves) x iterations.
-  Value total = cst(1);
-  for (Value extent : gridExtents_)
-    total = mul(total, extent);
-  Value skTotal = mul(arith::SubIOp::create(b_, loc_, total, skDp_), skIters_);
-  Value first = minui(mul(block, skQ_), skTotal);
-  Value last = minui(add(first, skQ_), skTotal);
+  Value first = minui(mul(block, skQ_), skSplit_);
+  Value last = minui(add(first, skQ_), skSplit_);
   Value boundary = mul(add(arith::DivUIOp::create(b_, loc_, first, iters), cst(1)), iters);
   Value split = minui(last, boundary);
   auto count = [&](Value from, Value to) {
@@ -491,6 +488,13 @@ Value KernelLowering::gridExtent(unsigned dim) {
     }
   };
   return eval(kernel_.getGrid().getResult(dim));
+}
+
+void KernelLowering::ifThen(Value condition, llvm::function_ref<void()> body) {
+  auto branch = scf::IfOp::create(b_, loc_, condition, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b_);
+  b_.setInsertionPoint(branch.thenBlock()->getTerminator());
+  body();
 }
 
 LogicalResult KernelLowering::lowerBlock(Block &block) {
