@@ -126,54 +126,36 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
         if (!Add(bundle, examples::GemmDynamic(config, name), target)) return false;
       }
     }
+    // A schedule's GEMMs (f16, bf16) and, with `gelu`, its fused GEMM, each
+    // named "<kernel>__<suffix>".
+    auto addSchedule = [&](examples::GemmConfig config, const std::string& suffix, bool gelu) {
+      for (DType dtype : {f16, bf16}) {
+        config.dtype = dtype;
+        std::string name = absl::StrCat(dtype == f16 ? "gemm_f16__" : "gemm_bf16__", suffix);
+        if (!Add(bundle, examples::GemmDynamic(config, name), target)) return false;
+      }
+      config.dtype = f16;
+      return !gelu ||
+             Add(bundle,
+                 examples::GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8),
+                                        Dim::Dynamic("K", 8), config, /*tanhForm=*/true,
+                                        "gemm_bias_gelu_f16__" + suffix),
+                 target);
+    };
     // The ping-pong schedule: 128 x 128 tiles, one consumer warpgroup each
     // (two m64n128 wgmmas per k-step), two tiles per block taking turns.
-    examples::GemmConfig pingpong = examples::GemmConfig::PingPongForTarget(target);
-    for (DType dtype : {f16, bf16}) {
-      pingpong.dtype = dtype;
-      if (!Add(bundle,
-               examples::GemmDynamic(pingpong, dtype == f16 ? "gemm_f16__pingpong"
-                                                            : "gemm_bf16__pingpong"),
-               target))
-        return false;
-    }
+    if (!addSchedule(examples::GemmConfig::PingPongForTarget(target), "pingpong", true))
+      return false;
     // The default tile launched over the whole grid (not persistent), as
     // before run 29.
     examples::GemmConfig grid = examples::GemmConfig::ForTarget(target);
     grid.persistent = false;
-    for (DType dtype : {f16, bf16}) {
-      grid.dtype = dtype;
-      if (!Add(bundle,
-               examples::GemmDynamic(grid, dtype == f16 ? "gemm_f16__grid" : "gemm_bf16__grid"),
-               target))
-        return false;
-    }
+    if (!addSchedule(grid, "grid", true)) return false;
     // Stream-K: the default tile, persistent, the last partial wave split
     // along K over all blocks.
     examples::GemmConfig streamK = examples::GemmConfig::ForTarget(target);
     streamK.streamK = true;
-    for (DType dtype : {f16, bf16}) {
-      streamK.dtype = dtype;
-      if (!Add(bundle,
-               examples::GemmDynamic(streamK, dtype == f16 ? "gemm_f16__streamk"
-                                                           : "gemm_bf16__streamk"),
-               target))
-        return false;
-    }
-    grid.dtype = f16;
-    if (!Add(bundle,
-             examples::GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8),
-                                    Dim::Dynamic("K", 8), grid, /*tanhForm=*/true,
-                                    "gemm_bias_gelu_f16__grid"),
-             target))
-      return false;
-    pingpong.dtype = f16;
-    if (!Add(bundle,
-             examples::GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8),
-                                    Dim::Dynamic("K", 8), pingpong, /*tanhForm=*/true,
-                                    "gemm_bias_gelu_f16__pingpong"),
-             target))
-      return false;
+    if (!addSchedule(streamK, "streamk", false)) return false;
   }
   // The fused GEMM through LLVM's O3 pipeline, against the kernel pipeline
   // the compiler runs by default (optLevel 2); --ab does the same for the GEMM.

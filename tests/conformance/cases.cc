@@ -164,46 +164,35 @@ const std::vector<Case>& AllCases() {
                                                        name);
                        }});
     }
+    // A schedule's GEMM and fused GEMM, "gemm_f16_<suffix>" and
+    // "gemm_bias_gelu_f16_<suffix>", with the target's configuration.
+    auto addSchedule = [list](const std::string& suffix,
+                              std::function<GemmConfig(const std::string&)> config) {
+      list->push_back({"gemm_f16_" + suffix, [suffix, config](const std::string& target) {
+                         return examples::GemmDynamic(config(target), "gemm_f16_" + suffix);
+                       }});
+      list->push_back({"gemm_bias_gelu_f16_" + suffix,
+                       [suffix, config](const std::string& target) {
+                         return examples::GemmBiasGelu(
+                             Dim::Dynamic("M"), Dim::Dynamic("N", 8), Dim::Dynamic("K", 8),
+                             config(target), /*tanhForm=*/true, "gemm_bias_gelu_f16_" + suffix);
+                       }});
+    };
     // The ping-pong schedule (two tiles per block on sm_90a; the grid as
     // written elsewhere), plain and with the fused epilogue's shared bias.
-    list->push_back({"gemm_f16_pingpong", [](const std::string& target) {
-                       return examples::GemmDynamic(GemmConfig::PingPongForTarget(target),
-                                                    "gemm_f16_pingpong");
-                     }});
-    list->push_back({"gemm_bias_gelu_f16_pingpong", [](const std::string& target) {
-                       return examples::GemmBiasGelu(
-                           Dim::Dynamic("M"), Dim::Dynamic("N", 8), Dim::Dynamic("K", 8),
-                           GemmConfig::PingPongForTarget(target), /*tanhForm=*/true,
-                           "gemm_bias_gelu_f16_pingpong");
-                     }});
+    addSchedule("pingpong", GemmConfig::PingPongForTarget);
     // Persistent kernels: the tuned tile, blocks looping over the grid.
-    list->push_back({"gemm_f16_persistent", [](const std::string& target) {
-                       GemmConfig c = GemmConfig::ForTarget(target);
-                       c.persistent = true;
-                       return examples::GemmDynamic(c, "gemm_f16_persistent");
-                     }});
-    list->push_back({"gemm_bias_gelu_f16_persistent", [](const std::string& target) {
-                       GemmConfig c = GemmConfig::ForTarget(target);
-                       c.persistent = true;
-                       return examples::GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8),
-                                                     Dim::Dynamic("K", 8), c,
-                                                     /*tanhForm=*/true,
-                                                     "gemm_bias_gelu_f16_persistent");
-                     }});
+    addSchedule("persistent", [](const std::string& target) {
+      GemmConfig c = GemmConfig::ForTarget(target);
+      c.persistent = true;
+      return c;
+    });
     // Stream-K: persistent, the last partial wave split along K.
-    list->push_back({"gemm_f16_streamk", [](const std::string& target) {
-                       GemmConfig c = GemmConfig::ForTarget(target);
-                       c.streamK = true;
-                       return examples::GemmDynamic(c, "gemm_f16_streamk");
-                     }});
-    list->push_back({"gemm_bias_gelu_f16_streamk", [](const std::string& target) {
-                       GemmConfig c = GemmConfig::ForTarget(target);
-                       c.streamK = true;
-                       return examples::GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8),
-                                                     Dim::Dynamic("K", 8), c,
-                                                     /*tanhForm=*/true,
-                                                     "gemm_bias_gelu_f16_streamk");
-                     }});
+    addSchedule("streamk", [](const std::string& target) {
+      GemmConfig c = GemmConfig::ForTarget(target);
+      c.streamK = true;
+      return c;
+    });
     list->push_back({"gemm_f16_fragments", [](const std::string&) {
                        return GemmFragmentOperands(false, 1, 1, "gemm_f16_fragments");
                      }});
