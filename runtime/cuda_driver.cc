@@ -83,6 +83,24 @@ const CudaDriver* CudaDriver::LoadedOrNull() {
   return first_loaded_driver.load();
 }
 
+absl::StatusOr<int> DeviceAttribute(const CudaDriver& driver, CUdevice device,
+                                    CUdevice_attribute attribute, absl::string_view what) {
+  int value = 0;
+  absl::Status status = ToStatus(driver.cuDeviceGetAttribute(&value, attribute, device),
+                                 absl::StrCat("cuDeviceGetAttribute(", what, ")"));
+  if (!status.ok()) return status;
+  return value;
+}
+
+absl::StatusOr<int> CurrentDeviceAttribute(const CudaDriver& driver,
+                                           CUdevice_attribute attribute,
+                                           absl::string_view what) {
+  CUdevice device = 0;
+  absl::Status status = ToStatus(driver.cuCtxGetDevice(&device), "cuCtxGetDevice");
+  if (!status.ok()) return status;
+  return DeviceAttribute(driver, device, attribute, what);
+}
+
 absl::Status ToStatus(CUresult result, absl::string_view call) {
   if (result == CUDA_SUCCESS) return absl::OkStatus();
   std::string message = absl::StrCat(call, " failed: ");

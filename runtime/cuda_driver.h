@@ -96,6 +96,15 @@ struct CudaDriver {
 /// of memory"); without a driver it gives the numeric code.
 absl::Status ToStatus(CUresult result, absl::string_view call);
 
+/// One integer attribute of `device`; errors name the call and `what`
+/// ("cuDeviceGetAttribute(SM count) failed: ...").
+absl::StatusOr<int> DeviceAttribute(const CudaDriver& driver, CUdevice device,
+                                    CUdevice_attribute attribute, absl::string_view what);
+/// The same for the current context's device.
+absl::StatusOr<int> CurrentDeviceAttribute(const CudaDriver& driver,
+                                           CUdevice_attribute attribute,
+                                           absl::string_view what);
+
 }  // namespace tessera::runtime
 
 /// Evaluates a driver call through `driver` and returns its status from the

@@ -16,17 +16,6 @@
 namespace tessera::runtime {
 namespace {
 
-/// Reads one integer device attribute.
-absl::StatusOr<int> GetAttribute(const CudaDriver& driver, CUdevice device,
-                                 CUdevice_attribute attribute,
-                                 absl::string_view what) {
-  int value = 0;
-  TESSERA_RETURN_IF_ERROR(
-      ToStatus(driver.cuDeviceGetAttribute(&value, attribute, device),
-               absl::StrCat("cuDeviceGetAttribute(", what, ")")));
-  return value;
-}
-
 }  // namespace
 
 absl::StatusOr<int> DeviceCount() {
@@ -68,28 +57,28 @@ absl::StatusOr<Device> Device::Open(int ordinal) {
   const CUdevice handle = device.device_;
   TESSERA_ASSIGN_OR_RETURN(
       device.cc_major_,
-      GetAttribute(*driver, handle,
+      DeviceAttribute(*driver, handle,
                    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "cc major"));
   TESSERA_ASSIGN_OR_RETURN(
       device.cc_minor_,
-      GetAttribute(*driver, handle,
+      DeviceAttribute(*driver, handle,
                    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "cc minor"));
   TESSERA_ASSIGN_OR_RETURN(
       device.sm_count_,
-      GetAttribute(*driver, handle, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+      DeviceAttribute(*driver, handle, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
                    "SM count"));
   TESSERA_ASSIGN_OR_RETURN(
       device.l2_cache_bytes_,
-      GetAttribute(*driver, handle, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+      DeviceAttribute(*driver, handle, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
                    "L2 size"));
   TESSERA_ASSIGN_OR_RETURN(
       device.max_shared_memory_per_block_optin_,
-      GetAttribute(*driver, handle,
+      DeviceAttribute(*driver, handle,
                    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
                    "shared memory per block (opt-in)"));
   TESSERA_ASSIGN_OR_RETURN(
       device.max_shared_memory_per_sm_,
-      GetAttribute(*driver, handle,
+      DeviceAttribute(*driver, handle,
                    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
                    "shared memory per SM"));
 

@@ -118,25 +118,21 @@ absl::StatusOr<LoadedKernel> LoadedKernel::Load(const CompiledKernel& kernel) {
                     "cuFuncGetAttribute(NUM_REGS)");
   if (!status.ok()) return fail(status);
   if (kernel.persistent()) {
-    int per_sm = 0, sms = 0;
-    CUdevice device;
+    int per_sm = 0;
     status = ToStatus(driver->cuOccupancyMaxActiveBlocksPerMultiprocessor(
                           &per_sm, loaded.function_, kernel.block_threads(),
                           static_cast<size_t>(kernel.shared_memory_bytes())),
                       "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-    if (status.ok()) status = ToStatus(driver->cuCtxGetDevice(&device), "cuCtxGetDevice");
-    if (status.ok()) {
-      status = ToStatus(driver->cuDeviceGetAttribute(
-                            &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
-                        "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
-    }
     if (!status.ok()) return fail(status);
+    absl::StatusOr<int> sms =
+        CurrentDeviceAttribute(*driver, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "SM count");
+    if (!sms.ok()) return fail(sms.status());
     if (per_sm < 1) {
       return fail(absl::ResourceExhaustedError(absl::StrCat(
           "no block of ", kernel.block_threads(), " threads and ",
           kernel.shared_memory_bytes(), " B of shared memory fits an SM")));
     }
-    loaded.persistent_blocks_ = int64_t(per_sm) * sms;
+    loaded.persistent_blocks_ = int64_t(per_sm) * *sms;
   }
   return loaded;
 }

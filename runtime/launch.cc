@@ -541,15 +541,15 @@ absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,
   }
   // A persistent kernel: as many blocks as fit the device at once, each
   // looping over the grid's blocks (x fastest).
+  const int64_t blocks = packed.grid[0] * packed.grid[1] * packed.grid[2];
   int64_t grid[3] = {packed.grid[0], packed.grid[1], packed.grid[2]};
   if (kernel.persistent_blocks() > 0) {
-    grid[0] = std::min(grid[0] * grid[1] * grid[2], kernel.persistent_blocks());
+    grid[0] = std::min(blocks, kernel.persistent_blocks());
     grid[1] = grid[2] = 1;
   }
   if (packed.workspace_slot >= 0) {
     // Stream-K: each launched block's partial accumulators, then one counter
     // per block of the grid.
-    const int64_t blocks = packed.grid[0] * packed.grid[1] * packed.grid[2];
     absl::StatusOr<CUdeviceptr> workspace = kernel.Workspace(static_cast<size_t>(
         grid[0] * kernel.spec().stream_k_slot_bytes() + 4 * blocks));
     if (!workspace.ok()) {

@@ -44,12 +44,8 @@ class Event {
 
 /// Allocates a buffer of twice the current device's L2 size.
 absl::StatusOr<DeviceBuffer> AllocateFlushBuffer(const CudaDriver& driver) {
-  CUdevice device = 0;
-  TESSERA_CU_RETURN_IF_ERROR(driver, cuCtxGetDevice(&device));
-  int l2_bytes = 0;
-  TESSERA_CU_RETURN_IF_ERROR(
-      driver, cuDeviceGetAttribute(&l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
-                                   device));
+  TESSERA_ASSIGN_OR_RETURN(
+      int l2_bytes, CurrentDeviceAttribute(driver, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "L2 size"));
   return DeviceBuffer::Allocate(2 * static_cast<size_t>(l2_bytes));
 }
 
