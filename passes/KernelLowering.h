@@ -377,6 +377,12 @@ private:
   bool keepRelocation_ = false;
   int64_t pingPongSlotBytes_ = 0, relocatedSharedBytes_ = 0;
   void dropPingPong();
+  /// Where a warp-specialized loop's mbarriers start: after the buffers
+  /// tile-plan-shared-memory placed, 8-byte aligned.
+  int64_t mbarrierOffset() {
+    auto bytes = kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr);
+    return llvm::alignTo(bytes ? bytes.getInt() : 0, 8);
+  }
   /// Replaces a placeholder op's value by the constant `value`, erases it
   /// and clears `op`.
   void foldPlaceholder(Operation *&op, int64_t value);

@@ -91,10 +91,7 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
   // arithmetic (nothing else touches shared memory between the stages).
   // The mbarriers (16 bytes a stage) go after the planned buffers and must
   // still fit the block's shared memory.
-  int64_t planned = 0;
-  if (auto bytes = kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr))
-    planned = bytes.getInt();
-  int64_t barrierOffset = llvm::alignTo(planned, 8);
+  int64_t barrierOffset = mbarrierOffset();
   bool specialize = asyncMma && caps_.hasBulkTensorCopy && caps_.hasMbarrier &&
                     loop->getBlock() == &kernel_.getBodyBlock() &&
                     kernel_.getThreads() % 128 == 0 &&

@@ -209,13 +209,11 @@ LogicalResult KernelLowering::run() {
     workspace_ = func.getArgument(index);
   }
   if (pingPong_ || persistent_) {
-    int64_t planned = 0, maxStages = 1, packed = 0;
-    if (auto bytes = kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr))
-      planned = bytes.getInt();
+    int64_t maxStages = 1, packed = 0;
     kernel_.walk([&](AllocSharedOp alloc) {
       maxStages = std::max<int64_t>(maxStages, alloc.getStages().value_or(1));
     });
-    int64_t start = llvm::alignTo(llvm::alignTo(planned, 8) + 16 * maxStages, 128);
+    int64_t start = llvm::alignTo(mbarrierOffset() + 16 * maxStages, 128);
     kernel_.walk([&](AllocSharedOp alloc) {
       if (alloc.getStages().value_or(1) > 1 || !alloc.getOffset())
         return;
