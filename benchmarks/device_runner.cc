@@ -6,7 +6,15 @@
 // the benchmarks. It links only the runtime (no LLVM, no MLIR), so a
 // statically linked build travels to a GPU machine that has no compiler.
 //
-//   device_runner [--workloads=all|conformance|benchmark] [--kernels=A,B] [--csv=FILE] B.pb...
+//   device_runner [--workloads=all|conformance|benchmark] [--kernels=A,B] [--csv=FILE]
+//                 [--autotune [--tune-cache=FILE]] B.pb...
+//
+// --autotune runs each kernel family once instead of each entry: a kernel
+// "<k>" with variants "<k>__<knobs>" of the same target in any given bundle
+// is tuned over all of them on every workload (runtime::Autotune), and the
+// fastest is checked and timed; the row names the winner and the trials
+// follow it. --tune-cache reads earlier choices from FILE (a choice found
+// there is not tuned again) and writes every choice back.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,19 +22,22 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "examples/workloads/workloads.h"
+#include "runtime/autotune.h"
 #include "runtime/bundle.h"
 #include "runtime/device.h"
 #include "runtime/kernel.h"
 
 int main(int argc, char** argv) {
   using namespace tessera;
-  std::string which = "all", csvPath;
+  std::string which = "all", csvPath, cachePath;
+  bool autotune = false;
   // --kernels=a,b: only these kernel entries (default: every kernel).
   std::vector<std::string> only;
   std::vector<std::string> bundles;
@@ -35,6 +46,10 @@ int main(int argc, char** argv) {
       which = argv[i] + 12;
     else if (std::strncmp(argv[i], "--csv=", 6) == 0)
       csvPath = argv[i] + 6;
+    else if (std::strcmp(argv[i], "--autotune") == 0)
+      autotune = true;
+    else if (std::strncmp(argv[i], "--tune-cache=", 13) == 0)
+      cachePath = argv[i] + 13;
     else if (std::strncmp(argv[i], "--kernels=", 10) == 0)
       only = absl::StrSplit(argv[i] + 10, ',', absl::SkipEmpty());
     else if (argv[i][0] == '-') {
@@ -45,7 +60,8 @@ int main(int argc, char** argv) {
   }
   if (bundles.empty()) {
     std::fprintf(stderr, "device_runner: no bundle given (usage: device_runner [--workloads=all|"
-                         "conformance|benchmark] [--kernels=A,B] [--csv=FILE] BUNDLE.pb...)\n");
+                         "conformance|benchmark] [--kernels=A,B] [--csv=FILE] [--autotune "
+                         "[--tune-cache=FILE]] BUNDLE.pb...)\n");
     return 2;
   }
   absl::StatusOr<runtime::Device> device = runtime::Device::Open(0);
@@ -57,24 +73,60 @@ int main(int argc, char** argv) {
   std::ofstream csv;
   if (!csvPath.empty()) {
     csv.open(csvPath);
-    csv << "target,workload,correct,max_error,median_ms,min_ms,tb_per_s,registers\n";
+    csv << "target,workload,correct,max_error,median_ms,min_ms,tb_per_s,registers,chosen\n";
   }
-  int failures = 0, passes = 0;
+  std::vector<runtime::KernelBundle> read;
   for (const std::string& path : bundles) {
     absl::StatusOr<runtime::KernelBundle> bundle = runtime::ReadBundle(path);
     if (!bundle.ok()) {
       std::fprintf(stderr, "device_runner: %s\n", std::string(bundle.status().message()).c_str());
       return 1;
     }
-    for (const runtime::CompiledKernel& spec : bundle->kernels()) {
+    read.push_back(*std::move(bundle));
+  }
+  runtime::TuneCache cache;
+  if (!cachePath.empty()) {
+    absl::StatusOr<runtime::TuneCache> loaded = runtime::TuneCache::Load(cachePath);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "device_runner: %s\n", std::string(loaded.status().message()).c_str());
+      return 1;
+    }
+    cache = *std::move(loaded);
+  }
+  int failures = 0, passes = 0;
+  for (const runtime::KernelBundle& bundle : read) {
+    for (const runtime::CompiledKernel& spec : bundle.kernels()) {
       if (!only.empty() && std::find(only.begin(), only.end(), spec.entry()) == only.end())
         continue;
+      // Tuning: variants run as candidates of their family's kernel.
+      if (autotune && runtime::TuneFamily(spec.entry()) != spec.entry()) continue;
       absl::StatusOr<runtime::LoadedKernel> kernel = runtime::LoadedKernel::Load(spec);
       if (!kernel.ok()) {
         std::printf("%-8s %-34s FAIL load: %s\n", spec.target().c_str(), spec.entry().c_str(),
                     std::string(kernel.status().message()).c_str());
         ++failures;
         continue;
+      }
+      // The family's variants of the same target, from every bundle; one
+      // that does not load on this device is left out, and says so.
+      std::vector<runtime::LoadedKernel> variants;
+      std::vector<const runtime::LoadedKernel*> candidates;
+      if (autotune) {
+        candidates.push_back(&*kernel);
+        for (const runtime::KernelBundle& other : read)
+          for (const runtime::CompiledKernel& v : other.kernels()) {
+            if (v.target() != spec.target() || v.entry() == spec.entry() ||
+                runtime::TuneFamily(v.entry()) != spec.entry())
+              continue;
+            absl::StatusOr<runtime::LoadedKernel> loaded = runtime::LoadedKernel::Load(v);
+            if (loaded.ok())
+              variants.push_back(*std::move(loaded));
+            else
+              std::printf("%-8s %-34s not a candidate: %s\n", v.target().c_str(),
+                          v.entry().c_str(), std::string(loaded.status().message()).c_str());
+          }
+        for (const runtime::LoadedKernel& v : variants) candidates.push_back(&v);
+        if (candidates.size() == 1) candidates.clear();
       }
       int ran = 0;
       for (const workloads::Workload* w : workloads::WorkloadsForKernel(spec.entry())) {
@@ -84,6 +136,9 @@ int main(int argc, char** argv) {
         ++ran;
         workloads::RunOptions options;
         options.time = w->benchmark;
+        options.tune_candidates = candidates;
+        options.tune_cache = &cache;
+        options.device_name = device->name();
         absl::StatusOr<workloads::Report> report = w->run(*kernel, options);
         if (!report.ok()) {
           std::printf("%-8s %-34s FAIL %s\n", spec.target().c_str(), w->name.c_str(),
@@ -94,16 +149,21 @@ int main(int argc, char** argv) {
         // Name tuning variants ("vector_add__b1024_t128/n=...") in the row.
         if (spec.entry() != w->kernel)
           report->workload = spec.entry() + w->name.substr(w->kernel.size());
+        const runtime::LoadedKernel* ran_kernel = &*kernel;
+        for (const runtime::LoadedKernel* c : candidates)
+          if (c->entry() == report->chosen) ran_kernel = c;
         std::printf("%s  regs %d\n", workloads::FormatReport(*report).c_str(),
-                    kernel->registers());
+                    ran_kernel->registers());
+        if (!report->tuning.empty()) std::printf("    trials: %s\n", report->tuning.c_str());
         std::fflush(stdout);
         (report->correct ? passes : failures)++;
         if (csv.is_open())
-          csv << absl::StrFormat("%s,%s,%d,%g,%g,%g,%g,%d\n", report->target, report->workload,
+          csv << absl::StrFormat("%s,%s,%d,%g,%g,%g,%g,%d,%s\n", report->target, report->workload,
                                  report->correct, report->max_error,
                                  report->timing ? report->timing->median_ms : 0,
                                  report->timing ? report->timing->min_ms : 0,
-                                 report->TerabytesPerSecond(), kernel->registers());
+                                 report->TerabytesPerSecond(), ran_kernel->registers(),
+                                 report->chosen.empty() ? spec.entry() : report->chosen);
       }
       // A kernel this runner has no workload for (a runner older than the
       // bundle) says so rather than passing silently.
@@ -111,6 +171,13 @@ int main(int argc, char** argv) {
         std::printf("%-8s %-34s no workload (--workloads=%s) in this runner\n",
                     spec.target().c_str(), spec.entry().c_str(), which.c_str());
     }
+  }
+  if (!cachePath.empty()) {
+    if (absl::Status saved = cache.Save(cachePath); !saved.ok()) {
+      std::fprintf(stderr, "device_runner: %s\n", std::string(saved.message()).c_str());
+      return 1;
+    }
+    std::printf("tuning cache: %zu choices -> %s\n", cache.size(), cachePath.c_str());
   }
   std::printf("%d passed, %d failed\n", passes, failures);
   return failures == 0 ? 0 : 1;

@@ -156,6 +156,11 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
     examples::GemmConfig streamK = examples::GemmConfig::ForTarget(target);
     streamK.streamK = true;
     if (!addSchedule(streamK, "streamk", false)) return false;
+    // Stream-K on the 256 x 128 tile (four consumer warpgroups): a tuning
+    // candidate for shapes whose last wave of that tile is partial.
+    examples::GemmConfig tallStreamK = streamK;
+    tallStreamK.bm = 256, tallStreamK.bn = 128, tallStreamK.threads = 512;
+    if (!addSchedule(tallStreamK, "256x128x64_s4_t512_streamk", false)) return false;
   }
   // The fused GEMM through LLVM's O3 pipeline, against the kernel pipeline
   // the compiler runs by default (optLevel 2); --ab does the same for the GEMM.

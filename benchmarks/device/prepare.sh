@@ -26,5 +26,6 @@ fi
 for target in sm_70 sm_80 sm_90a; do
   ./bazel-bin/benchmarks/variants --probe --target=$target .device/bundles/$target.probe.pb
 done
-cp benchmarks/peers.py benchmarks/device/run.sh benchmarks/device/schedules.sh .device/
+cp benchmarks/peers.py benchmarks/device/run.sh benchmarks/device/schedules.sh \
+  benchmarks/device/tune.sh .device/
 ls -la .device .device/bundles

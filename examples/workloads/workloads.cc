@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "runtime/autotune.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/launch.h"
@@ -96,6 +97,30 @@ double CheckElement(Report& report, int64_t i, int64_t j, double got, double ref
   return err;
 }
 
+/// Tunes over options.tune_candidates when there are any (on these
+/// arguments, before the check, unless options.tune_cache already holds a
+/// choice: report.chosen and report.tuning say what won and what each took), then poisons `output` and launches the chosen
+/// kernel (or `kernel`) once for the check. Returns the kernel it launched.
+absl::StatusOr<const LoadedKernel*> TuneAndLaunch(const LoadedKernel& kernel,
+                                                  const std::vector<KernelArg>& args,
+                                                  const RunOptions& options, DeviceBuffer& output,
+                                                  Report& report) {
+  const LoadedKernel* chosen = &kernel;
+  if (!options.tune_candidates.empty()) {
+    runtime::TuneResult tuned;
+    runtime::TuneCache scratch;
+    TESSERA_ASSIGN_OR_RETURN(
+        chosen, runtime::SelectTuned(options.tune_candidates, args, options.device_name,
+                                     options.tune_cache ? *options.tune_cache : scratch,
+                                     runtime::DefaultTuneTiming(), &tuned));
+    report.chosen = chosen->entry();
+    report.tuning = tuned.trials.empty() ? "(the tuning cache's choice)" : tuned.Summary();
+  }
+  TESSERA_RETURN_IF_ERROR(output.Fill(kPoisonByte));
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(*chosen, args));
+  return chosen;
+}
+
 /// Times the launch (warm-up, median, L2 flushed) when asked and correct.
 absl::Status TimeIfAsked(const LoadedKernel& kernel, const std::vector<KernelArg>& args,
                          const RunOptions& options, Report& report) {
@@ -123,13 +148,13 @@ absl::StatusOr<Report> RunVectorAdd(const LoadedKernel& kernel, int64_t n,
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer da, Upload(a));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, Upload(b));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dc, DeviceBuffer::Allocate(n * sizeof(float)));
-  TESSERA_RETURN_IF_ERROR(dc.Fill(kPoisonByte));
   std::vector<KernelArg> args = {
       TensorArg{da.ptr(), runtime::DTYPE_F32, {n}},
       TensorArg{db.ptr(), runtime::DTYPE_F32, {n}},
       TensorArg{dc.ptr(), runtime::DTYPE_F32, {n}},
   };
-  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
+                           TuneAndLaunch(kernel, args, options, dc, report));
   TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
   TESSERA_RETURN_IF_ERROR(dc.CopyToHost(c.data(), n * sizeof(float)));
   for (int64_t i = 0; i < n; ++i) {
@@ -149,7 +174,7 @@ absl::StatusOr<Report> RunVectorAdd(const LoadedKernel& kernel, int64_t n,
   report.tolerance = 0;
   report.bytes = 3.0 * sizeof(float) * n;
   report.flops = n;
-  TESSERA_RETURN_IF_ERROR(TimeIfAsked(kernel, args, options, report));
+  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
   return report;
 }
 
@@ -345,7 +370,6 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer da, Upload(a.bytes));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, Upload(b.bytes));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dc, DeviceBuffer::Allocate(m * n * eltBytes));
-  TESSERA_RETURN_IF_ERROR(dc.Fill(kPoisonByte));
   std::vector<int64_t> bShape = transposeB ? std::vector<int64_t>{n, k}
                                            : std::vector<int64_t>{k, n};
   // The fused epilogue's bias row (C = GELU(A B + bias), tanh form).
@@ -359,7 +383,8 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dres, Upload(residual.bytes));
   if (epilogue.residual) args.push_back(TensorArg{dres.ptr(), dtype, {m, n}});
   args.push_back(TensorArg{dc.ptr(), dtype, {m, n}});
-  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
+                           TuneAndLaunch(kernel, args, options, dc, report));
   TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
   std::vector<uint8_t> c(m * n * eltBytes);
   TESSERA_RETURN_IF_ERROR(dc.CopyToHost(c.data(), c.size()));
@@ -415,7 +440,7 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
   report.correct = report.mismatches == 0 && (epilogue.bias || report.max_error <= report.tolerance);
   report.bytes = double(eltBytes) * (m * k + k * n + m * n);
   report.flops = 2.0 * m * n * k;
-  TESSERA_RETURN_IF_ERROR(TimeIfAsked(kernel, args, options, report));
+  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
   return report;
 }
 
@@ -443,11 +468,11 @@ absl::StatusOr<Report> RunGemmChain(const LoadedKernel& kernel, int64_t m, int64
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dk, Upload(k.bytes));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dv, Upload(v.bytes));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dout, DeviceBuffer::Allocate(m * d * 2));
-  TESSERA_RETURN_IF_ERROR(dout.Fill(kPoisonByte));
   std::vector<KernelArg> args = {
       TensorArg{dq.ptr(), f16, {m, d}}, TensorArg{dk.ptr(), f16, {n, d}},
       TensorArg{dv.ptr(), f16, {n, d}}, TensorArg{dout.ptr(), f16, {m, d}}};
-  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
+                           TuneAndLaunch(kernel, args, options, dout, report));
   TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
   std::vector<uint8_t> out(m * d * 2);
   TESSERA_RETURN_IF_ERROR(dout.CopyToHost(out.data(), out.size()));
@@ -472,7 +497,7 @@ absl::StatusOr<Report> RunGemmChain(const LoadedKernel& kernel, int64_t m, int64
   report.correct = report.mismatches == 0;
   report.bytes = 2.0 * (2 * m * d + 2 * n * d);
   report.flops = 4.0 * m * n * d;
-  TESSERA_RETURN_IF_ERROR(TimeIfAsked(kernel, args, options, report));
+  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
   return report;
 }
 
@@ -518,10 +543,10 @@ absl::StatusOr<Report> RunSoftmax(const LoadedKernel& kernel, int64_t m, int64_t
   int64_t eltBytes = x.ElementBytes();
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x.bytes));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, DeviceBuffer::Allocate(x.bytes.size()));
-  TESSERA_RETURN_IF_ERROR(dy.Fill(kPoisonByte));
   std::vector<KernelArg> args = {TensorArg{dx.ptr(), dtype, {m, n}},
                                  TensorArg{dy.ptr(), dtype, {m, n}}};
-  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
+                           TuneAndLaunch(kernel, args, options, dy, report));
   TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
   std::vector<uint8_t> y(x.bytes.size());
   TESSERA_RETURN_IF_ERROR(dy.CopyToHost(y.data(), y.size()));
@@ -544,7 +569,7 @@ absl::StatusOr<Report> RunSoftmax(const LoadedKernel& kernel, int64_t m, int64_t
   report.correct = report.mismatches == 0;
   report.bytes = 2.0 * eltBytes * m * n;
   report.flops = 5.0 * m * n;
-  TESSERA_RETURN_IF_ERROR(TimeIfAsked(kernel, args, options, report));
+  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
   return report;
 }
 
@@ -563,12 +588,12 @@ absl::StatusOr<Report> RunNorm(const LoadedKernel& kernel, int64_t m, int64_t n,
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dw, Upload(w.bytes));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, Upload(b.bytes));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, DeviceBuffer::Allocate(x.bytes.size()));
-  TESSERA_RETURN_IF_ERROR(dy.Fill(kPoisonByte));
   std::vector<KernelArg> args = {TensorArg{dx.ptr(), dtype, {m, n}},
                                  TensorArg{dw.ptr(), dtype, {1, n}}};
   if (layer) args.push_back(TensorArg{db.ptr(), dtype, {1, n}});
   args.push_back(TensorArg{dy.ptr(), dtype, {m, n}});
-  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
+                           TuneAndLaunch(kernel, args, options, dy, report));
   TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
   std::vector<uint8_t> y(x.bytes.size());
   TESSERA_RETURN_IF_ERROR(dy.CopyToHost(y.data(), y.size()));
@@ -597,7 +622,7 @@ absl::StatusOr<Report> RunNorm(const LoadedKernel& kernel, int64_t m, int64_t n,
   report.correct = report.mismatches == 0;
   report.bytes = 2.0 * eltBytes * m * n;
   report.flops = 4.0 * m * n;
-  TESSERA_RETURN_IF_ERROR(TimeIfAsked(kernel, args, options, report));
+  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
   return report;
 }
 
@@ -744,9 +769,10 @@ std::string FormatReport(const Report& r) {
                              r.flops / (r.timing->median_ms * 1e-3) / 1e12);
   else if (r.timing)
     timing = absl::StrFormat("%.4f ms  %.3f TB/s", r.timing->median_ms, r.TerabytesPerSecond());
-  return absl::StrFormat("%-8s %-42s %-4s err %-10.3g (tol %.1g, %d wrong of %d)  %s%s%s",
+  return absl::StrFormat("%-8s %-42s %-4s err %-10.3g (tol %.1g, %d wrong of %d)  %s%s%s%s%s",
                          r.target, r.workload, r.correct ? "ok" : "FAIL", r.max_error,
                          r.tolerance, r.mismatches, r.checked, timing,
+                         r.chosen.empty() ? "" : "  tuned: ", r.chosen,
                          r.detail.empty() ? "" : "  ", r.detail);
 }
 

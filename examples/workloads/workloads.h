@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "runtime/autotune.h"
 #include "runtime/kernel.h"
 #include "runtime/timer.h"
 
@@ -43,6 +44,10 @@ struct Report {
   double flops = 0;
   std::optional<runtime::TimingResult> timing;
   std::string detail;
+  /// With RunOptions::tune_candidates: the entry that won the tuning (the
+  /// one checked and timed above) and every candidate's time.
+  std::string chosen;
+  std::string tuning;
 
   /// Effective bandwidth in TB/s over the median time (0 if untimed).
   double TerabytesPerSecond() const;
@@ -54,6 +59,14 @@ struct RunOptions {
   runtime::TimingOptions timing;
   /// Seed of the random inputs (fresh inputs per seed).
   uint64_t seed = 1;
+  /// Interchangeable kernels (the run's own among them) to tune over on the
+  /// workload's arguments first (runtime::Autotune); the fastest is then
+  /// checked and timed. Empty: the run's kernel alone.
+  std::vector<const runtime::LoadedKernel*> tune_candidates;
+  /// Where tuning choices are looked up first and recorded (keyed by the
+  /// first candidate's family, `device_name` and the problem's sizes).
+  runtime::TuneCache* tune_cache = nullptr;
+  std::string device_name;
 };
 
 /// A kernel entry and a problem size with its check.

@@ -15,6 +15,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/autotune.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/kernel.h"
@@ -202,6 +203,83 @@ TEST_F(GpuTest, MissingEntryIsNotFound) {
   EXPECT_THAT(std::string(kernel.status().message()),
               HasSubstr("kernel 'no_such_entry': cuModuleGetFunction failed: "
                         "CUDA_ERROR_NOT_FOUND"));
+}
+
+/// A variant of VectorAdd named `entry` with `threads` per block (the same
+/// PTX under another entry name: it loops over nothing, each thread one
+/// element, so any block size computes the same C).
+CompiledKernel VectorAddVariant(const std::string& entry, int threads) {
+  CompiledKernel kernel = test_kernels::VectorAddKernel();
+  std::string ptx = kVectorAddPtx;
+  ptx.replace(ptx.find("entry vector_add("), 17, "entry " + entry + "(");
+  kernel.set_ptx(ptx);
+  kernel.set_entry(entry);
+  kernel.set_block_threads(threads);
+  *kernel.mutable_grid(0) = test_kernels::Binary(Expr::OP_CEIL_DIV, test_kernels::Symbol(0),
+                                                 test_kernels::Constant(threads));
+  return kernel;
+}
+
+TEST_F(GpuTest, AutotunePicksARunningCandidateAndRecordsFailures) {
+  absl::StatusOr<LoadedKernel> a = LoadedKernel::Load(VectorAdd());
+  absl::StatusOr<LoadedKernel> b = LoadedKernel::Load(VectorAddVariant("vector_add__t64", 64));
+  // Takes no alpha: the arguments do not fit it.
+  CompiledKernel noAlpha = VectorAddVariant("vector_add__noalpha", 128);
+  noAlpha.mutable_params()->RemoveLast();
+  absl::StatusOr<LoadedKernel> c = LoadedKernel::Load(noAlpha);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok()) << a.status() << b.status() << c.status();
+
+  constexpr int64_t kN = (1 << 20) + 3;
+  const size_t bytes = kN * sizeof(float);
+  std::vector<float> x(kN), y(kN), out(kN);
+  for (int64_t i = 0; i < kN; ++i) x[i] = 0.25f * (i % 1000), y[i] = 1.0f + (i % 7);
+  auto A = DeviceBuffer::Allocate(bytes), B = DeviceBuffer::Allocate(bytes),
+       C = DeviceBuffer::Allocate(bytes);
+  ASSERT_TRUE(A.ok() && B.ok() && C.ok());
+  ASSERT_TRUE(A->CopyFromHost(x.data(), bytes).ok());
+  ASSERT_TRUE(B->CopyFromHost(y.data(), bytes).ok());
+  const std::vector<KernelArg> args = {
+      TensorArg{A->ptr(), DTYPE_F32, {kN}}, TensorArg{B->ptr(), DTYPE_F32, {kN}},
+      TensorArg{C->ptr(), DTYPE_F32, {kN}}, ScalarArg::F32(2.0f)};
+  const std::vector<const LoadedKernel*> candidates = {&*a, &*b, &*c};
+
+  absl::StatusOr<TuneResult> tuned = Autotune(candidates, args);
+  ASSERT_TRUE(tuned.ok()) << tuned.status();
+  ASSERT_EQ(tuned->trials.size(), 3u);
+  EXPECT_TRUE(tuned->best == 0 || tuned->best == 1) << tuned->Summary();
+  EXPECT_TRUE(tuned->trials[0].timing.has_value());
+  EXPECT_TRUE(tuned->trials[1].timing.has_value());
+  EXPECT_FALSE(tuned->trials[2].timing.has_value());
+  EXPECT_THAT(tuned->trials[2].status.ToString(), HasSubstr("vector_add__noalpha"));
+  EXPECT_THAT(tuned->Summary(), HasSubstr("vector_add__t64"));
+  std::printf("%s\n", tuned->Summary().c_str());
+
+  // The winner computes C (poisoned first).
+  ASSERT_TRUE(C->Fill32(0x7FC00000u).ok());
+  ASSERT_TRUE(Launch(*candidates[tuned->best], args).ok());
+  ASSERT_TRUE(C->CopyToHost(out.data(), bytes).ok());
+  for (int64_t i = 0; i < kN; ++i) ASSERT_EQ(out[i], x[i] + 2.0f * y[i]) << "i = " << i;
+
+  // SelectTuned tunes once per size, then answers from the cache.
+  TuneCache cache;
+  TuneResult first, second;
+  absl::StatusOr<const LoadedKernel*> chosen =
+      SelectTuned(candidates, args, device_->name(), cache, DefaultTuneTiming(), &first);
+  ASSERT_TRUE(chosen.ok()) << chosen.status();
+  EXPECT_EQ(first.trials.size(), 3u);
+  EXPECT_EQ(cache.Lookup(TuneKey("vector_add", "sm_80", device_->name(), {kN})), (*chosen)->entry());
+  absl::StatusOr<const LoadedKernel*> again =
+      SelectTuned(candidates, args, device_->name(), cache, DefaultTuneTiming(), &second);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *chosen);
+  EXPECT_TRUE(second.trials.empty());
+
+  // None that runs: an error naming each.
+  const std::vector<const LoadedKernel*> none = {&*c};
+  absl::StatusOr<TuneResult> failed = Autotune(none, args);
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(failed.status().message()),
+              HasSubstr("no candidate ran (vector_add__noalpha: "));
 }
 
 }  // namespace

@@ -1,0 +1,177 @@
+//===- autotune.cc - Choosing the fastest of interchangeable kernels ------===//
+//
+// This file implements Autotune (TimeIt over each candidate on one set of
+// arguments), the text-file TuneCache and SelectTuned.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/autotune.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <numeric>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "runtime/status_macros.h"
+
+namespace tessera::runtime {
+
+TimingOptions DefaultTuneTiming() {
+  TimingOptions options;
+  options.warmup = 3;
+  options.iterations = 20;
+  return options;
+}
+
+std::string TuneResult::Summary() const {
+  std::vector<int> order(trials.size());
+  std::iota(order.begin(), order.end(), 0);
+  // Timed trials by median, then the ones that did not run, in their order.
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const auto& ta = trials[a].timing;
+    const auto& tb = trials[b].timing;
+    if (ta.has_value() != tb.has_value()) return ta.has_value();
+    return ta.has_value() && ta->median_ms < tb->median_ms;
+  });
+  double bestMs = best >= 0 ? trials[best].timing->median_ms : 0;
+  std::vector<std::string> parts;
+  for (int i : order) {
+    const TuneTrial& t = trials[i];
+    if (!t.timing) {
+      parts.push_back(absl::StrCat(t.entry, ": ", t.status.ToString()));
+    } else if (i == best) {
+      parts.push_back(absl::StrFormat("%s %.4f ms", t.entry, t.timing->median_ms));
+    } else {
+      parts.push_back(absl::StrFormat("%s %.4f ms (%+.1f%%)", t.entry, t.timing->median_ms,
+                                      100.0 * (t.timing->median_ms / bestMs - 1)));
+    }
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+absl::StatusOr<TuneResult> Autotune(absl::Span<const LoadedKernel* const> candidates,
+                                    absl::Span<const KernelArg> args,
+                                    const TimingOptions& options) {
+  if (candidates.empty()) return absl::InvalidArgumentError("Autotune: no candidate kernels");
+  TuneResult result;
+  for (const LoadedKernel* kernel : candidates) {
+    TuneTrial& trial = result.trials.emplace_back();
+    trial.entry = kernel->entry();
+    absl::StatusOr<PackedLaunch> packed = PrepareLaunch(kernel->spec(), args);
+    if (!packed.ok()) {
+      trial.status = packed.status();
+      continue;
+    }
+    absl::StatusOr<TimingResult> timing =
+        TimeIt([&] { return Launch(*kernel, *packed, options.stream); }, options);
+    if (!timing.ok()) {
+      trial.status = timing.status();
+      continue;
+    }
+    trial.timing = *std::move(timing);
+    if (result.best < 0 ||
+        trial.timing->median_ms < result.trials[result.best].timing->median_ms)
+      result.best = static_cast<int>(result.trials.size()) - 1;
+  }
+  if (result.best < 0) {
+    std::vector<std::string> why;
+    for (const TuneTrial& t : result.trials)
+      why.push_back(absl::StrCat(t.entry, ": ", t.status.ToString()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("Autotune: no candidate ran (", absl::StrJoin(why, "; "), ")"));
+  }
+  return result;
+}
+
+std::string TuneKey(absl::string_view family, absl::string_view target,
+                    absl::string_view device, absl::Span<const int64_t> sizes) {
+  return absl::StrCat(family, "|", target, "|", device, "|", absl::StrJoin(sizes, ","));
+}
+
+std::string TuneFamily(absl::string_view entry) {
+  return std::string(entry.substr(0, entry.find("__")));
+}
+
+absl::StatusOr<TuneCache> TuneCache::Load(absl::string_view path) {
+  TuneCache cache;
+  std::ifstream in{std::string(path)};
+  if (!in) {
+    if (errno == ENOENT) return cache;
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot open tuning cache ", path, ": ", std::strerror(errno)));
+  }
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> fields = absl::StrSplit(line, '\t');
+    if (fields.size() != 2 || fields[0].empty() || fields[1].empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tuning cache ", path, " line ", number, ": expected 'key<TAB>entry', got '", line, "'"));
+    }
+    cache.choices_[fields[0]] = fields[1];
+  }
+  return cache;
+}
+
+absl::Status TuneCache::Save(absl::string_view path) const {
+  std::ofstream out{std::string(path), std::ios::trunc};
+  if (!out) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot write tuning cache ", path, ": ", std::strerror(errno)));
+  }
+  out << "# Tessera tuning choices: family|target|device|sizes<TAB>entry\n";
+  for (const auto& [key, entry] : choices_) out << key << '\t' << entry << '\n';
+  out.close();
+  if (!out) return absl::DataLossError(absl::StrCat("cannot write tuning cache ", path));
+  return absl::OkStatus();
+}
+
+std::optional<std::string> TuneCache::Lookup(absl::string_view key) const {
+  auto it = choices_.find(key);
+  if (it == choices_.end()) return std::nullopt;
+  return it->second;
+}
+
+void TuneCache::Insert(absl::string_view key, absl::string_view entry) {
+  choices_[std::string(key)] = std::string(entry);
+}
+
+absl::StatusOr<const LoadedKernel*> SelectTuned(absl::Span<const LoadedKernel* const> candidates,
+                                                absl::Span<const KernelArg> args,
+                                                absl::string_view device, TuneCache& cache,
+                                                const TimingOptions& options,
+                                                TuneResult* result) {
+  if (candidates.empty()) return absl::InvalidArgumentError("SelectTuned: no candidate kernels");
+  TESSERA_ASSIGN_OR_RETURN(PackedLaunch packed, PrepareLaunch(candidates[0]->spec(), args));
+  // One size per dimension group (M, N, K rather than each tensor's copy).
+  const CompiledKernel& spec = candidates[0]->spec();
+  std::vector<int64_t> sizes;
+  for (int d = 0; d < static_cast<int>(packed.dynamic_dims.size()); ++d) {
+    bool repeat = false;
+    for (const DimGroup& group : spec.dim_groups())
+      for (int i = 1; i < group.dims_size(); ++i) repeat |= group.dims(i) == d;
+    if (!repeat) sizes.push_back(packed.dynamic_dims[d]);
+  }
+  std::string key = TuneKey(TuneFamily(spec.entry()), spec.target(), device, sizes);
+  if (std::optional<std::string> chosen = cache.Lookup(key)) {
+    for (const LoadedKernel* kernel : candidates)
+      if (kernel->entry() == *chosen) {
+        if (result) *result = {};
+        return kernel;
+      }
+  }
+  TESSERA_ASSIGN_OR_RETURN(TuneResult tuned, Autotune(candidates, args, options));
+  const LoadedKernel* best = candidates[tuned.best];
+  cache.Insert(key, best->entry());
+  if (result) *result = std::move(tuned);
+  return best;
+}
+
+}  // namespace tessera::runtime

@@ -1,0 +1,104 @@
+//===- autotune_test.cc - Tests of the tuning cache and summaries ---------===//
+//
+// This file tests the parts of the autotuner that need no GPU: the key of a
+// choice, the family of an entry, the tuning cache's file round trip and its
+// errors, and the one-line summary of a tuning run. Autotune itself is tested
+// on a device in gpu_test.cc.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/autotune.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tessera::runtime {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string TempPath(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
+}
+
+TEST(Autotune, KeyNamesFamilyTargetDeviceAndSizes) {
+  EXPECT_EQ(TuneKey("gemm_f16", "sm_90a", "NVIDIA H200", {3000, 4000, 5000}),
+            "gemm_f16|sm_90a|NVIDIA H200|3000,4000,5000");
+  EXPECT_EQ(TuneKey("softmax_f16", "sm_80", "X", {}), "softmax_f16|sm_80|X|");
+}
+
+TEST(Autotune, FamilyIsTheNameBeforeTheKnobs) {
+  EXPECT_EQ(TuneFamily("gemm_f16__256x128x64_s4_t512"), "gemm_f16");
+  EXPECT_EQ(TuneFamily("gemm_bias_gelu_f16__grid"), "gemm_bias_gelu_f16");
+  EXPECT_EQ(TuneFamily("gemm_f16"), "gemm_f16");
+}
+
+TEST(Autotune, CacheRoundTripsThroughAFile) {
+  TuneCache cache;
+  cache.Insert("gemm_f16|H200|2048,2048,2048", "gemm_f16__grid");
+  cache.Insert("gemm_bf16|H200|3000,5000,4000", "gemm_bf16__256x128x64_s4_t512");
+  cache.Insert("gemm_f16|H200|2048,2048,2048", "gemm_f16");  // replaces
+  const std::string path = TempPath("tune_cache.txt");
+  ASSERT_TRUE(cache.Save(path).ok());
+  absl::StatusOr<TuneCache> read = TuneCache::Load(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->size(), 2u);
+  EXPECT_EQ(read->Lookup("gemm_f16|H200|2048,2048,2048"), "gemm_f16");
+  EXPECT_EQ(read->Lookup("gemm_bf16|H200|3000,5000,4000"), "gemm_bf16__256x128x64_s4_t512");
+  EXPECT_EQ(read->Lookup("gemm_f16|H200|1,1,1"), std::nullopt);
+}
+
+TEST(Autotune, MissingCacheFileIsEmpty) {
+  absl::StatusOr<TuneCache> cache = TuneCache::Load(TempPath("no_such_cache.txt"));
+  ASSERT_TRUE(cache.ok()) << cache.status();
+  EXPECT_EQ(cache->size(), 0u);
+}
+
+TEST(Autotune, MalformedCacheLineNamesFileAndLine) {
+  const std::string path = TempPath("bad_cache.txt");
+  std::ofstream(path) << "# comment\nkey\tentry\njust-a-key\n";
+  absl::StatusOr<TuneCache> cache = TuneCache::Load(path);
+  ASSERT_EQ(cache.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(cache.status().message()),
+              HasSubstr("bad_cache.txt line 3: expected 'key<TAB>entry', got 'just-a-key'"));
+}
+
+TEST(Autotune, UnwritableCacheIsAnError) {
+  TuneCache cache;
+  absl::Status saved = cache.Save("/no/such/dir/cache.txt");
+  EXPECT_FALSE(saved.ok());
+  EXPECT_THAT(std::string(saved.message()), HasSubstr("cannot write tuning cache"));
+}
+
+TEST(Autotune, NoCandidatesIsInvalid) {
+  absl::StatusOr<TuneResult> result = Autotune({}, {});
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(Autotune, SummaryListsFastestFirstThenFailures) {
+  TuneResult result;
+  auto timed = [](const char* entry, double ms) {
+    TuneTrial t;
+    t.entry = entry;
+    t.timing = TimingResult{ms, ms, ms, {ms}};
+    return t;
+  };
+  result.trials.push_back(timed("gemm_f16", 0.55));
+  TuneTrial failed;
+  failed.entry = "gemm_f16__big";
+  failed.status = absl::InvalidArgumentError("too much shared memory");
+  result.trials.push_back(failed);
+  result.trials.push_back(timed("gemm_f16__grid", 0.5));
+  result.best = 2;
+  EXPECT_EQ(result.Summary(),
+            "gemm_f16__grid 0.5000 ms, gemm_f16 0.5500 ms (+10.0%), gemm_f16__big: "
+            "INVALID_ARGUMENT: too much shared memory");
+}
+
+}  // namespace
+}  // namespace tessera::runtime
