@@ -5,6 +5,13 @@
 //   tessera-run --bundle=FILE --list         print each kernel's signature
 //   tessera-run [--bundle=FILE] --info       print the device; with a bundle,
 //               [--device=N]                 also load each kernel on it
+//   tessera-run --bundle=FILE --extract=DIR  write each kernel's PTX and cubin
+//   tessera-run --bundle=FILE --add-variant=BASE:PTX --write=OUT
+//                                            add a copy of kernel BASE whose
+//                                            code is the (hand-edited) PTX
+//                                            file, entry "BASE__..." as the
+//                                            PTX's .entry names it: a tuning
+//                                            candidate of BASE's family
 //
 // Errors print one line to stderr and exit non-zero (2 for usage errors).
 //
@@ -30,7 +37,8 @@ using ::tessera::runtime::KernelBundle;
 
 constexpr char kUsage[] =
     "usage: tessera-run --bundle=FILE --list | [--bundle=FILE] --info "
-    "[--device=N] | --bundle=FILE --extract=DIR";
+    "[--device=N] | --bundle=FILE --extract=DIR | --bundle=FILE "
+    "--add-variant=BASE:PTX_FILE --write=OUT";
 
 /// Parsed command line.
 struct Options {
@@ -40,6 +48,8 @@ struct Options {
   int device = 0;
   /// --extract: write each kernel's PTX and cubin (for cuobjdump) here.
   std::string extract;
+  /// --add-variant=BASE:PTX_FILE and --write=OUT.
+  std::string addVariant, write;
 };
 
 /// Prints `status` as one line and returns the exit code 1.
@@ -70,6 +80,40 @@ int Extract(const KernelBundle& bundle, const std::string& dir) {
       std::printf("%s%s\n", base.c_str(), suffix.c_str());
     }
   }
+  return 0;
+}
+
+/// --add-variant: a copy of kernel BASE with the PTX of a file (its cubin
+/// dropped), named by the PTX's `.entry`, which must be "BASE__<knobs>".
+int AddVariant(KernelBundle bundle, const std::string& spec, const std::string& out) {
+  size_t colon = spec.find(':');
+  if (colon == std::string::npos) return Usage("--add-variant wants BASE:PTX_FILE");
+  std::string base = spec.substr(0, colon), path = spec.substr(colon + 1);
+  absl::StatusOr<const CompiledKernel*> found = tessera::runtime::FindKernel(bundle, base);
+  if (!found.ok()) return Fail(found.status());
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (!file) return Fail(absl::NotFoundError(absl::StrCat("cannot open ", path)));
+  std::string ptx;
+  char chunk[65536];
+  for (size_t n; (n = std::fread(chunk, 1, sizeof chunk, file)) > 0;) ptx.append(chunk, n);
+  std::fclose(file);
+  size_t at = ptx.find(".entry ");
+  if (at == std::string::npos) return Fail(absl::InvalidArgumentError(path + ": no .entry"));
+  at += 7;
+  size_t end = ptx.find_first_of("( \n", at);
+  std::string entry = ptx.substr(at, end - at);
+  if (!absl::StartsWith(entry, base + "__")) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        path, ": the PTX's entry is '", entry, "'; a variant of ", base, " is named '", base,
+        "__<knobs>'")));
+  }
+  CompiledKernel variant = **found;
+  variant.set_entry(entry);
+  variant.set_ptx(ptx);
+  variant.clear_cubin();
+  *bundle.add_kernels() = std::move(variant);
+  if (absl::Status s = tessera::runtime::WriteBundle(bundle, out); !s.ok()) return Fail(s);
+  std::printf("%s: %d kernels (added %s)\n", out.c_str(), bundle.kernels_size(), entry.c_str());
   return 0;
 }
 
@@ -123,6 +167,10 @@ int main(int argc, char** argv) {
       if (!absl::SimpleAtoi(arg.substr(9), &options.device)) {
         return Usage(absl::StrCat("bad device ordinal in ", arg));
       }
+    } else if (absl::StartsWith(arg, "--add-variant=")) {
+      options.addVariant = arg.substr(14);
+    } else if (absl::StartsWith(arg, "--write=")) {
+      options.write = arg.substr(8);
     } else if (absl::StartsWith(arg, "--extract=")) {
       options.extract = arg.substr(10);
     } else if (arg == "--help" || arg == "-h") {
@@ -137,6 +185,13 @@ int main(int argc, char** argv) {
     absl::StatusOr<KernelBundle> read = tessera::runtime::ReadBundle(options.bundle);
     if (!read.ok()) return Fail(read.status());
     return Extract(*read, options.extract);
+  }
+  if (!options.addVariant.empty()) {
+    if (options.bundle.empty() || options.write.empty())
+      return Usage("--add-variant needs --bundle and --write");
+    absl::StatusOr<KernelBundle> read = tessera::runtime::ReadBundle(options.bundle);
+    if (!read.ok()) return Fail(read.status());
+    return AddVariant(*std::move(read), options.addVariant, options.write);
   }
   if (options.list == options.info) return Usage("give one of --list, --info");
   if (options.list && options.bundle.empty()) return Usage("--list needs --bundle");
