@@ -71,6 +71,11 @@ struct BufferInfo {
 struct Chunk {
   /// Row-major coordinates of the chunk's first element in the tile.
   SmallVector<Value> coords;
+  /// Where whole rows separate this chunk from the thread's first one:
+  /// coords = `base` + `shift` (the first chunk's coordinates and a constant
+  /// row offset); empty otherwise.
+  SmallVector<Value> base;
+  SmallVector<int64_t> shift;
   /// The first register slot of the chunk (fragments only).
   int64_t firstSlot;
   /// Contiguous elements along the last dimension, in consecutive slots.
@@ -199,6 +204,22 @@ private:
   SmallVector<Value> sharedIndices(const BufferInfo &info, ArrayRef<Value> coords);
   /// The shared-window byte address (i64) of a shared buffer element.
   Value sharedAddress(const BufferInfo &info, ArrayRef<Value> coords);
+  /// The 32-bit shared-window address (PTX's "r" operand of ldmatrix and
+  /// cp.async) of element `coords` + `shift` of a 2-D shared buffer: the
+  /// stage in use's base plus the element's offset within a stage. Where
+  /// `shift` moves whole swizzle periods (rows by a multiple of 8, columns by
+  /// whole panels) it adds a constant last (an immediate of the instruction),
+  /// so the chunks of one thread share the register of their offset, which
+  /// depends on nothing the loop changes; other shifts move the coordinates.
+  Value sharedAddress32(const BufferInfo &info, ArrayRef<Value> coords,
+                        ArrayRef<int64_t> shift = {});
+  /// sharedAddress32 of a chunk of a 2-D tile: its first chunk's offset
+  /// plus its row shift where forEachChunk found one.
+  Value chunkSharedAddress(const BufferInfo &info, const Chunk &chunk) {
+    if (chunk.shift.size() == 2)
+      return sharedAddress32(info, chunk.base, chunk.shift);
+    return sharedAddress32(info, chunk.coords);
+  }
   /// A gemm's A, B and C buffers, checking that C has the atom's
   /// accumulator layout (layoutM x layoutN tiles).
   struct GemmBuffers {
@@ -207,6 +228,13 @@ private:
   FailureOr<GemmBuffers> getGemmBuffers(GemmOp gemm, const MmaAtom &atom, int64_t layoutM,
                                         int64_t layoutN);
   LogicalResult lowerGemmMma(GemmOp gemm, const MmaAtom &atom);
+  /// The ldmatrix-loaded registers of one k-step of mma.m16n8k16: per
+  /// 16-row tile of A four b32 (a0..a7), per pair of 8-column tiles of B
+  /// four (b0..b3 of each), from the buffers' current stage.
+  struct MmaFragments {
+    SmallVector<SmallVector<Value>> a, b;
+  };
+  MmaFragments loadMmaFragments(GemmOp gemm, int64_t ks);
   /// The four b32 registers of m16n8k16's A (a0..a7) for the 16 x 16 tile
   /// (mi, ks) of a warp's rows of an A fragment in the whole-row m16n8
   /// layout (each pair of adjacent f16/bf16 slots packed into one).
@@ -263,9 +291,10 @@ private:
   /// True when every vector of `vector` elements the copy touches in `tensor`
   /// at `offsets` (tile-level values) is aligned to its size.
   bool isVectorAligned(const TensorInfo &tensor, OperandRange offsets, int64_t vector);
-  /// Element address in a tensor, and the in-bounds predicates of a vector
-  /// of `vector` elements at global coordinates `coords`.
-  Value elementAddress(const TensorInfo &tensor, ArrayRef<Value> coords);
+  /// Element address in a tensor (or `coords` further than address `from`
+  /// in it), and the in-bounds predicates of a vector of `vector` elements at
+  /// global coordinates `coords`.
+  Value elementAddress(const TensorInfo &tensor, ArrayRef<Value> coords, Value from = {});
   void boundsPredicates(const TensorInfo &tensor, ArrayRef<Value> coords, int64_t vector,
                         Value &rowsInBounds, Value &fullVector);
 
@@ -295,6 +324,20 @@ private:
   /// Set by the cp.async strategy for an mma.sync body: issues the loop's
   /// next copies; lowerGemmMma calls it after its first ldmatrix loads.
   std::function<void()> pendingIssue_;
+  /// Set by the cp.async strategy when the body is one mma.sync gemm from
+  /// staged buffers: its first k-step's fragments (loaded by the iteration
+  /// before, or the prologue), and what goes before the last k-step's MMAs
+  /// (the wait and barrier of the next stage and its first fragments).
+  struct FragmentPrefetch {
+    MmaFragments current;
+    std::function<void()> beforeLastStep;
+    /// Issue the iteration's copies before the next k-step's loads (with
+    /// checked copies: only step 0's fragments and the accumulators are
+    /// live across their arithmetic); else after, the loads' latency
+    /// behind the copies.
+    bool copiesFirst = true;
+  };
+  FragmentPrefetch *fragmentPrefetch_ = nullptr;
   /// Shared memory was written through the generic proxy (st.shared) since
   /// the last proxy fence: an async-proxy reader (wgmma) fences first.
   bool genericSharedWrites_ = false;

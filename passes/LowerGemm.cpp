@@ -69,20 +69,11 @@ KernelLowering::getGemmBuffers(GemmOp gemm, const MmaAtom &atom, int64_t layoutM
   return buffers;
 }
 
-LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
-  FailureOr<GemmBuffers> buffers = getGemmBuffers(gemm, atom, 16, 8);
-  if (failed(buffers))
-    return failure();
-  const BufferInfo &a = *buffers->a, &b = *buffers->b, &c = *buffers->c;
-  MmaLayoutAttr mma = c.mma;
+KernelLowering::MmaFragments KernelLowering::loadMmaFragments(GemmOp gemm, int64_t ks) {
+  const BufferInfo &a = buffers_[gemm.getA()], &b = buffers_[gemm.getB()];
+  MmaLayoutAttr mma = buffers_[gemm.getC()].mma;
   bool transA = gemm.getTransposeA(), transB = gemm.getTransposeB();
-  std::string type = cast<BufferType>(gemm.getA().getType()).getElementType().isBF16() ? "bf16"
-                                                                                       : "f16";
-  int64_t tm = gemm.getM() / mma.getWarpsM(), tn = gemm.getN() / mma.getWarpsN();
-  int64_t mt = tm / 16, nt = tn / 8;
-  Type i32 = b_.getI32Type(), f32 = b_.getF32Type();
-  barrier();
-
+  int64_t mt = gemm.getM() / mma.getWarpsM() / 16, nt = gemm.getN() / mma.getWarpsN() / 8;
   SmallVector<int64_t> shape = {gemm.getM(), gemm.getN()};
   Value warp = warpId(), lane = laneId();
   Value mat = arith::DivUIOp::create(b_, loc_, lane, cst(8));
@@ -91,15 +82,58 @@ LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
   Value matHigh = arith::DivUIOp::create(b_, loc_, mat, cst(2));
   Value warpRow = warpTileRow(shape, mma, warp);
   Value warpCol = warpTileCol(shape, mma, warp);
-  SmallVector<Type> four(4, i32);
+  SmallVector<Type> four(4, b_.getI32Type());
   // ldmatrix (PTX ISA §9.7.14.5.15): four 8x8 b16 matrices, row addresses
-  // from lanes 8i..8i+7 for matrix i.
-  auto ldmatrix = [&](const BufferInfo &buffer, Value row, Value col, bool trans) {
+  // from lanes 8i..8i+7 for matrix i. The thread's row and column within
+  // an x4 load and the load's constant offset from them (so the loads of
+  // one thread share address registers).
+  auto ldmatrix = [&](const BufferInfo &buffer, Value row, Value col, int64_t rowShift,
+                      int64_t colShift, bool trans) {
     std::string text = std::string("ldmatrix.sync.aligned.m8n8.x4") + (trans ? ".trans" : "") +
                        ".shared.b16 {$0, $1, $2, $3}, [$4];";
-    return emitPtx(b_, loc_, text, "=r,=r,=r,=r,l", {sharedAddress(buffer, {row, col})}, four,
+    return emitPtx(b_, loc_, text, "=r,=r,=r,=r,r",
+                   {sharedAddress32(buffer, {row, col}, {rowShift, colShift})}, four,
                    /*sideEffects=*/true);
   };
+  int64_t k0 = ks * 16;
+  MmaFragments fragments;
+  // A: one x4 load per 16-row atom tile (a0..a7 of mma.m16n8k16).
+  for (int64_t mi = 0; mi < mt; ++mi) {
+    if (a.type.isFragment())
+      fragments.a.push_back(fragmentARegisters(a, mi, ks));
+    else if (!transA)
+      fragments.a.push_back(ldmatrix(a, add(warpRow, add(within, mul(matLow, cst(8)))),
+                                     mul(matHigh, cst(8)), mi * 16, k0, false));
+    else
+      fragments.a.push_back(ldmatrix(a, add(within, mul(matHigh, cst(8))),
+                                     add(warpRow, mul(matLow, cst(8))), k0, mi * 16, true));
+  }
+  // B: one x4 load per pair of 8-column atom tiles (b0..b3 of each).
+  for (int64_t np = 0; np < nt / 2; ++np) {
+    if (!transB)
+      fragments.b.push_back(ldmatrix(b, add(within, mul(matLow, cst(8))),
+                                     add(warpCol, mul(matHigh, cst(8))), k0, np * 16, true));
+    else
+      fragments.b.push_back(ldmatrix(b, add(warpCol, add(within, mul(matHigh, cst(8)))),
+                                     mul(matLow, cst(8)), np * 16, k0, false));
+  }
+  return fragments;
+}
+
+LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
+  FailureOr<GemmBuffers> buffers = getGemmBuffers(gemm, atom, 16, 8);
+  if (failed(buffers))
+    return failure();
+  const BufferInfo &a = *buffers->a, &c = *buffers->c;
+  MmaLayoutAttr mma = c.mma;
+  std::string type = cast<BufferType>(gemm.getA().getType()).getElementType().isBF16() ? "bf16"
+                                                                                       : "f16";
+  int64_t tm = gemm.getM() / mma.getWarpsM(), tn = gemm.getN() / mma.getWarpsN();
+  int64_t mt = tm / 16, nt = tn / 8;
+  Type f32 = b_.getF32Type();
+  // A prefetching pipeline synchronizes before the last k-step instead.
+  if (!fragmentPrefetch_)
+    barrier();
   // A in registers: its fragment has the accumulator's whole-row tiling,
   // so a 16 x 16 A tile is two adjacent m16n8 tiles of it: m16n8k16's
   // a0..a7 (PTX ISA §9.7.14.5.8) are their (row g, row g + 8) pairs.
@@ -112,48 +146,57 @@ LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
     acc.push_back(memref::LoadOp::create(b_, loc_, c.memref, ValueRange{cst(r)}));
   std::string mmaText = "mma.sync.aligned.m16n8k16.row.col.f32." + type + "." + type +
                         ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
-  for (int64_t ks = 0; ks < gemm.getK() / 16; ++ks) {
-    Value k0 = cst(ks * 16);
-    // A: one x4 load per 16-row atom tile (a0..a7 of mma.m16n8k16).
-    SmallVector<SmallVector<Value>> aRegs;
-    for (int64_t mi = 0; mi < mt; ++mi) {
-      Value r0 = add(warpRow, cst(mi * 16));
-      if (a.type.isFragment())
-        aRegs.push_back(fragmentARegisters(a, mi, ks));
-      else if (!transA)
-        aRegs.push_back(ldmatrix(a, add(r0, add(within, mul(matLow, cst(8)))),
-                                 add(k0, mul(matHigh, cst(8))), false));
-      else
-        aRegs.push_back(ldmatrix(a, add(k0, add(within, mul(matHigh, cst(8)))),
-                                 add(r0, mul(matLow, cst(8))), true));
-    }
-    // B: one x4 load per pair of 8-column atom tiles (b0..b3 of each).
-    SmallVector<SmallVector<Value>> bRegs;
-    for (int64_t np = 0; np < nt / 2; ++np) {
-      Value n0 = add(warpCol, cst(np * 16));
-      if (!transB)
-        bRegs.push_back(ldmatrix(b, add(k0, add(within, mul(matLow, cst(8)))),
-                                 add(n0, mul(matHigh, cst(8))), true));
-      else
-        bRegs.push_back(ldmatrix(b, add(n0, add(within, mul(matHigh, cst(8)))),
-                                 add(k0, mul(matLow, cst(8))), false));
-    }
-    // A pipelined loop's deferred copies go after the first fragment loads.
-    if (ks == 0 && pendingIssue_) {
-      pendingIssue_();
-      pendingIssue_ = nullptr;
-    }
+  auto mmaStep = [&](const MmaFragments &fragments) {
     for (int64_t mi = 0; mi < mt; ++mi) {
       for (int64_t ni = 0; ni < nt; ++ni) {
         int64_t base = (mi * nt + ni) * 4;
-        SmallVector<Value> operands(aRegs[mi].begin(), aRegs[mi].end());
-        operands.push_back(bRegs[ni / 2][(ni % 2) * 2]);
-        operands.push_back(bRegs[ni / 2][(ni % 2) * 2 + 1]);
+        SmallVector<Value> operands(fragments.a[mi].begin(), fragments.a[mi].end());
+        operands.push_back(fragments.b[ni / 2][(ni % 2) * 2]);
+        operands.push_back(fragments.b[ni / 2][(ni % 2) * 2 + 1]);
         operands.append(acc.begin() + base, acc.begin() + base + 4);
         SmallVector<Value> d = emitPtx(b_, loc_, mmaText, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
                                        operands, SmallVector<Type>(4, f32), false);
         std::copy(d.begin(), d.end(), acc.begin() + base);
       }
+    }
+  };
+  // A pipelined loop's deferred copies go after the first fragment loads.
+  auto issueDeferred = [&] {
+    if (pendingIssue_) {
+      pendingIssue_();
+      pendingIssue_ = nullptr;
+    }
+  };
+  int64_t steps = gemm.getK() / 16;
+  if (!fragmentPrefetch_) {
+    for (int64_t ks = 0; ks < steps; ++ks) {
+      MmaFragments fragments = loadMmaFragments(gemm, ks);
+      if (ks == 0)
+        issueDeferred();
+      mmaStep(fragments);
+    }
+  } else {
+    // Step 0's fragments came with the iteration (loaded before the last
+    // step of the one before); each step loads the next one's, and the last
+    // synchronizes and loads the next iteration's first (the strategy's
+    // beforeLastStep), so neither waits on its loads.
+    MmaFragments current = fragmentPrefetch_->current;
+    for (int64_t ks = 0; ks < steps; ++ks) {
+      // With checked copies beside, the copies first: only step 0's
+      // fragments and the accumulators are live across their address
+      // arithmetic (ptxas predicates both sides of the branch); else the
+      // next step's loads first, their latency behind the copies.
+      if (ks == 0 && fragmentPrefetch_->copiesFirst)
+        issueDeferred();
+      MmaFragments next;
+      if (ks + 1 < steps)
+        next = loadMmaFragments(gemm, ks + 1);
+      if (ks == 0)
+        issueDeferred();
+      if (ks + 1 == steps)
+        fragmentPrefetch_->beforeLastStep();
+      mmaStep(current);
+      current = std::move(next);
     }
   }
   for (int64_t r = 0; r < mt * nt * 4; ++r)

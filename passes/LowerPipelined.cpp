@@ -130,8 +130,12 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
   // In the loop, an iteration whose tiles all lie inside their tensors
   // (every iteration but the tails, in a large GEMM) takes a branch without
   // per-chunk bounds and byte counts: a third of the instructions of the
-  // checked copies. The prologue's copies run once: checked only.
-  auto issue = [&](Value iteration, bool interiorBranch) {
+  // checked copies. The prologue's copies run once: checked only. So an
+  // iteration's copies are issued checked (byte counts, zero fill),
+  // branching on whether they lie inside their tensors, or known to
+  // (kInteriorIfValid: unless past the loop, when there are none).
+  enum class Copies { kChecked, kBranch, kInteriorIfValid };
+  auto issue = [&](Value iteration, Copies mode) {
     IRMapping saved = map_;
     Value valid = lt(iteration, count);
     Value stage = arith::RemUIOp::create(b_, loc_, iteration, cst(stages));
@@ -146,7 +150,7 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
         dst.stage = previous;
       }
     };
-    if (interiorBranch) {
+    if (mode == Copies::kBranch) {
       Value interior = valid;
       for (CopyOp copy : copies)
         interior = andi(interior, tileInBounds(copy));
@@ -156,29 +160,71 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
       issueCopies(/*checked=*/false);
       b_.setInsertionPoint(branch.elseBlock()->getTerminator());
       issueCopies(/*checked=*/true);
+    } else if (mode == Copies::kInteriorIfValid) {
+      auto branch = scf::IfOp::create(b_, loc_, valid, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b_);
+      b_.setInsertionPoint(branch.thenBlock()->getTerminator());
+      issueCopies(/*checked=*/false);
     } else {
       issueCopies(/*checked=*/true);
     }
     emitPtx(b_, loc_, "cp.async.commit_group;", "", {}, {}, /*sideEffects=*/true);
     map_ = saved;
   };
-  barrier();
-  // The prologue as a loop: its copies are emitted once, not D times
-  // (compile time; it runs once per block).
-  if (distance > 0) {
-    auto prologue = scf::ForOp::create(b_, loc_, cst(0), cst(distance), cst(1));
-    OpBuilder::InsertionGuard guard(b_);
-    b_.setInsertionPoint(prologue.getBody()->getTerminator());
-    issue(prologue.getInductionVar(), /*interiorBranch=*/false);
+  // A body that is one mma.sync gemm (ldmatrix from the staged buffers)
+  // and arithmetic takes CUTLASS's order: the next iteration's first
+  // fragments load right after the barrier that makes its stage visible,
+  // placed before this iteration's last k-step, whose MMAs hide the loads'
+  // latency (and the barrier's wait); step 0 then starts on registers.
+  GemmOp prefetchGemm;
+  if (!asyncMma && bodyUsesLdmatrix) {
+    int64_t gemms = 0;
+    bool plain = true;
+    for (Operation &op : loop.getBodyBlock().without_terminator()) {
+      if (auto gemm = dyn_cast<GemmOp>(op)) {
+        ++gemms;
+        prefetchGemm = gemm;
+      } else if (!ahead.contains(&op) && !isa<DimOp>(op)) {
+        plain &= op.getNumRegions() == 0 && !isa<TileDialect>(op.getDialect()) &&
+                 isMemoryEffectFree(&op);
+      }
+    }
+    auto staged = [&](Value buffer) {
+      return llvm::any_of(ahead, [&](Operation *op) { return cast<CopyOp>(op).getDst() == buffer; });
+    };
+    if (gemms != 1 || !plain || !staged(prefetchGemm.getA()) || !staged(prefetchGemm.getB()))
+      prefetchGemm = nullptr;
   }
-  auto forOp = scf::ForOp::create(b_, loc_, cst(0), count, cst(1));
-  {
-    OpBuilder::InsertionGuard guard(b_);
-    b_.setInsertionPoint(forOp.getBody()->getTerminator());
-    Value k = forOp.getInductionVar();
-    // Iteration k's group is complete once at most S - 2 newer ones are
-    // pending; after the barrier every thread has also finished iteration
-    // k - 1, so its stage may be refilled with iteration k + S - 1.
+  // The fragments one iteration hands the next, in registers after SROA.
+  Value carry;
+  SmallVector<int64_t> carryShape;  // registers per A tile and B pair
+  auto loadFirstStep = [&](Value stage) {
+    SmallVector<std::pair<Value, Value>> restore;
+    for (Value buffer : {prefetchGemm.getA(), prefetchGemm.getB()}) {
+      restore.emplace_back(buffer, buffers_[buffer].stage);
+      buffers_[buffer].stage = stage;
+    }
+    MmaFragments fragments = loadMmaFragments(prefetchGemm, 0);
+    for (auto &[buffer, previous] : restore)
+      buffers_[buffer].stage = previous;
+    int64_t slot = 0;
+    for (auto *list : {&fragments.a, &fragments.b})
+      for (const SmallVector<Value> &regs : *list)
+        for (Value reg : regs)
+          memref::StoreOp::create(b_, loc_, reg, carry, ValueRange{cst(slot++)});
+  };
+  auto readFirstStep = [&] {
+    MmaFragments fragments;
+    int64_t slot = 0;
+    for (auto [list, count] : {std::pair{&fragments.a, carryShape[0]}, {&fragments.b, carryShape[1]}})
+      for (int64_t i = 0; i < count; ++i) {
+        SmallVector<Value> &regs = list->emplace_back();
+        for (int r = 0; r < 4; ++r)
+          regs.push_back(memref::LoadOp::create(b_, loc_, carry, ValueRange{cst(slot++)}));
+      }
+    return fragments;
+  };
+  auto waitAndSync = [&] {
     emitPtx(b_, loc_, "cp.async.wait_group " + std::to_string(distance - 1) + ";", "", {}, {},
             /*sideEffects=*/true);
     // cp.async writes through the generic proxy; wgmma reads through the
@@ -187,6 +233,52 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
       fenceProxyAsync();
     lastWasBarrier_ = false;
     barrier();
+  };
+  if (prefetchGemm) {
+    MmaLayoutAttr mma = buffers_[prefetchGemm.getC()].mma;
+    carryShape = {prefetchGemm.getM() / mma.getWarpsM() / 16,
+                  prefetchGemm.getN() / mma.getWarpsN() / 16};
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToStart(entry_);
+    carry = memref::AllocaOp::create(
+        b_, loc_, MemRefType::get({4 * (carryShape[0] + carryShape[1])}, b_.getI32Type()));
+  }
+  barrier();
+  // The prologue as a loop: its copies are emitted once, not D times
+  // (compile time; it runs once per block).
+  if (distance > 0) {
+    auto prologue = scf::ForOp::create(b_, loc_, cst(0), cst(distance), cst(1));
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(prologue.getBody()->getTerminator());
+    issue(prologue.getInductionVar(), Copies::kChecked);
+  }
+  if (prefetchGemm) {
+    waitAndSync();
+    loadFirstStep(cst(0));
+  }
+  // One iteration k of the loop, its copies issued as `mode` says.
+  auto emitIteration = [&](Value k, Copies mode) -> LogicalResult {
+    // Iteration k's group is complete once at most S - 2 newer ones are
+    // pending; after the barrier every thread has also finished iteration
+    // k - 1, so its stage may be refilled with iteration k + S - 1.
+    // (Prefetching, the wait and barrier of iteration k + 1 come before k's
+    // last k-step instead; k's own were the iteration before's, or the
+    // prologue's: k - 1's reads of the stage refilled now, its steps past
+    // the first, came before that barrier.)
+    FragmentPrefetch prefetch;
+    if (prefetchGemm) {
+      prefetch.current = readFirstStep();
+      prefetch.copiesFirst = mode != Copies::kInteriorIfValid;
+      Value nextStage = arith::RemUIOp::create(b_, loc_, add(k, cst(1)), cst(stages));
+      prefetch.beforeLastStep = [&, nextStage] {
+        waitAndSync();
+        loadFirstStep(nextStage);
+      };
+      fragmentPrefetch_ = &prefetch;
+    } else {
+      waitAndSync();
+    }
+    auto clearPrefetch = llvm::make_scope_exit([&] { fragmentPrefetch_ = nullptr; });
     // With mma.sync (ldmatrix) the body's first fragment loads go before
     // the copies are issued (lowerGemmMma calls pendingIssue_ after them):
     // ptxas keeps ldmatrix and cp.async in program order, so the loads'
@@ -194,9 +286,9 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
     // stalling the first MMA.
     Value next = add(k, cst(distance));
     if (!asyncMma && bodyUsesLdmatrix)
-      pendingIssue_ = [&issue, next] { issue(next, /*interiorBranch=*/true); };
+      pendingIssue_ = [&issue, next, mode] { issue(next, mode); };
     else
-      issue(next, /*interiorBranch=*/true);
+      issue(next, mode);
     // The copies just issued write a stage nothing reads in this iteration:
     // the barrier above still orders every shared read of the body.
     Value stage = arith::RemUIOp::create(b_, loc_, k, cst(stages));
@@ -206,6 +298,63 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
       pendingIssue_();
       pendingIssue_ = nullptr;
     }
+    return success();
+  };
+  // Prefetching, the loop is versioned: while iteration k + D's copies lie
+  // inside their tensors (or are past the loop: none), iterations without
+  // the checked copies (whose registers and predicated instructions would
+  // otherwise weigh on every iteration); one with checked copies where they
+  // do not (the K tail, every iteration of a tile on the edge), then again:
+  //   while (k < count) {
+  //     while (k < count && (k + D >= count || inside(k + D))) hot(k++);
+  //     if (k < count) checked(k++);
+  //   }
+  if (prefetchGemm) {
+    Type index = b_.getIndexType();
+    auto outer = scf::WhileOp::create(b_, loc_, TypeRange{index}, ValueRange{cst(0)});
+    OpBuilder::InsertionGuard guard(b_);
+    Block *outerBefore = b_.createBlock(&outer.getBefore(), {}, {index}, {loc_});
+    Block *outerAfter = b_.createBlock(&outer.getAfter(), {}, {index}, {loc_});
+    b_.setInsertionPointToStart(outerBefore);
+    scf::ConditionOp::create(b_, loc_, lt(outerBefore->getArgument(0), count),
+                             ValueRange{outerBefore->getArgument(0)});
+    b_.setInsertionPointToStart(outerAfter);
+    auto hot = scf::WhileOp::create(b_, loc_, TypeRange{index},
+                                    ValueRange{outerAfter->getArgument(0)});
+    Block *before = b_.createBlock(&hot.getBefore(), {}, {index}, {loc_});
+    Block *after = b_.createBlock(&hot.getAfter(), {}, {index}, {loc_});
+    b_.setInsertionPointToStart(before);
+    Value k = before->getArgument(0), next = add(k, cst(distance));
+    IRMapping saved = map_;
+    Value inside;
+    mapIteration(loop, ahead, next, [&](CopyOp copy) { inside = andi(inside, tileInBounds(copy)); });
+    map_ = saved;
+    Value pastLoop = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sge, next, count);
+    Value hotNext = andi(lt(k, count), arith::OrIOp::create(b_, loc_, pastLoop, inside));
+    scf::ConditionOp::create(b_, loc_, hotNext, ValueRange{k});
+    b_.setInsertionPointToStart(after);
+    k = after->getArgument(0);
+    if (failed(emitIteration(k, Copies::kInteriorIfValid)))
+      return failure();
+    scf::YieldOp::create(b_, loc_, ValueRange{add(k, cst(1))});
+    b_.setInsertionPointAfter(hot);
+    k = hot.getResult(0);
+    auto checked = scf::IfOp::create(b_, loc_, TypeRange{index}, lt(k, count),
+                                     /*withElseRegion=*/true);
+    b_.setInsertionPointToStart(checked.thenBlock());
+    if (failed(emitIteration(k, Copies::kChecked)))
+      return failure();
+    scf::YieldOp::create(b_, loc_, ValueRange{add(k, cst(1))});
+    b_.setInsertionPointToStart(checked.elseBlock());
+    scf::YieldOp::create(b_, loc_, ValueRange{k});
+    b_.setInsertionPointAfter(checked);
+    scf::YieldOp::create(b_, loc_, checked.getResults());
+  } else {
+    auto forOp = scf::ForOp::create(b_, loc_, cst(0), count, cst(1));
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(forOp.getBody()->getTerminator());
+    if (failed(emitIteration(forOp.getInductionVar(), Copies::kBranch)))
+      return failure();
   }
   if (inFlight)
     emitPtx(b_, loc_, "wgmma.wait_group.sync.aligned 0;", "", {}, {}, /*sideEffects=*/true);
@@ -768,6 +917,8 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, bool checked) {
   bool async = vector * eltBytes == 16 &&
                isVectorAligned(tensor, copy.getSrcOffsets(), vector) &&
                (tile.getShape().back() * eltBytes) % 16 == 0;
+  Value chained;
+  int64_t chainedRow = 0;
   forEachChunk(tile.getShape(), dist, [&](const Chunk &chunk) {
     SmallVector<Value> coords = tensorCoords(offsets, chunk);
     if (!async) {
@@ -783,10 +934,26 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, bool checked) {
     }
     if (!checked) {
       // The tile lies inside the tensor (tileInBounds): 16 bytes, no checks.
-      Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(),
-                                           elementAddress(tensor, coords));
-      emitPtx(b_, loc_, "cp.async.cg.shared.global [$0], [$1], 16;", "l,l",
-              {sharedAddress(dst, chunk.coords), src}, {}, /*sideEffects=*/true);
+      // Addressed as the tile's origin, the thread's first chunk in it (the
+      // same every iteration) and whole rows: no product per chunk.
+      // Each chunk steps from the one before, so the steps (equal for
+      // equal row shifts) share one register.
+      Value address;
+      if (chunk.shift.size() == 2 && offsets.size() == 2) {
+        if (chunk.shift[0] == 0 || !chained) {
+          chained = elementAddress(tensor, chunk.base, elementAddress(tensor, offsets));
+          chainedRow = 0;
+        }
+        if (chunk.shift[0] != chainedRow)
+          chained = elementAddress(tensor, {cst(chunk.shift[0] - chainedRow), cst(0)}, chained);
+        chainedRow = chunk.shift[0];
+        address = chained;
+      } else {
+        address = elementAddress(tensor, coords);
+      }
+      Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), address);
+      emitPtx(b_, loc_, "cp.async.cg.shared.global [$0], [$1], 16;", "r,l",
+              {chunkSharedAddress(dst, chunk), src}, {}, /*sideEffects=*/true);
       return;
     }
     // cp.async.cg 16 bytes with src-size: bytes past the tensor (or of an
@@ -804,8 +971,8 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, bool checked) {
                                          elementAddress(tensor, coords), tensor.ptr);
     Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), safe);
     Value size = arith::IndexCastOp::create(b_, loc_, b_.getI32Type(), bytes);
-    emitPtx(b_, loc_, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "l,l,r",
-            {sharedAddress(dst, chunk.coords), src, size}, {}, /*sideEffects=*/true);
+    emitPtx(b_, loc_, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r",
+            {chunkSharedAddress(dst, chunk), src, size}, {}, /*sideEffects=*/true);
   });
 }
 

@@ -617,6 +617,10 @@ void KernelLowering::forEachChunk(ArrayRef<int64_t> shape, DistributionAttr dist
     strides[i] = strides[i + 1] * shape[i + 1];
   // A replicated layout (one "thread") is iterated whole by every thread.
   Value thread = threads == 1 ? cst(0) : threadId_;
+  // Each chunk after the first moves whole rows when a chunk's elements
+  // (threads x vector) fill whole rows of the leading dimension.
+  bool rowSteps = shape.size() >= 2 && (threads * vector) % strides[0] == 0;
+  SmallVector<Value> firstCoords;
   for (int64_t c = 0; c < chunks; ++c) {
     Value first = mul(add(cst(c * threads), thread), cst(vector));
     Chunk chunk;
@@ -627,6 +631,13 @@ void KernelLowering::forEachChunk(ArrayRef<int64_t> shape, DistributionAttr dist
       chunk.coords.push_back(stride * extent == numElements
                                  ? coord
                                  : b_.createOrFold<arith::RemUIOp>(loc_, coord, cst(extent)));
+    }
+    if (c == 0)
+      firstCoords = chunk.coords;
+    if (rowSteps) {
+      chunk.base = firstCoords;
+      chunk.shift.assign(shape.size(), 0);
+      chunk.shift[0] = c * threads * vector / strides[0];
     }
     if ((c + 1) * threads * vector <= numElements) {
       body(chunk);
@@ -768,6 +779,63 @@ Value KernelLowering::sharedAddress(const BufferInfo &info, ArrayRef<Value> coor
   return arith::IndexCastOp::create(b_, loc_, b_.getI64Type(), bytes);
 }
 
+Value KernelLowering::sharedAddress32(const BufferInfo &info, ArrayRef<Value> coords,
+                                      ArrayRef<int64_t> shift) {
+  Type i32 = b_.getI32Type();
+  int64_t eltBytes = getElementBytes(info.type.getElementType());
+  ArrayRef<int64_t> tileShape = info.type.getShape();
+  SmallVector<Value> at(coords.begin(), coords.end());
+  int64_t delta = 0;
+  if (llvm::any_of(shift, [](int64_t by) { return by != 0; })) {
+    const SharedSwizzle &swizzle = info.swizzle;
+    assert(tileShape.size() == 2 && shift.size() == 2 && "sharedAddress32 takes 2-D tiles");
+    // Row and column strides of a constant shift, 0 where the shift must
+    // move the coordinates instead: the swizzle repeats every 8 rows
+    // (128 / rowBytes rows per line, rowBytes / 16 phases) and panels are
+    // rows x rowBytes apart.
+    int64_t rowStride = tileShape[1] * eltBytes, panelColumns = tileShape[1], panelStride = 0;
+    if (swizzle.rowBytes != 0) {
+      rowStride = shift[0] % 8 == 0 ? swizzle.rowBytes : 0;
+      panelColumns = swizzle.rowBytes / eltBytes;
+      panelStride = tileShape[0] * swizzle.rowBytes;
+    }
+    if (rowStride != 0)
+      delta += shift[0] * rowStride;
+    else
+      at[0] = add(at[0], cst(shift[0]));
+    if (swizzle.rowBytes == 0)
+      delta += shift[1] * eltBytes;
+    else if (shift[1] % panelColumns == 0)
+      delta += shift[1] / panelColumns * panelStride;
+    else
+      at[1] = add(at[1], cst(shift[1]));
+  }
+  // The element's offset within one stage.
+  BufferInfo unstaged = info;
+  unstaged.stages = 1;
+  SmallVector<Value> indices = sharedIndices(unstaged, at);
+  ArrayRef<int64_t> shape = cast<MemRefType>(info.memref.getType()).getShape();
+  size_t first = info.stages > 1 ? 1 : 0;
+  Value linear = indices[0];
+  for (size_t i = 1; i < indices.size(); ++i)
+    linear = add(mul(linear, cst(shape[first + i])), indices[i]);
+  auto toI32 = [&](Value index) { return arith::IndexCastOp::create(b_, loc_, i32, index); };
+  Value offset = toI32(mul(linear, cst(eltBytes)));
+  // The stage's base: the buffer's address plus whole stages.
+  Value base = toI32(memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, info.memref));
+  if (info.stages > 1) {
+    int64_t stageBytes = eltBytes;
+    for (int64_t extent : shape.drop_front())
+      stageBytes *= extent;
+    base = arith::AddIOp::create(b_, loc_, base, toI32(mul(info.stage, cst(stageBytes))));
+  }
+  Value address = arith::AddIOp::create(b_, loc_, base, offset);
+  if (delta != 0)
+    address = arith::AddIOp::create(
+        b_, loc_, address, arith::ConstantIntOp::create(b_, loc_, i32, delta));
+  return address;
+}
+
 Value KernelLowering::packVector(ArrayRef<Value> values) {
   Type i32 = b_.getI32Type();
   Value vec = LLVM::PoisonOp::create(
@@ -859,13 +927,15 @@ bool KernelLowering::isVectorAligned(const TensorInfo &tensor, OperandRange offs
   return true;
 }
 
-Value KernelLowering::elementAddress(const TensorInfo &tensor, ArrayRef<Value> coords) {
+Value KernelLowering::elementAddress(const TensorInfo &tensor, ArrayRef<Value> coords,
+                                     Value from) {
   Value linear = coords.front();
   for (size_t k = 1; k < coords.size(); ++k)
     linear = add(mul(linear, tensor.dims[k]), coords[k]);
   Value index = arith::IndexCastOp::create(b_, loc_, b_.getI64Type(), linear);
   return LLVM::GEPOp::create(b_, loc_, tensor.ptr.getType(), tensor.type.getElementType(),
-                             tensor.ptr, ValueRange{index}, LLVM::GEPNoWrapFlags::inbounds);
+                             from ? from : tensor.ptr, ValueRange{index},
+                             LLVM::GEPNoWrapFlags::inbounds);
 }
 
 void KernelLowering::boundsPredicates(const TensorInfo &tensor, ArrayRef<Value> coords,

@@ -26,25 +26,46 @@
 // PLAN: tile.alloc_shared {name = "Bs", offset = 12288 : i64, stages = 3 : i64, swizzled}
 
 // The prologue's two stages copy with a byte count (zero fill past the
-// tensor); in the loop (LLVM places its body's blocks before the header)
-// one barrier per iteration, after the wait for the stage it reads, then
-// the checked copies or, for tiles inside the tensors, unchecked ones.
-// ASYNC-COUNT-4: cp.async.cg.shared.global [{{%rd[0-9]+}}], [{{%rd[0-9]+}}], 16, {{%r[0-9]+}};
+// tensor), then wait and synchronize for stage 0 and load its first k-step's
+// fragments. The loop then runs two versions of its body. While the copies
+// issued ahead lie inside their tensors (or are past the loop), one without
+// checked copies: the next k-step's fragments, this iteration's copies, the
+// first step's MMAs, then the wait and the barrier for the next stage and
+// its first fragments before the last step's MMAs (one barrier an
+// iteration, the loads' latency behind MMAs); where they do not (the K
+// tail, tiles on the edge), the same with checked copies first. (LLVM lays
+// the blocks out as: the hot body's wait and loads, its header, its copies,
+// the checked body.)
+// ASYNC-COUNT-4: cp.async.cg.shared.global [{{%r[0-9]+}}], [{{%rd[0-9]+}}], 16, {{%r[0-9]+}};
 // ASYNC-NEXT: // end inline asm
 // ASYNC-NEXT: // begin inline asm
 // ASYNC-NEXT: cp.async.commit_group
+// ASYNC: cp.async.wait_group 1
+// ASYNC-NEXT: // end inline asm
+// ASYNC-NEXT: bar.sync 0;
+// ASYNC-NOT: mma.sync
+// ASYNC: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// ASYNC: cp.async.wait_group 1
+// ASYNC-NEXT: // end inline asm
+// ASYNC-NEXT: bar.sync 0;
+// ASYNC-NOT: mma.sync
+// ASYNC: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// ASYNC: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// ASYNC-NOT: bar.sync
+// ASYNC: cp.async.cg.shared.global [{{%r[0-9]+}}], [{{%rd[0-9]+}}], 16;
+// ASYNC-NOT: bar.sync
+// ASYNC: cp.async.cg.shared.global [{{%r[0-9]+}}], [{{%rd[0-9]+}}], 16, {{%r[0-9]+}};
+// ASYNC-NOT: bar.sync
 // ASYNC: cp.async.commit_group
 // ASYNC-NOT: bar.sync
 // ASYNC: ldmatrix.sync.aligned.m8n8.x4
 // ASYNC-NOT: bar.sync
 // ASYNC: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// ASYNC-NOT: bar.sync
 // ASYNC: cp.async.wait_group 1
-// ASYNC: bar.sync
-// ASYNC-NOT: bar.sync
-// ASYNC: cp.async.cg.shared.global [{{%rd[0-9]+}}], [{{%rd[0-9]+}}], 16;
-// ASYNC-NOT: bar.sync
+// ASYNC-NEXT: // end inline asm
+// ASYNC-NEXT: bar.sync 0;
 // ASYNC: cp.async.wait_group 0
+// ASYNC-NOT: cp.async.cg
 
 // SPECIALIZED: .param .align 64 .b8 gemm_param_9[128],
 // SPECIALIZED-NEXT: .param .align 64 .b8 gemm_param_10[128]
