@@ -58,6 +58,10 @@ int main(int argc, char** argv) {
     } else
       bundles.push_back(argv[i]);
   }
+  if (!cachePath.empty() && !autotune) {
+    std::fprintf(stderr, "device_runner: --tune-cache goes with --autotune\n");
+    return 2;
+  }
   if (bundles.empty()) {
     std::fprintf(stderr, "device_runner: no bundle given (usage: device_runner [--workloads=all|"
                          "conformance|benchmark] [--kernels=A,B] [--csv=FILE] [--autotune "
@@ -113,11 +117,14 @@ int main(int argc, char** argv) {
       std::vector<const runtime::LoadedKernel*> candidates;
       if (autotune) {
         candidates.push_back(&*kernel);
+        std::vector<std::string> seen;  // a variant in two bundles runs once
         for (const runtime::KernelBundle& other : read)
           for (const runtime::CompiledKernel& v : other.kernels()) {
             if (v.target() != spec.target() || v.entry() == spec.entry() ||
-                runtime::TuneFamily(v.entry()) != spec.entry())
+                runtime::TuneFamily(v.entry()) != spec.entry() ||
+                std::find(seen.begin(), seen.end(), v.entry()) != seen.end())
               continue;
+            seen.push_back(v.entry());
             absl::StatusOr<runtime::LoadedKernel> loaded = runtime::LoadedKernel::Load(v);
             if (loaded.ok())
               variants.push_back(*std::move(loaded));
@@ -178,6 +185,13 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::printf("tuning cache: %zu choices -> %s\n", cache.size(), cachePath.c_str());
+  }
+  // Nothing run is not a pass (with --autotune a variant runs only as a
+  // candidate of its family's kernel, which must be among the bundles).
+  if (passes + failures == 0) {
+    std::fprintf(stderr, "device_runner: no workload ran%s\n",
+                 autotune ? " (--autotune runs families: name their default kernels)" : "");
+    return 1;
   }
   std::printf("%d passed, %d failed\n", passes, failures);
   return failures == 0 ? 0 : 1;

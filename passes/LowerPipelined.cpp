@@ -192,7 +192,13 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
     auto staged = [&](Value buffer) {
       return llvm::any_of(ahead, [&](Operation *op) { return cast<CopyOp>(op).getDst() == buffer; });
     };
-    if (gemms != 1 || !plain || !staged(prefetchGemm.getA()) || !staged(prefetchGemm.getB()))
+    // With two stages the wait before the last k-step would be for the
+    // copies just issued (no overlap left): the plain order then. A gemm
+    // whose accumulator has no m16n8 layout is left to lowerGemmMma's error.
+    MmaLayoutAttr layout =
+        prefetchGemm ? buffers_[prefetchGemm.getC()].mma : MmaLayoutAttr();
+    if (gemms != 1 || !plain || stages < 3 || !layout || layout.getM() != 16 ||
+        layout.getN() != 8 || !staged(prefetchGemm.getA()) || !staged(prefetchGemm.getB()))
       prefetchGemm = nullptr;
   }
   // The fragments one iteration hands the next, in registers after SROA.
@@ -283,14 +289,16 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
     // the copies are issued (lowerGemmMma calls pendingIssue_ after them):
     // ptxas keeps ldmatrix and cp.async in program order, so the loads'
     // latency then hides behind the copies' address arithmetic instead of
-    // stalling the first MMA.
+    // stalling the first MMA. (Prefetching, step 0's fragments are already
+    // in registers: FragmentPrefetch::copiesFirst says where they go.)
     Value next = add(k, cst(distance));
     if (!asyncMma && bodyUsesLdmatrix)
       pendingIssue_ = [&issue, next, mode] { issue(next, mode); };
     else
       issue(next, mode);
     // The copies just issued write a stage nothing reads in this iteration:
-    // the barrier above still orders every shared read of the body.
+    // iteration k + D - S's, whose reads came before the barrier above (or,
+    // prefetching, before the barrier ahead of iteration k - 1's last step).
     Value stage = arith::RemUIOp::create(b_, loc_, k, cst(stages));
     if (failed(lowerStagedBody(loop, ahead, k, stage, asyncMma ? inFlight : -1)))
       return failure();

@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <numeric>
 #include <utility>
 
@@ -18,7 +18,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/status/status.h"
 #include "absl/strings/strip.h"
+#include "runtime/device.h"
 #include "runtime/status_macros.h"
 
 namespace tessera::runtime {
@@ -73,6 +75,13 @@ absl::StatusOr<TuneResult> Autotune(absl::Span<const LoadedKernel* const> candid
         TimeIt([&] { return Launch(*kernel, *packed, options.stream); }, options);
     if (!timing.ok()) {
       trial.status = timing.status();
+      // A fault (an illegal address, say) leaves the context unusable: no
+      // later candidate could run, so stop here and name this one.
+      if (absl::Status context = Synchronize(); !context.ok()) {
+        return absl::Status(context.code(),
+                            absl::StrCat("Autotune: candidate ", trial.entry,
+                                         " left the CUDA context unusable: ", context.message()));
+      }
       continue;
     }
     trial.timing = *std::move(timing);
@@ -95,20 +104,51 @@ std::string TuneKey(absl::string_view family, absl::string_view target,
   return absl::StrCat(family, "|", target, "|", device, "|", absl::StrJoin(sizes, ","));
 }
 
+std::string CodeFingerprint(absl::Span<const LoadedKernel* const> candidates) {
+  // FNV-1a over the entries and their code, in entry order: stable across
+  // processes, so a rebuilt or added candidate misses the old choice.
+  std::vector<const CompiledKernel*> specs;
+  for (const LoadedKernel* kernel : candidates) specs.push_back(&kernel->spec());
+  std::sort(specs.begin(), specs.end(), [](const CompiledKernel* a, const CompiledKernel* b) {
+    return a->entry() < b->entry();
+  });
+  uint64_t hash = 14695981039346656037ull;
+  auto mix = [&](absl::string_view bytes) {
+    for (unsigned char c : bytes) hash = (hash ^ c) * 1099511628211ull;
+    hash = (hash ^ 0xff) * 1099511628211ull;  // a separator
+  };
+  for (const CompiledKernel* spec : specs) {
+    mix(spec->entry());
+    mix(spec->ptx());
+    mix(spec->cubin());
+  }
+  return absl::StrFormat("%016x", hash);
+}
+
 std::string TuneFamily(absl::string_view entry) {
   return std::string(entry.substr(0, entry.find("__")));
 }
 
 absl::StatusOr<TuneCache> TuneCache::Load(absl::string_view path) {
   TuneCache cache;
-  std::ifstream in{std::string(path)};
-  if (!in) {
-    if (errno == ENOENT) return cache;
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot open tuning cache ", path, ": ", std::strerror(errno)));
+  const std::string name(path);
+  std::FILE* file = std::fopen(name.c_str(), "r");
+  if (file == nullptr) {
+    const int error = errno;
+    if (error == ENOENT) return cache;
+    return absl::Status(absl::ErrnoToStatusCode(error),
+                        absl::StrCat("cannot open tuning cache ", path, ": ", std::strerror(error)));
   }
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
+  std::string text;
+  char chunk[4096];
+  for (size_t n; (n = std::fread(chunk, 1, sizeof chunk, file)) > 0;) text.append(chunk, n);
+  const bool failed = std::ferror(file) != 0;
+  std::fclose(file);
+  if (failed) return absl::DataLossError(absl::StrCat("cannot read tuning cache ", path));
+  int number = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++number;
+    line = absl::StripSuffix(line, "\r");
     if (line.empty() || line[0] == '#') continue;
     std::vector<std::string> fields = absl::StrSplit(line, '\t');
     if (fields.size() != 2 || fields[0].empty() || fields[1].empty()) {
@@ -121,15 +161,21 @@ absl::StatusOr<TuneCache> TuneCache::Load(absl::string_view path) {
 }
 
 absl::Status TuneCache::Save(absl::string_view path) const {
-  std::ofstream out{std::string(path), std::ios::trunc};
-  if (!out) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot write tuning cache ", path, ": ", std::strerror(errno)));
+  // Written beside the file and renamed over it: a reader never sees half.
+  const std::string name(path), temporary = name + ".tmp";
+  std::FILE* file = std::fopen(temporary.c_str(), "w");
+  if (file == nullptr) {
+    const int error = errno;
+    return absl::Status(absl::ErrnoToStatusCode(error),
+                        absl::StrCat("cannot write tuning cache ", path, ": ", std::strerror(error)));
   }
-  out << "# Tessera tuning choices: family|target|device|sizes<TAB>entry\n";
-  for (const auto& [key, entry] : choices_) out << key << '\t' << entry << '\n';
-  out.close();
-  if (!out) return absl::DataLossError(absl::StrCat("cannot write tuning cache ", path));
+  std::string text = "# Tessera tuning choices: family|target|device|sizes|code<TAB>entry\n";
+  for (const auto& [key, entry] : choices_) absl::StrAppend(&text, key, "\t", entry, "\n");
+  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
+  if (std::fclose(file) != 0 || !written || std::rename(temporary.c_str(), name.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    return absl::DataLossError(absl::StrCat("cannot write tuning cache ", path));
+  }
   return absl::OkStatus();
 }
 
@@ -139,8 +185,16 @@ std::optional<std::string> TuneCache::Lookup(absl::string_view key) const {
   return it->second;
 }
 
-void TuneCache::Insert(absl::string_view key, absl::string_view entry) {
+absl::Status TuneCache::Insert(absl::string_view key, absl::string_view entry) {
+  for (absl::string_view field : {key, entry}) {
+    if (field.empty() || field.find_first_of("\t\r\n") != absl::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tuning cache: key and entry must be non-empty single-line text without "
+                       "tabs, got '", key, "' -> '", entry, "'"));
+    }
+  }
   choices_[std::string(key)] = std::string(entry);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<const LoadedKernel*> SelectTuned(absl::Span<const LoadedKernel* const> candidates,
@@ -149,9 +203,23 @@ absl::StatusOr<const LoadedKernel*> SelectTuned(absl::Span<const LoadedKernel* c
                                                 const TimingOptions& options,
                                                 TuneResult* result) {
   if (candidates.empty()) return absl::InvalidArgumentError("SelectTuned: no candidate kernels");
-  TESSERA_ASSIGN_OR_RETURN(PackedLaunch packed, PrepareLaunch(candidates[0]->spec(), args));
+  // The sizes from the first candidate that takes the arguments.
+  const LoadedKernel* first = nullptr;
+  absl::StatusOr<PackedLaunch> prepared = absl::UnknownError("");
+  for (const LoadedKernel* kernel : candidates) {
+    prepared = PrepareLaunch(kernel->spec(), args);
+    if (prepared.ok()) {
+      first = kernel;
+      break;
+    }
+  }
+  if (first == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SelectTuned: no candidate takes these arguments (", prepared.status().message(), ")"));
+  }
+  const PackedLaunch& packed = *prepared;
   // One size per dimension group (M, N, K rather than each tensor's copy).
-  const CompiledKernel& spec = candidates[0]->spec();
+  const CompiledKernel& spec = first->spec();
   std::vector<int64_t> sizes;
   for (int d = 0; d < static_cast<int>(packed.dynamic_dims.size()); ++d) {
     bool repeat = false;
@@ -159,7 +227,8 @@ absl::StatusOr<const LoadedKernel*> SelectTuned(absl::Span<const LoadedKernel* c
       for (int i = 1; i < group.dims_size(); ++i) repeat |= group.dims(i) == d;
     if (!repeat) sizes.push_back(packed.dynamic_dims[d]);
   }
-  std::string key = TuneKey(TuneFamily(spec.entry()), spec.target(), device, sizes);
+  std::string key = absl::StrCat(TuneKey(TuneFamily(spec.entry()), spec.target(), device, sizes),
+                                 "|", CodeFingerprint(candidates));
   if (std::optional<std::string> chosen = cache.Lookup(key)) {
     for (const LoadedKernel* kernel : candidates)
       if (kernel->entry() == *chosen) {
@@ -169,7 +238,7 @@ absl::StatusOr<const LoadedKernel*> SelectTuned(absl::Span<const LoadedKernel* c
   }
   TESSERA_ASSIGN_OR_RETURN(TuneResult tuned, Autotune(candidates, args, options));
   const LoadedKernel* best = candidates[tuned.best];
-  cache.Insert(key, best->entry());
+  TESSERA_RETURN_IF_ERROR(cache.Insert(key, best->entry()));
   if (result) *result = std::move(tuned);
   return best;
 }

@@ -33,7 +33,7 @@
 namespace tessera::runtime {
 
 /// One candidate's outcome: its time, or why it did not run (it takes other
-/// arguments, needs more shared memory than this device has, faulted...).
+/// arguments, needs more shared memory than this device has...).
 struct TuneTrial {
   std::string entry;
   absl::Status status;
@@ -57,8 +57,10 @@ TimingOptions DefaultTuneTiming();
 
 /// Times each candidate on `args` with TimeIt and picks the smallest median.
 /// A candidate that cannot be prepared or launched is recorded with its
-/// status and passed over. Errors: InvalidArgument without candidates, and
-/// when none of them runs, the status of each.
+/// status and passed over. Errors: InvalidArgument without candidates;
+/// FailedPrecondition when none of them runs, with the status of each; and
+/// the driver's error, naming the candidate, when one faults (the context is
+/// unusable after that).
 absl::StatusOr<TuneResult> Autotune(absl::Span<const LoadedKernel* const> candidates,
                                     absl::Span<const KernelArg> args,
                                     const TimingOptions& options = DefaultTuneTiming());
@@ -73,6 +75,11 @@ std::string TuneKey(absl::string_view family, absl::string_view target,
 /// "gemm_f16").
 std::string TuneFamily(absl::string_view entry);
 
+/// 16 hex digits that change with the candidates' entries and code (PTX and
+/// cubin): part of SelectTuned's key, so a choice made among other or older
+/// kernels is not reused.
+std::string CodeFingerprint(absl::Span<const LoadedKernel* const> candidates);
+
 /// Remembered choices, key -> entry. On disk: one "key<TAB>entry" line per
 /// choice, sorted; lines starting with '#' are comments.
 class TuneCache {
@@ -84,7 +91,9 @@ class TuneCache {
   absl::Status Save(absl::string_view path) const;
 
   std::optional<std::string> Lookup(absl::string_view key) const;
-  void Insert(absl::string_view key, absl::string_view entry);
+  /// InvalidArgument for an empty key or entry, or one with a tab or a line
+  /// break (the file could not be read back).
+  absl::Status Insert(absl::string_view key, absl::string_view entry);
   size_t size() const { return choices_.size(); }
 
  private:
@@ -92,10 +101,11 @@ class TuneCache {
 };
 
 /// The candidate to launch for `args`: the one the cache names for this key
-/// (family and target of the first candidate, `device`, the dynamic
-/// dimensions of `args`, one per dimension group) when it is among the
-/// candidates, else Autotune's fastest, which is then recorded in `cache`.
-/// `result`, when given, receives the trials (empty on a cache hit).
+/// (family and target of the first candidate that takes `args`, `device`,
+/// the dynamic dimensions of `args`, one per dimension group, and the
+/// candidates' CodeFingerprint) when it is among the candidates, else
+/// Autotune's fastest, which is then recorded in `cache`. `result`, when
+/// given, receives the trials (empty on a cache hit).
 absl::StatusOr<const LoadedKernel*> SelectTuned(
     absl::Span<const LoadedKernel* const> candidates, absl::Span<const KernelArg> args,
     absl::string_view device, TuneCache& cache,

@@ -17,7 +17,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <string>
 
@@ -25,6 +27,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/ascii.h"
 #include "runtime/bundle.h"
 #include "runtime/device.h"
 #include "runtime/kernel.h"
@@ -92,25 +97,52 @@ int AddVariant(KernelBundle bundle, const std::string& spec, const std::string& 
   absl::StatusOr<const CompiledKernel*> found = tessera::runtime::FindKernel(bundle, base);
   if (!found.ok()) return Fail(found.status());
   std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (!file) return Fail(absl::NotFoundError(absl::StrCat("cannot open ", path)));
+  if (!file) {
+    const int error = errno;
+    return Fail(absl::Status(absl::ErrnoToStatusCode(error),
+                             absl::StrCat("cannot open ", path, ": ", std::strerror(error))));
+  }
   std::string ptx;
   char chunk[65536];
   for (size_t n; (n = std::fread(chunk, 1, sizeof chunk, file)) > 0;) ptx.append(chunk, n);
+  const bool failed = std::ferror(file) != 0;
   std::fclose(file);
-  size_t at = ptx.find(".entry ");
-  if (at == std::string::npos) return Fail(absl::InvalidArgumentError(path + ": no .entry"));
-  at += 7;
-  size_t end = ptx.find_first_of("( \n", at);
-  std::string entry = ptx.substr(at, end - at);
+  if (failed) return Fail(absl::DataLossError(absl::StrCat("cannot read ", path)));
+  // The entry's name: the identifier after ".entry" (PTX ISA §4.4), outside
+  // comments (a line's "//" tail; the code generators write no block comments).
+  std::string entry;
+  for (absl::string_view line : absl::StrSplit(ptx, '\n')) {
+    line = line.substr(0, line.find("//"));
+    size_t at = line.find(".entry");
+    if (at == absl::string_view::npos) continue;
+    line.remove_prefix(at + 6);
+    line = absl::StripLeadingAsciiWhitespace(line);
+    size_t end = 0;
+    while (end < line.size() && (absl::ascii_isalnum(line[end]) || line[end] == '_' ||
+                                 line[end] == '$' || line[end] == '%'))
+      ++end;
+    entry = std::string(line.substr(0, end));
+    break;
+  }
+  if (entry.empty())
+    return Fail(absl::InvalidArgumentError(path + ": no .entry with a name in this PTX"));
   if (!absl::StartsWith(entry, base + "__")) {
     return Fail(absl::InvalidArgumentError(absl::StrCat(
         path, ": the PTX's entry is '", entry, "'; a variant of ", base, " is named '", base,
         "__<knobs>'")));
   }
+  if (tessera::runtime::FindKernel(bundle, entry).ok()) {
+    return Fail(absl::AlreadyExistsError(
+        absl::StrCat("the bundle already has a kernel '", entry, "'")));
+  }
   CompiledKernel variant = **found;
   variant.set_entry(entry);
   variant.set_ptx(ptx);
+  // What ptxas and the compiler said of the base's code is not this code's.
   variant.clear_cubin();
+  variant.clear_registers();
+  variant.clear_spill_bytes();
+  variant.clear_compile_micros();
   *bundle.add_kernels() = std::move(variant);
   if (absl::Status s = tessera::runtime::WriteBundle(bundle, out); !s.ok()) return Fail(s);
   std::printf("%s: %d kernels (added %s)\n", out.c_str(), bundle.kernels_size(), entry.c_str());

@@ -99,7 +99,8 @@ double CheckElement(Report& report, int64_t i, int64_t j, double got, double ref
 
 /// Tunes over options.tune_candidates when there are any (on these
 /// arguments, before the check, unless options.tune_cache already holds a
-/// choice: report.chosen and report.tuning say what won and what each took), then poisons `output` and launches the chosen
+/// choice: report.chosen and report.tuning say what won and what each
+/// took), then poisons `output` and launches the chosen
 /// kernel (or `kernel`) once for the check. Returns the kernel it launched.
 absl::StatusOr<const LoadedKernel*> TuneAndLaunch(const LoadedKernel& kernel,
                                                   const std::vector<KernelArg>& args,
@@ -109,10 +110,13 @@ absl::StatusOr<const LoadedKernel*> TuneAndLaunch(const LoadedKernel& kernel,
   if (!options.tune_candidates.empty()) {
     runtime::TuneResult tuned;
     runtime::TuneCache scratch;
+    runtime::TimingOptions timing = runtime::DefaultTuneTiming();
+    timing.stream = options.timing.stream;
+    timing.flush_l2 = options.timing.flush_l2;
     TESSERA_ASSIGN_OR_RETURN(
         chosen, runtime::SelectTuned(options.tune_candidates, args, options.device_name,
-                                     options.tune_cache ? *options.tune_cache : scratch,
-                                     runtime::DefaultTuneTiming(), &tuned));
+                                     options.tune_cache ? *options.tune_cache : scratch, timing,
+                                     &tuned));
     report.chosen = chosen->entry();
     report.tuning = tuned.trials.empty() ? "(the tuning cache's choice)" : tuned.Summary();
   }

@@ -40,9 +40,9 @@ TEST(Autotune, FamilyIsTheNameBeforeTheKnobs) {
 
 TEST(Autotune, CacheRoundTripsThroughAFile) {
   TuneCache cache;
-  cache.Insert("gemm_f16|H200|2048,2048,2048", "gemm_f16__grid");
-  cache.Insert("gemm_bf16|H200|3000,5000,4000", "gemm_bf16__256x128x64_s4_t512");
-  cache.Insert("gemm_f16|H200|2048,2048,2048", "gemm_f16");  // replaces
+  ASSERT_TRUE(cache.Insert("gemm_f16|H200|2048,2048,2048", "gemm_f16__grid").ok());
+  ASSERT_TRUE(cache.Insert("gemm_bf16|H200|3000,5000,4000", "gemm_bf16__256x128x64_s4_t512").ok());
+  ASSERT_TRUE(cache.Insert("gemm_f16|H200|2048,2048,2048", "gemm_f16").ok());  // replaces
   const std::string path = TempPath("tune_cache.txt");
   ASSERT_TRUE(cache.Save(path).ok());
   absl::StatusOr<TuneCache> read = TuneCache::Load(path);
@@ -51,6 +51,22 @@ TEST(Autotune, CacheRoundTripsThroughAFile) {
   EXPECT_EQ(read->Lookup("gemm_f16|H200|2048,2048,2048"), "gemm_f16");
   EXPECT_EQ(read->Lookup("gemm_bf16|H200|3000,5000,4000"), "gemm_bf16__256x128x64_s4_t512");
   EXPECT_EQ(read->Lookup("gemm_f16|H200|1,1,1"), std::nullopt);
+}
+
+TEST(Autotune, CacheRejectsWhatItCouldNotReadBack) {
+  TuneCache cache;
+  EXPECT_EQ(cache.Insert("a\tb", "gemm_f16").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(cache.Insert("key", "gemm\nf16").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(cache.Insert("", "gemm_f16").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(cache.size(), 0u);
+}
+
+TEST(Autotune, CacheReadsWindowsLineEnds) {
+  const std::string path = TempPath("crlf_cache.txt");
+  std::ofstream(path) << "# comment\r\nkey\tgemm_f16__grid\r\n";
+  absl::StatusOr<TuneCache> cache = TuneCache::Load(path);
+  ASSERT_TRUE(cache.ok()) << cache.status();
+  EXPECT_EQ(cache->Lookup("key"), "gemm_f16__grid");
 }
 
 TEST(Autotune, MissingCacheFileIsEmpty) {

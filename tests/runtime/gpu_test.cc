@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/autotune.h"
@@ -267,12 +268,22 @@ TEST_F(GpuTest, AutotunePicksARunningCandidateAndRecordsFailures) {
       SelectTuned(candidates, args, device_->name(), cache, DefaultTuneTiming(), &first);
   ASSERT_TRUE(chosen.ok()) << chosen.status();
   EXPECT_EQ(first.trials.size(), 3u);
-  EXPECT_EQ(cache.Lookup(TuneKey("vector_add", "sm_80", device_->name(), {kN})), (*chosen)->entry());
+  EXPECT_EQ(cache.Lookup(absl::StrCat(TuneKey("vector_add", "sm_80", device_->name(), {kN}), "|",
+                                      CodeFingerprint(candidates))),
+            (*chosen)->entry());
   absl::StatusOr<const LoadedKernel*> again =
       SelectTuned(candidates, args, device_->name(), cache, DefaultTuneTiming(), &second);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(*again, *chosen);
   EXPECT_TRUE(second.trials.empty());
+  // Other code (a rebuilt or added candidate) is tuned afresh.
+  const std::vector<const LoadedKernel*> fewer = {&*a, &*c};
+  TuneResult third;
+  absl::StatusOr<const LoadedKernel*> retuned =
+      SelectTuned(fewer, args, device_->name(), cache, DefaultTuneTiming(), &third);
+  ASSERT_TRUE(retuned.ok()) << retuned.status();
+  EXPECT_EQ(*retuned, &*a);
+  EXPECT_EQ(third.trials.size(), 2u);
 
   // None that runs: an error naming each.
   const std::vector<const LoadedKernel*> none = {&*c};
