@@ -12,6 +12,7 @@
 
 #include <functional>
 
+#include "llvm/ADT/ScopeExit.h"
 #include "backends/Backend.h"
 #include "passes/Passes.h"
 
@@ -227,6 +228,19 @@ private:
   };
   FailureOr<GemmBuffers> getGemmBuffers(GemmOp gemm, const MmaAtom &atom, int64_t layoutM,
                                         int64_t layoutN);
+  /// Points staged `buffers` at `stage` (what sharedAddress and its kin
+  /// read) until the returned guard goes out of scope.
+  [[nodiscard]] auto useStage(ArrayRef<Value> buffers, Value stage) {
+    SmallVector<std::pair<Value, Value>> saved;
+    for (Value buffer : buffers) {
+      saved.emplace_back(buffer, buffers_[buffer].stage);
+      buffers_[buffer].stage = stage;
+    }
+    return llvm::make_scope_exit([this, saved = std::move(saved)] {
+      for (auto &[buffer, previous] : saved)
+        buffers_[buffer].stage = previous;
+    });
+  }
   LogicalResult lowerGemmMma(GemmOp gemm, const MmaAtom &atom);
   /// The ldmatrix-loaded registers of one k-step of mma.m16n8k16: per
   /// 16-row tile of A four b32 (a0..a7), per pair of 8-column tiles of B

@@ -143,11 +143,8 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
     mapIteration(loop, ahead, iteration, [&](CopyOp copy) { copies.push_back(copy); });
     auto issueCopies = [&](bool checked) {
       for (CopyOp copy : copies) {
-        BufferInfo &dst = buffers_[copy.getDst()];
-        Value previous = dst.stage;
-        dst.stage = stage;
+        auto staged = useStage({copy.getDst()}, stage);
         lowerAsyncCopy(copy, valid, checked);
-        dst.stage = previous;
       }
     };
     if (mode == Copies::kBranch) {
@@ -205,14 +202,11 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
   Value carry;
   SmallVector<int64_t> carryShape;  // registers per A tile and B pair
   auto loadFirstStep = [&](Value stage) {
-    SmallVector<std::pair<Value, Value>> restore;
-    for (Value buffer : {prefetchGemm.getA(), prefetchGemm.getB()}) {
-      restore.emplace_back(buffer, buffers_[buffer].stage);
-      buffers_[buffer].stage = stage;
+    MmaFragments fragments;
+    {
+      auto staged = useStage({prefetchGemm.getA(), prefetchGemm.getB()}, stage);
+      fragments = loadMmaFragments(prefetchGemm, 0);
     }
-    MmaFragments fragments = loadMmaFragments(prefetchGemm, 0);
-    for (auto &[buffer, previous] : restore)
-      buffers_[buffer].stage = previous;
     int64_t slot = 0;
     for (auto *list : {&fragments.a, &fragments.b})
       for (const SmallVector<Value> &regs : *list)
@@ -392,12 +386,10 @@ void KernelLowering::mapIteration(PipelinedOp loop,
 LogicalResult KernelLowering::lowerStagedBody(PipelinedOp loop,
                                               const llvm::SmallPtrSetImpl<Operation *> &ahead,
                                               Value k, Value stage, int64_t inFlight) {
-  SmallVector<std::pair<Value, Value>> restore;
-  for (Operation *op : ahead) {
-    BufferInfo &dst = buffers_[cast<CopyOp>(op).getDst()];
-    restore.emplace_back(cast<CopyOp>(op).getDst(), dst.stage);
-    dst.stage = stage;
-  }
+  SmallVector<Value> dsts;
+  for (Operation *op : ahead)
+    dsts.push_back(cast<CopyOp>(op).getDst());
+  auto staged = useStage(dsts, stage);
   map_.map(loop.getInductionVar(), ivOffset_ ? add(k, ivOffset_) : k);
   inAsyncMmaPipeline_ = inFlight >= 0;
   asyncMmaInFlight_ = std::max<int64_t>(inFlight, 0);
@@ -406,8 +398,6 @@ LogicalResult KernelLowering::lowerStagedBody(PipelinedOp loop,
       return failure();
   inAsyncMmaPipeline_ = false;
   asyncMmaInFlight_ = 0;
-  for (auto &[buffer, previous] : restore)
-    buffers_[buffer].stage = previous;
   return success();
 }
 
@@ -611,12 +601,11 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
             "r", {full(stage)});
         IRMapping saved = map_;
         mapIteration(loop, ahead, k, [&](CopyOp copy) {
-          BufferInfo &dst = buffers_[copy.getDst()];
+          const BufferInfo &dst = buffers_[copy.getDst()];
           const Map &map = maps[mapOf[copy.getOperation()]];
           Value row = map_.lookupOrDefault(copy.getSrcOffsets()[0]);
           Value col = map_.lookupOrDefault(copy.getSrcOffsets()[1]);
-          Value previous = dst.stage;
-          dst.stage = stage;
+          auto staged = useStage({copy.getDst()}, stage);
           Value tensorMap = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), map.arg);
           for (int64_t p = 0; p < dst.swizzle.panels; ++p) {
             Value target = arith::TruncIOp::create(
@@ -627,7 +616,6 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
                 {target, tensorMap, toI32(add(col, cst(p * map.columns))), toI32(row),
                  full(stage)});
           }
-          dst.stage = previous;
         });
         map_ = saved;
       };
@@ -829,11 +817,8 @@ LogicalResult KernelLowering::lowerPipelinedRegisterPrefetch(
     for (Operation &op : loop.getBodyBlock().without_terminator()) {
       if (!ahead.contains(&op))
         continue;
-      BufferInfo &dst = buffers_[cast<CopyOp>(op).getDst()];
-      Value previous = dst.stage;
-      dst.stage = stage;
+      auto staged = useStage({cast<CopyOp>(op).getDst()}, stage);
       storeRegistersToTile(cast<CopyOp>(op), tiles[i++]);
-      dst.stage = previous;
     }
     lastWasBarrier_ = false;
   };
