@@ -8,9 +8,6 @@
 #include "runtime/autotune.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <numeric>
 #include <utility>
 
@@ -20,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/status/status.h"
 #include "absl/strings/strip.h"
+#include "runtime/bundle.h"
 #include "runtime/device.h"
 #include "runtime/status_macros.h"
 
@@ -131,22 +129,11 @@ std::string TuneFamily(absl::string_view entry) {
 
 absl::StatusOr<TuneCache> TuneCache::Load(absl::string_view path) {
   TuneCache cache;
-  const std::string name(path);
-  std::FILE* file = std::fopen(name.c_str(), "r");
-  if (file == nullptr) {
-    const int error = errno;
-    if (error == ENOENT) return cache;
-    return absl::Status(absl::ErrnoToStatusCode(error),
-                        absl::StrCat("cannot open tuning cache ", path, ": ", std::strerror(error)));
-  }
-  std::string text;
-  char chunk[4096];
-  for (size_t n; (n = std::fread(chunk, 1, sizeof chunk, file)) > 0;) text.append(chunk, n);
-  const bool failed = std::ferror(file) != 0;
-  std::fclose(file);
-  if (failed) return absl::DataLossError(absl::StrCat("cannot read tuning cache ", path));
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (absl::IsNotFound(text.status())) return cache;
+  if (!text.ok()) return text.status();
   int number = 0;
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
     ++number;
     line = absl::StripSuffix(line, "\r");
     if (line.empty() || line[0] == '#') continue;
@@ -161,20 +148,12 @@ absl::StatusOr<TuneCache> TuneCache::Load(absl::string_view path) {
 }
 
 absl::Status TuneCache::Save(absl::string_view path) const {
-  // Written beside the file and renamed over it: a reader never sees half.
-  const std::string name(path), temporary = name + ".tmp";
-  std::FILE* file = std::fopen(temporary.c_str(), "w");
-  if (file == nullptr) {
-    const int error = errno;
-    return absl::Status(absl::ErrnoToStatusCode(error),
-                        absl::StrCat("cannot write tuning cache ", path, ": ", std::strerror(error)));
-  }
   std::string text = "# Tessera tuning choices: family|target|device|sizes|code<TAB>entry\n";
   for (const auto& [key, entry] : choices_) absl::StrAppend(&text, key, "\t", entry, "\n");
-  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
-  if (std::fclose(file) != 0 || !written || std::rename(temporary.c_str(), name.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    return absl::DataLossError(absl::StrCat("cannot write tuning cache ", path));
+  absl::Status written = WriteFile(path, text);
+  if (!written.ok()) {
+    return absl::Status(written.code(), absl::StrCat("cannot write tuning cache ", path, " (",
+                                                     written.message(), ")"));
   }
   return absl::OkStatus();
 }

@@ -21,10 +21,9 @@
 #include "runtime/status_macros.h"
 
 namespace tessera::runtime {
-namespace {
 
-/// Reads the whole file at `path`.
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
+absl::StatusOr<std::string> ReadFile(absl::string_view name) {
+  const std::string path(name);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int error = errno;
@@ -39,8 +38,8 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return contents.str();
 }
 
-/// Writes `contents` to `path` through a temporary file and a rename.
-absl::Status WriteFile(const std::string& path, const std::string& contents) {
+absl::Status WriteFile(absl::string_view name, absl::string_view contents) {
+  const std::string path(name);
   const std::string temporary = absl::StrCat(path, ".tmp");
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
@@ -64,10 +63,12 @@ absl::Status WriteFile(const std::string& path, const std::string& contents) {
   return absl::OkStatus();
 }
 
+namespace {
+
 /// Parses a whole file at `path` as a `Message`.
 template <typename Message>
 absl::StatusOr<Message> ReadMessage(absl::string_view path) {
-  TESSERA_ASSIGN_OR_RETURN(std::string contents, ReadFile(std::string(path)));
+  TESSERA_ASSIGN_OR_RETURN(std::string contents, ReadFile(path));
   Message message;
   if (!message.ParseFromString(contents)) {
     return absl::DataLossError(
@@ -86,7 +87,7 @@ absl::Status WriteMessage(const Message& message, absl::string_view path) {
     return absl::InternalError(absl::StrCat(
         "cannot serialize ", Message::descriptor()->full_name(), " for ", path));
   }
-  return WriteFile(std::string(path), contents);
+  return WriteFile(path, contents);
 }
 
 }  // namespace

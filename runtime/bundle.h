@@ -10,12 +10,22 @@
 #ifndef TESSERA_RUNTIME_BUNDLE_H_
 #define TESSERA_RUNTIME_BUNDLE_H_
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "runtime/kernel.pb.h"
 
 namespace tessera::runtime {
+
+/// Reads the whole file at `path`: NotFound when it does not exist,
+/// PermissionDenied when it cannot be opened, DataLoss when a read fails.
+absl::StatusOr<std::string> ReadFile(absl::string_view path);
+
+/// Writes `contents` to `path` through a temporary file renamed over it, so
+/// a reader never sees half a file.
+absl::Status WriteFile(absl::string_view path, absl::string_view contents);
 
 /// Reads a binary KernelBundle from `path`.
 absl::StatusOr<KernelBundle> ReadBundle(absl::string_view path);

@@ -17,19 +17,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/ascii.h"
+#include "absl/strings/strip.h"
 #include "runtime/bundle.h"
 #include "runtime/device.h"
 #include "runtime/kernel.h"
@@ -96,18 +94,9 @@ int AddVariant(KernelBundle bundle, const std::string& spec, const std::string& 
   std::string base = spec.substr(0, colon), path = spec.substr(colon + 1);
   absl::StatusOr<const CompiledKernel*> found = tessera::runtime::FindKernel(bundle, base);
   if (!found.ok()) return Fail(found.status());
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (!file) {
-    const int error = errno;
-    return Fail(absl::Status(absl::ErrnoToStatusCode(error),
-                             absl::StrCat("cannot open ", path, ": ", std::strerror(error))));
-  }
-  std::string ptx;
-  char chunk[65536];
-  for (size_t n; (n = std::fread(chunk, 1, sizeof chunk, file)) > 0;) ptx.append(chunk, n);
-  const bool failed = std::ferror(file) != 0;
-  std::fclose(file);
-  if (failed) return Fail(absl::DataLossError(absl::StrCat("cannot read ", path)));
+  absl::StatusOr<std::string> read = tessera::runtime::ReadFile(path);
+  if (!read.ok()) return Fail(read.status());
+  const std::string& ptx = *read;
   // The entry's name: the identifier after ".entry" (PTX ISA §4.4), outside
   // comments (a line's "//" tail; the code generators write no block comments).
   std::string entry;
