@@ -205,6 +205,10 @@ private:
   SmallVector<Value> sharedIndices(const BufferInfo &info, ArrayRef<Value> coords);
   /// The shared-window byte address (i64) of a shared buffer element.
   Value sharedAddress(const BufferInfo &info, ArrayRef<Value> coords);
+  /// The byte offset of memref `indices` (sharedIndices') of a shared
+  /// buffer, counted from the buffer's start, or from its stage's start
+  /// when the indices leave the stage out.
+  Value sharedByteOffset(const BufferInfo &info, ArrayRef<Value> indices);
   /// The 32-bit shared-window address (PTX's "r" operand of ldmatrix and
   /// cp.async) of element `coords` + `shift` of a 2-D shared buffer: the
   /// stage in use's base plus the element's offset within a stage. Where

@@ -198,14 +198,22 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
         layout.getN() != 8 || !staged(prefetchGemm.getA()) || !staged(prefetchGemm.getB()))
       prefetchGemm = nullptr;
   }
-  // The fragments one iteration hands the next, in registers after SROA.
+  // The fragments one iteration hands the next, in registers after SROA
+  // (allocated at the kernel's entry by the first load, sized by it).
   Value carry;
-  SmallVector<int64_t> carryShape;  // registers per A tile and B pair
+  SmallVector<int64_t> carryShape;  // A tiles and B pairs, four registers each
   auto loadFirstStep = [&](Value stage) {
     MmaFragments fragments;
     {
       auto staged = useStage({prefetchGemm.getA(), prefetchGemm.getB()}, stage);
       fragments = loadMmaFragments(prefetchGemm, 0);
+    }
+    if (!carry) {
+      carryShape = {int64_t(fragments.a.size()), int64_t(fragments.b.size())};
+      OpBuilder::InsertionGuard guard(b_);
+      b_.setInsertionPointToStart(entry_);
+      carry = memref::AllocaOp::create(
+          b_, loc_, MemRefType::get({4 * (carryShape[0] + carryShape[1])}, b_.getI32Type()));
     }
     int64_t slot = 0;
     for (auto *list : {&fragments.a, &fragments.b})
@@ -234,15 +242,6 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
     lastWasBarrier_ = false;
     barrier();
   };
-  if (prefetchGemm) {
-    MmaLayoutAttr mma = buffers_[prefetchGemm.getC()].mma;
-    carryShape = {prefetchGemm.getM() / mma.getWarpsM() / 16,
-                  prefetchGemm.getN() / mma.getWarpsN() / 16};
-    OpBuilder::InsertionGuard guard(b_);
-    b_.setInsertionPointToStart(entry_);
-    carry = memref::AllocaOp::create(
-        b_, loc_, MemRefType::get({4 * (carryShape[0] + carryShape[1])}, b_.getI32Type()));
-  }
   barrier();
   // The prologue as a loop: its copies are emitted once, not D times
   // (compile time; it runs once per block).

@@ -768,14 +768,20 @@ SmallVector<Value> KernelLowering::sharedIndices(const BufferInfo &info, ArrayRe
   return indices;
 }
 
-Value KernelLowering::sharedAddress(const BufferInfo &info, ArrayRef<Value> coords) {
-  SmallVector<Value> indices = sharedIndices(info, coords);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, info.memref);
+Value KernelLowering::sharedByteOffset(const BufferInfo &info, ArrayRef<Value> indices) {
+  // The memref's trailing extents (a staged buffer's leading stage index is
+  // in `indices` only when the buffer is addressed with it).
+  ArrayRef<int64_t> shape = cast<MemRefType>(info.memref.getType()).getShape().take_back(
+      indices.size());
   Value linear = indices[0];
-  ArrayRef<int64_t> shape = cast<MemRefType>(info.memref.getType()).getShape();
   for (size_t i = 1; i < indices.size(); ++i)
     linear = add(mul(linear, cst(shape[i])), indices[i]);
-  Value bytes = add(base, mul(linear, cst(getElementBytes(info.type.getElementType()))));
+  return mul(linear, cst(getElementBytes(info.type.getElementType())));
+}
+
+Value KernelLowering::sharedAddress(const BufferInfo &info, ArrayRef<Value> coords) {
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, info.memref);
+  Value bytes = add(base, sharedByteOffset(info, sharedIndices(info, coords)));
   return arith::IndexCastOp::create(b_, loc_, b_.getI64Type(), bytes);
 }
 
@@ -813,19 +819,13 @@ Value KernelLowering::sharedAddress32(const BufferInfo &info, ArrayRef<Value> co
   // The element's offset within one stage.
   BufferInfo unstaged = info;
   unstaged.stages = 1;
-  SmallVector<Value> indices = sharedIndices(unstaged, at);
-  ArrayRef<int64_t> shape = cast<MemRefType>(info.memref.getType()).getShape();
-  size_t first = info.stages > 1 ? 1 : 0;
-  Value linear = indices[0];
-  for (size_t i = 1; i < indices.size(); ++i)
-    linear = add(mul(linear, cst(shape[first + i])), indices[i]);
   auto toI32 = [&](Value index) { return arith::IndexCastOp::create(b_, loc_, i32, index); };
-  Value offset = toI32(mul(linear, cst(eltBytes)));
+  Value offset = toI32(sharedByteOffset(info, sharedIndices(unstaged, at)));
   // The stage's base: the buffer's address plus whole stages.
   Value base = toI32(memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, info.memref));
   if (info.stages > 1) {
     int64_t stageBytes = eltBytes;
-    for (int64_t extent : shape.drop_front())
+    for (int64_t extent : cast<MemRefType>(info.memref.getType()).getShape().drop_front())
       stageBytes *= extent;
     base = arith::AddIOp::create(b_, loc_, base, toI32(mul(info.stage, cst(stageBytes))));
   }
