@@ -16,7 +16,6 @@
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Pass.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/IR/LLVMContext.h"
@@ -315,8 +314,7 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
 
   if (mlir::failed(runPasses(module, [](mlir::OpPassManager &pm) {
         pm.addPass(createTileLowerToGPU());
-        pm.addPass(mlir::createCanonicalizerPass());
-        pm.addPass(mlir::createCSEPass());
+        addLoweredCleanup(pm);
       })))
     return mlir::failure();
   phase("lower to gpu");

@@ -79,6 +79,10 @@ mlir::FailureOr<MmaAtom> selectMmaAtom(tile::GemmOp gemm, const Backend &backend
 std::optional<MmaAtom> findMmaAtom(tile::GemmOp gemm, const Backend &backend,
                                    const ComputeCapability &cc, int64_t threads);
 
+/// Adds the cleanup that follows the lowering to the gpu dialect (folding,
+/// canonicalization, CSE).
+void addLoweredCleanup(mlir::OpPassManager &pm);
+
 /// Adds the tile-level pipeline (layout inference, shared memory planning,
 /// lowering to the gpu dialect) to `pm`.
 void addTilePipeline(mlir::OpPassManager &pm);
