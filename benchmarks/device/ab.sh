@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Interleaved A/B of kernels on the GPU machine after prepare.sh here: each
+# kernel of $KERNELS (a family member, e.g. gemm_f16__lsr added with
+# `tessera-run --add-variant`) is benchmarked at every shape of its workload,
+# in order, $ROUNDS times; then torch (cuBLAS) once for the GEMM ratios.
+#
+#   KERNELS="gemm_f16 gemm_f16__lsr" BUNDLES=".device/bundles/sm_80.hand.pb" \
+#     ROUNDS=2 OUT=/tmp/o bash .device/ab.sh
+set -uo pipefail
+out="${OUT:-out}"
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
+for round in $(seq "${ROUNDS:-2}"); do
+  for k in $KERNELS; do
+    timeout 90 ./.device/device_runner --workloads=benchmark --kernels="$k" $BUNDLES 2>&1 |
+      grep -E "^sm_|FAIL|error" | sed "s/^/r$round /"
+  done
+done > "$out/ab.txt"
+grep -c " ok " "$out/ab.txt"; grep -E "FAIL|error" "$out/ab.txt" | head
+python3 .device/peers.py --gemm-only > "$out/peers.csv" 2>&1
