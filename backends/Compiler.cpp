@@ -14,6 +14,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Pass.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -167,9 +168,10 @@ runtime::CompiledKernel describeKernel(KernelOp kernel, const std::string &targe
   return desc;
 }
 
-mlir::LogicalResult runPasses(mlir::ModuleOp module,
+mlir::LogicalResult runPasses(mlir::ModuleOp module, bool verifyEach,
                               llvm::function_ref<void(mlir::OpPassManager &)> build) {
   mlir::PassManager pm(module.getContext(), mlir::ModuleOp::getOperationName());
+  pm.enableVerifier(verifyEach);
   // `--time-passes` (LLVM's flag) times the MLIR passes too, one report per
   // phase, to stderr.
   if (llvm::TimePassesIsEnabled)
@@ -280,6 +282,13 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
   }
   if (!options.fastMath)
     module->setAttr(kExactMathAttr, mlir::UnitAttr::get(ctx));
+  const char *verifyEachEnv = std::getenv("TESSERA_VERIFY_EACH");
+  const bool verifyEach =
+      options.verifyEachPass || (verifyEachEnv && llvm::StringRef(verifyEachEnv) == "1");
+  // The passes assume valid tile IR (the parser and KernelBuilder verify
+  // theirs; a module built by hand may not be).
+  if (mlir::failed(mlir::verify(module)))
+    return mlir::failure();
   ComputeCapability cc;
   const Backend *backend = getBackendFor(module, &cc);
   if (!backend)
@@ -295,7 +304,7 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
         name, std::chrono::duration<double, std::milli>(now - phaseStart).count());
     phaseStart = now;
   };
-  if (mlir::failed(runPasses(module, [](mlir::OpPassManager &pm) {
+  if (mlir::failed(runPasses(module, verifyEach, [](mlir::OpPassManager &pm) {
         pm.addPass(createTileLayoutInference());
         pm.addPass(createTilePlanSharedMemory());
       })))
@@ -312,7 +321,7 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
     return mlir::failure();
   }
 
-  if (mlir::failed(runPasses(module, [](mlir::OpPassManager &pm) {
+  if (mlir::failed(runPasses(module, verifyEach, [](mlir::OpPassManager &pm) {
         pm.addPass(createTileLowerToGPU());
         addLoweredCleanup(pm);
       })))
@@ -359,10 +368,16 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
     }
   });
 
-  if (mlir::failed(runPasses(module, [&](mlir::OpPassManager &pm) {
+  if (mlir::failed(runPasses(module, verifyEach, [&](mlir::OpPassManager &pm) {
         backend->buildLoweringTail(pm, cc);
       })))
     return mlir::failure();
+  if (!verifyEach && mlir::failed(mlir::verify(module))) {
+    module.emitError() << "internal error: the lowered module does not verify; "
+                          "TESSERA_VERIFY_EACH=1 (tessera-compile --verify-each) names the "
+                          "pass that broke it";
+    return mlir::failure();
+  }
   phase("lowering tail");
   if (keep(Stage::Lowered))
     result.lowered = printOp(module);

@@ -54,6 +54,10 @@ static cl::opt<bool> fastMath("fast-math",
                                        "--fast-math=false uses libdevice's exact forms"),
                               cl::init(true));
 
+static cl::opt<bool> verifyEach("verify-each",
+                                cl::desc("Verify the IR after every MLIR pass (names the pass "
+                                         "that breaks it; slower)"));
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "tessera-compile: " << message << "\n";
   return 1;
@@ -100,6 +104,7 @@ int main(int argc, char **argv) {
   options.assemble = assemble || *stage == tessera::compiler::Stage::Cubin;
   options.optLevel = optLevel;
   options.fastMath = fastMath;
+  options.verifyEachPass = verifyEach;
   options.keepStages = {*stage};
   auto compiled = tessera::compiler::compileModule(*module, options);
   if (mlir::failed(compiled))

@@ -63,10 +63,10 @@ static void initializeNVPTX() {
     // the command line set that option itself): ptxas reduces the loops'
     // address arithmetic again, and codegen of the sm_80 GEMM takes about
     // 14 ms less (RESULTS.md, compile time). Measured on the H200 (runs
-    // 42-43, interleaved A/B): the sm_80 build's default GEMM within 2.5%
+    // 42-44, interleaved A/B): the sm_80 build's default GEMM within 2.5%
     // either way (slower at the square sizes, faster at 3000 x 5000 x
     // 4000), its 256 x 128 variant 15% faster (no spills); the sm_90a
-    // GEMMs' SASS loops differ by a few instructions.
+    // GEMMs the same within noise.
     // It is LLVM's process-wide option; a process that embeds Tessera and
     // runs its own NVPTX codegen shares it.
     auto &registered = llvm::cl::getRegisteredOptions();

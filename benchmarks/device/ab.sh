@@ -2,7 +2,8 @@
 # Interleaved A/B of kernels on the GPU machine after prepare.sh here: each
 # kernel of $KERNELS (a family member, e.g. gemm_f16__lsr added with
 # `tessera-run --add-variant`) is benchmarked at every shape of its workload,
-# in order, $ROUNDS times; then torch (cuBLAS) once for the GEMM ratios.
+# in order, $ROUNDS times; then torch (cuBLAS) once for the GEMM ratios
+# (PEERS=0: not).
 #
 #   KERNELS="gemm_f16 gemm_f16__lsr" BUNDLES=".device/bundles/sm_80.hand.pb" \
 #     ROUNDS=2 OUT=/tmp/o bash .device/ab.sh
@@ -17,4 +18,4 @@ for round in $(seq "${ROUNDS:-2}"); do
   done
 done > "$out/ab.txt"
 grep -c " ok " "$out/ab.txt"; grep -E "FAIL|error" "$out/ab.txt" | head
-python3 .device/peers.py --gemm-only > "$out/peers.csv" 2>&1
+if [ "${PEERS:-1}" = 1 ]; then python3 .device/peers.py --gemm-only > "$out/peers.csv" 2>&1; fi

@@ -400,6 +400,21 @@ TEST_F(CompileModule, ReportsMalformedAndUnservedTargets) {
   EXPECT_THAT(diagnostics_, HasSubstr("no compilation target"));
 }
 
+// A module built or edited by hand is verified before the passes see it;
+// the error is the verifier's, and nothing is lowered.
+TEST_F(CompileModule, RefusesAModuleThatDoesNotVerify) {
+  mlir::OwningOpRef<mlir::ModuleOp> module = parse(kVectorAdd);
+  ASSERT_TRUE(module);
+  mlir::Operation *kernel = &module->getBody()->front();
+  kernel->setAttr("threads",
+                  mlir::IntegerAttr::get(mlir::IntegerType::get(&context_, 64), 4096));
+  diagnostics_.clear();
+  compiler::CompileOptions options;
+  options.target = "sm_80";
+  EXPECT_TRUE(mlir::failed(compiler::compileModule(*module, options)));
+  EXPECT_THAT(diagnostics_, HasSubstr("threads per block must be in [1, 1024], got 4096"));
+}
+
 // The one test that changes the global registry: sm_75 is refused until the
 // Turing backend above is added, then the unchanged compiler, passes and
 // common lowering produce sm_75 PTX, within Turing's own limits.

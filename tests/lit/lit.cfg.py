@@ -58,6 +58,9 @@ config.substitutions.append(("%tessera-compile", tessera_compile))
 # FileCheck and not come from LLVM 22's bin directory, first on PATH.
 config.environment["PATH"] = os.pathsep.join(
     [llvm_tools_dir, os.environ.get("PATH", "/usr/bin:/bin")])
+# The test suite verifies the IR after every MLIR pass (.bazelrc).
+if "TESSERA_VERIFY_EACH" in os.environ:
+    config.environment["TESSERA_VERIFY_EACH"] = os.environ["TESSERA_VERIFY_EACH"]
 # The compiler finds libdevice and ptxas through CUDA_HOME when it needs them.
 if "CUDA_HOME" in os.environ:
     config.environment["CUDA_HOME"] = os.environ["CUDA_HOME"]

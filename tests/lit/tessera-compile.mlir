@@ -7,6 +7,9 @@
 // RUN: %tessera-compile %s --emit=lowered | FileCheck %s --check-prefix=LOWERED
 // RUN: %tessera-compile %s --emit=llvm | FileCheck %s --check-prefix=LLVM
 // RUN: %tessera-compile %s --emit=ptx | FileCheck %s --check-prefix=PTX
+// The suite sets TESSERA_VERIFY_EACH=1; both ways of verifying give the PTX.
+// RUN: env -u TESSERA_VERIFY_EACH %tessera-compile %s --emit=ptx | FileCheck %s --check-prefix=PTX
+// RUN: env -u TESSERA_VERIFY_EACH %tessera-compile %s --verify-each --emit=ptx | FileCheck %s --check-prefix=PTX
 // RUN: %tessera-compile %s --target=sm_70 --emit=llvm | FileCheck %s --check-prefix=LLVM70
 
 // Errors: the message, and no crash report anywhere in the output.
