@@ -27,5 +27,6 @@ for target in sm_70 sm_80 sm_90a; do
   ./bazel-bin/benchmarks/variants --probe --target=$target .device/bundles/$target.probe.pb
 done
 cp benchmarks/peers.py benchmarks/device/run.sh benchmarks/device/schedules.sh \
-  benchmarks/device/tune.sh benchmarks/device/tables.sh benchmarks/device/ab.sh .device/
+  benchmarks/device/tune.sh benchmarks/device/tables.sh benchmarks/device/ab.sh \
+  benchmarks/device/epilogue.sh .device/
 ls -la .device .device/bundles
