@@ -110,6 +110,31 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
   // producer, which runs its own loop over the block's tiles.
   int64_t loops = 0;
   kernel_.walk([&](PipelinedOp) { ++loops; });
+  // Without a loop over tiles the kernel's code before the loop runs on the
+  // producer warpgroup too (threads past the kernel's own, or a third tile
+  // slot under ping-pong): a shared-memory write there would land past its
+  // buffer (a row of exactly `threads` elements, say). Such a kernel keeps
+  // the single-role pipeline. (A persistent
+  // kernel's producer runs before the loop over tiles and exits.)
+  bool sharedWriteBefore = false;
+  for (Operation &op : *loop->getBlock()) {
+    if (&op == loop.getOperation())
+      break;
+    op.walk([&](Operation *inner) {
+      if (auto copy = dyn_cast<CopyOp>(inner))
+        sharedWriteBefore |= isShared(copy.getDst());
+      else if (auto store = dyn_cast<StoreOp>(inner))
+        sharedWriteBefore |= isShared(store.getBuffer());
+      else if (isa<FillOp, ClearOp>(inner))
+        sharedWriteBefore |= isShared(inner->getOperand(0));
+    });
+  }
+  if (specialize && sharedWriteBefore && !persistent_) {
+    kernel_.emitRemark() << "warp specialization" << (pingPong_ ? " and ping-pong" : "")
+                         << " not applied: shared memory is written before the pipelined "
+                            "loop";
+    specialize = false;
+  }
   if (pingPong_) {
     if (!specialize || loops != 1 ||
         2 * kernel_.getThreads() + 128 > caps_.maxThreadsPerBlock ||
@@ -734,8 +759,20 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   lastWasBarrier_ = false;
   if (rebalance)
     ptx("setmaxnreg.inc.sync.aligned.u32 " + std::to_string(consumerRegs) + ";", "", {});
-  if (persistent_)
+  if (persistent_) {
     b_.restoreInsertionPoint(inTileLoop);
+    // The tile's code before the loop runs on the consumers alone as well
+    // (the producer's part went before the loop over tiles, and it exits
+    // there): its block-wide barriers become the consumers' named one.
+    SmallVector<gpu::BarrierOp> early;
+    b_.getInsertionBlock()->walk([&](gpu::BarrierOp op) { early.push_back(op); });
+    for (gpu::BarrierOp op : early) {
+      OpBuilder::InsertionGuard guard(b_);
+      b_.setInsertionPoint(op);
+      ptx("bar.sync 1, " + std::to_string(threads) + ";", "", {});
+      op.erase();
+    }
+  }
   // Ping-pong: slot 1's iterations follow slot 0's in the ring, and it
   // starts when slot 0 has left its loop (named barrier 3, both slots).
   // Persistent: this tile's iterations follow the block's earlier tiles'.

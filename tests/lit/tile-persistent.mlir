@@ -6,6 +6,7 @@
 // RUN: %tessera-compile %S/Inputs/gemm-persistent.mlir --target=sm_90a --emit=gpu | FileCheck %s
 // RUN: %tessera-compile %S/Inputs/gemm-persistent.mlir --target=sm_80 --emit=gpu | FileCheck %s --check-prefix=SM80
 // RUN: not %tessera-compile %s --target=sm_90a --emit=gpu 2>&1 | FileCheck %s --check-prefix=BOTH
+// RUN: %tessera-compile %S/Inputs/gemm-persistent-bias-first.mlir --target=sm_90a --emit=gpu | FileCheck %s --check-prefix=FIRST
 
 // CHECK: gpu.func @gemm{{.*}}tessera.persistent
 // CHECK: %[[RING:.*]] = memref.alloca() : memref<1xindex>
@@ -31,6 +32,16 @@
 // SM80: gpu.func @gemm{{.*}}tessera.persistent
 // SM80: scf.for %{{.*}} = %block_id_x to %{{.*}} step %grid_dim_x {
 // SM80: cp.async.cg.shared.global
+
+// A shared copy before the loop (the bias row, gemm-persistent-bias-first)
+// runs in the consumers' loop over tiles, which the producer never enters:
+// its barrier is theirs, and no block-wide one follows the producer's exit.
+// FIRST: "exit;"
+// FIRST-NOT: gpu.barrier
+// FIRST: "bar.sync 1, 128;"
+// FIRST-NOT: gpu.barrier
+// FIRST: wgmma.mma_async
+// FIRST-NOT: gpu.barrier
 
 // BOTH: error: 'tile.kernel' op pingpong and persistent cannot be combined
 module attributes {tile.target = #tile.target<"sm_90a">} {
