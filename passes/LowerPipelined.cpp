@@ -113,9 +113,11 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
   // Without a loop over tiles the kernel's code before the loop runs on the
   // producer warpgroup too (threads past the kernel's own, or a third tile
   // slot under ping-pong): a shared-memory write there would land past its
-  // buffer (a row of exactly `threads` elements, say). Such a kernel keeps
-  // the single-role pipeline. (A persistent
-  // kernel's producer runs before the loop over tiles and exits.)
+  // buffer (a row of exactly `threads` elements, say; an illegal address on
+  // the H200). Such a kernel keeps the single-role pipeline. A persistent
+  // kernel's producer runs before the loop over tiles and exits, so this
+  // does not apply there. (Not covered yet: a read of shared memory, or a
+  // global write, before the loop with no tail guard in its distribution.)
   bool sharedWriteBefore = false;
   for (Operation &op : *loop->getBlock()) {
     if (&op == loop.getOperation())
