@@ -112,29 +112,36 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
   kernel_.walk([&](PipelinedOp) { ++loops; });
   // Without a loop over tiles the kernel's code before the loop runs on the
   // producer warpgroup too (threads past the kernel's own, or a third tile
-  // slot under ping-pong): a shared-memory write there would land past its
-  // buffer (a row of exactly `threads` elements, say; an illegal address on
-  // the H200). Such a kernel keeps the single-role pipeline. A persistent
-  // kernel's producer runs before the loop over tiles and exits, so this
-  // does not apply there. (Not covered yet: a read of shared memory, or a
-  // global write, before the loop with no tail guard in its distribution.)
-  bool sharedWriteBefore = false;
+  // slot under ping-pong): a memory access distributed over the kernel's
+  // threads would reach past its buffer or tile there (a shared row of
+  // exactly `threads` elements: an illegal address on the H200), and a
+  // barrier would wait for it. Such a kernel keeps the single-role
+  // pipeline. A persistent kernel's producer runs before the loop over
+  // tiles and exits, so this does not apply there.
+  auto isFragment = [](Value buffer) {
+    auto type = dyn_cast<BufferType>(buffer.getType());
+    return type && type.isFragment();
+  };
+  bool memoryBefore = false;
   for (Operation &op : *loop->getBlock()) {
     if (&op == loop.getOperation())
       break;
     op.walk([&](Operation *inner) {
       if (auto copy = dyn_cast<CopyOp>(inner))
-        sharedWriteBefore |= isShared(copy.getDst());
+        memoryBefore |= !isFragment(copy.getSrc()) || !isFragment(copy.getDst());
+      else if (auto load = dyn_cast<LoadOp>(inner))
+        memoryBefore |= isShared(load.getBuffer());
       else if (auto store = dyn_cast<StoreOp>(inner))
-        sharedWriteBefore |= isShared(store.getBuffer());
+        memoryBefore |= isShared(store.getBuffer());
       else if (isa<FillOp, ClearOp>(inner))
-        sharedWriteBefore |= isShared(inner->getOperand(0));
+        memoryBefore |= isShared(inner->getOperand(0));
+      else if (isa<ReduceOp, GemmOp>(inner))
+        memoryBefore = true;
     });
   }
-  if (specialize && sharedWriteBefore && !persistent_) {
+  if (specialize && memoryBefore && !persistent_) {
     kernel_.emitRemark() << "warp specialization" << (pingPong_ ? " and ping-pong" : "")
-                         << " not applied: shared memory is written before the pipelined "
-                            "loop";
+                         << " not applied: memory is accessed before the pipelined loop";
     specialize = false;
   }
   if (pingPong_) {

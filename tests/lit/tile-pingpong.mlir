@@ -4,13 +4,13 @@
 // RUN: %tessera-compile %S/Inputs/gemm-pingpong.mlir --target=sm_90a --emit=ptx | FileCheck %s
 // RUN: %tessera-compile %S/Inputs/gemm-pingpong.mlir --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=SM80
 // RUN: not %tessera-compile %s --target=sm_90a --emit=ptx 2>&1 | FileCheck %s --check-prefix=ONEDIM
-// Shared memory written before the loop: code there would also run on the
+// Memory accessed before the loop: code there would also run on the
 // producer warpgroup, so neither ping-pong nor warp specialization applies
 // (a remark); the block keeps the kernel's 128 threads and pipelines with
 // cp.async.
 // RUN: %tessera-compile %S/Inputs/gemm-pingpong-bias-first.mlir --target=sm_90a --emit=ptx -o %t.ptx 2>&1 | FileCheck %s --check-prefix=FIRST
 // RUN: FileCheck %s --check-prefix=FIRSTPTX < %t.ptx
-// FIRST: remark: warp specialization and ping-pong not applied: shared memory is written before the pipelined loop
+// FIRST: remark: warp specialization and ping-pong not applied: memory is accessed before the pipelined loop
 // FIRSTPTX: .maxntid 128, 1, 1
 // FIRSTPTX-NOT: cp.async.bulk.tensor
 // FIRSTPTX: cp.async.cg.shared.global
