@@ -192,10 +192,7 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
       b_.setInsertionPoint(branch.elseBlock()->getTerminator());
       issueCopies(/*checked=*/true);
     } else if (mode == Copies::kInteriorIfValid) {
-      auto branch = scf::IfOp::create(b_, loc_, valid, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(b_);
-      b_.setInsertionPoint(branch.thenBlock()->getTerminator());
-      issueCopies(/*checked=*/false);
+      ifThen(valid, [&] { issueCopies(/*checked=*/false); });
     } else {
       issueCopies(/*checked=*/true);
     }
@@ -1046,6 +1043,8 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
   Value flag = arith::AddIOp::create(b_, loc_, base,
                                      toI64(add(flagsStart, mul(piece, cst(4)))));
   Value isThread0 = cmp(arith::CmpIPredicate::eq, threadId_, cst(0));
+  // The scoped memory model's acquire/release, or membar.gl and volatile.
+  const bool scoped = caps_.hasScopedMemoryOrder;
   // Visits each accumulator quad: its fragment, the fragment's slot count,
   // the quad's first slot and its index in the workspace slot.
   auto forEachQuad =
@@ -1076,7 +1075,6 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
       values.push_back(quadAddress(block, quad));
       ptx("st.global.cg.v4.f32 [$4], {$0, $1, $2, $3};", "f,f,f,f,l", values);
     });
-    bool scoped = caps_.hasScopedMemoryOrder;
     ptx(scoped ? "fence.acq_rel.gpu;" : "membar.gl;", "", {});
     lastWasBarrier_ = false;
     barrier();
@@ -1099,7 +1097,6 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
         b_, loc_, arith::SubIOp::create(b_, loc_, add(start, skIters_), cst(1)), q);
     Value others = arith::SubIOp::create(b_, loc_, lastBlock, firstBlock);
     ifThen(isThread0, [&] {
-      bool scoped = caps_.hasScopedMemoryOrder;
       ptx(std::string("{\n.reg .pred p;\n.reg .u32 v;\nwait:\n") +
               (scoped ? "ld.acquire.gpu.global.u32 v, [$0];\n" : "ld.volatile.global.u32 v, [$0];\n") +
               "setp.lt.u32 p, v, $1;\n@p bra wait;\n" + (scoped ? "" : "membar.gl;\n") +

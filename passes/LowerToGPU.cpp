@@ -426,13 +426,10 @@ scf::ForOp KernelLowering::emitWorkItems(ValueRange iterArgs, Value &tile, Value
         arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ult, from, to));
   };
   // Whole tiles block, block + grid, ... below skDp_.
-  Value wholes = arith::SelectOp::create(
-      b_, loc_, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ult, block, skDp_),
-      add(arith::DivUIOp::create(
-              b_, loc_, arith::SubIOp::create(b_, loc_, arith::SubIOp::create(b_, loc_, skDp_, block), cst(1)),
-              skGrid_),
-          cst(1)),
-      cst(0));
+  Value beyond = arith::SubIOp::create(b_, loc_, arith::SubIOp::create(b_, loc_, skDp_, block),
+                                       cst(1));
+  Value wholes = select(arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ult, block, skDp_),
+                        add(arith::DivUIOp::create(b_, loc_, beyond, skGrid_), cst(1)), cst(0));
   Value items = add(wholes, add(count(first, split), count(split, last)));
   auto loop = scf::ForOp::create(b_, loc_, cst(0), items, cst(1), iterArgs,
                                  [](OpBuilder &nested, Location at, Value, ValueRange args) {

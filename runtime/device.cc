@@ -14,9 +14,6 @@
 #include "runtime/status_macros.h"
 
 namespace tessera::runtime {
-namespace {
-
-}  // namespace
 
 absl::StatusOr<int> DeviceCount() {
   TESSERA_ASSIGN_OR_RETURN(const CudaDriver* driver, CudaDriver::Load());
@@ -57,30 +54,30 @@ absl::StatusOr<Device> Device::Open(int ordinal) {
   const CUdevice handle = device.device_;
   TESSERA_ASSIGN_OR_RETURN(
       device.cc_major_,
-      DeviceAttribute(*driver, handle,
-                   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "cc major"));
+      DeviceAttribute(*driver, handle, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                      "cc major"));
   TESSERA_ASSIGN_OR_RETURN(
       device.cc_minor_,
-      DeviceAttribute(*driver, handle,
-                   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "cc minor"));
+      DeviceAttribute(*driver, handle, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                      "cc minor"));
   TESSERA_ASSIGN_OR_RETURN(
       device.sm_count_,
       DeviceAttribute(*driver, handle, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                   "SM count"));
+                      "SM count"));
   TESSERA_ASSIGN_OR_RETURN(
       device.l2_cache_bytes_,
       DeviceAttribute(*driver, handle, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
-                   "L2 size"));
+                      "L2 size"));
   TESSERA_ASSIGN_OR_RETURN(
       device.max_shared_memory_per_block_optin_,
       DeviceAttribute(*driver, handle,
-                   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                   "shared memory per block (opt-in)"));
+                      CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                      "shared memory per block (opt-in)"));
   TESSERA_ASSIGN_OR_RETURN(
       device.max_shared_memory_per_sm_,
       DeviceAttribute(*driver, handle,
-                   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
-                   "shared memory per SM"));
+                      CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+                      "shared memory per SM"));
 
   TESSERA_CU_RETURN_IF_ERROR(
       *driver, cuDevicePrimaryCtxRetain(&device.context_, handle));
