@@ -35,19 +35,15 @@ Kernel GemmEpilogue(Dim M, Dim N, Dim K, const GemmConfig& c, const Epilogue& ep
     auto bias = T.AllocShared({1, c.bn}, c.dtype, "bias");
     auto acc = T.AllocFragment({c.bm, c.bn}, f32, "acc");
     T.Clear(acc);
-    // A persistent kernel loads the bias row before the main loop, whose
-    // first waits hide its latency (after it, a global load and two
-    // barriers stand between the last MMA and the epilogue). Elsewhere the
-    // load stays after the loop: on sm_90a code before a warp-specialized
-    // loop would run on the producer warpgroup too, and the compiler then
-    // keeps a single-role pipeline (a remark).
-    if (c.persistent) T.Copy(Bias.Tile(0, bx * c.bn), bias);
+    // The bias row loads before the main loop, whose first waits hide its
+    // latency (after it, a global load and two barriers would stand between
+    // the last MMA and the epilogue).
+    T.Copy(Bias.Tile(0, bx * c.bn), bias);
     T.Pipelined(CeilDiv(K, c.bk), c.stages, [&](Index k) {
       T.Copy(A.Tile(by * c.bm, k * c.bk), As);
       T.Copy(B.Tile(k * c.bk, bx * c.bn), Bs);
       T.Gemm(As, Bs, acc);
     });
-    if (!c.persistent) T.Copy(Bias.Tile(0, bx * c.bn), bias);
     // The residual tile lands in a fragment of the accumulator's layout.
     std::optional<Buffer> res;
     if (epilogue.residual) {

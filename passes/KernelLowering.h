@@ -366,8 +366,9 @@ private:
   /// Accumulators of async MMAs a pipelined loop leaves in flight, with
   /// their register counts: fenced after the loop's final wait.
   SmallVector<std::pair<Value, int64_t>> asyncAccumulators_;
-  /// Nonzero once a warp-specialized loop split the block: the consumers'
-  /// thread count, which barriers then synchronize.
+  /// Nonzero in a kernel with a warp-specialized loop: the consumers'
+  /// thread count, which barriers synchronize (the producer leaves at
+  /// onceAnchor_, before the kernel's own code).
   int64_t consumerThreads_ = 0;
   /// The thread's index in the launched block; threadId_ is its index among
   /// the threads of its tile (they differ under the ping-pong schedule).
@@ -410,8 +411,10 @@ private:
   /// The loop over this block's work items (iteration values `iterArgs`),
   /// the insertion point inside it; `tile`, `begin`, `end` the item's.
   scf::ForOp emitWorkItems(ValueRange iterArgs, Value &tile, Value &begin, Value &end);
-  /// Where the once-per-block code of a warp-specialized loop goes in a
-  /// stream-K kernel (else before tileLoop_).
+  /// Where the once-per-block code of a warp-specialized loop goes (its
+  /// mbarriers, the producer, the register rebalance): the kernel's start,
+  /// or in a stream-K kernel before the consumers' work items (else, in a
+  /// persistent kernel, before tileLoop_).
   Operation *onceAnchor_ = nullptr;
   /// Computes gridExtents_ here; returns the grid's block count.
   Value emitGridExtents();
@@ -424,6 +427,31 @@ private:
   /// whole tiles and first pieces run the rest of the body (the insertion
   /// point is left inside that condition).
   LogicalResult lowerPipelinedStrategy(PipelinedOp loop);
+  /// What a pipelined loop's lowering takes from the tile IR alone, decided
+  /// before the kernel's body is lowered: run() plans the kernel's first
+  /// top-level loop, so that when it is warp-specialized the code before it
+  /// already runs on the consumers alone (the producer leaves at
+  /// onceAnchor_) and synchronizes on their named barrier.
+  struct PipelinePlan {
+    /// The copies into staged shared buffers, issued ahead of the compute.
+    llvm::SmallPtrSet<Operation *, 4> ahead;
+    int64_t stages = 1;
+    /// The body's gemm reads shared memory through the async proxy (wgmma);
+    /// `inFlight` MMA groups stay in flight across iterations.
+    bool asyncMma = false;
+    int64_t inFlight = 0;
+    /// The body's first gemm reads its operands with ldmatrix.
+    bool bodyUsesLdmatrix = false;
+    /// Warp specialization, and with it the ping-pong schedule.
+    bool specialize = false, pingPong = false;
+  };
+  PipelinePlan planPipelined(PipelinedOp loop);
+  /// Whether `value` (tile IR at the kernel's top level) is pure arithmetic
+  /// of the kernel's arguments, block coordinates and tensor dimensions:
+  /// what valueAt can recompute elsewhere.
+  bool isRecomputable(Value value);
+  /// The loop run() planned to warp-specialize, if any.
+  PipelinedOp specialized_;
   void exchangePartials(PipelinedOp loop);
   /// Shared buffers other than a pipelined loop's stages must not share
   /// bytes with the stages when a producer fills stages for another tile

@@ -20,25 +20,23 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
   return success();
 }
 
-LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
-  // A stream-K piece runs iterations [skBegin_, skEnd_) of its tile.
-  Value count = streamK_ ? arith::SubIOp::create(b_, loc_, skEnd_, skBegin_).getResult()
-                         : map_.lookupOrDefault(loop.getCount());
+KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
+  PipelinePlan plan;
+  auto stagesOf = [](Value buffer) -> int64_t {
+    auto alloc = buffer.getDefiningOp<AllocSharedOp>();
+    return alloc ? alloc.getStages().value_or(1) : 1;
+  };
   // Copies into staged shared buffers (tile-plan-shared-memory staged them:
   // S stages with asynchronous copies, 2 without) run ahead of the compute.
-  llvm::SmallPtrSet<Operation *, 4> ahead;
-  int64_t stages = 1;
   for (Operation &op : loop.getBodyBlock())
     if (auto copy = dyn_cast<CopyOp>(op))
       if (isa<TileTensorType>(copy.getSrc().getType()) && isa<BufferType>(copy.getDst().getType()))
-        if (buffers_[copy.getDst()].stages > 1) {
-          ahead.insert(copy);
-          stages = std::max(stages, buffers_[copy.getDst()].stages);
+        if (stagesOf(copy.getDst()) > 1) {
+          plan.ahead.insert(copy);
+          plan.stages = std::max(plan.stages, stagesOf(copy.getDst()));
         }
-  if (ahead.empty())
-    return lowerPipelinedInOrder(loop, count);
-  if (!caps_.hasAsyncCopy)
-    return lowerPipelinedRegisterPrefetch(loop, count, ahead, stages);
+  if (plan.ahead.empty() || !caps_.hasAsyncCopy)
+    return plan;
 
   // A gemm whose atom reads shared memory through the async proxy (wgmma)
   // needs the proxies fenced after the copies land, and may keep one MMA
@@ -55,7 +53,7 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
   //
   // Whether the body's first gemm reads its operands with ldmatrix
   // (mma.sync m16n8k16 from shared memory) is noted on the way.
-  bool asyncMma = false, keepInFlight = true, bodyUsesLdmatrix = false, firstGemm = true;
+  bool keepInFlight = true, firstGemm = true;
   auto isShared = [](Value buffer) {
     auto type = dyn_cast<BufferType>(buffer.getType());
     return type && type.isShared();
@@ -63,15 +61,15 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
   for (Operation &op : loop.getBodyBlock()) {
     if (auto gemm = dyn_cast<GemmOp>(op)) {
       FailureOr<MmaAtom> atom = selectMmaAtom(gemm, backend_, cc_, kernel_.getThreads());
-      asyncMma |= succeeded(atom) && atom->readsSharedAsync;
+      plan.asyncMma |= succeeded(atom) && atom->readsSharedAsync;
       if (firstGemm)
-        bodyUsesLdmatrix = succeeded(atom) && atom->threads == 32 && atom->k == 16 &&
-                           cast<BufferType>(gemm.getA().getType()).isShared();
+        plan.bodyUsesLdmatrix = succeeded(atom) && atom->threads == 32 && atom->k == 16 &&
+                                cast<BufferType>(gemm.getA().getType()).isShared();
       firstGemm = false;
       keepInFlight &= !cast<BufferType>(gemm.getA().getType()).isFragment();
       for (Operation *user : gemm.getC().getUsers())
         keepInFlight &= isa<GemmOp>(user) || !loop->isProperAncestor(user);
-    } else if (!ahead.contains(&op)) {
+    } else if (!plan.ahead.contains(&op)) {
       op.walk([&](Operation *inner) {
         if (auto copy = dyn_cast<CopyOp>(inner))
           keepInFlight &= !isShared(copy.getDst());
@@ -82,8 +80,7 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
       });
     }
   }
-  int64_t inFlight = asyncMma && keepInFlight && stages >= 3 ? 1 : 0;
-  int64_t distance = stages - 1 - inFlight;
+  plan.inFlight = plan.asyncMma && keepInFlight && plan.stages >= 3 ? 1 : 0;
 
   // Warp specialization where the target has bulk tensor copies and
   // mbarriers, the loop sits at the kernel's top level, every copy ahead is
@@ -91,69 +88,70 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
   // arithmetic (nothing else touches shared memory between the stages).
   // The mbarriers (16 bytes a stage) go after the planned buffers and must
   // still fit the block's shared memory.
-  int64_t barrierOffset = mbarrierOffset();
-  bool specialize = asyncMma && caps_.hasBulkTensorCopy && caps_.hasMbarrier &&
-                    loop->getBlock() == &kernel_.getBodyBlock() &&
-                    kernel_.getThreads() % 128 == 0 &&
-                    kernel_.getThreads() + 128 <= caps_.maxThreadsPerBlock && stages >= 2 &&
-                    barrierOffset + 16 * stages <= caps_.sharedMemoryPerBlock;
+  int64_t threads = kernel_.getThreads();
+  bool specialize = plan.asyncMma && caps_.hasBulkTensorCopy && caps_.hasMbarrier &&
+                    loop->getBlock() == &kernel_.getBodyBlock() && threads % 128 == 0 &&
+                    threads + 128 <= caps_.maxThreadsPerBlock && plan.stages >= 2 &&
+                    mbarrierOffset() + 16 * plan.stages <= caps_.sharedMemoryPerBlock;
   for (Operation &op : loop.getBodyBlock().without_terminator()) {
-    if (ahead.contains(&op))
+    if (plan.ahead.contains(&op))
       specialize &= canUseBulkTensorCopy(cast<CopyOp>(op));
     else if (!isa<GemmOp, DimOp>(op))
       specialize &= op.getNumRegions() == 0 && !isa<TileDialect>(op.getDialect()) &&
                     isMemoryEffectFree(&op);
   }
+  // The producer leaves before the kernel's own code and computes what the
+  // loop takes from before it anew (per tile under ping-pong, persistence
+  // and stream-K): that must be arithmetic of the block coordinates and the
+  // kernel's arguments.
+  loop.getBodyBlock().walk([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (!loop->isAncestor(v.getParentRegion()->getParentOp()) &&
+          !isa<TileTensorType, BufferType>(v.getType()))
+        specialize &= isRecomputable(v);
+  });
+  specialize &= isRecomputable(loop.getCount());
   // The ping-pong schedule doubles the consumers and the shared buffers
   // other than this loop's stages (the ring the two tiles share), and needs
   // this loop to be the kernel's only one; so does a persistent kernel's
-  // producer, which runs its own loop over the block's tiles.
+  // producer, which runs its own loop over the block's tiles. Their other
+  // shared buffers move after the mbarriers.
   int64_t loops = 0;
   kernel_.walk([&](PipelinedOp) { ++loops; });
-  // Without a loop over tiles the kernel's code before the loop runs on the
-  // producer warpgroup too (threads past the kernel's own, or a third tile
-  // slot under ping-pong): a memory access distributed over the kernel's
-  // threads would reach past its buffer or tile there (a shared row of
-  // exactly `threads` elements: an illegal address on the H200), and a
-  // barrier would wait for it. Such a kernel keeps the single-role
-  // pipeline. A persistent kernel's producer runs before the loop over
-  // tiles and exits, so this does not apply there.
-  auto isFragment = [](Value buffer) {
-    auto type = dyn_cast<BufferType>(buffer.getType());
-    return type && type.isFragment();
-  };
-  bool memoryBefore = false;
-  for (Operation &op : *loop->getBlock()) {
-    if (&op == loop.getOperation())
-      break;
-    op.walk([&](Operation *inner) {
-      if (auto copy = dyn_cast<CopyOp>(inner))
-        memoryBefore |= !isFragment(copy.getSrc()) || !isFragment(copy.getDst());
-      else if (auto load = dyn_cast<LoadOp>(inner))
-        memoryBefore |= isShared(load.getBuffer());
-      else if (auto store = dyn_cast<StoreOp>(inner))
-        memoryBefore |= isShared(store.getBuffer());
-      else if (isa<FillOp, ClearOp>(inner))
-        memoryBefore |= isShared(inner->getOperand(0));
-      else if (isa<ReduceOp, GemmOp>(inner))
-        memoryBefore = true;
-    });
-  }
-  if (specialize && memoryBefore && !persistent_) {
-    kernel_.emitRemark() << "warp specialization" << (pingPong_ ? " and ping-pong" : "")
-                         << " not applied: memory is accessed before the pipelined loop";
-    specialize = false;
-  }
-  if (pingPong_) {
-    if (!specialize || loops != 1 ||
-        2 * kernel_.getThreads() + 128 > caps_.maxThreadsPerBlock ||
-        relocatedSharedBytes_ > caps_.sharedMemoryPerBlock)
-      dropPingPong();
-  }
-  // A persistent block's other shared buffers move after the mbarriers.
-  specialize &= !persistent_ || (loops == 1 && relocatedSharedBytes_ <= caps_.sharedMemoryPerBlock);
-  if (specialize)
-    return lowerPipelinedSpecialized(loop, count, ahead, stages, barrierOffset);
+  bool relocatedFits = relocatedSharedBytes_ <= caps_.sharedMemoryPerBlock;
+  plan.pingPong = pingPong_ && specialize && loops == 1 &&
+                  2 * threads + 128 <= caps_.maxThreadsPerBlock && relocatedFits;
+  plan.specialize = specialize && (!persistent_ || (loops == 1 && relocatedFits));
+  return plan;
+}
+
+bool KernelLowering::isRecomputable(Value value) {
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    return cast<BlockArgument>(value).getOwner() == &kernel_.getBodyBlock();
+  if (isa<DimOp>(op))
+    return true;
+  if (op->getNumRegions() != 0 || isa<TileDialect>(op->getDialect()) || !isMemoryEffectFree(op))
+    return false;
+  return llvm::all_of(op->getOperands(), [&](Value operand) { return isRecomputable(operand); });
+}
+
+LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
+  // A stream-K piece runs iterations [skBegin_, skEnd_) of its tile.
+  Value count = streamK_ ? arith::SubIOp::create(b_, loc_, skEnd_, skBegin_).getResult()
+                         : map_.lookupOrDefault(loop.getCount());
+  PipelinePlan plan = planPipelined(loop);
+  const llvm::SmallPtrSetImpl<Operation *> &ahead = plan.ahead;
+  int64_t stages = plan.stages;
+  if (ahead.empty())
+    return lowerPipelinedInOrder(loop, count);
+  if (!caps_.hasAsyncCopy)
+    return lowerPipelinedRegisterPrefetch(loop, count, ahead, stages);
+  if (loop == specialized_)
+    return lowerPipelinedSpecialized(loop, count, ahead, stages, mbarrierOffset());
+  bool asyncMma = plan.asyncMma, bodyUsesLdmatrix = plan.bodyUsesLdmatrix;
+  int64_t inFlight = plan.inFlight;
+  int64_t distance = stages - 1 - inFlight;
 
   // cp.async multi-stage (PTX ISA §9.7.9.25): the prologue issues the
   // copies of iterations 0 .. D-1 (D = S - 1, or S - 2 with an MMA group in
@@ -432,15 +430,20 @@ LogicalResult KernelLowering::lowerStagedBody(PipelinedOp loop,
 }
 
 bool KernelLowering::canUseBulkTensorCopy(CopyOp copy) {
+  // From the tile IR (run() plans before the buffers are lowered).
   const TensorInfo &tensor = tensors_[copy.getSrc()];
-  const BufferInfo &dst = buffers_[copy.getDst()];
-  if (tensor.type.getRank() != 2 || dst.swizzle.rowBytes == 0 ||
-      tensor.type.getElementType() != dst.type.getElementType())
+  auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>();
+  if (!alloc || !alloc.getSwizzled())
+    return false;
+  BufferType dst = alloc.getType();
+  SharedSwizzle swizzle = getSharedSwizzle(dst);
+  if (tensor.type.getRank() != 2 || swizzle.rowBytes == 0 ||
+      tensor.type.getElementType() != dst.getElementType())
     return false;
   int64_t element = getElementBytes(tensor.type.getElementType());
   ArrayRef<int64_t> tile = copy.getTileType().getShape();
   return (tensor.divisors[1] * element) % 16 == 0 && tile[0] <= 256 &&
-         dst.swizzle.rowBytes / element <= 256;
+         swizzle.rowBytes / element <= 256;
 }
 
 LogicalResult KernelLowering::lowerPipelinedSpecialized(
@@ -511,13 +514,20 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   // the producer with its own loop over the block's tiles, the register
   // rebalance) goes before the consumers' loop over tiles; the consumers'
   // part stays where the loop is, in it.
-  OpBuilder::InsertPoint inTileLoop = b_.saveInsertionPoint();
-  if (persistent_) {
-    if (genericSharedWrites_)
-      fenceProxyAsync();
-    b_.setInsertionPoint(onceAnchor_ ? onceAnchor_ : tileLoop_.getOperation());
-    lastWasBarrier_ = false;
+  // Every kernel: the consumers' code before the loop (run() planned this
+  // loop, so it ran on them alone, with their named barrier) stays where it
+  // is; what runs once per block goes to the anchor at the kernel's start,
+  // or before the persistent kernel's loop over tiles. There every thread
+  // of the block still runs, and synchronizes on the block's barrier.
+  // Generic shared writes before the loop are fenced for the MMAs' async
+  // proxy here.
+  if (genericSharedWrites_) {
+    fenceProxyAsync();
+    barrier();
   }
+  OpBuilder::InsertPoint atLoop = b_.saveInsertionPoint();
+  b_.setInsertionPoint(onceAnchor_ ? onceAnchor_ : tileLoop_.getOperation());
+  auto blockBarrier = [&] { gpu::BarrierOp::create(b_, loc_); };
   // Shared buffers besides the stages move after the mbarriers (see
   // slotShift_) when the producer runs ahead of another tile's consumers.
   keepRelocation_ = pingPong_ || persistent_;
@@ -568,11 +578,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     ifThen(andi(eq(slot, cst(1)), alone), [&] { ptx("exit;", "", {}); });
   }
 
-  // Thread 0 initializes the barriers; everyone sees them after the barrier
-  // (and the consumers' MMAs see earlier st.shared writes, fenced here).
-  if (genericSharedWrites_)
-    fenceProxyAsync();
-  barrier();
+  // Thread 0 initializes the barriers; everyone sees them after the barrier.
   ifThen(isThread(0), [&] {
     for (int64_t s = 0; s < stages; ++s) {
       ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", {full(cst(s))});
@@ -581,8 +587,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     }
     ptx("fence.mbarrier_init.release.cluster;", "", {});
   });
-  lastWasBarrier_ = false;
-  barrier();
+  blockBarrier();
 
   // Register budget: the producer gives registers back to the consumers
   // (setmaxnreg) when the block's default share would be tight.
@@ -754,31 +759,20 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
                                 })))
           return failure();
       } else {
-        produce(count, Value());
+        // The block's one tile: what the loop takes from the consumers'
+        // code (which follows) recomputed here.
+        if (failed(produceTiles(zero, cst(1), cst(1), [](Value, IRMapping &) {})))
+          return failure();
       }
     }
     ptx("exit;", "", {});
   }
 
   // The consumers: the kernel's own threads.
-  consumerThreads_ = threads;
-  lastWasBarrier_ = false;
   if (rebalance)
     ptx("setmaxnreg.inc.sync.aligned.u32 " + std::to_string(consumerRegs) + ";", "", {});
-  if (persistent_) {
-    b_.restoreInsertionPoint(inTileLoop);
-    // The tile's code before the loop runs on the consumers alone as well
-    // (the producer's part went before the loop over tiles, and it exits
-    // there): its block-wide barriers become the consumers' named one.
-    SmallVector<gpu::BarrierOp> early;
-    b_.getInsertionBlock()->walk([&](gpu::BarrierOp op) { early.push_back(op); });
-    for (gpu::BarrierOp op : early) {
-      OpBuilder::InsertionGuard guard(b_);
-      b_.setInsertionPoint(op);
-      ptx("bar.sync 1, " + std::to_string(threads) + ";", "", {});
-      op.erase();
-    }
-  }
+  b_.restoreInsertionPoint(atLoop);
+  lastWasBarrier_ = false;
   // Ping-pong: slot 1's iterations follow slot 0's in the ring, and it
   // starts when slot 0 has left its loop (named barrier 3, both slots).
   // Persistent: this tile's iterations follow the block's earlier tiles'.
@@ -787,7 +781,6 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     base = memref::LoadOp::create(b_, loc_, ringBase_, ValueRange{zero});
   std::string order = "3, " + std::to_string(consumers);
   if (pingPong_) {
-    consumerBarrierId_ = arith::IndexCastOp::create(b_, loc_, i32, add(slot, cst(1)));
     IRMapping at;
     at.map(kernel_.getBlockIndices()[1], mul(blockIdY_, cst(2)));
     FailureOr<Value> firstCount = valueAt(loop.getCount(), at);

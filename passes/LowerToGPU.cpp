@@ -242,6 +242,31 @@ LogicalResult KernelLowering::run() {
     sharedBase_ = gpu::DynamicSharedMemoryOp::create(
         b_, loc_, MemRefType::get({ShapedType::kDynamic}, b_.getI8Type(), nullptr, addressSpace));
   }
+  // The kernel's first top-level pipelined loop is planned here: when it is
+  // warp-specialized, the producer warpgroup leaves at onceAnchor_ (the
+  // kernel's start, or before a persistent kernel's tiles), and the
+  // kernel's own code, that before the loop too, runs on the consumers
+  // alone and synchronizes on their named barrier (under ping-pong, its
+  // tile slot's: 1 + slot).
+  auto topLevelLoops = kernel_.getBodyBlock().getOps<PipelinedOp>();
+  bool pingPongPlanned = false;
+  if (!topLevelLoops.empty()) {
+    PipelinedOp loop = *topLevelLoops.begin();
+    PipelinePlan plan = planPipelined(loop);
+    if (plan.specialize)
+      specialized_ = loop;
+    pingPongPlanned = plan.pingPong;
+  }
+  if (pingPong_ && !pingPongPlanned)
+    dropPingPong();
+  if (specialized_) {
+    consumerThreads_ = kernel_.getThreads();
+    if (pingPong_)
+      consumerBarrierId_ = arith::IndexCastOp::create(b_, loc_, b_.getI32Type(),
+                                                      add(tileSlotOp_->getResult(0), cst(1)));
+    if (!persistent_)
+      onceAnchor_ = arith::ConstantIndexOp::create(b_, loc_, 0);
+  }
 
   if (persistent_) {
     // The body runs once per tile of the grid this block takes: linear tile

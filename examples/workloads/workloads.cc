@@ -703,6 +703,9 @@ const std::vector<Workload>& AllWorkloads() {
       // Ping-pong: 3 and 5 tile rows leave the last block one tile.
       Gemm("gemm_f16_pingpong", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_pingpong", 520, 264, 1032, runtime::DTYPE_F16, false, true, false),
+      // Grid launch (sm_90a: the producer leaves before the kernel's code).
+      Gemm("gemm_f16_grid", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_grid", 520, 264, 1032, runtime::DTYPE_F16, false, true, false),
       // Persistent: 2100 x 2104 has more tiles than the device holds blocks
       // (17 x 9 of 128 x 256, 17 x 17 of 128 x 128), so blocks loop.
       Gemm("gemm_f16_persistent", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
@@ -741,12 +744,17 @@ const std::vector<Workload>& AllWorkloads() {
         {"gemm_bias_relu_f16", Act::kRelu, false, false},
         {"gemm_bias_silu_f16", Act::kSilu, false, true},
         {"gemm_bias_residual_f16", Act::kNone, true, true},
-        {"gemm_bias_gelu_f16_pingpong", Act::kGeluTanh, false, false}})
+        {"gemm_bias_gelu_f16_pingpong", Act::kGeluTanh, false, false},
+        {"gemm_bias_gelu_f16_grid", Act::kGeluTanh, false, false}})
     for (Workload& w : GemmEpilogueWorkloads(kernel, act, residual, benchmark))
       list->push_back(std::move(w));
   // Ping-pong with a long K: slot 0's epilogue (its bias tile in shared
   // memory) runs while slot 1's main loop still fills the stages.
   list->push_back(Gemm("gemm_bias_gelu_f16_pingpong", 520, 264, 1032, runtime::DTYPE_F16, false,
+                       true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
+  // Grid launch, fused: the bias row loads on the consumers before the
+  // main loop, which the producer (gone by then) fills.
+  list->push_back(Gemm("gemm_bias_gelu_f16_grid", 520, 264, 1032, runtime::DTYPE_F16, false,
                        true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
   // Persistent, fused: the next tile's stages fill while the bias tile of
   // this one is read.

@@ -4,17 +4,29 @@
 // RUN: %tessera-compile %S/Inputs/gemm-pingpong.mlir --target=sm_90a --emit=ptx | FileCheck %s
 // RUN: %tessera-compile %S/Inputs/gemm-pingpong.mlir --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=SM80
 // RUN: not %tessera-compile %s --target=sm_90a --emit=ptx 2>&1 | FileCheck %s --check-prefix=ONEDIM
-// Memory accessed before the loop: code there would also run on the
-// producer warpgroup, so neither ping-pong nor warp specialization applies
-// (a remark); the block keeps the kernel's 128 threads and pipelines with
-// cp.async.
-// RUN: %tessera-compile %S/Inputs/gemm-pingpong-bias-first.mlir --target=sm_90a --emit=ptx -o %t.ptx 2>&1 | FileCheck %s --check-prefix=FIRST
-// RUN: FileCheck %s --check-prefix=FIRSTPTX < %t.ptx
-// FIRST: remark: warp specialization and ping-pong not applied: memory is accessed before the pipelined loop
-// FIRSTPTX: .maxntid 128, 1, 1
-// FIRSTPTX-NOT: cp.async.bulk.tensor
-// FIRSTPTX: cp.async.cg.shared.global
-// FIRSTPTX: wgmma.mma_async
+// Memory accessed before the loop: that code runs on the consumers alone
+// (the producer leaves at the kernel's start), each tile slot on its own
+// tile, its copy of the bias tile and its named barrier (1 + slot).
+// RUN: %tessera-compile %S/Inputs/gemm-pingpong-bias-first.mlir --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=FIRST
+// FIRST: .maxntid 384, 1, 1
+// FIRST: exit;
+// FIRST: mbarrier.init.shared::cta.b64
+// FIRST: bar.sync 0;
+// FIRST: setmaxnreg.dec.sync.aligned.u32 40;
+// FIRST-NOT: ld.global
+// FIRST: cp.async.bulk.tensor.2d
+// FIRST: exit;
+// FIRST: setmaxnreg.inc.sync.aligned.u32 232;
+// FIRST-NOT: bar.sync 0;
+// FIRST: ld.global.b16
+// FIRST: st.shared.b16
+// FIRST: fence.proxy.async.shared::cta;
+// FIRST-NEXT: // end inline asm
+// FIRST-NEXT: // begin inline asm
+// FIRST-NEXT: bar.sync %r{{[0-9]+}}, 128;
+// FIRST: bar.sync 3, 256;
+// FIRST: wgmma.mma_async
+// FIRST-NOT: bar.sync 0;
 
 // Two consumer warpgroups and the producer.
 // CHECK: .maxntid 384, 1, 1

@@ -21,6 +21,18 @@
 // ROOM: mbarrier.init.shared::cta.b64
 // ROOM: cp.async.bulk.tensor.2d
 // ROOM-NOT: cp.async.cg
+// `keep` is written before the loop by the consumers alone (the producer
+// left first), on their named barrier.
+// ROOM: exit;
+// ROOM: bar.sync 1, 256;
+// ROOM: st.shared.v4.b32
+// ROOM-NOT: cp.async.cg
+// ROOM: fence.proxy.async.shared::cta;
+// ROOM-NOT: cp.async.cg
+// ROOM: bar.sync 1, 256;
+// ROOM-NOT: cp.async.cg
+// ROOM: wgmma.mma_async
+// ROOM-NOT: cp.async.cg
 
 // The runtime's description: the producer warpgroup, the mbarriers' bytes
 // and the two tensor maps (A's 128 x 64 box, B's 64 x 64 panels).
