@@ -26,7 +26,7 @@ namespace tessera::runtime {
 TimingOptions DefaultTuneTiming() {
   TimingOptions options;
   options.warmup = 3;
-  options.iterations = 20;
+  options.iterations = 8;
   return options;
 }
 
@@ -58,34 +58,63 @@ std::string TuneResult::Summary() const {
 
 absl::StatusOr<TuneResult> Autotune(absl::Span<const LoadedKernel* const> candidates,
                                     absl::Span<const KernelArg> args,
-                                    const TimingOptions& options) {
+                                    const TimingOptions& options, int rounds) {
+  if (rounds < 1) return absl::InvalidArgumentError("Autotune: rounds must be at least 1");
   if (candidates.empty()) return absl::InvalidArgumentError("Autotune: no candidate kernels");
   TuneResult result;
-  for (const LoadedKernel* kernel : candidates) {
+  std::vector<std::optional<PackedLaunch>> packed(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) {
     TuneTrial& trial = result.trials.emplace_back();
-    trial.entry = kernel->entry();
-    absl::StatusOr<PackedLaunch> packed = PrepareLaunch(kernel->spec(), args);
-    if (!packed.ok()) {
-      trial.status = packed.status();
-      continue;
-    }
-    absl::StatusOr<TimingResult> timing =
-        TimeIt([&] { return Launch(*kernel, *packed, options.stream); }, options);
-    if (!timing.ok()) {
-      trial.status = timing.status();
-      // A fault (an illegal address, say) leaves the context unusable: no
-      // later candidate could run, so stop here and name this one.
-      if (absl::Status context = Synchronize(); !context.ok()) {
-        return absl::Status(context.code(),
-                            absl::StrCat("Autotune: candidate ", trial.entry,
-                                         " left the CUDA context unusable: ", context.message()));
+    trial.entry = candidates[i]->entry();
+    absl::StatusOr<PackedLaunch> prepared = PrepareLaunch(candidates[i]->spec(), args);
+    if (prepared.ok())
+      packed[i] = *std::move(prepared);
+    else
+      trial.status = prepared.status();
+  }
+  // Rounds, each timing every candidate in turn (starting one further each
+  // round): a drift of the GPU's clocks while tuning moves every candidate
+  // alike instead of favouring the ones timed while it was fast. A
+  // candidate's time is the median of its runs of all rounds.
+  std::vector<std::vector<double>> samples(candidates.size());
+  for (int round = 0; round < rounds; ++round) {
+    for (size_t j = 0; j < candidates.size(); ++j) {
+      size_t i = (j + round) % candidates.size();
+      TuneTrial& trial = result.trials[i];
+      if (!packed[i] || !trial.status.ok()) continue;
+      const LoadedKernel& kernel = *candidates[i];
+      absl::StatusOr<TimingResult> timing =
+          TimeIt([&] { return Launch(kernel, *packed[i], options.stream); }, options);
+      if (!timing.ok()) {
+        trial.status = timing.status();
+        samples[i].clear();
+        // A fault (an illegal address, say) leaves the context unusable: no
+        // later candidate could run, so stop here and name this one.
+        if (absl::Status context = Synchronize(); !context.ok()) {
+          return absl::Status(context.code(),
+                              absl::StrCat("Autotune: candidate ", trial.entry,
+                                           " left the CUDA context unusable: ",
+                                           context.message()));
+        }
+        continue;
       }
-      continue;
+      samples[i].insert(samples[i].end(), timing->samples_ms.begin(), timing->samples_ms.end());
     }
-    trial.timing = *std::move(timing);
-    if (result.best < 0 ||
-        trial.timing->median_ms < result.trials[result.best].timing->median_ms)
-      result.best = static_cast<int>(result.trials.size()) - 1;
+  }
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (samples[i].empty()) continue;
+    TimingResult timing;
+    timing.samples_ms = samples[i];
+    std::vector<double> sorted = samples[i];
+    std::sort(sorted.begin(), sorted.end());
+    size_t n = sorted.size();
+    timing.median_ms = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    timing.min_ms = sorted.front();
+    timing.max_ms = sorted.back();
+    result.trials[i].timing = std::move(timing);
+    if (result.best < 0 || result.trials[i].timing->median_ms <
+                               result.trials[result.best].timing->median_ms)
+      result.best = static_cast<int>(i);
   }
   if (result.best < 0) {
     std::vector<std::string> why;

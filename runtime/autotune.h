@@ -51,19 +51,23 @@ struct TuneResult {
   std::string Summary() const;
 };
 
-/// The timing a tuning trial uses by default: fewer runs than a benchmark
-/// (the winner is timed again by whoever reports it).
+/// The timing of one round of a tuning trial by default: fewer runs than a
+/// benchmark (the winner is timed again by whoever reports it).
 TimingOptions DefaultTuneTiming();
 
-/// Times each candidate on `args` with TimeIt and picks the smallest median.
-/// A candidate that cannot be prepared or launched is recorded with its
-/// status and passed over. Errors: InvalidArgument without candidates;
+/// Times each candidate on `args` with TimeIt, in `rounds` rounds that each
+/// time every candidate in turn (so a drift of the clocks while tuning
+/// moves all of them alike), and picks the smallest median over each
+/// candidate's runs of all rounds. A candidate that cannot be prepared or
+/// launched is recorded with its status and passed over. Errors:
+/// InvalidArgument without candidates or with rounds < 1;
 /// FailedPrecondition when none of them runs, with the status of each; and
 /// the driver's error, naming the candidate, when one faults (the context is
 /// unusable after that).
 absl::StatusOr<TuneResult> Autotune(absl::Span<const LoadedKernel* const> candidates,
                                     absl::Span<const KernelArg> args,
-                                    const TimingOptions& options = DefaultTuneTiming());
+                                    const TimingOptions& options = DefaultTuneTiming(),
+                                    int rounds = 3);
 
 /// The key of a tuning choice: the family, the kernels' target, the device's
 /// name and the problem's sizes, e.g.

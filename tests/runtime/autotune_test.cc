@@ -96,6 +96,12 @@ TEST(Autotune, NoCandidatesIsInvalid) {
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(Autotune, NoRoundsIsInvalid) {
+  absl::StatusOr<TuneResult> result = Autotune({}, {}, DefaultTuneTiming(), /*rounds=*/0);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(result.status().message()), HasSubstr("rounds must be at least 1"));
+}
+
 TEST(Autotune, SummaryListsFastestFirstThenFailures) {
   TuneResult result;
   auto timed = [](const char* entry, double ms) {

@@ -251,6 +251,8 @@ TEST_F(GpuTest, AutotunePicksARunningCandidateAndRecordsFailures) {
   EXPECT_TRUE(tuned->trials[0].timing.has_value());
   EXPECT_TRUE(tuned->trials[1].timing.has_value());
   EXPECT_FALSE(tuned->trials[2].timing.has_value());
+  // Every round's runs count (three rounds by default).
+  EXPECT_EQ(tuned->trials[0].timing->samples_ms.size(), 3u * DefaultTuneTiming().iterations);
   EXPECT_THAT(tuned->trials[2].status.ToString(), HasSubstr("vector_add__noalpha"));
   EXPECT_THAT(tuned->Summary(), HasSubstr("vector_add__t64"));
   std::printf("%s\n", tuned->Summary().c_str());
