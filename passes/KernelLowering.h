@@ -452,6 +452,13 @@ private:
   bool isRecomputable(Value value);
   /// The loop run() planned to warp-specialize, if any.
   PipelinedOp specialized_;
+  /// A grid-launched kernel's producer fills the stages from the kernel's
+  /// start, while the consumers run the code before `loop`: the unstaged
+  /// buffers that code accesses move after the mbarriers (slotShift_) where
+  /// the plan gave them bytes of the stages (their lifetimes, in program
+  /// order, do not overlap). False, relocating nothing, when they would not
+  /// fit the block's shared memory.
+  bool relocateEarlyBuffers(PipelinedOp loop);
   void exchangePartials(PipelinedOp loop);
   /// Shared buffers other than a pipelined loop's stages must not share
   /// bytes with the stages when a producer fills stages for another tile

@@ -529,8 +529,9 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   b_.setInsertionPoint(onceAnchor_ ? onceAnchor_ : tileLoop_.getOperation());
   auto blockBarrier = [&] { gpu::BarrierOp::create(b_, loc_); };
   // Shared buffers besides the stages move after the mbarriers (see
-  // slotShift_) when the producer runs ahead of another tile's consumers.
-  keepRelocation_ = pingPong_ || persistent_;
+  // slotShift_) when the producer runs ahead of another tile's consumers,
+  // or (relocateEarlyBuffers) of the code before the loop.
+  keepRelocation_ = keepRelocation_ || pingPong_ || persistent_;
 
   // mbarriers after the planned buffers: full[s], then empty[s].
   func_->setAttr(kLoweredSharedBytesAttr,

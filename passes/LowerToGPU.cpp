@@ -259,6 +259,8 @@ LogicalResult KernelLowering::run() {
   }
   if (pingPong_ && !pingPongPlanned)
     dropPingPong();
+  if (specialized_ && !pingPong_ && !persistent_ && !relocateEarlyBuffers(specialized_))
+    specialized_ = nullptr;
   if (specialized_) {
     consumerThreads_ = kernel_.getThreads();
     if (pingPong_)
@@ -323,6 +325,59 @@ LogicalResult KernelLowering::run() {
   gpu::ReturnOp::create(b_, loc_);
   kernel_.erase();
   return success();
+}
+
+bool KernelLowering::relocateEarlyBuffers(PipelinedOp loop) {
+  if (!sharedBase_)
+    return true;
+  // The stages' bytes, and the unstaged buffers the code before the loop
+  // accesses that share some of them.
+  SmallVector<std::pair<int64_t, int64_t>> stageBytes;
+  int64_t maxStages = 1;
+  auto bytesOf = [](AllocSharedOp alloc) {
+    BufferType type = alloc.getType();
+    return type.getNumElements() * getElementBytes(type.getElementType());
+  };
+  kernel_.walk([&](AllocSharedOp alloc) {
+    int64_t stages = alloc.getStages().value_or(1);
+    maxStages = std::max(maxStages, stages);
+    if (stages > 1 && alloc.getOffset())
+      stageBytes.push_back({*alloc.getOffset(), *alloc.getOffset() + stages * bytesOf(alloc)});
+  });
+  llvm::SetVector<AllocSharedOp> early;
+  for (Operation &op : kernel_.getBodyBlock()) {
+    if (&op == loop.getOperation())
+      break;
+    op.walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands()) {
+        auto alloc = operand.getDefiningOp<AllocSharedOp>();
+        if (!alloc || alloc.getStages().value_or(1) > 1 || !alloc.getOffset())
+          continue;
+        int64_t begin = *alloc.getOffset(), end = begin + bytesOf(alloc);
+        if (llvm::any_of(stageBytes,
+                         [&](auto range) { return begin < range.second && range.first < end; }))
+          early.insert(alloc);
+      }
+    });
+  }
+  if (early.empty())
+    return true;
+  int64_t start = llvm::alignTo(mbarrierOffset() + 16 * maxStages, 128), packed = 0;
+  for (AllocSharedOp alloc : early) {
+    slotShift_[alloc] = start + packed - int64_t(*alloc.getOffset());
+    packed += llvm::alignTo(bytesOf(alloc), 128);
+  }
+  if (start + packed > caps_.sharedMemoryPerBlock) {
+    slotShift_.clear();
+    return false;
+  }
+  relocatedSharedBytes_ = start + packed;
+  // Before the shared base, after which the buffers' views go.
+  OpBuilder::InsertionGuard guard(b_);
+  b_.setInsertionPoint(sharedBase_.getDefiningOp());
+  relocateOp_ = arith::ConstantIndexOp::create(b_, loc_, 1);
+  keepRelocation_ = true;
+  return true;
 }
 
 void KernelLowering::foldPlaceholder(Operation *&op, int64_t value) {

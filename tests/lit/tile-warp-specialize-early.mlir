@@ -1,0 +1,31 @@
+// tile-lower-to-gpu, warp specialization without a loop over tiles: the
+// producer warpgroup leaves at the kernel's start and fills the stages while
+// the consumers run the code before the pipelined loop. A buffer that code
+// accesses, placed by the plan on bytes of the stages (gemm-grid-bias-init:
+// the bias tile at offset 0, its lifetime before the loop's), moves after
+// the mbarriers (131072 + 64 bytes, 128-aligned), and the launch takes it.
+// RUN: %tessera-compile %S/Inputs/gemm-grid-bias-init.mlir --emit=tile | FileCheck %s --check-prefix=PLAN
+// RUN: %tessera-compile %S/Inputs/gemm-grid-bias-init.mlir --emit=ptx -o %t.ptx --bundle=%t.pb | FileCheck %s --allow-empty --check-prefix=NONE
+// RUN: FileCheck %s < %t.ptx
+// RUN: %tessera-run --bundle=%t.pb --list | FileCheck %s --check-prefix=LAUNCH
+
+// PLAN: tile.shared_memory_bytes = 131072
+// PLAN: tile.alloc_shared {name = "As", offset = 0 : i64, stages = 4
+// PLAN: tile.alloc_shared {name = "bias_tile", offset = 0 : i64}
+// NONE-NOT: remark
+
+// CHECK: .maxntid 256, 1, 1
+// CHECK: mbarrier.init.shared::cta.b64
+// CHECK: bar.sync 0;
+// CHECK: cp.async.bulk.tensor.2d
+// CHECK: exit;
+// The consumers: the bias tile written past the mbarriers, on their barrier.
+// CHECK-NOT: bar.sync 0;
+// CHECK: bar.sync 1, 128;
+// CHECK: ld.global.b16
+// CHECK: st.shared.b16 [%rd{{[0-9]+}}+131200]
+// CHECK: bar.sync 1, 128;
+// CHECK: ld.shared.v2.b16 {{.*}}+131200]
+// CHECK: wgmma.mma_async
+
+// LAUNCH: block 256 smem 131456 B target sm_90a
