@@ -29,3 +29,23 @@
 // CHECK: wgmma.mma_async
 
 // LAUNCH: block 256 smem 131456 B target sm_90a
+
+// Two pipelined loops: only the first is warp-specialized (one producer,
+// gone after the kernel's start); the second pipelines with cp.async on the
+// consumers, synchronizing on their named barrier.
+// RUN: %tessera-compile %S/Inputs/gemm-two-loops.mlir --emit=ptx | FileCheck %s --check-prefix=TWO
+// TWO: .maxntid 384, 1, 1
+// TWO-COUNT-1: setmaxnreg.dec.sync.aligned.u32
+// TWO: cp.async.bulk.tensor.2d
+// TWO: exit;
+// TWO-NOT: cp.async.bulk.tensor
+// TWO: mbarrier.try_wait.parity
+// TWO: wgmma.mma_async
+// TWO-NOT: cp.async.bulk.tensor
+// TWO-NOT: bar.sync 0;
+// TWO: bar.sync 1, 256;
+// TWO: cp.async.cg.shared.global
+// TWO: wgmma.mma_async
+// TWO: bar.sync 1, 256;
+// TWO-NOT: setmaxnreg
+// TWO-NOT: bar.sync 0;

@@ -1,0 +1,37 @@
+// Two pipelined wgmma loops in one grid-launched kernel: C = A B, then
+// C2 = A B again into a second accumulator. Only the first can be
+// warp-specialized (one producer, which leaves at the kernel's start).
+module attributes {tile.target = #tile.target<"sm_90a">} {
+  tile.kernel @gemm2(%A: !tile.tensor<?x?xf16>, %B: !tile.tensor<?x?xf16>, %C: !tile.tensor<?x?xf16>, %C2: !tile.tensor<?x?xf16>)
+      grid(affine_map<()[s0, s1, s2, s3, s4, s5, s6, s7] -> (s5 ceildiv 128, s0 ceildiv 128)>) threads(256) blocks(%bx, %by)
+      attributes {dim_divisibility = array<i64: 1, 8, 8, 8, 1, 8, 1, 8>} {
+    %As = tile.alloc_shared {name = "As"} : !tile.buffer<128x64xf16, shared>
+    %Bs = tile.alloc_shared {name = "Bs"} : !tile.buffer<64x128xf16, shared>
+    %As2 = tile.alloc_shared {name = "As2"} : !tile.buffer<128x64xf16, shared>
+    %Bs2 = tile.alloc_shared {name = "Bs2"} : !tile.buffer<64x128xf16, shared>
+    %acc = tile.alloc_fragment {name = "acc"} : !tile.buffer<128x128xf32, fragment>
+    %acc2 = tile.alloc_fragment {name = "acc2"} : !tile.buffer<128x128xf32, fragment>
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %k = tile.dim %A[1] : !tile.tensor<?x?xf16>
+    %count = arith.ceildivui %k, %c64 : index
+    %row = arith.muli %by, %c128 : index
+    %col = arith.muli %bx, %c128 : index
+    tile.clear %acc : !tile.buffer<128x128xf32, fragment>
+    tile.pipelined %i = 0 to %count stages 3 {
+      %kk = arith.muli %i, %c64 : index
+      tile.copy %A[%row, %kk] to %As : !tile.tensor<?x?xf16> to !tile.buffer<128x64xf16, shared>
+      tile.copy %B[%kk, %col] to %Bs : !tile.tensor<?x?xf16> to !tile.buffer<64x128xf16, shared>
+      tile.gemm %As, %Bs, %acc : !tile.buffer<128x64xf16, shared>, !tile.buffer<64x128xf16, shared>, !tile.buffer<128x128xf32, fragment>
+    }
+    tile.copy %acc to %C[%row, %col] : !tile.buffer<128x128xf32, fragment> to !tile.tensor<?x?xf16>
+    tile.clear %acc2 : !tile.buffer<128x128xf32, fragment>
+    tile.pipelined %i = 0 to %count stages 3 {
+      %kk = arith.muli %i, %c64 : index
+      tile.copy %A[%row, %kk] to %As2 : !tile.tensor<?x?xf16> to !tile.buffer<128x64xf16, shared>
+      tile.copy %B[%kk, %col] to %Bs2 : !tile.tensor<?x?xf16> to !tile.buffer<64x128xf16, shared>
+      tile.gemm %As2, %Bs2, %acc2 : !tile.buffer<128x64xf16, shared>, !tile.buffer<64x128xf16, shared>, !tile.buffer<128x128xf32, fragment>
+    }
+    tile.copy %acc2 to %C2[%row, %col] : !tile.buffer<128x128xf32, fragment> to !tile.tensor<?x?xf16>
+  }
+}
