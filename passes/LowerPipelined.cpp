@@ -510,17 +510,14 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   func_->setAttr(kLoweredBlockThreadsAttr, b_.getI64IntegerAttr(consumers + 128));
   func_.setKnownBlockSizeAttr(b_.getDenseI32ArrayAttr({int32_t(consumers + 128), 1, 1}));
 
-  // A persistent kernel: what runs once per block (the barriers' setup,
-  // the producer with its own loop over the block's tiles, the register
-  // rebalance) goes before the consumers' loop over tiles; the consumers'
-  // part stays where the loop is, in it.
-  // Every kernel: the consumers' code before the loop (run() planned this
-  // loop, so it ran on them alone, with their named barrier) stays where it
-  // is; what runs once per block goes to the anchor at the kernel's start,
-  // or before the persistent kernel's loop over tiles. There every thread
-  // of the block still runs, and synchronizes on the block's barrier.
-  // Generic shared writes before the loop are fenced for the MMAs' async
-  // proxy here.
+  // What runs once per block (the barriers' setup, the producer, the
+  // register rebalance) goes to onceAnchor_ at the kernel's start, or
+  // before a persistent kernel's loop over tiles (its producer then loops
+  // over the block's tiles itself); there every thread of the block still
+  // runs, and synchronizes on the block's barrier. The consumers' part
+  // stays where the loop is, after their code before it (run() planned this
+  // loop, so that code ran on them alone, with their named barrier), whose
+  // generic shared writes are fenced for the MMAs' async proxy here.
   if (genericSharedWrites_) {
     fenceProxyAsync();
     barrier();

@@ -103,15 +103,7 @@ absl::StatusOr<TuneResult> Autotune(absl::Span<const LoadedKernel* const> candid
   }
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (samples[i].empty()) continue;
-    TimingResult timing;
-    timing.samples_ms = samples[i];
-    std::vector<double> sorted = samples[i];
-    std::sort(sorted.begin(), sorted.end());
-    size_t n = sorted.size();
-    timing.median_ms = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    timing.min_ms = sorted.front();
-    timing.max_ms = sorted.back();
-    result.trials[i].timing = std::move(timing);
+    result.trials[i].timing = SummarizeTimes(std::move(samples[i]));
     if (result.best < 0 || result.trials[i].timing->median_ms <
                                result.trials[result.best].timing->median_ms)
       result.best = static_cast<int>(i);

@@ -96,13 +96,20 @@ absl::StatusOr<TimingResult> TimeIt(std::function<absl::Status()> launch,
   }
   TESSERA_CU_RETURN_IF_ERROR(*driver, cuEventSynchronize(stops.back().get()));
 
-  TimingResult result;
+  std::vector<double> samples;
   for (int i = 0; i < options.iterations; ++i) {
     float ms = 0;
     TESSERA_CU_RETURN_IF_ERROR(
         *driver, cuEventElapsedTime(&ms, starts[i].get(), stops[i].get()));
-    result.samples_ms.push_back(ms);
+    samples.push_back(ms);
   }
+  return SummarizeTimes(std::move(samples));
+}
+
+TimingResult SummarizeTimes(std::vector<double> samples_ms) {
+  TimingResult result;
+  result.samples_ms = std::move(samples_ms);
+  if (result.samples_ms.empty()) return result;
   std::vector<double> sorted = result.samples_ms;
   std::sort(sorted.begin(), sorted.end());
   const size_t n = sorted.size();

@@ -47,6 +47,10 @@ struct TimingResult {
 absl::StatusOr<TimingResult> TimeIt(std::function<absl::Status()> launch,
                                     const TimingOptions& options = {});
 
+/// Median, minimum and maximum of `samples_ms` (kept in run order); all zero
+/// when there are none.
+TimingResult SummarizeTimes(std::vector<double> samples_ms);
+
 }  // namespace tessera::runtime
 
 #endif  // TESSERA_RUNTIME_TIMER_H_

@@ -96,6 +96,17 @@ TEST(Autotune, NoCandidatesIsInvalid) {
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(Autotune, RoundsAreSummarizedByTheirMedian) {
+  // What Autotune ranks candidates by: all rounds' runs together.
+  TimingResult odd = SummarizeTimes({0.5, 0.2, 0.9});
+  EXPECT_DOUBLE_EQ(odd.median_ms, 0.5);
+  EXPECT_DOUBLE_EQ(odd.min_ms, 0.2);
+  EXPECT_DOUBLE_EQ(odd.max_ms, 0.9);
+  EXPECT_EQ(odd.samples_ms, (std::vector<double>{0.5, 0.2, 0.9}));  // run order kept
+  EXPECT_DOUBLE_EQ(SummarizeTimes({0.4, 0.1, 0.3, 0.2}).median_ms, 0.25);
+  EXPECT_DOUBLE_EQ(SummarizeTimes({}).median_ms, 0.0);
+}
+
 TEST(Autotune, NoRoundsIsInvalid) {
   absl::StatusOr<TuneResult> result = Autotune({}, {}, DefaultTuneTiming(), /*rounds=*/0);
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
