@@ -369,6 +369,16 @@ bool KernelLowering::relocateEarlyBuffers(PipelinedOp loop) {
   }
   if (start + packed > caps_.sharedMemoryPerBlock) {
     slotShift_.clear();
+    InFlightDiagnostic remark = loop.emitRemark()
+                                << "warp specialization not applied: the producer fills the "
+                                   "stages while the code before the loop uses ";
+    llvm::interleaveComma(early, remark, [&](AllocSharedOp alloc) {
+      remark << (alloc.getName() ? *alloc.getName() : StringRef("<unnamed>")) << " ("
+             << bytesOf(alloc) << " bytes)";
+    });
+    remark << ", planned on the stages' bytes, and after the mbarriers they would need "
+           << start + packed << " bytes, over the " << caps_.sharedMemoryPerBlock
+           << "-byte per-block limit";
     return false;
   }
   relocatedSharedBytes_ = start + packed;

@@ -49,3 +49,24 @@
 // TWO: bar.sync 1, 256;
 // TWO-NOT: setmaxnreg
 // TWO-NOT: bar.sync 0;
+
+// A larger buffer used only before the loop (gemm-full-shared without its
+// read after the loop: `keep` planned at offset 0, on the stages): 16 KiB
+// move after the mbarriers (196608 + 64 -> 196736) and the loop stays
+// specialized; 40000 bytes would not fit there, and the loop keeps the
+// cp.async pipeline, with a remark naming the buffer and the limit.
+// RUN: sed -e 's/KEEP/8192/g' -e '/tile.copy %keep to/d' %S/Inputs/gemm-full-shared.mlir > %t.fit.mlir
+// RUN: %tessera-compile %t.fit.mlir --emit=ptx -o %t.fit.ptx --bundle=%t.fit.pb 2>&1 | FileCheck %s --allow-empty --check-prefix=NONE
+// RUN: FileCheck %s --check-prefix=FIT < %t.fit.ptx
+// RUN: %tessera-run --bundle=%t.fit.pb --list | FileCheck %s --check-prefix=FITLAUNCH
+// FIT: cp.async.bulk.tensor.2d
+// FIT: exit;
+// FIT: st.shared.v4.b32 [%rd{{[0-9]+}}+196736]
+// FITLAUNCH: block 384 smem 213120 B
+// RUN: sed -e 's/KEEP/20000/g' -e '/tile.copy %keep to/d' %S/Inputs/gemm-full-shared.mlir > %t.big.mlir
+// RUN: %tessera-compile %t.big.mlir --emit=ptx -o %t.big.ptx 2>&1 | FileCheck %s --check-prefix=BIG
+// RUN: FileCheck %s --check-prefix=BIGPTX < %t.big.ptx
+// BIG: remark: warp specialization not applied: the producer fills the stages while the code before the loop uses keep (40000 bytes), planned on the stages' bytes, and after the mbarriers they would need 236800 bytes, over the 232448-byte per-block limit
+// BIGPTX: .maxntid 256, 1, 1
+// BIGPTX-NOT: cp.async.bulk.tensor
+// BIGPTX: cp.async.cg.shared.global
