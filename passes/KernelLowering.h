@@ -473,6 +473,13 @@ private:
   bool keepRelocation_ = false;
   int64_t pingPongSlotBytes_ = 0, relocatedSharedBytes_ = 0;
   void dropPingPong();
+  /// Where buffers moved out of the plan start: after the mbarriers of the
+  /// kernel's deepest staging, 128-byte aligned.
+  int64_t relocationStart();
+  /// Moves `allocs` (unstaged, planned) one after the other from `start`
+  /// (relocationStart()), each 128-byte aligned (their slotShift_); returns
+  /// the bytes they take there.
+  int64_t packAfterMbarriers(ArrayRef<AllocSharedOp> allocs, int64_t start);
   /// Where a warp-specialized loop's mbarriers start: after the buffers
   /// tile-plan-shared-memory placed, 8-byte aligned.
   int64_t mbarrierOffset() {

@@ -209,18 +209,12 @@ LogicalResult KernelLowering::run() {
     workspace_ = func.getArgument(index);
   }
   if (pingPong_ || persistent_) {
-    int64_t maxStages = 1, packed = 0;
+    SmallVector<AllocSharedOp> unstaged;
     kernel_.walk([&](AllocSharedOp alloc) {
-      maxStages = std::max<int64_t>(maxStages, alloc.getStages().value_or(1));
+      if (alloc.getStages().value_or(1) <= 1 && alloc.getOffset())
+        unstaged.push_back(alloc);
     });
-    int64_t start = llvm::alignTo(mbarrierOffset() + 16 * maxStages, 128);
-    kernel_.walk([&](AllocSharedOp alloc) {
-      if (alloc.getStages().value_or(1) > 1 || !alloc.getOffset())
-        return;
-      BufferType type = alloc.getType();
-      slotShift_[alloc] = start + packed - int64_t(*alloc.getOffset());
-      packed += llvm::alignTo(type.getNumElements() * getElementBytes(type.getElementType()), 128);
-    });
+    int64_t start = relocationStart(), packed = packAfterMbarriers(unstaged, start);
     pingPongSlotBytes_ = packed;
     relocatedSharedBytes_ = packed ? start + (pingPong_ ? 2 : 1) * packed : 0;
     relocateOp_ = arith::ConstantIndexOp::create(b_, loc_, 1);
@@ -327,22 +321,39 @@ LogicalResult KernelLowering::run() {
   return success();
 }
 
+/// The bytes of one stage of a shared buffer.
+static int64_t sharedBytes(AllocSharedOp alloc) {
+  BufferType type = alloc.getType();
+  return type.getNumElements() * getElementBytes(type.getElementType());
+}
+
+int64_t KernelLowering::relocationStart() {
+  int64_t maxStages = 1;
+  kernel_.walk([&](AllocSharedOp alloc) {
+    maxStages = std::max<int64_t>(maxStages, alloc.getStages().value_or(1));
+  });
+  return llvm::alignTo(mbarrierOffset() + 16 * maxStages, 128);
+}
+
+int64_t KernelLowering::packAfterMbarriers(ArrayRef<AllocSharedOp> allocs, int64_t start) {
+  int64_t packed = 0;
+  for (AllocSharedOp alloc : allocs) {
+    slotShift_[alloc] = start + packed - int64_t(*alloc.getOffset());
+    packed += llvm::alignTo(sharedBytes(alloc), 128);
+  }
+  return packed;
+}
+
 bool KernelLowering::relocateEarlyBuffers(PipelinedOp loop) {
   if (!sharedBase_)
     return true;
   // The stages' bytes, and the unstaged buffers the code before the loop
   // accesses that share some of them.
   SmallVector<std::pair<int64_t, int64_t>> stageBytes;
-  int64_t maxStages = 1;
-  auto bytesOf = [](AllocSharedOp alloc) {
-    BufferType type = alloc.getType();
-    return type.getNumElements() * getElementBytes(type.getElementType());
-  };
   kernel_.walk([&](AllocSharedOp alloc) {
     int64_t stages = alloc.getStages().value_or(1);
-    maxStages = std::max(maxStages, stages);
     if (stages > 1 && alloc.getOffset())
-      stageBytes.push_back({*alloc.getOffset(), *alloc.getOffset() + stages * bytesOf(alloc)});
+      stageBytes.push_back({*alloc.getOffset(), *alloc.getOffset() + stages * sharedBytes(alloc)});
   });
   llvm::SetVector<AllocSharedOp> early;
   for (Operation &op : kernel_.getBodyBlock()) {
@@ -353,7 +364,7 @@ bool KernelLowering::relocateEarlyBuffers(PipelinedOp loop) {
         auto alloc = operand.getDefiningOp<AllocSharedOp>();
         if (!alloc || alloc.getStages().value_or(1) > 1 || !alloc.getOffset())
           continue;
-        int64_t begin = *alloc.getOffset(), end = begin + bytesOf(alloc);
+        int64_t begin = *alloc.getOffset(), end = begin + sharedBytes(alloc);
         if (llvm::any_of(stageBytes,
                          [&](auto range) { return begin < range.second && range.first < end; }))
           early.insert(alloc);
@@ -362,26 +373,21 @@ bool KernelLowering::relocateEarlyBuffers(PipelinedOp loop) {
   }
   if (early.empty())
     return true;
-  int64_t start = llvm::alignTo(mbarrierOffset() + 16 * maxStages, 128), packed = 0;
-  for (AllocSharedOp alloc : early) {
-    slotShift_[alloc] = start + packed - int64_t(*alloc.getOffset());
-    packed += llvm::alignTo(bytesOf(alloc), 128);
-  }
-  if (start + packed > caps_.sharedMemoryPerBlock) {
+  int64_t start = relocationStart(), end = start + packAfterMbarriers(early.getArrayRef(), start);
+  if (end > caps_.sharedMemoryPerBlock) {
     slotShift_.clear();
     InFlightDiagnostic remark = loop.emitRemark()
                                 << "warp specialization not applied: the producer fills the "
                                    "stages while the code before the loop uses ";
     llvm::interleaveComma(early, remark, [&](AllocSharedOp alloc) {
       remark << (alloc.getName() ? *alloc.getName() : StringRef("<unnamed>")) << " ("
-             << bytesOf(alloc) << " bytes)";
+             << sharedBytes(alloc) << " bytes)";
     });
-    remark << ", planned on the stages' bytes, and after the mbarriers they would need "
-           << start + packed << " bytes, over the " << caps_.sharedMemoryPerBlock
-           << "-byte per-block limit";
+    remark << ", planned on the stages' bytes, and after the mbarriers they would need " << end
+           << " bytes, over the " << caps_.sharedMemoryPerBlock << "-byte per-block limit";
     return false;
   }
-  relocatedSharedBytes_ = start + packed;
+  relocatedSharedBytes_ = end;
   // Before the shared base, after which the buffers' views go.
   OpBuilder::InsertionGuard guard(b_);
   b_.setInsertionPoint(sharedBase_.getDefiningOp());
