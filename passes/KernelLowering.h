@@ -509,6 +509,11 @@ private:
   gpu::GPUFuncOp func_;
 };
 
+/// Whether `op` is plain arithmetic (index math and the like): no regions,
+/// outside the tile dialect, free of memory effects. The lowering clones
+/// such ops as they are, and may recompute them elsewhere.
+bool isPlainArithmetic(Operation *op);
+
 /// The largest power of two known to divide `value` (at most kMaxDivisor),
 /// from constants, products and sums of the kernel's index arithmetic.
 int64_t knownDivisor(Value value);

@@ -97,8 +97,7 @@ KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
     if (plan.ahead.contains(&op))
       specialize &= canUseBulkTensorCopy(cast<CopyOp>(op));
     else if (!isa<GemmOp, DimOp>(op))
-      specialize &= op.getNumRegions() == 0 && !isa<TileDialect>(op.getDialect()) &&
-                    isMemoryEffectFree(&op);
+      specialize &= isPlainArithmetic(&op);
   }
   // The producer leaves before the kernel's own code and computes what the
   // loop takes from before it anew (per tile under ping-pong, persistence
@@ -131,7 +130,7 @@ bool KernelLowering::isRecomputable(Value value) {
     return cast<BlockArgument>(value).getOwner() == &kernel_.getBodyBlock();
   if (isa<DimOp>(op))
     return true;
-  if (op->getNumRegions() != 0 || isa<TileDialect>(op->getDialect()) || !isMemoryEffectFree(op))
+  if (!isPlainArithmetic(op))
     return false;
   return llvm::all_of(op->getOperands(), [&](Value operand) { return isRecomputable(operand); });
 }
@@ -211,8 +210,7 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
         ++gemms;
         prefetchGemm = gemm;
       } else if (!ahead.contains(&op) && !isa<DimOp>(op)) {
-        plain &= op.getNumRegions() == 0 && !isa<TileDialect>(op.getDialect()) &&
-                 isMemoryEffectFree(&op);
+        plain &= isPlainArithmetic(&op);
       }
     }
     auto staged = [&](Value buffer) {
@@ -405,8 +403,7 @@ void KernelLowering::mapIteration(PipelinedOp loop,
       onCopy(cast<CopyOp>(op));
     else if (isa<DimOp>(op))
       (void)lowerOp(op); // Maps the dimension's value; emits nothing.
-    else if (op.getNumRegions() == 0 && !isa<TileDialect>(op.getDialect()) &&
-             isMemoryEffectFree(&op))
+    else if (isPlainArithmetic(&op))
       b_.clone(op, map_);
   }
 }

@@ -396,6 +396,11 @@ bool KernelLowering::relocateEarlyBuffers(PipelinedOp loop) {
   return true;
 }
 
+bool isPlainArithmetic(Operation *op) {
+  return op->getNumRegions() == 0 && !isa<TileDialect>(op->getDialect()) &&
+         isMemoryEffectFree(op);
+}
+
 void KernelLowering::foldPlaceholder(Operation *&op, int64_t value) {
   OpBuilder::InsertionGuard guard(b_);
   b_.setInsertionPoint(op);
@@ -423,7 +428,7 @@ FailureOr<Value> KernelLowering::valueAt(Value value, IRMapping &at) {
       return lowered;
     return failure();
   }
-  if (op->getNumRegions() != 0 || isa<TileDialect>(op->getDialect()) || !isMemoryEffectFree(op))
+  if (!isPlainArithmetic(op))
     return failure();
   for (Value operand : op->getOperands()) {
     FailureOr<Value> mapped = valueAt(operand, at);
@@ -476,7 +481,7 @@ std::optional<std::string> KernelLowering::whyNoStreamK() {
         continue;
       return std::string("the loop copies other than from tensors");
     }
-    if (op.getNumRegions() != 0 || isa<TileDialect>(op.getDialect()) || !isMemoryEffectFree(&op))
+    if (!isPlainArithmetic(&op))
       return std::string("the loop holds more than copies, gemms and arithmetic");
   }
   // Every accumulator is cleared before the loop (its pieces then add up).
