@@ -450,6 +450,9 @@ private:
   /// of the kernel's arguments, block coordinates and tensor dimensions:
   /// what valueAt can recompute elsewhere.
   bool isRecomputable(Value value);
+  /// The values (not tensors or buffers) `loop`'s body takes from before it:
+  /// what a producer, running apart from the consumers, recomputes.
+  llvm::SetVector<Value> valuesFromBefore(PipelinedOp loop);
   /// The loop run() planned to warp-specialize, if any.
   PipelinedOp specialized_;
   /// A grid-launched kernel's producer fills the stages from the kernel's

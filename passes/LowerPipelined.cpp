@@ -103,12 +103,8 @@ KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
   // loop takes from before it anew (per tile under ping-pong, persistence
   // and stream-K): that must be arithmetic of the block coordinates and the
   // kernel's arguments.
-  loop.getBodyBlock().walk([&](Operation *op) {
-    for (Value v : op->getOperands())
-      if (!loop->isAncestor(v.getParentRegion()->getParentOp()) &&
-          !isa<TileTensorType, BufferType>(v.getType()))
-        specialize &= isRecomputable(v);
-  });
+  for (Value v : valuesFromBefore(loop))
+    specialize &= isRecomputable(v);
   specialize &= isRecomputable(loop.getCount());
   // The ping-pong schedule doubles the consumers and the shared buffers
   // other than this loop's stages (the ring the two tiles share), and needs
@@ -122,6 +118,17 @@ KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
                   2 * threads + 128 <= caps_.maxThreadsPerBlock && relocatedFits;
   plan.specialize = specialize && (!persistent_ || (loops == 1 && relocatedFits));
   return plan;
+}
+
+llvm::SetVector<Value> KernelLowering::valuesFromBefore(PipelinedOp loop) {
+  llvm::SetVector<Value> outside;
+  loop.getBodyBlock().walk([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (!loop->isAncestor(v.getParentRegion()->getParentOp()) &&
+          !isa<TileTensorType, BufferType>(v.getType()))
+        outside.insert(v);
+  });
+  return outside;
 }
 
 bool KernelLowering::isRecomputable(Value value) {
@@ -652,13 +659,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
       // Several tiles (the pair, a persistent block's tiles, or stream-K
       // work items): the values the loop takes from before it (offsets, the
       // count) recomputed with each tile's block coordinates.
-      llvm::SetVector<Value> outside;
-      loop.getBodyBlock().walk([&](Operation *op) {
-        for (Value v : op->getOperands())
-          if (!loop->isAncestor(v.getParentRegion()->getParentOp()) &&
-              !isa<TileTensorType, BufferType>(v.getType()))
-            outside.insert(v);
-      });
+      llvm::SetVector<Value> outside = valuesFromBefore(loop);
       auto dependsOnMore = [&](StringRef what) {
         return loop.emitOpError()
                << what << " depends on more than the block coordinates and kernel arguments "
