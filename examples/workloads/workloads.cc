@@ -752,8 +752,9 @@ const std::vector<Workload>& AllWorkloads() {
   // memory) runs while slot 1's main loop still fills the stages.
   list->push_back(Gemm("gemm_bias_gelu_f16_pingpong", 520, 264, 1032, runtime::DTYPE_F16, false,
                        true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
-  // Grid launch, fused: the bias row loads on the consumers before the
-  // main loop, which the producer (gone by then) fills.
+  // Grid launch, fused: the consumers load the bias row before the main
+  // loop while the producer already fills its stages (the bias moved off
+  // the stages' bytes).
   list->push_back(Gemm("gemm_bias_gelu_f16_grid", 520, 264, 1032, runtime::DTYPE_F16, false,
                        true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
   // Persistent, fused: the next tile's stages fill while the bias tile of
