@@ -66,6 +66,8 @@ struct TargetCapabilities {
   bool hasAsyncCopy = false;
   /// ldmatrix (shared to MMA fragments).
   bool hasLdmatrix = false;
+  /// stmatrix (MMA fragments to shared, PTX ISA §9.7.14.5.16, sm_90+).
+  bool hasStmatrix = false;
   /// cp.async.bulk.tensor (TMA).
   bool hasBulkTensorCopy = false;
   /// mbarrier objects in shared memory.

@@ -124,6 +124,11 @@ private:
   /// (16 bytes) instead of 2, and a warp's stores fill whole 32-byte
   /// sectors. False (nothing emitted) for any other copy.
   bool lowerMmaFragmentStore(CopyOp copy);
+  /// A copy of an m16n8-layout fragment to a 16-bit shared buffer of its
+  /// shape on a target with stmatrix: one stmatrix.x4 per 16 x 16 of a warp's
+  /// tile (each lane's pairs are the matrices' fragments as they are) instead
+  /// of a 4-byte store per pair. False (nothing emitted) for any other copy.
+  bool lowerMmaFragmentToShared(CopyOp copy);
   /// This thread's warp in the block, and lane in its warp.
   Value warpId();
   Value laneId();

@@ -1225,6 +1225,55 @@ bool KernelLowering::lowerMmaFragmentStore(CopyOp copy) {
   return true;
 }
 
+bool KernelLowering::lowerMmaFragmentToShared(CopyOp copy) {
+  auto srcBuffer = dyn_cast<BufferType>(copy.getSrc().getType());
+  auto dstBuffer = dyn_cast<BufferType>(copy.getDst().getType());
+  if (!caps_.hasStmatrix || !srcBuffer || !srcBuffer.isFragment() || !dstBuffer ||
+      !dstBuffer.isShared() || getElementBytes(dstBuffer.getElementType()) != 2 ||
+      srcBuffer.getShape() != dstBuffer.getShape() || dstBuffer.getRank() != 2)
+    return false;
+  const BufferInfo &frag = buffers_[copy.getSrc()];
+  const BufferInfo &dst = buffers_[copy.getDst()];
+  MmaLayoutAttr mma = frag.mma;
+  ArrayRef<int64_t> shape = frag.type.getShape();
+  if (!mma || mma.getM() != 16 || mma.getN() != 8 || dst.stages > 1 || shape[1] % 8 != 0)
+    return false;
+  int64_t tm = shape[0] / mma.getWarpsM(), tn = shape[1] / mma.getWarpsN();
+  int64_t mt = tm / 16, nt = tn / 8;
+  if (nt % 2 != 0)
+    return false;
+  Type elt = dstBuffer.getElementType();
+  Type i32 = b_.getI32Type();
+  // stmatrix.x4 stores four 8 x 8 matrices; lanes 8i..8i+7 give the row
+  // addresses of matrix i, and each lane's register i holds its pair of
+  // matrix i in the accumulator's own layout (row lane / 4, columns
+  // 2 (lane mod 4) and + 1). Matrix i of the 16 x 16 block (mi, q) is rows
+  // 8 (i mod 2) of atom tile 2 q + i / 2.
+  Value warp = warpId(), lane = laneId();
+  Value mat = arith::DivUIOp::create(b_, loc_, lane, cst(8));
+  Value row = add(warpTileRow(shape, mma, warp),
+                  add(arith::RemUIOp::create(b_, loc_, lane, cst(8)),
+                      mul(arith::RemUIOp::create(b_, loc_, mat, cst(2)), cst(8))));
+  Value col = add(warpTileCol(shape, mma, warp),
+                  mul(arith::DivUIOp::create(b_, loc_, mat, cst(2)), cst(8)));
+  for (int64_t mi = 0; mi < mt; ++mi)
+    for (int64_t q = 0; q < nt / 2; ++q) {
+      SmallVector<Value> operands = {sharedAddress32(dst, {row, col}, {mi * 16, q * 16})};
+      for (int64_t i = 0; i < 4; ++i) {
+        int64_t slot = ((mi * nt + 2 * q + i / 2) * 2 + i % 2) * 2;
+        SmallVector<Value> pair;
+        for (int64_t e = 0; e < 2; ++e)
+          pair.push_back(convert(
+              memref::LoadOp::create(b_, loc_, frag.memref, ValueRange{cst(slot + e)}), elt));
+        operands.push_back(LLVM::BitcastOp::create(b_, loc_, i32, packVector(pair)));
+      }
+      emitPtx(b_, loc_, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
+              "r,r,r,r,r", operands, {}, /*sideEffects=*/true);
+    }
+  lastWasBarrier_ = false;
+  return true;
+}
+
 LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
   BufferType tile = copy.getTileType();
   auto srcTensor = dyn_cast<TileTensorType>(copy.getSrc().getType());
@@ -1237,7 +1286,7 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
     barrier();
   genericSharedWrites_ |= dstBuffer && dstBuffer.isShared();
 
-  if (lowerMmaFragmentStore(copy))
+  if (lowerMmaFragmentStore(copy) || lowerMmaFragmentToShared(copy))
     return success();
 
   // Fragments keep their own layout; otherwise the copy picks a distribution.

@@ -22,6 +22,7 @@ const TargetCapabilities kSm90 = [] {
   caps.sharedMemoryPerSM = 228 * 1024;
   caps.hasAsyncCopy = true;
   caps.hasLdmatrix = true;
+  caps.hasStmatrix = true;
   caps.hasTanhApprox = true;
   caps.hasScopedMemoryOrder = true;
   caps.hasBulkTensorCopy = true;

@@ -7,13 +7,19 @@
 #
 #   KERNELS="gemm_f16 gemm_f16__lsr" BUNDLES=".device/bundles/sm_80.hand.pb" \
 #     ROUNDS=2 OUT=/tmp/o bash .device/ab.sh
+#
+# A kernel written "name@bundle.pb" runs from that bundle alone.
 set -uo pipefail
 out="${OUT:-out}"
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 for round in $(seq "${ROUNDS:-2}"); do
   for k in $KERNELS; do
-    timeout 90 ./.device/device_runner --workloads=benchmark --kernels="$k" $BUNDLES 2>&1 |
+    # "kernel@bundle.pb": that kernel from that bundle only (e.g. a previous
+    # compiler's PTX, whose launch description differs from today's).
+    bundles="$BUNDLES"
+    if [[ "$k" == *@* ]]; then bundles="${k#*@}"; k="${k%%@*}"; fi
+    timeout 90 ./.device/device_runner --workloads=benchmark --kernels="$k" $bundles 2>&1 |
       grep -E "^sm_|FAIL|error" | sed "s/^/r$round /"
   done
 done > "$out/ab.txt"

@@ -718,6 +718,9 @@ const std::vector<Workload>& AllWorkloads() {
       Gemm("gemm_f16_streamk", 2100, 2104, 8, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_fragments", 257, 383, 129, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_staged_b", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
+      // The accumulator through a shared tile (stmatrix on sm_90).
+      Gemm("gemm_f16_via_shared", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_via_shared", 520, 264, 1032, runtime::DTYPE_F16, false, true, false),
       GemmChain(200, 300),
       GemmChain(64, 64),
       GemmChain(1, 1),

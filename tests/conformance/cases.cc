@@ -78,6 +78,33 @@ Kernel GemmFragmentOperands(bool aInShared, int stages, int64_t divisibility,
   return T.Build();
 }
 
+/// C = A B with the accumulator written to memory through a shared tile
+/// (acc -> Cs -> C), as an epilogue that rearranges or reduces a tile in
+/// shared memory would: the fragment-to-shared copy (stmatrix on sm_90)
+/// lands on the pipeline stages' bytes, free once the loop is done. 128 x
+/// 128 tiles, 4 warps (one warpgroup on sm_90a); tails in M, N and K.
+Kernel GemmViaShared() {
+  constexpr int64_t kBm = 128, kBn = 128, kBk = 32;
+  KernelBuilder T("gemm_f16_via_shared");
+  Dim M = Dim::Dynamic("M"), N = Dim::Dynamic("N", 8), K = Dim::Dynamic("K", 8);
+  auto A = T.Tensor("A", {M, K}, f16), B = T.Tensor("B", {K, N}, f16);
+  auto C = T.Tensor("C", {M, N}, f16);
+  T.Launch({CeilDiv(N, kBn), CeilDiv(M, kBm)}, 128, [&](Index bx, Index by) {
+    auto As = T.AllocShared({kBm, kBk}, f16, "As"), Bs = T.AllocShared({kBk, kBn}, f16, "Bs");
+    auto acc = T.AllocFragment({kBm, kBn}, f32, "acc");
+    T.Clear(acc);
+    T.Pipelined(CeilDiv(K, kBk), 3, [&](Index k) {
+      T.Copy(A.Tile(by * kBm, k * kBk), As);
+      T.Copy(B.Tile(k * kBk, bx * kBn), Bs);
+      T.Gemm(As, Bs, acc);
+    });
+    auto Cs = T.AllocShared({kBm, kBn}, f16, "Cs");
+    T.Copy(acc, Cs);
+    T.Copy(Cs, C.Tile(by * kBm, bx * kBn));
+  });
+  return T.Build();
+}
+
 /// O = f16(Q K^T) V over blocks of 64 rows (attention without the softmax):
 /// the first gemm's accumulator, cast to f16 in registers, is the second
 /// gemm's A, read from registers where the target can. Q, K, V, O: N x 64
@@ -211,6 +238,7 @@ const std::vector<Case>& AllCases() {
                        return GemmFragmentOperands(false, 1, 1, "gemm_f16_fragments");
                      }});
     list->push_back({"gemm_chain_f16", [](const std::string&) { return GemmChain(); }});
+    list->push_back({"gemm_f16_via_shared", [](const std::string&) { return GemmViaShared(); }});
     list->push_back({"gemm_f16_staged_b", [](const std::string&) {
                        return GemmFragmentOperands(true, 3, 8, "gemm_f16_staged_b");
                      }});

@@ -7,6 +7,11 @@
 // RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_90a --emit=ptx | FileCheck %s
 // Unaligned rows keep the transpose but guard each element.
 // RUN: %tessera-compile %S/Inputs/gemm-pipelined-unaligned.mlir --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=UNALIGNED
+// The accumulator copied to a 16-bit shared tile: with stmatrix (sm_90) one
+// x4 store per 16 x 16 of a warp's tile, the pairs as the accumulator holds
+// them (4 warps of 16 x 64: 4 each); without (sm_80) a 4-byte store per pair.
+// RUN: %tessera-compile %S/Inputs/gemm-via-shared.mlir --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=STMATRIX
+// RUN: %tessera-compile %S/Inputs/gemm-via-shared.mlir --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=PAIRS
 
 // CHECK: shfl.sync.bfly.b32 {{%r[0-9]+}}, {{%r[0-9]+}}, 1, 31, -1;
 // CHECK: shfl.sync.bfly.b32 {{%r[0-9]+}}, {{%r[0-9]+}}, 1, 31, -1;
@@ -19,3 +24,10 @@
 // UNALIGNED: shfl.sync.bfly.b32 {{%r[0-9]+}}, {{%r[0-9]+}}, 1, 31, -1;
 // UNALIGNED-NOT: st.global.v4
 // UNALIGNED: st.global.b16
+
+// STMATRIX-COUNT-4: stmatrix.sync.aligned.m8n8.x4.shared.b16 [{{%r[0-9]+}}], {{[{]}}{{%r[0-9]+}}, {{%r[0-9]+}}, {{%r[0-9]+}}, {{%r[0-9]+}}{{[}]}};
+// STMATRIX-NOT: stmatrix
+// STMATRIX-NOT: st.shared.b32
+
+// PAIRS-NOT: stmatrix
+// PAIRS-COUNT-16: st.shared.b32
