@@ -200,6 +200,9 @@ inline constexpr llvm::StringLiteral kTensorMapArgsAttr = "tessera.tensor_map_ar
 inline constexpr llvm::StringLiteral kLoweredTilesPerBlockAttr = "tessera.tiles_per_block";
 /// A persistent kernel: launched with as many blocks as the device holds.
 inline constexpr llvm::StringLiteral kLoweredPersistentAttr = "tessera.persistent";
+/// Blocks per thread block cluster along x (launched with cluster dimensions;
+/// the grid's x rounded up to a multiple).
+inline constexpr llvm::StringLiteral kLoweredClusterXAttr = "tessera.cluster_x";
 /// A stream-K kernel: the bytes of one block's partial accumulators in the
 /// workspace (a pointer param after the kernel's own, before tensor maps).
 inline constexpr llvm::StringLiteral kLoweredStreamKSlotBytesAttr = "tessera.stream_k_slot_bytes";

@@ -343,6 +343,8 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
         kernel.set_shared_memory_bytes(bytes.getInt());
       if (op->hasAttr(kLoweredPersistentAttr))
         kernel.set_persistent(true);
+      if (auto cluster = op->getAttrOfType<mlir::IntegerAttr>(kLoweredClusterXAttr))
+        kernel.set_cluster_x(cluster.getInt());
       if (auto bytes = op->getAttrOfType<mlir::IntegerAttr>(kLoweredStreamKSlotBytesAttr))
         kernel.set_stream_k_slot_bytes(bytes.getInt());
       if (auto tiles = op->getAttrOfType<mlir::IntegerAttr>(kLoweredTilesPerBlockAttr);

@@ -38,6 +38,9 @@ int main(int argc, char** argv) {
   using namespace tessera;
   std::string which = "all", csvPath, cachePath;
   bool autotune = false;
+  // --time-wrong: time benchmark runs whose result is wrong too (they still
+  // report FAIL), for ceiling experiments on hand-edited PTX.
+  bool timeWrong = false;
   // --kernels=a,b: only these kernel entries (default: every kernel).
   std::vector<std::string> only;
   std::vector<std::string> bundles;
@@ -48,6 +51,8 @@ int main(int argc, char** argv) {
       csvPath = argv[i] + 6;
     else if (std::strcmp(argv[i], "--autotune") == 0)
       autotune = true;
+    else if (std::strcmp(argv[i], "--time-wrong") == 0)
+      timeWrong = true;
     else if (std::strncmp(argv[i], "--tune-cache=", 13) == 0)
       cachePath = argv[i] + 13;
     else if (std::strncmp(argv[i], "--kernels=", 10) == 0)
@@ -64,7 +69,7 @@ int main(int argc, char** argv) {
   }
   if (bundles.empty()) {
     std::fprintf(stderr, "device_runner: no bundle given (usage: device_runner [--workloads=all|"
-                         "conformance|benchmark] [--kernels=A,B] [--csv=FILE] [--autotune "
+                         "conformance|benchmark] [--kernels=A,B] [--csv=FILE] [--time-wrong] [--autotune "
                          "[--tune-cache=FILE]] BUNDLE.pb...)\n");
     return 2;
   }
@@ -143,6 +148,7 @@ int main(int argc, char** argv) {
         ++ran;
         workloads::RunOptions options;
         options.time = w->benchmark;
+        options.time_wrong = timeWrong;
         options.tune_candidates = candidates;
         options.tune_cache = &cache;
         options.device_name = device->name();

@@ -151,6 +151,10 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
     examples::GemmConfig grid = examples::GemmConfig::ForTarget(target);
     grid.persistent = false;
     if (!addSchedule(grid, "grid", true)) return false;
+    // The grid launch in clusters of two sharing B's tiles (multicast).
+    examples::GemmConfig gridMulticast = grid;
+    gridMulticast.multicast = true;
+    if (!addSchedule(gridMulticast, "grid_mc", true)) return false;
     // Stream-K: the default tile, persistent, the last partial wave split
     // along K over all blocks.
     examples::GemmConfig streamK = examples::GemmConfig::ForTarget(target);

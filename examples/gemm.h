@@ -31,6 +31,9 @@ struct GemmConfig {
   /// (KernelBuilder::StreamK).
   bool persistent = false;
   bool streamK = false;
+  /// Clusters of two blocks along x sharing B's tiles by multicast
+  /// (KernelBuilder::Multicast; a grid launch).
+  bool multicast = false;
 
   /// The tuned defaults for a target: on sm_90a two warpgroups, each one
   /// 64 x 256 wgmma accumulator (128 x 256 x 64 tiles, 4 stages, 192 KiB of

@@ -645,6 +645,11 @@ void KernelBuilder::StreamK(SourceLoc loc) {
   }
 }
 
+void KernelBuilder::Multicast(SourceLoc loc) {
+  if (tile::KernelOp kernel = scheduledKernel(*state_, "Multicast", loc))
+    kernel.setMulticast(true);
+}
+
 void KernelBuilder::Clear(const Buffer &buffer, SourceLoc loc) {
   BuilderState &s = *state_;
   tile::ClearOp::create(s.b(), s.loc(loc), BuilderState::value(buffer.handle()));

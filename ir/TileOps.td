@@ -65,6 +65,15 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     accumulators are cleared before it, and whose iteration count does not
     depend on the block; elsewhere the kernel stays persistent (a remark).
 
+    `multicast` (optional, a grid launch: not with `persistent` or
+    `pingpong`) launches thread block clusters of two blocks along x where
+    the target has them and the first pipelined loop is warp-specialized:
+    when both blocks of a cluster load the same tile of the loop's largest
+    copy in every iteration (checked at run time), each loads half of it and
+    multicasts it to both, halving that copy's traffic from L2; blocks
+    whose neighbor loads another tile load alone. Elsewhere the grid runs as
+    written (a remark).
+
     Example:
 
     ```mlir
@@ -80,7 +89,8 @@ def Tile_KernelOp : Tile_Op<"kernel", [
                        OptionalAttr<DictionaryAttr>:$dim_groups,
                        OptionalAttr<StrArrayAttr>:$arg_names,
                        OptionalAttr<DenseI64ArrayAttr>:$dim_divisibility,
-                       UnitAttr:$pingpong, UnitAttr:$persistent, UnitAttr:$stream_k);
+                       UnitAttr:$pingpong, UnitAttr:$persistent, UnitAttr:$stream_k,
+                       UnitAttr:$multicast);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;

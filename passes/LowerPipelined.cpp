@@ -511,6 +511,59 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   }
   func_->setAttr(kTensorMapArgsAttr, b_.getDenseI64ArrayAttr(mapArgs));
   func_->setAttr(kTensorMapsAttr, b_.getDenseI64ArrayAttr(mapAttr));
+
+  // Clusters of two blocks along x (KernelOp `multicast`, a grid launch;
+  // the runtime rounds the grid's x up to even): where both blocks of a cluster load the same tile
+  // of the largest copy (whole panels, an even number) in every iteration,
+  // each loads half of its panels and multicasts them to both, which halves
+  // that copy's traffic from L2. Whether they do is decided at run time:
+  // the blocks exchange the values the copy's offsets and the iteration
+  // count take from before the loop (`multicastKey`) through distributed
+  // shared memory, and agree when all are equal and both blocks are in the
+  // grid (a raster order that puts tile rows of one column side by side
+  // pairs most blocks; the rest load alone).
+  CopyOp multicastCopy;
+  llvm::SetVector<Value> multicastKey;
+  if (kernel_.getMulticast() && caps_.hasClusters && !pingPong_ && !persistent_ && !streamK_) {
+    int64_t largest = 0;
+    for (Operation &op : loop.getBodyBlock().without_terminator()) {
+      if (!ahead.contains(&op))
+        continue;
+      const BufferInfo &dst = buffers_[cast<CopyOp>(op).getDst()];
+      int64_t bytes = dst.type.getNumElements() * getElementBytes(dst.type.getElementType());
+      if (dst.swizzle.panels % 2 == 0 && bytes > largest) {
+        largest = bytes;
+        multicastCopy = cast<CopyOp>(op);
+      }
+    }
+    if (multicastCopy) {
+      SmallVector<Value> work(multicastCopy.getSrcOffsets().begin(),
+                              multicastCopy.getSrcOffsets().end());
+      work.push_back(loop.getCount());
+      llvm::DenseSet<Value> seen;
+      while (!work.empty()) {
+        Value v = work.pop_back_val();
+        if (!seen.insert(v).second || v == loop.getInductionVar() ||
+            matchPattern(v, m_Constant()))
+          continue;
+        Operation *def = v.getDefiningOp();
+        if (def && loop->isProperAncestor(def))
+          llvm::append_range(work, def->getOperands());
+        else
+          multicastKey.insert(v);
+      }
+      if (multicastKey.size() > 8)
+        multicastCopy = nullptr;
+    }
+  }
+  if (kernel_.getMulticast() && !multicastCopy)
+    loop.emitRemark() << "multicast not applied: "
+                      << (caps_.hasClusters ? "no copy of an even number of panels whose "
+                                              "offsets depend on at most 8 outer values"
+                                            : "the target has no thread block clusters");
+  int64_t keyBytes = multicastCopy ? 8 * (int64_t(multicastKey.size()) + 1) : 0;
+  if (multicastCopy)
+    func_->setAttr(kLoweredClusterXAttr, b_.getI64IntegerAttr(2));
   func_->setAttr(kLoweredBlockThreadsAttr, b_.getI64IntegerAttr(consumers + 128));
   func_.setKnownBlockSizeAttr(b_.getDenseI32ArrayAttr({int32_t(consumers + 128), 1, 1}));
 
@@ -535,10 +588,12 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   keepRelocation_ = keepRelocation_ || pingPong_ || persistent_;
 
   // mbarriers after the planned buffers: full[s], then empty[s].
+  // (Then the cluster's key exchange slot, see above.)
   func_->setAttr(kLoweredSharedBytesAttr,
-                 b_.getI64IntegerAttr(keepRelocation_ ? std::max(relocatedSharedBytes_,
-                                                                 barrierOffset + 16 * stages)
-                                                      : barrierOffset + 16 * stages));
+                 b_.getI64IntegerAttr(keepRelocation_
+                                          ? std::max(relocatedSharedBytes_,
+                                                     barrierOffset + 16 * stages + keyBytes)
+                                          : barrierOffset + 16 * stages + keyBytes));
   Value sharedStart = memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, sharedBase_);
   auto full = [&](Value stage) {
     return toI32(add(sharedStart, add(cst(barrierOffset), mul(stage, cst(8)))));
@@ -581,15 +636,82 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   }
 
   // Thread 0 initializes the barriers; everyone sees them after the barrier.
-  ifThen(isThread(0), [&] {
-    for (int64_t s = 0; s < stages; ++s) {
-      ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", {full(cst(s))});
-      ptx("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(threads) + ";", "r",
-          {empty(cst(s))});
+  // A cluster first agrees whether it multicasts (`multicast`, the same in
+  // both blocks); then each stage's "empty" barrier counts the consumers of
+  // both blocks, since either block's producer writes the stage in both.
+  Value multicast, rank;
+  if (multicastCopy) {
+    Type i64 = b_.getI64Type();
+    auto clusterBarrier = [&] {
+      ptx("barrier.cluster.arrive.release.aligned;", "", {});
+      ptx("barrier.cluster.wait.acquire.aligned;", "", {});
+    };
+    rank = emitPtx(b_, loc_, "mov.u32 $0, %cluster_ctarank;", "=r", {}, {i32},
+                   /*sideEffects=*/false)[0];
+    Value peer = arith::XOrIOp::create(b_, loc_, rank,
+                                       arith::ConstantIntOp::create(b_, loc_, i32, 1));
+    Value present = lt(gpu::BlockIdOp::create(b_, loc_, gpu::Dimension::x), gridExtent(0));
+    SmallVector<Value> key;
+    IRMapping at;
+    for (Value v : multicastKey) {
+      FailureOr<Value> value = valueAt(v, at);
+      if (failed(value))
+        return loop.emitOpError() << "a value the multicast copy uses depends on more than the "
+                                     "block coordinates and kernel arguments";
+      key.push_back(arith::IndexCastOp::create(b_, loc_, i64, *value));
     }
-    ptx("fence.mbarrier_init.release.cluster;", "", {});
-  });
-  blockBarrier();
+    key.push_back(arith::ExtUIOp::create(b_, loc_, i64, present));
+    Value slot = toI32(add(sharedStart, cst(barrierOffset + 16 * stages)));
+    auto slotAt = [&](Value base, int64_t i) {
+      return arith::AddIOp::create(b_, loc_, base,
+                                   arith::ConstantIntOp::create(b_, loc_, i32, 8 * i));
+    };
+    ifThen(isThread(0), [&] {
+      for (auto [i, value] : llvm::enumerate(key))
+        ptx("st.shared.u64 [$0], $1;", "r,l", {slotAt(slot, i), value});
+    });
+    clusterBarrier();
+    Value remote = emitPtx(b_, loc_, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r",
+                           {slot, peer}, {i32}, /*sideEffects=*/false)[0];
+    multicast = present;
+    for (auto [i, value] : llvm::enumerate(key)) {
+      Value theirs = emitPtx(b_, loc_, "ld.shared::cluster.u64 $0, [$1];", "=l,r",
+                             {slotAt(remote, i)}, {i64}, /*sideEffects=*/true)[0];
+      multicast = arith::AndIOp::create(
+          b_, loc_, multicast,
+          arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, value, theirs));
+    }
+    // One arrival per consumer warp (of each block, multicasting): the
+    // arrivals are atomics on one word, and a remote one per thread made the
+    // stages' release the bottleneck (RESULTS.md, run 59).
+    Value emptyCount = arith::SelectOp::create(
+        b_, loc_, multicast, arith::ConstantIntOp::create(b_, loc_, i32, 2 * threads / 32),
+        arith::ConstantIntOp::create(b_, loc_, i32, threads / 32));
+    ifThen(isThread(0), [&] {
+      for (int64_t s = 0; s < stages; ++s) {
+        ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", {full(cst(s))});
+        ptx("mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", {empty(cst(s)), emptyCount});
+      }
+      ptx("fence.mbarrier_init.release.cluster;", "", {});
+    });
+    // The peer's barriers are ready (and it has read this block's slot)
+    // before anyone multicasts or arrives remotely; a block past the grid's
+    // x leaves then.
+    clusterBarrier();
+    ifThen(arith::XOrIOp::create(b_, loc_, present,
+                                 arith::ConstantIntOp::create(b_, loc_, 1, 1)),
+           [&] { ptx("exit;", "", {}); });
+  } else {
+    ifThen(isThread(0), [&] {
+      for (int64_t s = 0; s < stages; ++s) {
+        ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", {full(cst(s))});
+        ptx("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(threads) + ";", "r",
+            {empty(cst(s))});
+      }
+      ptx("fence.mbarrier_init.release.cluster;", "", {});
+    });
+    blockBarrier();
+  }
 
   // Register budget: the producer gives registers back to the consumers
   // (setmaxnreg) when the block's default share would be tight.
@@ -621,18 +743,34 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     {
       OpBuilder::InsertionGuard inner(b_);
       b_.setInsertionPoint(elected.thenBlock()->getTerminator());
+      // Waits until position k of the ring (from `base`) may be filled.
+      // The first round finds every stage free (the phase before the
+      // barrier's first one counts as complete).
+      auto waitFree = [&](Value base, Value k) {
+        auto [position, stage, round] = ring(base, k);
+        Value parity = toI32(arith::XOrIOp::create(
+            b_, loc_, arith::AndIOp::create(b_, loc_, round, cst(1)), cst(1)));
+        wait(empty(stage), parity);
+      };
       // One tile's iterations [0, tileCount), at ring positions base + k.
       auto produce = [&](Value tileCount, Value base) {
         auto forOp = scf::ForOp::create(b_, loc_, zero, tileCount, cst(1));
+        if (multicastCopy) {
+          // Multicasting, the block stays until the consumers of both
+          // blocks have released every stage: the peer's arrive on this
+          // block's barriers (a wait for the ring's next round).
+          OpBuilder::InsertionGuard tailGuard(b_);
+          auto tail = scf::IfOp::create(b_, loc_, multicast, /*withElseRegion=*/false);
+          b_.setInsertionPoint(tail.thenBlock()->getTerminator());
+          auto next = scf::ForOp::create(b_, loc_, tileCount, add(tileCount, cst(stages)), cst(1));
+          b_.setInsertionPoint(next.getBody()->getTerminator());
+          waitFree(base, next.getInductionVar());
+        }
         OpBuilder::InsertionGuard loopGuard(b_);
         b_.setInsertionPoint(forOp.getBody()->getTerminator());
         Value k = forOp.getInductionVar();
         auto [position, stage, round] = ring(base, k);
-        // The first round finds every stage free (the phase before the
-        // barrier's first one counts as complete).
-        Value parity = toI32(arith::XOrIOp::create(
-            b_, loc_, arith::AndIOp::create(b_, loc_, round, cst(1)), cst(1)));
-        wait(empty(stage), parity);
+        waitFree(base, k);
         ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], " + std::to_string(stageBytes) +
                 ";",
             "r", {full(stage)});
@@ -644,14 +782,48 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
           Value col = map_.lookupOrDefault(copy.getSrcOffsets()[1]);
           auto staged = useStage({copy.getDst()}, stage);
           Value tensorMap = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), map.arg);
-          for (int64_t p = 0; p < dst.swizzle.panels; ++p) {
+          auto issue = [&](int64_t p, bool toBoth) {
             Value target = arith::TruncIOp::create(
                 b_, loc_, i32, sharedAddress(dst, {zero, cst(p * map.columns)}));
+            SmallVector<Value> operands = {target, tensorMap,
+                                           toI32(add(col, cst(p * map.columns))), toI32(row),
+                                           full(stage)};
+            if (!toBoth) {
+              ptx("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::"
+                  "bytes [$0], [$1, {$2, $3}], [$4];",
+                  "r,l,r,r,r", operands);
+              return;
+            }
+            // Into the same offsets of both blocks' shared memory, completing
+            // on the same barrier of each.
+            operands.push_back(arith::ConstantIntOp::create(b_, loc_, b_.getI16Type(), 3));
             ptx("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::"
-                "bytes [$0], [$1, {$2, $3}], [$4];",
-                "r,l,r,r,r",
-                {target, tensorMap, toI32(add(col, cst(p * map.columns))), toI32(row),
-                 full(stage)});
+                "bytes.multicast::cluster [$0], [$1, {$2, $3}], [$4], $5;",
+                "r,l,r,r,r,h", operands);
+          };
+          if (copy != multicastCopy) {
+            for (int64_t p = 0; p < dst.swizzle.panels; ++p)
+              issue(p, false);
+            return;
+          }
+          // This block's half of the panels to both blocks, or all alone.
+          auto both = scf::IfOp::create(b_, loc_, multicast, /*withElseRegion=*/true);
+          {
+            OpBuilder::InsertionGuard branch(b_);
+            int64_t half = dst.swizzle.panels / 2;
+            b_.setInsertionPoint(both.thenBlock()->getTerminator());
+            Value second = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ne, rank,
+                                                 arith::ConstantIntOp::create(b_, loc_, i32, 0));
+            auto halves = scf::IfOp::create(b_, loc_, second, /*withElseRegion=*/true);
+            b_.setInsertionPoint(halves.thenBlock()->getTerminator());
+            for (int64_t p = half; p < 2 * half; ++p)
+              issue(p, true);
+            b_.setInsertionPoint(halves.elseBlock()->getTerminator());
+            for (int64_t p = 0; p < half; ++p)
+              issue(p, true);
+            b_.setInsertionPoint(both.elseBlock()->getTerminator());
+            for (int64_t p = 0; p < dst.swizzle.panels; ++p)
+              issue(p, false);
           }
         });
         map_ = saved;
@@ -786,6 +958,36 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     base = mul(slot, *firstCount);
     ifThen(eq(slot, cst(1)), [&] { ptx("bar.sync " + order + ";", "", {}); });
   }
+  // A stage goes back to the producer: multicasting, to both blocks'
+  // producers (either writes it here).
+  Value peerOffset;
+  if (multicastCopy) {
+    Value local = full(zero);
+    Value remote = emitPtx(b_, loc_, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r",
+                           {local, arith::XOrIOp::create(
+                                       b_, loc_, rank, arith::ConstantIntOp::create(b_, loc_, i32, 1))},
+                           {i32}, /*sideEffects=*/false)[0];
+    peerOffset = arith::SubIOp::create(b_, loc_, remote, local);
+  }
+  Value firstLane;
+  if (multicastCopy)
+    firstLane = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq,
+                                      arith::RemUIOp::create(b_, loc_, rawThreadId_, cst(32)),
+                                      zero);
+  auto release = [&](Value stage) {
+    if (!multicastCopy) {
+      ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", {empty(stage)});
+      return;
+    }
+    // Each warp's first lane, once the warp's MMAs are done.
+    ifThen(firstLane, [&] {
+      ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", {empty(stage)});
+      ifThen(multicast, [&] {
+        ptx("mbarrier.arrive.shared::cluster.b64 _, [$0];", "r",
+            {arith::AddIOp::create(b_, loc_, empty(stage), peerOffset)});
+      });
+    });
+  };
   auto forOp = scf::ForOp::create(b_, loc_, zero, count, cst(1));
   {
     OpBuilder::InsertionGuard guard(b_);
@@ -799,22 +1001,23 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     // The MMAs of iteration k - 1 are complete (one group stays in flight):
     // its stage goes back to the producer.
     Value positive = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ugt, k, zero);
-    auto release = scf::IfOp::create(b_, loc_, positive, false);
-    b_.setInsertionPoint(release.thenBlock()->getTerminator());
+    auto afterFirst = scf::IfOp::create(b_, loc_, positive, false);
+    b_.setInsertionPoint(afterFirst.thenBlock()->getTerminator());
     Value previousStage =
         arith::RemUIOp::create(b_, loc_, add(position, cst(stages - 1)), cst(stages));
-    ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", {empty(previousStage)});
+    release(previousStage);
   }
   if (pingPong_)
     ifThen(andi(eq(slot, cst(0)), secondTile), [&] { ptx("bar.arrive " + order + ";", "", {}); });
   ptx("wgmma.wait_group.sync.aligned 0;", "", {});
   // Ping-pong and persistent: the last stage goes back too (iterations of
   // another tile follow in the ring).
-  if (pingPong_ || persistent_)
+  // Multicasting, the last too (the producers' tails wait for it).
+  if (pingPong_ || persistent_ || multicastCopy)
     ifThen(arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ugt, count, zero), [&] {
-      Value last = arith::RemUIOp::create(b_, loc_, add(base, add(count, cst(stages - 1))),
-                                          cst(stages));
-      ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", {empty(last)});
+      Value end = add(count, cst(stages - 1));
+      Value last = arith::RemUIOp::create(b_, loc_, base ? add(base, end) : end, cst(stages));
+      release(last);
     });
   if (persistent_)
     memref::StoreOp::create(b_, loc_, add(base, count), ringBase_, ValueRange{zero});

@@ -255,6 +255,9 @@ LogicalResult KernelLowering::run() {
     dropPingPong();
   if (specialized_ && !pingPong_ && !persistent_ && !relocateEarlyBuffers(specialized_))
     specialized_ = nullptr;
+  if (kernel_.getMulticast() && !specialized_)
+    kernel_.emitRemark() << "multicast not applied: no warp-specialized pipelined loop (it "
+                            "needs bulk tensor copies, mbarriers and an asynchronous MMA)";
   if (specialized_) {
     consumerThreads_ = kernel_.getThreads();
     if (pingPong_)

@@ -57,6 +57,7 @@ inline constexpr char kCudaDriverLibrary[] = "libcuda.so.1";
   X(cuFuncGetAttribute)                  \
   X(cuFuncSetAttribute)                  \
   X(cuLaunchKernel)                      \
+  X(cuLaunchKernelEx)                    \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
   X(cuTensorMapEncodeTiled)              \
   X(cuStreamSynchronize)                 \

@@ -281,6 +281,10 @@ absl::StatusOr<PackedLaunch> PrepareLaunchImpl(
     return absl::InvalidArgumentError(absl::StrCat(
         "malformed kernel: shared_memory_bytes ", kernel.shared_memory_bytes()));
   }
+  if (kernel.cluster_x() < 0 || kernel.cluster_x() > 8) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed kernel: cluster_x ", kernel.cluster_x(), " outside [0, 8]"));
+  }
   packed.block_threads = kernel.block_threads();
   packed.shared_memory_bytes = kernel.shared_memory_bytes();
 
@@ -558,14 +562,40 @@ absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,
     }
     packed.slots[packed.workspace_slot] = static_cast<uint64_t>(*workspace);
   }
-  absl::Status status = ToStatus(
-      kernel.driver().cuLaunchKernel(
-          kernel.function(), static_cast<unsigned>(grid[0]),
-          static_cast<unsigned>(grid[1]), static_cast<unsigned>(grid[2]),
-          static_cast<unsigned>(packed.block_threads), 1, 1,
-          static_cast<unsigned>(packed.shared_memory_bytes), stream,
-          packed.kernel_params.data(), nullptr),
-      "cuLaunchKernel");
+  absl::Status status;
+  const int64_t cluster = kernel.spec().cluster_x();
+  if (cluster > 1 && kernel.persistent_blocks() <= 0) {
+    // Thread block clusters along x: the grid's x rounded up to a multiple
+    // (the kernel makes the extra blocks leave).
+    grid[0] = (grid[0] + cluster - 1) / cluster * cluster;
+    CUlaunchAttribute attribute = {};
+    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attribute.value.clusterDim.x = static_cast<unsigned>(cluster);
+    attribute.value.clusterDim.y = 1;
+    attribute.value.clusterDim.z = 1;
+    CUlaunchConfig config = {};
+    config.gridDimX = static_cast<unsigned>(grid[0]);
+    config.gridDimY = static_cast<unsigned>(grid[1]);
+    config.gridDimZ = static_cast<unsigned>(grid[2]);
+    config.blockDimX = static_cast<unsigned>(packed.block_threads);
+    config.blockDimY = config.blockDimZ = 1;
+    config.sharedMemBytes = static_cast<unsigned>(packed.shared_memory_bytes);
+    config.hStream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    status = ToStatus(kernel.driver().cuLaunchKernelEx(&config, kernel.function(),
+                                                       packed.kernel_params.data(), nullptr),
+                      "cuLaunchKernelEx");
+  } else {
+    status = ToStatus(
+        kernel.driver().cuLaunchKernel(
+            kernel.function(), static_cast<unsigned>(grid[0]),
+            static_cast<unsigned>(grid[1]), static_cast<unsigned>(grid[2]),
+            static_cast<unsigned>(packed.block_threads), 1, 1,
+            static_cast<unsigned>(packed.shared_memory_bytes), stream,
+            packed.kernel_params.data(), nullptr),
+        "cuLaunchKernel");
+  }
   if (status.ok()) return status;
   return absl::Status(
       status.code(),
@@ -627,6 +657,7 @@ std::string FormatSignature(const CompiledKernel& kernel) {
       absl::StrJoin(grid, ", "), ") block ", kernel.block_threads(), " smem ",
       kernel.shared_memory_bytes(), " B target ", kernel.target());
   if (kernel.persistent()) absl::StrAppend(&text, ", persistent");
+  if (kernel.cluster_x() > 1) absl::StrAppend(&text, ", clusters of ", kernel.cluster_x());
   if (kernel.stream_k_slot_bytes() > 0) absl::StrAppend(&text, ", stream-K");
   for (const TensorMap& map : kernel.tensor_maps()) {
     // "TMA A[128, 64] swizzle 128": a tensor map of param A, its box.

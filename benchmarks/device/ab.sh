@@ -8,7 +8,8 @@
 #   KERNELS="gemm_f16 gemm_f16__lsr" BUNDLES=".device/bundles/sm_80.hand.pb" \
 #     ROUNDS=2 OUT=/tmp/o bash .device/ab.sh
 #
-# A kernel written "name@bundle.pb" runs from that bundle alone.
+# A kernel written "name@bundle.pb" runs from that bundle alone. TIME_WRONG=1
+# times wrong results too (ceiling experiments on PTX that skips work).
 set -uo pipefail
 out="${OUT:-out}"
 mkdir -p "$out"
@@ -19,7 +20,8 @@ for round in $(seq "${ROUNDS:-2}"); do
     # compiler's PTX, whose launch description differs from today's).
     bundles="$BUNDLES"
     if [[ "$k" == *@* ]]; then bundles="${k#*@}"; k="${k%%@*}"; fi
-    timeout 90 ./.device/device_runner --workloads=benchmark --kernels="$k" $bundles 2>&1 |
+    timeout 90 ./.device/device_runner --workloads=benchmark ${TIME_WRONG:+--time-wrong} \
+      --kernels="$k" $bundles 2>&1 |
       grep -E "^sm_|FAIL|error" | sed "s/^/r$round /"
   done
 done > "$out/ab.txt"

@@ -56,6 +56,9 @@ struct Report {
 /// How to run a workload.
 struct RunOptions {
   bool time = false;
+  /// Time a launch whose result is wrong too (the report still fails):
+  /// ceiling experiments on hand-edited PTX that skips part of the work.
+  bool time_wrong = false;
   runtime::TimingOptions timing;
   /// Seed of the random inputs (fresh inputs per seed).
   uint64_t seed = 1;

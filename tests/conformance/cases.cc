@@ -228,6 +228,14 @@ const std::vector<Case>& AllCases() {
       c.persistent = false;
       return c;
     });
+    // The grid launch in clusters of two, B multicast where the blocks of a
+    // cluster share its tiles (on sm_90a; a remark elsewhere).
+    addSchedule("grid_mc", [](const std::string& target) {
+      GemmConfig c = GemmConfig::ForTarget(target);
+      c.persistent = false;
+      c.multicast = true;
+      return c;
+    });
     // Stream-K: persistent, the last partial wave split along K.
     addSchedule("streamk", [](const std::string& target) {
       GemmConfig c = GemmConfig::ForTarget(target);

@@ -166,6 +166,16 @@ tile.kernel @too_many_threads(%A: !tile.tensor<4xf32>) grid(affine_map<()[] -> (
 
 // -----
 
+// expected-error @+1 {{'tile.kernel' op multicast is for a grid launch: it cannot be combined with persistent}}
+tile.kernel @multicast_persistent(%A: !tile.tensor<4xf32>) grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) attributes {multicast, persistent} {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op multicast is for a grid launch: it cannot be combined with pingpong}}
+tile.kernel @multicast_pingpong(%A: !tile.tensor<4xf32>) grid(affine_map<()[] -> (1, 1)>) threads(32) blocks(%bx, %by) attributes {multicast, pingpong} {}
+
+// -----
+
 // expected-error @+1 {{'tile.kernel' op threads per block must be in [1, 1024], got -1}}
 tile.kernel @negative_threads(%A: !tile.tensor<4xf32>) grid(affine_map<()[] -> (1)>) threads(-1) blocks(%bx) {}
 

@@ -294,6 +294,16 @@ TEST(PrepareLaunch, RejectsMalformedKernelDescriptions) {
   kernel.mutable_dim_groups(0)->add_dims(7);
   EXPECT_THAT(PrepareLaunch(kernel, VectorAddArgs(8, 8, 8)).status().message(),
               HasSubstr("dimension group N refers to dynamic dimension 7"));
+  kernel = VectorAddKernel();
+  kernel.set_cluster_x(16);
+  EXPECT_THAT(PrepareLaunch(kernel, VectorAddArgs(8, 8, 8)).status().message(),
+              HasSubstr("cluster_x 16 outside [0, 8]"));
+}
+
+TEST(FormatSignature, SaysClusters) {
+  CompiledKernel kernel = TensorMapKernel();
+  kernel.set_cluster_x(2);
+  EXPECT_THAT(FormatSignature(kernel), HasSubstr(", clusters of 2, TMA A[128, 64]"));
 }
 
 TEST(FormatSignature, ListsTensorMaps) {
