@@ -681,9 +681,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
           b_, loc_, multicast,
           arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, value, theirs));
     }
-    // One arrival per consumer warp (of each block, multicasting): the
-    // arrivals are atomics on one word, and a remote one per thread made the
-    // stages' release the bottleneck (RESULTS.md, run 59).
+    // One arrival per consumer warp (of each block, multicasting): fewer
+    // atomics on one word, locally and across the cluster.
     Value emptyCount = arith::SelectOp::create(
         b_, loc_, multicast, arith::ConstantIntOp::create(b_, loc_, i32, 2 * threads / 32),
         arith::ConstantIntOp::create(b_, loc_, i32, threads / 32));
