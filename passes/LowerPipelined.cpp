@@ -513,15 +513,16 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   func_->setAttr(kTensorMapsAttr, b_.getDenseI64ArrayAttr(mapAttr));
 
   // Clusters of two blocks along x (KernelOp `multicast`, a grid launch;
-  // the runtime rounds the grid's x up to even): where both blocks of a cluster load the same tile
-  // of the largest copy (whole panels, an even number) in every iteration,
-  // each loads half of its panels and multicasts them to both, which halves
-  // that copy's traffic from L2. Whether they do is decided at run time:
-  // the blocks exchange the values the copy's offsets and the iteration
-  // count take from before the loop (`multicastKey`) through distributed
-  // shared memory, and agree when all are equal and both blocks are in the
-  // grid (a raster order that puts tile rows of one column side by side
-  // pairs most blocks; the rest load alone).
+  // the runtime rounds the grid's x up to even): where both blocks of a
+  // cluster load the same tile of the largest copy (whole panels, an even
+  // number) in every iteration, each loads half of its panels and
+  // multicasts them to both, which halves that copy's traffic from L2.
+  // Whether they do is decided at run time: the blocks exchange the values
+  // the copy's offsets and the iteration count take from before the loop
+  // (`multicastKey`) through distributed shared memory, and agree when all
+  // are equal and both blocks are in the grid (a raster order that puts
+  // tile rows of one column side by side pairs most blocks; the rest load
+  // alone).
   CopyOp multicastCopy;
   llvm::SetVector<Value> multicastKey;
   if (kernel_.getMulticast() && caps_.hasClusters && !pingPong_ && !persistent_ && !streamK_) {
@@ -962,10 +963,10 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   Value peerOffset;
   if (multicastCopy) {
     Value local = full(zero);
+    Value peer = arith::XOrIOp::create(b_, loc_, rank,
+                                       arith::ConstantIntOp::create(b_, loc_, i32, 1));
     Value remote = emitPtx(b_, loc_, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r",
-                           {local, arith::XOrIOp::create(
-                                       b_, loc_, rank, arith::ConstantIntOp::create(b_, loc_, i32, 1))},
-                           {i32}, /*sideEffects=*/false)[0];
+                           {local, peer}, {i32}, /*sideEffects=*/false)[0];
     peerOffset = arith::SubIOp::create(b_, loc_, remote, local);
   }
   Value firstLane;
