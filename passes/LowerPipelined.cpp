@@ -497,10 +497,12 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
         if (kernel_.getKernelArgument(i) == copy.getSrc())
           param = i;
       unsigned index = func_.getNumArguments();
-      func_.insertArgument(index, LLVM::LLVMPointerType::get(ctx), 
-                           b_.getDictionaryAttr(b_.getNamedAttr(
-                               LLVM::LLVMDialect::getAlignAttrName(), b_.getI64IntegerAttr(64))),
-                           loc_);
+      if (failed(func_.insertArgument(
+              index, LLVM::LLVMPointerType::get(ctx),
+              b_.getDictionaryAttr(b_.getNamedAttr(LLVM::LLVMDialect::getAlignAttrName(),
+                                                   b_.getI64IntegerAttr(64))),
+              loc_)))
+        return failure();
       maps.push_back({copy.getSrc(), rows, columns, dst.swizzle.rowBytes,
                       func_.getArgument(index)});
       mapArgs.push_back(index);
@@ -769,7 +771,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
         OpBuilder::InsertionGuard loopGuard(b_);
         b_.setInsertionPoint(forOp.getBody()->getTerminator());
         Value k = forOp.getInductionVar();
-        auto [position, stage, round] = ring(base, k);
+        Value stage = std::get<1>(ring(base, k));
         waitFree(base, k);
         ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], " + std::to_string(stageBytes) +
                 ";",
