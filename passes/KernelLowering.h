@@ -124,6 +124,9 @@ private:
   /// (16 bytes) instead of 2, and a warp's stores fill whole 32-byte
   /// sectors. False (nothing emitted) for any other copy.
   bool lowerMmaFragmentStore(CopyOp copy);
+  /// Fragment slots `slot` and `slot` + 1, converted to the 16-bit `elt` and
+  /// packed in 32 bits (an MMA accumulator's pair, as stores move it).
+  Value packedPair(const BufferInfo &frag, int64_t slot, Type elt);
   /// A copy of an m16n8-layout fragment to a 16-bit shared buffer of its
   /// shape on a target with stmatrix: one stmatrix.x4 per 16 x 16 of a warp's
   /// tile (each lane's pairs are the matrices' fragments as they are) instead

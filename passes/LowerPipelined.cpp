@@ -478,6 +478,10 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   SmallVector<int64_t> mapArgs, mapAttr;
   DenseMap<Operation *, unsigned> mapOf;
   int64_t stageBytes = 0;
+  // The largest copy of an even number of panels (a candidate to multicast,
+  // see below).
+  CopyOp largestEven;
+  int64_t largestEvenBytes = 0;
   for (Operation &op : loop.getBodyBlock().without_terminator()) {
     if (!ahead.contains(&op))
       continue;
@@ -486,7 +490,12 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     int64_t element = getElementBytes(dst.type.getElementType());
     int64_t rows = copy.getTileType().getShape()[0];
     int64_t columns = dst.swizzle.rowBytes / element;
-    stageBytes += dst.type.getNumElements() * element;
+    int64_t bytes = dst.type.getNumElements() * element;
+    stageBytes += bytes;
+    if (dst.swizzle.panels % 2 == 0 && bytes > largestEvenBytes) {
+      largestEvenBytes = bytes;
+      largestEven = copy;
+    }
     auto it = llvm::find_if(maps, [&](const Map &map) {
       return map.tensor == copy.getSrc() && map.rows == rows && map.columns == columns &&
              map.swizzle == dst.swizzle.rowBytes;
@@ -528,17 +537,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   CopyOp multicastCopy;
   llvm::SetVector<Value> multicastKey;
   if (kernel_.getMulticast() && caps_.hasClusters && !pingPong_ && !persistent_ && !streamK_) {
-    int64_t largest = 0;
-    for (Operation &op : loop.getBodyBlock().without_terminator()) {
-      if (!ahead.contains(&op))
-        continue;
-      const BufferInfo &dst = buffers_[cast<CopyOp>(op).getDst()];
-      int64_t bytes = dst.type.getNumElements() * getElementBytes(dst.type.getElementType());
-      if (dst.swizzle.panels % 2 == 0 && bytes > largest) {
-        largest = bytes;
-        multicastCopy = cast<CopyOp>(op);
-      }
-    }
+    multicastCopy = largestEven;
     if (multicastCopy) {
       SmallVector<Value> work(multicastCopy.getSrcOffsets().begin(),
                               multicastCopy.getSrcOffsets().end());
@@ -642,7 +641,17 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   // A cluster first agrees whether it multicasts (`multicast`, the same in
   // both blocks); then each stage's "empty" barrier counts the consumers of
   // both blocks, since either block's producer writes the stage in both.
-  Value multicast, rank;
+  // `initEmpty` initializes one stage's "empty" barrier.
+  auto initBarriers = [&](llvm::function_ref<void(Value)> initEmpty) {
+    ifThen(isThread(0), [&] {
+      for (int64_t s = 0; s < stages; ++s) {
+        ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", {full(cst(s))});
+        initEmpty(empty(cst(s)));
+      }
+      ptx("fence.mbarrier_init.release.cluster;", "", {});
+    });
+  };
+  Value multicast, rank, peer;
   if (multicastCopy) {
     Type i64 = b_.getI64Type();
     auto clusterBarrier = [&] {
@@ -651,8 +660,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     };
     rank = emitPtx(b_, loc_, "mov.u32 $0, %cluster_ctarank;", "=r", {}, {i32},
                    /*sideEffects=*/false)[0];
-    Value peer = arith::XOrIOp::create(b_, loc_, rank,
-                                       arith::ConstantIntOp::create(b_, loc_, i32, 1));
+    peer = arith::XOrIOp::create(b_, loc_, rank, arith::ConstantIntOp::create(b_, loc_, i32, 1));
     Value present = lt(gpu::BlockIdOp::create(b_, loc_, gpu::Dimension::x), gridExtent(0));
     SmallVector<Value> key;
     IRMapping at;
@@ -689,12 +697,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     Value emptyCount = arith::SelectOp::create(
         b_, loc_, multicast, arith::ConstantIntOp::create(b_, loc_, i32, 2 * threads / 32),
         arith::ConstantIntOp::create(b_, loc_, i32, threads / 32));
-    ifThen(isThread(0), [&] {
-      for (int64_t s = 0; s < stages; ++s) {
-        ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", {full(cst(s))});
-        ptx("mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", {empty(cst(s)), emptyCount});
-      }
-      ptx("fence.mbarrier_init.release.cluster;", "", {});
+    initBarriers([&](Value barrier) {
+      ptx("mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", {barrier, emptyCount});
     });
     // The peer's barriers are ready (and it has read this block's slot)
     // before anyone multicasts or arrives remotely; a block past the grid's
@@ -704,13 +708,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
                                  arith::ConstantIntOp::create(b_, loc_, 1, 1)),
            [&] { ptx("exit;", "", {}); });
   } else {
-    ifThen(isThread(0), [&] {
-      for (int64_t s = 0; s < stages; ++s) {
-        ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", {full(cst(s))});
-        ptx("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(threads) + ";", "r",
-            {empty(cst(s))});
-      }
-      ptx("fence.mbarrier_init.release.cluster;", "", {});
+    initBarriers([&](Value barrier) {
+      ptx("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(threads) + ";", "r", {barrier});
     });
     blockBarrier();
   }
@@ -745,14 +744,15 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     {
       OpBuilder::InsertionGuard inner(b_);
       b_.setInsertionPoint(elected.thenBlock()->getTerminator());
-      // Waits until position k of the ring (from `base`) may be filled.
-      // The first round finds every stage free (the phase before the
-      // barrier's first one counts as complete).
+      // Waits until position k of the ring (from `base`) may be filled, and
+      // returns its stage. The first round finds every stage free (the
+      // phase before the barrier's first one counts as complete).
       auto waitFree = [&](Value base, Value k) {
         auto [position, stage, round] = ring(base, k);
         Value parity = toI32(arith::XOrIOp::create(
             b_, loc_, arith::AndIOp::create(b_, loc_, round, cst(1)), cst(1)));
         wait(empty(stage), parity);
+        return stage;
       };
       // One tile's iterations [0, tileCount), at ring positions base + k.
       auto produce = [&](Value tileCount, Value base) {
@@ -771,8 +771,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
         OpBuilder::InsertionGuard loopGuard(b_);
         b_.setInsertionPoint(forOp.getBody()->getTerminator());
         Value k = forOp.getInductionVar();
-        Value stage = std::get<1>(ring(base, k));
-        waitFree(base, k);
+        Value stage = waitFree(base, k);
         ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], " + std::to_string(stageBytes) +
                 ";",
             "r", {full(stage)});
@@ -962,20 +961,16 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   }
   // A stage goes back to the producer: multicasting, to both blocks'
   // producers (either writes it here).
-  Value peerOffset;
+  Value peerOffset, firstLane;
   if (multicastCopy) {
     Value local = full(zero);
-    Value peer = arith::XOrIOp::create(b_, loc_, rank,
-                                       arith::ConstantIntOp::create(b_, loc_, i32, 1));
     Value remote = emitPtx(b_, loc_, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r",
                            {local, peer}, {i32}, /*sideEffects=*/false)[0];
     peerOffset = arith::SubIOp::create(b_, loc_, remote, local);
-  }
-  Value firstLane;
-  if (multicastCopy)
     firstLane = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq,
                                       arith::RemUIOp::create(b_, loc_, rawThreadId_, cst(32)),
                                       zero);
+  }
   auto release = [&](Value stage) {
     if (!multicastCopy) {
       ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", {empty(stage)});

@@ -1143,6 +1143,14 @@ void KernelLowering::storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coord
   }
 }
 
+Value KernelLowering::packedPair(const BufferInfo &frag, int64_t slot, Type elt) {
+  SmallVector<Value> pair;
+  for (int64_t e = 0; e < 2; ++e)
+    pair.push_back(
+        convert(memref::LoadOp::create(b_, loc_, frag.memref, ValueRange{cst(slot + e)}), elt));
+  return LLVM::BitcastOp::create(b_, loc_, b_.getI32Type(), packVector(pair));
+}
+
 bool KernelLowering::lowerMmaFragmentStore(CopyOp copy) {
   // Loads keep the generic path: measured on the H200 (RESULTS.md run 15),
   // a guarded 16-byte load per lane followed by the shuffles serializes the
@@ -1191,14 +1199,8 @@ bool KernelLowering::lowerMmaFragmentStore(CopyOp copy) {
                                      add(offsets[1], add(colBase, cst(g * 32)))};
         // P[j]: this lane's pair (packed in 32 bits) of atom tile 4 g + j.
         SmallVector<Value> pairs;
-        for (int64_t j = 0; j < 4; ++j) {
-          int64_t slot = ((mi * nt + 4 * g + j) * 2 + h) * 2;
-          SmallVector<Value> pair;
-          for (int64_t e = 0; e < 2; ++e)
-            pair.push_back(convert(
-                memref::LoadOp::create(b_, loc_, frag.memref, ValueRange{cst(slot + e)}), elt));
-          pairs.push_back(LLVM::BitcastOp::create(b_, loc_, i32, packVector(pair)));
-        }
+        for (int64_t j = 0; j < 4; ++j)
+          pairs.push_back(packedPair(frag, ((mi * nt + 4 * g + j) * 2 + h) * 2, elt));
         // The 4 x 4 transpose within the quad (lane t ends with Q[s] = the
         // pair of lane s in tile t: 8 consecutive elements) as two butterfly
         // stages: stage b swaps bit b of the lane with bit b of the slot, so
@@ -1246,7 +1248,6 @@ bool KernelLowering::lowerMmaFragmentToShared(CopyOp copy) {
   if (nt % 2 != 0)
     return false;
   Type elt = dstBuffer.getElementType();
-  Type i32 = b_.getI32Type();
   // stmatrix.x4 stores four 8 x 8 matrices; lanes 8i..8i+7 give the row
   // addresses of matrix i, and each lane's register i holds its pair of
   // matrix i in the accumulator's own layout (row lane / 4, columns
@@ -1262,14 +1263,8 @@ bool KernelLowering::lowerMmaFragmentToShared(CopyOp copy) {
   for (int64_t mi = 0; mi < mt; ++mi)
     for (int64_t q = 0; q < nt / 2; ++q) {
       SmallVector<Value> operands = {sharedAddress32(dst, {row, col}, {mi * 16, q * 16})};
-      for (int64_t i = 0; i < 4; ++i) {
-        int64_t slot = ((mi * nt + 2 * q + i / 2) * 2 + i % 2) * 2;
-        SmallVector<Value> pair;
-        for (int64_t e = 0; e < 2; ++e)
-          pair.push_back(convert(
-              memref::LoadOp::create(b_, loc_, frag.memref, ValueRange{cst(slot + e)}), elt));
-        operands.push_back(LLVM::BitcastOp::create(b_, loc_, i32, packVector(pair)));
-      }
+      for (int64_t i = 0; i < 4; ++i)
+        operands.push_back(packedPair(frag, ((mi * nt + 2 * q + i / 2) * 2 + i % 2) * 2, elt));
       emitPtx(b_, loc_, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
               "r,r,r,r,r", operands, {}, /*sideEffects=*/true);
     }
