@@ -277,13 +277,16 @@ private:
   /// wgmma.mma_async with A and B read from swizzled shared buffers through
   /// matrix descriptors (PTX ISA §9.7.15.5.1.2).
   LogicalResult lowerGemmWgmma(GemmOp gemm, const MmaAtom &atom);
-  /// The 64-bit wgmma matrix descriptor of the operand tile of `buffer`
-  /// starting at (row, col) (`row` a multiple of 8); `mnMajor` when the
-  /// buffer's rows run along M or N.
-  /// `groupStride`: 8-row groups of a K-major operand this many groups
-  /// apart (2 interleaves two m64 instructions' rows, see lowerGemmWgmma).
-  Value wgmmaDescriptor(const BufferInfo &buffer, Value row, Value col, bool mnMajor,
-                        int64_t groupStride = 1);
+  /// The 64-bit wgmma matrix descriptors of `steps` operand tiles of
+  /// `buffer`, the first starting at (row, col) (`row` a multiple of 8),
+  /// each next one 16 elements further along K: along the rows when
+  /// `mnMajor` (the buffer's rows run along K, its columns along M or N),
+  /// along the columns otherwise. `groupStride`: 8-row groups of a K-major
+  /// operand this many groups apart (2 interleaves two m64 instructions'
+  /// rows, see lowerGemmWgmma). Only the first is computed in full; the
+  /// others add their constant byte offset to its start address.
+  SmallVector<Value> wgmmaDescriptors(const BufferInfo &buffer, Value row, Value col,
+                                      bool mnMajor, int64_t steps, int64_t groupStride = 1);
   /// An empty instruction that reads and rewrites the first `regs` slots of
   /// a fragment, so LLVM orders every other access to them around it (what
   /// CUTLASS's warpgroup_fence_operand does): accumulators of an async MMA
@@ -508,6 +511,8 @@ private:
   /// that tile's block coordinates); failure when it depends on anything
   /// else.
   FailureOr<Value> valueAt(Value value, IRMapping &at);
+  /// Whether `value` (tile IR) depends on the block coordinates.
+  bool dependsOnBlockIndices(Value value);
   /// The grid's extent along `dim`, evaluated from the dynamic dimensions.
   Value gridExtent(unsigned dim);
   /// The dynamic tensor dimensions in argument order (the grid's symbols).

@@ -293,8 +293,9 @@ LogicalResult KernelLowering::lowerGemmQuadpair(GemmOp gemm, const MmaAtom &atom
   return success();
 }
 
-Value KernelLowering::wgmmaDescriptor(const BufferInfo &buffer, Value row, Value col,
-                                      bool mnMajor, int64_t groupStride) {
+SmallVector<Value> KernelLowering::wgmmaDescriptors(const BufferInfo &buffer, Value row,
+                                                    Value col, bool mnMajor, int64_t steps,
+                                                    int64_t groupStride) {
   // Bits 0-13: start address >> 4; 16-29: leading byte offset >> 4; 32-45:
   // stride byte offset >> 4; 62-63: swizzle (1: 128 B, 2: 64 B, 3: 32 B).
   // K-major: 8-row groups are 8 rows apart (stride); the leading offset is
@@ -302,21 +303,41 @@ Value KernelLowering::wgmmaDescriptor(const BufferInfo &buffer, Value row, Value
   // are the leading offset apart.
   const SharedSwizzle &swizzle = buffer.swizzle;
   int64_t rows = buffer.type.getShape()[0];
+  int64_t element = getElementBytes(buffer.type.getElementType());
   int64_t stride = 8 * swizzle.rowBytes * groupStride;
   int64_t leading = mnMajor ? rows * swizzle.rowBytes : 16;
   int64_t mode = swizzle.rowBytes == 128 ? 1 : swizzle.rowBytes == 64 ? 2 : 3;
-  uint64_t fields = (uint64_t((leading >> 4) & 0x3FFF) << 16) |
-                    (uint64_t((stride >> 4) & 0x3FFF) << 32) | (uint64_t(mode) << 62);
-  Type i64 = b_.getI64Type();
-  Value address = sharedAddress(buffer, {row, col});
-  Value start = arith::ShRUIOp::create(
+  Type i32 = b_.getI32Type(), i64 = b_.getI64Type();
+  auto i32Constant = [&](int64_t v) { return arith::ConstantIntOp::create(b_, loc_, i32, v); };
+  // The low word: start address and leading offset. Shared addresses stay
+  // below 2^18, so a later step's start (at most the tile's end) never
+  // carries out of its 14 bits; the high word is a constant.
+  Value address = sharedAddress32(buffer, {row, col});
+  Value low = arith::OrIOp::create(
       b_, loc_,
-      arith::AndIOp::create(b_, loc_, address,
-                            arith::ConstantOp::create(b_, loc_, b_.getIntegerAttr(i64, 0x3FFFF))),
-      arith::ConstantOp::create(b_, loc_, b_.getIntegerAttr(i64, 4)));
-  return arith::OrIOp::create(b_, loc_, start,
-                              arith::ConstantOp::create(b_, loc_,
-                                                        b_.getIntegerAttr(i64, int64_t(fields))));
+      arith::ShRUIOp::create(b_, loc_, arith::AndIOp::create(b_, loc_, address, i32Constant(0x3FFFF)),
+                             i32Constant(4)),
+      i32Constant(((leading >> 4) & 0x3FFF) << 16));
+  Value high = arith::ConstantOp::create(
+      b_, loc_,
+      b_.getIntegerAttr(i64, int64_t((uint64_t((stride >> 4) & 0x3FFF) << 32) |
+                                     (uint64_t(mode) << 62))));
+  SmallVector<Value> descriptors;
+  for (int64_t ks = 0; ks < steps; ++ks) {
+    // 16 elements along K: whole 8-row groups of an MN-major tile (rows
+    // rowBytes apart); within a K-major tile's swizzled rows (the hardware
+    // swizzles the addresses it forms), panels rows x rowBytes apart.
+    int64_t bytes = 16 * ks * element;
+    int64_t offset = mnMajor ? 16 * ks * swizzle.rowBytes
+                             : bytes / swizzle.rowBytes * rows * swizzle.rowBytes +
+                                   bytes % swizzle.rowBytes;
+    Value stepLow = ks == 0 ? low
+                            : arith::AddIOp::create(b_, loc_, low, i32Constant(offset >> 4),
+                                                    arith::IntegerOverflowFlags::nuw);
+    descriptors.push_back(arith::OrIOp::create(
+        b_, loc_, arith::ExtUIOp::create(b_, loc_, i64, stepLow), high));
+  }
+  return descriptors;
 }
 
 SmallVector<Value> KernelLowering::fenceValues(ArrayRef<Value> values) {
@@ -422,21 +443,25 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp gemm, const MmaAtom &atom) {
     constraints += registersA ? ",r,r,r,r,l" : reps == 1 ? ",l,l" : ",l,l,l";
   for (int64_t r = 0; r < regs * reps; ++r)
     constraints += "," + std::to_string(r);
+  // A is 64 x 16 at (row0, k0): K-major unless transposed; or this warp's
+  // registers of it. B is 16 x N at k0: MN-major unless transposed (then
+  // N x 16, K-major).
+  SmallVector<SmallVector<Value>> aDescriptors;
+  if (!registersA && transA)
+    aDescriptors.push_back(wgmmaDescriptors(a, cst(0), row0, true, steps));
+  else if (!registersA)
+    for (int64_t r = 0; r < reps; ++r)
+      aDescriptors.push_back(
+          wgmmaDescriptors(a, add(row0, cst(8 * r)), cst(0), false, steps, reps));
+  SmallVector<Value> bDescriptors = transB ? wgmmaDescriptors(b, cst(0), cst(0), false, steps)
+                                           : wgmmaDescriptors(b, cst(0), cst(0), true, steps);
   SmallVector<Value> operands;
   for (int64_t ks = 0; ks < steps; ++ks) {
-    Value k0 = cst(ks * 16);
-    // A is 64 x 16 at (row0, k0): K-major unless transposed; or this
-    // warp's registers of it.
     if (registersA)
       llvm::append_range(operands, fragmentARegisters(a, 0, ks));
-    else if (transA)
-      operands.push_back(wgmmaDescriptor(a, k0, row0, true));
-    else
-      for (int64_t r = 0; r < reps; ++r)
-        operands.push_back(wgmmaDescriptor(a, add(row0, cst(8 * r)), k0, false, reps));
-    // B is 16 x N at k0: MN-major unless transposed (then N x 16, K-major).
-    operands.push_back(transB ? wgmmaDescriptor(b, cst(0), k0, false)
-                              : wgmmaDescriptor(b, k0, cst(0), true));
+    for (const SmallVector<Value> &descriptors : aDescriptors)
+      operands.push_back(descriptors[ks]);
+    operands.push_back(bDescriptors[ks]);
   }
   // The accumulators stay SSA values through the gemm (one load and one
   // store of the fragment), fenced so LLVM orders other accesses around it.
