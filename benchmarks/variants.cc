@@ -155,6 +155,11 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
     examples::GemmConfig gridMulticast = grid;
     gridMulticast.multicast = true;
     if (!addSchedule(gridMulticast, "grid_mc", true)) return false;
+    // The persistent default in clusters of two (tiles t and t ^ 1 share
+    // B's tiles), as cuBLAS's kernels at 4096^3 and 8192^3 run (run 63).
+    examples::GemmConfig multicast = examples::GemmConfig::ForTarget(target);
+    multicast.multicast = true;
+    if (!addSchedule(multicast, "mc", true)) return false;
     // Stream-K: the default tile, persistent, the last partial wave split
     // along K over all blocks.
     examples::GemmConfig streamK = examples::GemmConfig::ForTarget(target);

@@ -32,7 +32,7 @@ struct GemmConfig {
   bool persistent = false;
   bool streamK = false;
   /// Clusters of two blocks along x sharing B's tiles by multicast
-  /// (KernelBuilder::Multicast; a grid launch).
+  /// (KernelBuilder::Multicast; a grid launch or a persistent one).
   bool multicast = false;
 
   /// The tuned defaults for a target: on sm_90a two warpgroups, each one

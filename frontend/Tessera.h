@@ -380,11 +380,11 @@ public:
   /// not depend on the block; otherwise it stays persistent, with a remark.
   void StreamK(SourceLoc loc = {});
   /// Asks for thread block clusters of two blocks along x whose shared
-  /// tiles are multicast (a grid launch: not with PingPong or Persistent):
-  /// on targets with clusters and a warp-specialized Pipelined loop, two
-  /// neighboring blocks that load the same tile of the loop's largest copy
-  /// (checked at run time) each load half and multicast it to both. Pays
-  /// where L2 traffic limits (RESULTS.md, run 61); elsewhere a remark.
+  /// tiles are multicast (not with PingPong or StreamK): on targets with
+  /// clusters and a warp-specialized Pipelined loop, two neighboring blocks
+  /// (a persistent kernel: tiles t and t ^ 1) that load the same tile of
+  /// the loop's largest copy each load half and multicast it to both. Pays
+  /// where L2 traffic limits (RESULTS.md); elsewhere a remark.
   void Multicast(SourceLoc loc = {});
 
   /// Finishes the kernel and verifies it; errors are kept in Kernel::status().

@@ -315,9 +315,9 @@ LogicalResult KernelOp::verify() {
     return emitOpError() << "stream_k needs persistent";
   if (getPingpong() && getPersistent())
     return emitOpError() << "pingpong and persistent cannot be combined";
-  if (getMulticast() && (getPingpong() || getPersistent()))
-    return emitOpError() << "multicast is for a grid launch: it cannot be combined with "
-                         << (getPingpong() ? "pingpong" : "persistent");
+  if (getMulticast() && (getPingpong() || getStreamK()))
+    return emitOpError() << "multicast cannot be combined with "
+                         << (getPingpong() ? "pingpong" : "stream_k");
   if (getPingpong() && grid.getNumResults() < 2)
     return emitOpError() << "pingpong pairs blocks along y: it needs a grid of two or three "
                             "extents, got "

@@ -65,14 +65,16 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     accumulators are cleared before it, and whose iteration count does not
     depend on the block; elsewhere the kernel stays persistent (a remark).
 
-    `multicast` (optional, a grid launch: not with `persistent` or
-    `pingpong`) launches thread block clusters of two blocks along x where
-    the target has them and the first pipelined loop is warp-specialized:
-    when both blocks of a cluster load the same tile of the loop's largest
-    copy in every iteration (checked at run time), each loads half of it and
-    multicasts it to both, halving that copy's traffic from L2; blocks
-    whose neighbor loads another tile load alone. Elsewhere the grid runs as
-    written (a remark).
+    `multicast` (optional; not with `pingpong` or `stream_k`) launches
+    thread block clusters of two blocks along x where the target has them and
+    the first pipelined loop is warp-specialized: when both blocks of a
+    cluster load the same tile of the loop's largest copy in every iteration
+    (each block recomputes its neighbor's tile to check), each loads half of
+    it and multicasts it to both, halving that copy's traffic from L2;
+    blocks whose neighbor loads another tile load alone. A persistent
+    kernel decides per tile (tiles t and t ^ 1 pair up) and needs an
+    iteration count that does not depend on the tile. Elsewhere the kernel
+    runs as written (a remark).
 
     Example:
 

@@ -523,47 +523,51 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   func_->setAttr(kTensorMapArgsAttr, b_.getDenseI64ArrayAttr(mapArgs));
   func_->setAttr(kTensorMapsAttr, b_.getDenseI64ArrayAttr(mapAttr));
 
-  // Clusters of two blocks along x (KernelOp `multicast`, a grid launch;
-  // the runtime rounds the grid's x up to even): where both blocks of a
-  // cluster load the same tile of the largest copy (whole panels, an even
-  // number) in every iteration, each loads half of its panels and
-  // multicasts them to both, which halves that copy's traffic from L2.
-  // Whether they do is decided at run time: the blocks exchange the values
-  // the copy's offsets and the iteration count take from before the loop
-  // (`multicastKey`) through distributed shared memory, and agree when all
-  // are equal and both blocks are in the grid (a raster order that puts
-  // tile rows of one column side by side pairs most blocks; the rest load
-  // alone).
+  // Clusters of two blocks along x (KernelOp `multicast`; the runtime
+  // launches an even number of blocks): where both blocks of a cluster load
+  // the same tile of the largest copy (whole panels, an even number) in
+  // every iteration, each loads half of its panels and multicasts them to
+  // both, which halves that copy's traffic from L2. Whether they do is
+  // decided per tile, by both blocks alike: each recomputes the values the
+  // copy's offsets and the iteration count take from before the loop
+  // (`multicastKey`) at its peer's coordinates (block x ^ 1 of a grid
+  // launch, linear tile t ^ 1 of a persistent one) and compares them with
+  // its own. A raster order that puts tile rows of one column side by side
+  // pairs most tiles; the rest load alone. A persistent kernel's blocks
+  // share ring positions only if every tile runs the same iteration count.
   CopyOp multicastCopy;
   llvm::SetVector<Value> multicastKey;
-  if (kernel_.getMulticast() && caps_.hasClusters && !pingPong_ && !persistent_ && !streamK_) {
+  const char *noMulticast = nullptr;
+  if (kernel_.getMulticast()) {
+    if (!caps_.hasClusters)
+      noMulticast = "the target has no thread block clusters";
+    else if (pingPong_ || streamK_)
+      noMulticast = "not with the ping-pong or stream-K schedule";
+    else if (!largestEven)
+      noMulticast = "no copy of an even number of panels";
+    else if (persistent_ && dependsOnBlockIndices(loop.getCount()))
+      noMulticast = "the iteration count depends on the tile (a persistent kernel)";
+  }
+  if (kernel_.getMulticast() && !noMulticast) {
     multicastCopy = largestEven;
-    if (multicastCopy) {
-      SmallVector<Value> work(multicastCopy.getSrcOffsets().begin(),
-                              multicastCopy.getSrcOffsets().end());
-      work.push_back(loop.getCount());
-      llvm::DenseSet<Value> seen;
-      while (!work.empty()) {
-        Value v = work.pop_back_val();
-        if (!seen.insert(v).second || v == loop.getInductionVar() ||
-            matchPattern(v, m_Constant()))
-          continue;
-        Operation *def = v.getDefiningOp();
-        if (def && loop->isProperAncestor(def))
-          llvm::append_range(work, def->getOperands());
-        else
-          multicastKey.insert(v);
-      }
-      if (multicastKey.size() > 8)
-        multicastCopy = nullptr;
+    SmallVector<Value> work(multicastCopy.getSrcOffsets().begin(),
+                            multicastCopy.getSrcOffsets().end());
+    work.push_back(loop.getCount());
+    llvm::DenseSet<Value> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (!seen.insert(v).second || v == loop.getInductionVar() ||
+          matchPattern(v, m_Constant()))
+        continue;
+      Operation *def = v.getDefiningOp();
+      if (def && loop->isProperAncestor(def))
+        llvm::append_range(work, def->getOperands());
+      else
+        multicastKey.insert(v);
     }
   }
-  if (kernel_.getMulticast() && !multicastCopy)
-    loop.emitRemark() << "multicast not applied: "
-                      << (caps_.hasClusters ? "no copy of an even number of panels whose "
-                                              "offsets depend on at most 8 outer values"
-                                            : "the target has no thread block clusters");
-  int64_t keyBytes = multicastCopy ? 8 * (int64_t(multicastKey.size()) + 1) : 0;
+  if (noMulticast)
+    loop.emitRemark() << "multicast not applied: " << noMulticast;
   if (multicastCopy)
     func_->setAttr(kLoweredClusterXAttr, b_.getI64IntegerAttr(2));
   func_->setAttr(kLoweredBlockThreadsAttr, b_.getI64IntegerAttr(consumers + 128));
@@ -590,12 +594,10 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   keepRelocation_ = keepRelocation_ || pingPong_ || persistent_;
 
   // mbarriers after the planned buffers: full[s], then empty[s].
-  // (Then the cluster's key exchange slot, see above.)
   func_->setAttr(kLoweredSharedBytesAttr,
-                 b_.getI64IntegerAttr(keepRelocation_
-                                          ? std::max(relocatedSharedBytes_,
-                                                     barrierOffset + 16 * stages + keyBytes)
-                                          : barrierOffset + 16 * stages + keyBytes));
+                 b_.getI64IntegerAttr(keepRelocation_ ? std::max(relocatedSharedBytes_,
+                                                                 barrierOffset + 16 * stages)
+                                                      : barrierOffset + 16 * stages));
   Value sharedStart = memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, sharedBase_);
   auto full = [&](Value stage) {
     return toI32(add(sharedStart, add(cst(barrierOffset), mul(stage, cst(8)))));
@@ -638,79 +640,81 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   }
 
   // Thread 0 initializes the barriers; everyone sees them after the barrier.
-  // A cluster first agrees whether it multicasts (`multicast`, the same in
-  // both blocks); then each stage's "empty" barrier counts the consumers of
-  // both blocks, since either block's producer writes the stage in both.
-  // `initEmpty` initializes one stage's "empty" barrier.
-  auto initBarriers = [&](llvm::function_ref<void(Value)> initEmpty) {
-    ifThen(isThread(0), [&] {
-      for (int64_t s = 0; s < stages; ++s) {
-        ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", {full(cst(s))});
-        initEmpty(empty(cst(s)));
-      }
-      ptx("fence.mbarrier_init.release.cluster;", "", {});
-    });
-  };
+  // In clusters, each stage's "empty" barrier counts the consumer warps of
+  // both blocks (either block's producer may write the stage in both): a
+  // tile that multicasts releases it once here and once in the peer, one
+  // that does not twice here.
+  int64_t emptyCount = multicastCopy ? 2 * threads / 32 : threads;
+  ifThen(isThread(0), [&] {
+    for (int64_t s = 0; s < stages; ++s) {
+      ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", {full(cst(s))});
+      ptx("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(emptyCount) + ";", "r",
+          {empty(cst(s))});
+    }
+    ptx("fence.mbarrier_init.release.cluster;", "", {});
+  });
+  // Multicasting: `multicast` says whether the tile at hand does (set per
+  // tile below in a persistent kernel), `agree` computes it.
   Value multicast, rank, peer;
+  ArrayRef<BlockArgument> indices = kernel_.getBlockIndices();
+  auto agree = [&](IRMapping &ownAt, IRMapping &peerAt, Value peerPresent) -> FailureOr<Value> {
+    Value both = peerPresent;
+    for (Value v : multicastKey) {
+      FailureOr<Value> own = valueAt(v, ownAt);
+      FailureOr<Value> theirs = succeeded(own) ? valueAt(v, peerAt) : own;
+      if (failed(theirs))
+        return loop.emitOpError() << "a value the multicast copy uses depends on more than the "
+                                     "block coordinates and kernel arguments";
+      both = andi(both, eq(*own, *theirs));
+    }
+    return both;
+  };
+  // The peer of linear tile t (a persistent kernel): tile t ^ 1, if any.
+  auto agreeOnTile = [&](IRMapping &ownAt, Value tile, Value tiles) -> FailureOr<Value> {
+    Value peerTile = arith::XOrIOp::create(b_, loc_, tile, cst(1));
+    IRMapping peerAt;
+    for (auto [index, coord] : llvm::zip(indices, tileCoords(peerTile)))
+      peerAt.map(index, coord);
+    return agree(ownAt, peerAt, lt(peerTile, tiles));
+  };
   if (multicastCopy) {
-    Type i64 = b_.getI64Type();
-    auto clusterBarrier = [&] {
-      ptx("barrier.cluster.arrive.release.aligned;", "", {});
-      ptx("barrier.cluster.wait.acquire.aligned;", "", {});
-    };
     rank = emitPtx(b_, loc_, "mov.u32 $0, %cluster_ctarank;", "=r", {}, {i32},
                    /*sideEffects=*/false)[0];
     peer = arith::XOrIOp::create(b_, loc_, rank, arith::ConstantIntOp::create(b_, loc_, i32, 1));
-    Value present = lt(gpu::BlockIdOp::create(b_, loc_, gpu::Dimension::x), gridExtent(0));
-    SmallVector<Value> key;
-    IRMapping at;
-    for (Value v : multicastKey) {
-      FailureOr<Value> value = valueAt(v, at);
-      if (failed(value))
-        return loop.emitOpError() << "a value the multicast copy uses depends on more than the "
-                                     "block coordinates and kernel arguments";
-      key.push_back(arith::IndexCastOp::create(b_, loc_, i64, *value));
+  }
+  auto clusterBarrier = [&] {
+    ptx("barrier.cluster.arrive.release.aligned;", "", {});
+    ptx("barrier.cluster.wait.acquire.aligned;", "", {});
+  };
+  if (multicastCopy && !persistent_) {
+    // A grid launch: the block's one tile, and its peer's (block x ^ 1; a
+    // block past the grid's x leaves, its peer loads alone). Both blocks
+    // agree, so both or neither pass the cluster barrier that makes the
+    // peer's barriers ready before anyone multicasts or arrives remotely.
+    Value x = map_.lookup(indices[0]);
+    Value peerX = arith::XOrIOp::create(b_, loc_, x, cst(1));
+    IRMapping ownAt, peerAt;
+    peerAt.map(indices[0], peerX);
+    FailureOr<Value> both = agree(ownAt, peerAt, lt(peerX, gridExtent(0)));
+    if (failed(both))
+      return failure();
+    Value present = lt(x, gridExtent(0));
+    multicast = andi(present, *both);
+    auto sync = scf::IfOp::create(b_, loc_, multicast, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard branch(b_);
+      b_.setInsertionPoint(sync.thenBlock()->getTerminator());
+      clusterBarrier();
+      b_.setInsertionPoint(sync.elseBlock()->getTerminator());
+      blockBarrier();
     }
-    key.push_back(arith::ExtUIOp::create(b_, loc_, i64, present));
-    Value slot = toI32(add(sharedStart, cst(barrierOffset + 16 * stages)));
-    auto slotAt = [&](Value base, int64_t i) {
-      return arith::AddIOp::create(b_, loc_, base,
-                                   arith::ConstantIntOp::create(b_, loc_, i32, 8 * i));
-    };
-    ifThen(isThread(0), [&] {
-      for (auto [i, value] : llvm::enumerate(key))
-        ptx("st.shared.u64 [$0], $1;", "r,l", {slotAt(slot, i), value});
-    });
-    clusterBarrier();
-    Value remote = emitPtx(b_, loc_, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r",
-                           {slot, peer}, {i32}, /*sideEffects=*/false)[0];
-    multicast = present;
-    for (auto [i, value] : llvm::enumerate(key)) {
-      Value theirs = emitPtx(b_, loc_, "ld.shared::cluster.u64 $0, [$1];", "=l,r",
-                             {slotAt(remote, i)}, {i64}, /*sideEffects=*/true)[0];
-      multicast = arith::AndIOp::create(
-          b_, loc_, multicast,
-          arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, value, theirs));
-    }
-    // One arrival per consumer warp (of each block, multicasting): fewer
-    // atomics on one word, locally and across the cluster.
-    Value emptyCount = arith::SelectOp::create(
-        b_, loc_, multicast, arith::ConstantIntOp::create(b_, loc_, i32, 2 * threads / 32),
-        arith::ConstantIntOp::create(b_, loc_, i32, threads / 32));
-    initBarriers([&](Value barrier) {
-      ptx("mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", {barrier, emptyCount});
-    });
-    // The peer's barriers are ready (and it has read this block's slot)
-    // before anyone multicasts or arrives remotely; a block past the grid's
-    // x leaves then.
-    clusterBarrier();
     ifThen(arith::XOrIOp::create(b_, loc_, present,
                                  arith::ConstantIntOp::create(b_, loc_, 1, 1)),
            [&] { ptx("exit;", "", {}); });
+  } else if (multicastCopy) {
+    // A persistent kernel: every block passes the cluster barrier once.
+    clusterBarrier();
   } else {
-    initBarriers([&](Value barrier) {
-      ptx("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(threads) + ";", "r", {barrier});
-    });
     blockBarrier();
   }
 
@@ -757,17 +761,6 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
       // One tile's iterations [0, tileCount), at ring positions base + k.
       auto produce = [&](Value tileCount, Value base) {
         auto forOp = scf::ForOp::create(b_, loc_, zero, tileCount, cst(1));
-        if (multicastCopy) {
-          // Multicasting, the block stays until the consumers of both
-          // blocks have released every stage: the peer's arrive on this
-          // block's barriers (a wait for the ring's next round).
-          OpBuilder::InsertionGuard tailGuard(b_);
-          auto tail = scf::IfOp::create(b_, loc_, multicast, /*withElseRegion=*/false);
-          b_.setInsertionPoint(tail.thenBlock()->getTerminator());
-          auto next = scf::ForOp::create(b_, loc_, tileCount, add(tileCount, cst(stages)), cst(1));
-          b_.setInsertionPoint(next.getBody()->getTerminator());
-          waitFree(base, next.getInductionVar());
-        }
         OpBuilder::InsertionGuard loopGuard(b_);
         b_.setInsertionPoint(forOp.getBody()->getTerminator());
         Value k = forOp.getInductionVar();
@@ -872,14 +865,32 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
             [](OpBuilder &nested, Location at, Value, ValueRange args) {
               scf::YieldOp::create(nested, at, args);
             });
-        OpBuilder::InsertionGuard tileGuard(b_);
-        b_.setInsertionPoint(tiles.getBody()->getTerminator());
-        IRMapping at;
-        seed(tiles.getInductionVar(), at);
-        return produceTile(
-            tiles, at, [&] { return valueAt(loop.getCount(), at); }, Value());
+        {
+          OpBuilder::InsertionGuard tileGuard(b_);
+          b_.setInsertionPoint(tiles.getBody()->getTerminator());
+          IRMapping at;
+          seed(tiles.getInductionVar(), at);
+          if (multicastCopy && persistent_) {
+            FailureOr<Value> both = agreeOnTile(at, tiles.getInductionVar(), end);
+            if (failed(both))
+              return failure();
+            multicast = *both;
+          }
+          if (failed(produceTile(
+                  tiles, at, [&] { return valueAt(loop.getCount(), at); }, Value())))
+            return failure();
+        }
+        // In clusters, the block stays until the consumers of both blocks
+        // have released every stage (the peer's may still arrive on this
+        // block's barriers): a wait for the ring's next round.
+        if (multicastCopy) {
+          auto next = scf::ForOp::create(b_, loc_, zero, cst(stages), cst(1));
+          OpBuilder::InsertionGuard tailGuard(b_);
+          b_.setInsertionPoint(next.getBody()->getTerminator());
+          waitFree(tiles.getResult(0), next.getInductionVar());
+        }
+        return success();
       };
-      ArrayRef<BlockArgument> indices = kernel_.getBlockIndices();
       // Stream-K: the same work items as the consumers', each a tile's
       // iterations [begin, end).
       auto produceItems = [&]() -> LogicalResult {
@@ -959,9 +970,18 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     base = mul(slot, *firstCount);
     ifThen(eq(slot, cst(1)), [&] { ptx("bar.sync " + order + ";", "", {}); });
   }
-  // A stage goes back to the producer: multicasting, to both blocks'
-  // producers (either writes it here).
+  // A stage goes back to the producer: in clusters, with one arrival per
+  // consumer warp, to both blocks' producers where the tile multicasts
+  // (either writes it here), twice to this block's otherwise.
   Value peerOffset, firstLane;
+  if (multicastCopy && persistent_) {
+    IRMapping ownAt;
+    FailureOr<Value> both =
+        agreeOnTile(ownAt, tileLoop_.getInductionVar(), tileLoop_.getUpperBound());
+    if (failed(both))
+      return failure();
+    multicast = *both;
+  }
   if (multicastCopy) {
     Value local = full(zero);
     Value remote = emitPtx(b_, loc_, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r",
@@ -978,7 +998,10 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     }
     // Each warp's first lane, once the warp's MMAs are done.
     ifThen(firstLane, [&] {
-      ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", {empty(stage)});
+      Value arrivals = arith::SelectOp::create(b_, loc_, multicast,
+                                               arith::ConstantIntOp::create(b_, loc_, i32, 1),
+                                               arith::ConstantIntOp::create(b_, loc_, i32, 2));
+      ptx("mbarrier.arrive.shared::cta.b64 _, [$0], $1;", "r,r", {empty(stage), arrivals});
       ifThen(multicast, [&] {
         ptx("mbarrier.arrive.shared::cluster.b64 _, [$0];", "r",
             {arith::AddIOp::create(b_, loc_, empty(stage), peerOffset)});

@@ -442,6 +442,21 @@ FailureOr<Value> KernelLowering::valueAt(Value value, IRMapping &at) {
   return b_.clone(*op, at)->getResult(cast<OpResult>(value).getResultNumber());
 }
 
+bool KernelLowering::dependsOnBlockIndices(Value value) {
+  SmallVector<Value> work = {value};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    if (Operation *op = v.getDefiningOp())
+      llvm::append_range(work, op->getOperands());
+    else if (llvm::is_contained(kernel_.getBlockIndices(), v))
+      return true;
+  }
+  return false;
+}
+
 Value KernelLowering::emitGridExtents() {
   gridExtents_.clear();
   Value total = cst(1);

@@ -59,6 +59,7 @@ inline constexpr char kCudaDriverLibrary[] = "libcuda.so.1";
   X(cuLaunchKernel)                      \
   X(cuLaunchKernelEx)                    \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
+  X(cuOccupancyMaxActiveClusters)        \
   X(cuTensorMapEncodeTiled)              \
   X(cuStreamSynchronize)                 \
   X(cuEventCreate)                       \

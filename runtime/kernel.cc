@@ -117,7 +117,31 @@ absl::StatusOr<LoadedKernel> LoadedKernel::Load(const CompiledKernel& kernel) {
                                                loaded.function_),
                     "cuFuncGetAttribute(NUM_REGS)");
   if (!status.ok()) return fail(status);
-  if (kernel.persistent()) {
+  if (kernel.persistent() && kernel.cluster_x() > 1) {
+    // In clusters: as many clusters as the device holds at once.
+    CUlaunchAttribute attribute = {};
+    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attribute.value.clusterDim.x = static_cast<unsigned>(kernel.cluster_x());
+    attribute.value.clusterDim.y = attribute.value.clusterDim.z = 1;
+    CUlaunchConfig config = {};
+    config.gridDimX = static_cast<unsigned>(kernel.cluster_x());
+    config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = static_cast<unsigned>(kernel.block_threads());
+    config.blockDimY = config.blockDimZ = 1;
+    config.sharedMemBytes = static_cast<unsigned>(kernel.shared_memory_bytes());
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    int clusters = 0;
+    status = ToStatus(driver->cuOccupancyMaxActiveClusters(&clusters, loaded.function_, &config),
+                      "cuOccupancyMaxActiveClusters");
+    if (!status.ok()) return fail(status);
+    if (clusters < 1) {
+      return fail(absl::ResourceExhaustedError(absl::StrCat(
+          "no cluster of ", kernel.cluster_x(), " blocks of ", kernel.block_threads(),
+          " threads and ", kernel.shared_memory_bytes(), " B of shared memory fits the device")));
+    }
+    loaded.persistent_blocks_ = int64_t(clusters) * kernel.cluster_x();
+  } else if (kernel.persistent()) {
     int per_sm = 0;
     status = ToStatus(driver->cuOccupancyMaxActiveBlocksPerMultiprocessor(
                           &per_sm, loaded.function_, kernel.block_threads(),

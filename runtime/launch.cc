@@ -547,8 +547,11 @@ absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,
   // looping over the grid's blocks (x fastest).
   const int64_t blocks = packed.grid[0] * packed.grid[1] * packed.grid[2];
   int64_t grid[3] = {packed.grid[0], packed.grid[1], packed.grid[2]};
+  const int64_t cluster = kernel.spec().cluster_x();
   if (kernel.persistent_blocks() > 0) {
-    grid[0] = std::min(blocks, kernel.persistent_blocks());
+    // (In clusters, whole clusters: persistent_blocks() is a multiple.)
+    grid[0] = std::min(cluster > 1 ? (blocks + cluster - 1) / cluster * cluster : blocks,
+                       kernel.persistent_blocks());
     grid[1] = grid[2] = 1;
   }
   if (packed.workspace_slot >= 0) {
@@ -563,10 +566,9 @@ absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,
     packed.slots[packed.workspace_slot] = static_cast<uint64_t>(*workspace);
   }
   absl::Status status;
-  const int64_t cluster = kernel.spec().cluster_x();
-  if (cluster > 1 && kernel.persistent_blocks() <= 0) {
+  if (cluster > 1) {
     // Thread block clusters along x: the grid's x rounded up to a multiple
-    // (the kernel makes the extra blocks leave).
+    // (the kernel makes the extra blocks leave, or gives them no tile).
     grid[0] = (grid[0] + cluster - 1) / cluster * cluster;
     CUlaunchAttribute attribute = {};
     attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;

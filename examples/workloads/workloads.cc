@@ -713,6 +713,12 @@ const std::vector<Workload>& AllWorkloads() {
       Gemm("gemm_f16_grid_mc", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_grid_mc", 520, 264, 1032, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_grid_mc", 1031, 1800, 520, runtime::DTYPE_F16, false, true, false),
+      // Persistent in clusters of two, tiles t and t ^ 1 paired: 6 tiles
+      // (fewer than the blocks); 153 (blocks loop, the last tile alone, the
+      // last tile row's pairs on two columns); 72.
+      Gemm("gemm_f16_persistent_mc", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_persistent_mc", 2100, 2104, 1032, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_persistent_mc", 1031, 1800, 520, runtime::DTYPE_F16, false, true, false),
       // Persistent: 2100 x 2104 has more tiles than the device holds blocks
       // (17 x 9 of 128 x 256, 17 x 17 of 128 x 128), so blocks loop.
       Gemm("gemm_f16_persistent", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
@@ -756,7 +762,8 @@ const std::vector<Workload>& AllWorkloads() {
         {"gemm_bias_residual_f16", Act::kNone, true, true},
         {"gemm_bias_gelu_f16_pingpong", Act::kGeluTanh, false, false},
         {"gemm_bias_gelu_f16_grid", Act::kGeluTanh, false, false},
-        {"gemm_bias_gelu_f16_grid_mc", Act::kGeluTanh, false, false}})
+        {"gemm_bias_gelu_f16_grid_mc", Act::kGeluTanh, false, false},
+        {"gemm_bias_gelu_f16_persistent_mc", Act::kGeluTanh, false, false}})
     for (Workload& w : GemmEpilogueWorkloads(kernel, act, residual, benchmark))
       list->push_back(std::move(w));
   // Ping-pong with a long K: slot 0's epilogue (its bias tile in shared
@@ -773,6 +780,8 @@ const std::vector<Workload>& AllWorkloads() {
   list->push_back(Gemm("gemm_bias_gelu_f16_streamk", 2100, 2104, 1032, runtime::DTYPE_F16,
                        false, true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
   list->push_back(Gemm("gemm_bias_gelu_f16_persistent", 2100, 2104, 264, runtime::DTYPE_F16,
+                       false, true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
+  list->push_back(Gemm("gemm_bias_gelu_f16_persistent_mc", 2100, 2104, 264, runtime::DTYPE_F16,
                        false, true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
   return list;
   }();

@@ -236,6 +236,14 @@ const std::vector<Case>& AllCases() {
       c.multicast = true;
       return c;
     });
+    // Persistent in clusters of two, tiles t and t ^ 1 sharing B's tiles
+    // where they can.
+    addSchedule("persistent_mc", [](const std::string& target) {
+      GemmConfig c = GemmConfig::ForTarget(target);
+      c.persistent = true;
+      c.multicast = true;
+      return c;
+    });
     // Stream-K: persistent, the last partial wave split along K.
     addSchedule("streamk", [](const std::string& target) {
       GemmConfig c = GemmConfig::ForTarget(target);

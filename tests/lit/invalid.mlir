@@ -166,12 +166,12 @@ tile.kernel @too_many_threads(%A: !tile.tensor<4xf32>) grid(affine_map<()[] -> (
 
 // -----
 
-// expected-error @+1 {{'tile.kernel' op multicast is for a grid launch: it cannot be combined with persistent}}
-tile.kernel @multicast_persistent(%A: !tile.tensor<4xf32>) grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) attributes {multicast, persistent} {}
+// expected-error @+1 {{'tile.kernel' op multicast cannot be combined with stream_k}}
+tile.kernel @multicast_stream_k(%A: !tile.tensor<4xf32>) grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) attributes {multicast, persistent, stream_k} {}
 
 // -----
 
-// expected-error @+1 {{'tile.kernel' op multicast is for a grid launch: it cannot be combined with pingpong}}
+// expected-error @+1 {{'tile.kernel' op multicast cannot be combined with pingpong}}
 tile.kernel @multicast_pingpong(%A: !tile.tensor<4xf32>) grid(affine_map<()[] -> (1, 1)>) threads(32) blocks(%bx, %by) attributes {multicast, pingpong} {}
 
 // -----

@@ -1,32 +1,33 @@
-// tile-lower-to-gpu, `multicast` (a grid launch on sm_90a): clusters of two
-// blocks along x. Thread 0 publishes the values B's tile offsets and the
-// iteration count take from before the loop, and whether its block is in
-// the grid (x rounded up to even); after a cluster barrier every thread
-// compares them with the peer's (mapa + ld.shared::cluster). Equal: each
-// stage's "empty" barrier counts both blocks' consumer warps (a select),
-// each producer loads A and its half of B's two panels and multicasts that
-// half to both blocks (mask 3); otherwise it loads all of B alone. A second
-// cluster barrier orders the barriers' init before any remote use; a block
-// past the grid leaves. Consumer warps release stages to both blocks
-// (mbarrier.arrive.shared::cluster, no cluster-scope release: that costs a
-// MEMBAR.GPU per stage, RESULTS.md run 60), and the producer stays until
-// both blocks' consumers released every stage.
+// tile-lower-to-gpu, `multicast` on sm_90a: clusters of two blocks along x.
+// Each block recomputes the values B's tile offsets and the iteration count
+// take from before the loop at its peer's coordinates (block x ^ 1 of a
+// grid launch, linear tile t ^ 1 of a persistent one) and compares them
+// with its own; equal (and the peer in the grid), each producer loads A and
+// its half of B's two panels and multicasts that half to both blocks (mask
+// 3); otherwise it loads all of B alone. Each stage's "empty" barrier counts
+// both blocks' consumer warps: a multicasting tile's warps arrive once here
+// and once at the peer (mbarrier.arrive.shared::cluster, no cluster-scope
+// release: that costs a MEMBAR.GPU per stage, RESULTS.md run 60), another
+// tile's twice here. A cluster barrier orders the barriers' init before any
+// remote use (a grid launch's blocks pass it when they multicast, a block
+// past the grid leaves); each producer stays until both blocks' consumers
+// released every stage.
 // RUN: %tessera-compile %S/Inputs/gemm-multicast.mlir --target=sm_90a --emit=ptx | FileCheck %s
+// RUN: %tessera-compile %S/Inputs/gemm-multicast-persistent.mlir --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=PERSISTENT
 // Targets without the warp-specialized loop run the grid as written.
 // RUN: %tessera-compile %S/Inputs/gemm-multicast.mlir --target=sm_80 --emit=ptx 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// A kernel whose neighbors never share B's tile (x walks the columns) gets
+// no multicast code at all: the comparison folds to false.
+// RUN: sed -e 's/(s0 ceildiv 128, s5 ceildiv 128)/(s5 ceildiv 128, s0 ceildiv 128)/' -e 's/%row = arith.muli %bx/%row = arith.muli %by/' -e 's/%col = arith.muli %by/%col = arith.muli %bx/' %S/Inputs/gemm-multicast.mlir | %tessera-compile - --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=COLUMNS
 
-// CHECK: mov.u32 [[RANK:%r[0-9]+]], %cluster_ctarank;
-// CHECK-COUNT-3: st.shared.u64
-// CHECK: barrier.cluster.arrive.release.aligned;
-// CHECK: barrier.cluster.wait.acquire.aligned;
-// CHECK: mapa.shared::cluster.u32
-// CHECK-COUNT-3: ld.shared::cluster.u64
-// CHECK: selp.b32 [[EMPTY:%r[0-9]+]], 8, 4,
 // CHECK: mbarrier.init.shared::cta.b64 [{{%r[0-9]+}}], 1;
-// CHECK: mbarrier.init.shared::cta.b64 [{{%r[0-9]+}}], [[EMPTY]];
+// CHECK: mbarrier.init.shared::cta.b64 [{{%r[0-9]+}}], 8;
 // CHECK: fence.mbarrier_init.release.cluster;
+// CHECK: mov.u32 {{%r[0-9]+}}, %cluster_ctarank;
+// CHECK: xor.b64 {{%rd[0-9]+}}, {{%rd[0-9]+}}, 1;
 // CHECK: barrier.cluster.arrive.release.aligned;
 // CHECK: barrier.cluster.wait.acquire.aligned;
+// CHECK: bar.sync 0;
 // CHECK: exit;
 // CHECK: mbarrier.arrive.expect_tx.shared::cta.b64 _, [{{%r[0-9]+}}], 32768;
 // CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [
@@ -36,8 +37,30 @@
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK: exit;
 // CHECK: mapa.shared::cluster.u32
-// CHECK: mbarrier.arrive.shared::cta.b64
+// CHECK: mbarrier.arrive.shared::cta.b64 _, [{{%r[0-9]+}}], {{%r[0-9]+}};
 // CHECK: mbarrier.arrive.shared::cluster.b64 _,
 // CHECK-NOT: release.cluster.shared::cluster
+// CHECK-NOT: st.shared.u64
+
+// PERSISTENT: mbarrier.init.shared::cta.b64 [{{%r[0-9]+}}], 8;
+// PERSISTENT: fence.mbarrier_init.release.cluster;
+// PERSISTENT: barrier.cluster.arrive.release.aligned;
+// PERSISTENT: barrier.cluster.wait.acquire.aligned;
+// PERSISTENT-NOT: bar.sync
+// The producer's tile loop: the peer's tile t ^ 1 and its column.
+// PERSISTENT: xor.b64 [[PEER:%rd[0-9]+]], {{%rd[0-9]+}}, 1;
+// PERSISTENT: div.u64 {{%rd[0-9]+}}, [[PEER]],
+// PERSISTENT: bytes.multicast::cluster
+// PERSISTENT: bytes.multicast::cluster
+// Its tail, after the tiles: the next round of every stage.
+// PERSISTENT: mbarrier.try_wait.parity.shared::cta.b64
+// PERSISTENT: exit;
+// The consumers, per tile.
+// PERSISTENT: xor.b64 {{%rd[0-9]+}}, {{%rd[0-9]+}}, 1;
+// PERSISTENT: mbarrier.arrive.shared::cta.b64 _, [{{%r[0-9]+}}], {{%r[0-9]+}};
+// PERSISTENT: mbarrier.arrive.shared::cluster.b64 _,
 
 // REMARK: remark: multicast not applied: no warp-specialized pipelined loop
+
+// COLUMNS-NOT: multicast::cluster
+// COLUMNS-NOT: shared::cluster.b64

@@ -1,6 +1,6 @@
 module attributes {tile.target = #tile.target<"sm_90a">} {
   tile.kernel @gemm(%A: !tile.tensor<?x?xf16>, %B: !tile.tensor<?x?xf16>, %C: !tile.tensor<?x?xf16>)
-      grid(affine_map<()[s0, s1, s2, s3, s4, s5] -> (s5 ceildiv 128, s0 ceildiv 128)>) threads(128) blocks(%bx, %by)
+      grid(affine_map<()[s0, s1, s2, s3, s4, s5] -> (s0 ceildiv 128, s5 ceildiv 128)>) threads(128) blocks(%bx, %by)
       attributes {dim_divisibility = array<i64: 1, 8, 8, 8, 1, 8>, multicast} {
     %As = tile.alloc_shared {name = "As"} : !tile.buffer<128x64xf16, shared>
     %Bs = tile.alloc_shared {name = "Bs"} : !tile.buffer<64x128xf16, shared>
@@ -10,8 +10,8 @@ module attributes {tile.target = #tile.target<"sm_90a">} {
     %c128 = arith.constant 128 : index
     %k = tile.dim %A[1] : !tile.tensor<?x?xf16>
     %count = arith.ceildivui %k, %c64 : index
-    %row = arith.muli %by, %c128 : index
-    %col = arith.muli %bx, %c128 : index
+    %row = arith.muli %bx, %c128 : index
+    %col = arith.muli %by, %c128 : index
     tile.pipelined %i = 0 to %count stages 4 {
       %kk = arith.muli %i, %c64 : index
       tile.copy %A[%row, %kk] to %As : !tile.tensor<?x?xf16> to !tile.buffer<128x64xf16, shared>
