@@ -132,6 +132,18 @@ private:
   /// tile (each lane's pairs are the matrices' fragments as they are) instead
   /// of a 4-byte store per pair. False (nothing emitted) for any other copy.
   bool lowerMmaFragmentToShared(CopyOp copy);
+  /// stmatrix.x4 of columns [colBegin, colBegin + cols) of each warp's
+  /// tile of an m16n8-layout fragment to the same rows of `dst`, its
+  /// column colBegin at dst's column 0.
+  void storeMatrices(const BufferInfo &frag, const BufferInfo &dst, int64_t colBegin,
+                     int64_t cols);
+  /// A persistent warp-specialized kernel's accumulator tile to a tensor
+  /// through two shared panel buffers and bulk tensor stores that drain
+  /// while the next tile runs (sm_90: stmatrix and TMA). False (nothing
+  /// emitted) for any other copy, or without room for the buffers.
+  bool lowerMmaFragmentStoreBulk(CopyOp copy);
+  /// Bulk tensor stores were issued: thread 0 waits for them at the end.
+  bool bulkStoresPending_ = false;
   /// This thread's warp in the block, and lane in its warp.
   Value warpId();
   Value laneId();
