@@ -523,6 +523,10 @@ private:
   /// that tile's block coordinates); failure when it depends on anything
   /// else.
   FailureOr<Value> valueAt(Value value, IRMapping &at);
+  /// Appends a tensor-map parameter (a 64-byte aligned pointer, passed by
+  /// value) for kernel argument `tensor` to the gpu.func; sets `param` to
+  /// the tensor's argument index. Null on failure.
+  Value addTensorMapArgument(Value tensor, unsigned &param);
   /// Whether `value` (tile IR) depends on the block coordinates.
   bool dependsOnBlockIndices(Value value);
   /// The grid's extent along `dim`, evaluated from the dynamic dimensions.

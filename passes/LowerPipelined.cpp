@@ -453,7 +453,6 @@ bool KernelLowering::canUseBulkTensorCopy(CopyOp copy) {
 LogicalResult KernelLowering::lowerPipelinedSpecialized(
     PipelinedOp loop, Value count, const llvm::SmallPtrSetImpl<Operation *> &ahead,
     int64_t stages, int64_t barrierOffset) {
-  MLIRContext *ctx = b_.getContext();
   // Under the ping-pong schedule two tiles' consumers (tile slots 0 and 1),
   // `threads` each, share the ring of stages: the producer fills tile 0's
   // iterations, then tile 1's; slot 1 starts its loop when slot 0 has left
@@ -502,19 +501,11 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     });
     if (it == maps.end()) {
       unsigned param = 0;
-      for (unsigned i = 0; i < kernel_.getNumKernelArguments(); ++i)
-        if (kernel_.getKernelArgument(i) == copy.getSrc())
-          param = i;
-      unsigned index = func_.getNumArguments();
-      if (failed(func_.insertArgument(
-              index, LLVM::LLVMPointerType::get(ctx),
-              b_.getDictionaryAttr(b_.getNamedAttr(LLVM::LLVMDialect::getAlignAttrName(),
-                                                   b_.getI64IntegerAttr(64))),
-              loc_)))
+      Value arg = addTensorMapArgument(copy.getSrc(), param);
+      if (!arg)
         return failure();
-      maps.push_back({copy.getSrc(), rows, columns, dst.swizzle.rowBytes,
-                      func_.getArgument(index)});
-      mapArgs.push_back(index);
+      maps.push_back({copy.getSrc(), rows, columns, dst.swizzle.rowBytes, arg});
+      mapArgs.push_back(cast<BlockArgument>(arg).getArgNumber());
       mapAttr.append({int64_t(param), rows, columns, dst.swizzle.rowBytes});
       it = std::prev(maps.end());
     }

@@ -448,6 +448,21 @@ FailureOr<Value> KernelLowering::valueAt(Value value, IRMapping &at) {
   return b_.clone(*op, at)->getResult(cast<OpResult>(value).getResultNumber());
 }
 
+Value KernelLowering::addTensorMapArgument(Value tensor, unsigned &param) {
+  param = 0;
+  for (unsigned i = 0; i < kernel_.getNumKernelArguments(); ++i)
+    if (kernel_.getKernelArgument(i) == tensor)
+      param = i;
+  unsigned index = func_.getNumArguments();
+  if (failed(func_.insertArgument(
+          index, LLVM::LLVMPointerType::get(b_.getContext()),
+          b_.getDictionaryAttr(
+              b_.getNamedAttr(LLVM::LLVMDialect::getAlignAttrName(), b_.getI64IntegerAttr(64))),
+          loc_)))
+    return Value();
+  return func_.getArgument(index);
+}
+
 bool KernelLowering::dependsOnBlockIndices(Value value) {
   SmallVector<Value> work = {value};
   llvm::DenseSet<Value> seen;
@@ -1345,16 +1360,10 @@ bool KernelLowering::lowerMmaFragmentStoreBulk(CopyOp copy) {
     return false;
   MLIRContext *ctx = b_.getContext();
   unsigned param = 0;
-  for (unsigned i = 0; i < kernel_.getNumKernelArguments(); ++i)
-    if (kernel_.getKernelArgument(i) == copy.getDst())
-      param = i;
-  unsigned index = func_.getNumArguments();
-  if (failed(func_.insertArgument(
-          index, LLVM::LLVMPointerType::get(ctx),
-          b_.getDictionaryAttr(
-              b_.getNamedAttr(LLVM::LLVMDialect::getAlignAttrName(), b_.getI64IntegerAttr(64))),
-          loc_)))
+  Value mapArg = addTensorMapArgument(copy.getDst(), param);
+  if (!mapArg)
     return false;
+  unsigned index = cast<BlockArgument>(mapArg).getArgNumber();
   func_->setAttr(kLoweredSharedBytesAttr, b_.getI64IntegerAttr(offset + 2 * bufferBytes));
   auto append = [&](StringRef name, ArrayRef<int64_t> values) {
     SmallVector<int64_t> all;
@@ -1391,7 +1400,7 @@ bool KernelLowering::lowerMmaFragmentStoreBulk(CopyOp copy) {
   (void)direct;
   b_.setInsertionPoint(branch.thenBlock()->getTerminator());
   Value issuer = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, rawThreadId_, cst(0));
-  Value tensorMap = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), func_.getArgument(index));
+  Value tensorMap = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), mapArg);
   Value row0 = toI32(map_.lookupOrDefault(copy.getDstOffsets()[0]));
   Value col0 = map_.lookupOrDefault(copy.getDstOffsets()[1]);
   for (int64_t p = 0; p < shape[1] / kPanelColumns; ++p) {
