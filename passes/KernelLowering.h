@@ -524,9 +524,10 @@ private:
   /// else.
   FailureOr<Value> valueAt(Value value, IRMapping &at);
   /// Appends a tensor-map parameter (a 64-byte aligned pointer, passed by
-  /// value) for kernel argument `tensor` to the gpu.func; sets `param` to
-  /// the tensor's argument index. Null on failure.
-  Value addTensorMapArgument(Value tensor, unsigned &param);
+  /// value) for kernel argument `tensor` to the gpu.func and records it in
+  /// kTensorMapArgsAttr and kTensorMapsAttr (box `rows` x `columns`,
+  /// `swizzle` bytes) for the runtime to encode; returns it, null on failure.
+  Value addTensorMap(Value tensor, int64_t rows, int64_t columns, int64_t swizzle);
   /// Whether `value` (tile IR) depends on the block coordinates.
   bool dependsOnBlockIndices(Value value);
   /// The grid's extent along `dim`, evaluated from the dynamic dimensions.

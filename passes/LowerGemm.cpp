@@ -315,8 +315,9 @@ SmallVector<Value> KernelLowering::wgmmaDescriptors(const BufferInfo &buffer, Va
   Value address = sharedAddress32(buffer, {row, col});
   Value low = arith::OrIOp::create(
       b_, loc_,
-      arith::ShRUIOp::create(b_, loc_, arith::AndIOp::create(b_, loc_, address, i32Constant(0x3FFFF)),
-                             i32Constant(4)),
+      arith::ShRUIOp::create(
+          b_, loc_, arith::AndIOp::create(b_, loc_, address, i32Constant(0x3FFFF)),
+          i32Constant(4)),
       i32Constant(((leading >> 4) & 0x3FFF) << 16));
   Value high = arith::ConstantOp::create(
       b_, loc_,
@@ -453,8 +454,7 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp gemm, const MmaAtom &atom) {
     for (int64_t r = 0; r < reps; ++r)
       aDescriptors.push_back(
           wgmmaDescriptors(a, add(row0, cst(8 * r)), cst(0), false, steps, reps));
-  SmallVector<Value> bDescriptors = transB ? wgmmaDescriptors(b, cst(0), cst(0), false, steps)
-                                           : wgmmaDescriptors(b, cst(0), cst(0), true, steps);
+  SmallVector<Value> bDescriptors = wgmmaDescriptors(b, cst(0), cst(0), !transB, steps);
   SmallVector<Value> operands;
   for (int64_t ks = 0; ks < steps; ++ks) {
     if (registersA)

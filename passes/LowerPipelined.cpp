@@ -474,7 +474,6 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     Value arg;
   };
   SmallVector<Map> maps;
-  SmallVector<int64_t> mapArgs, mapAttr;
   DenseMap<Operation *, unsigned> mapOf;
   int64_t stageBytes = 0;
   // The largest copy of an even number of panels (a candidate to multicast,
@@ -500,19 +499,14 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
              map.swizzle == dst.swizzle.rowBytes;
     });
     if (it == maps.end()) {
-      unsigned param = 0;
-      Value arg = addTensorMapArgument(copy.getSrc(), param);
+      Value arg = addTensorMap(copy.getSrc(), rows, columns, dst.swizzle.rowBytes);
       if (!arg)
         return failure();
       maps.push_back({copy.getSrc(), rows, columns, dst.swizzle.rowBytes, arg});
-      mapArgs.push_back(cast<BlockArgument>(arg).getArgNumber());
-      mapAttr.append({int64_t(param), rows, columns, dst.swizzle.rowBytes});
       it = std::prev(maps.end());
     }
     mapOf[&op] = it - maps.begin();
   }
-  func_->setAttr(kTensorMapArgsAttr, b_.getDenseI64ArrayAttr(mapArgs));
-  func_->setAttr(kTensorMapsAttr, b_.getDenseI64ArrayAttr(mapAttr));
 
   // Clusters of two blocks along x (KernelOp `multicast`; the runtime
   // launches an even number of blocks): where both blocks of a cluster load

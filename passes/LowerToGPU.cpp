@@ -448,8 +448,9 @@ FailureOr<Value> KernelLowering::valueAt(Value value, IRMapping &at) {
   return b_.clone(*op, at)->getResult(cast<OpResult>(value).getResultNumber());
 }
 
-Value KernelLowering::addTensorMapArgument(Value tensor, unsigned &param) {
-  param = 0;
+Value KernelLowering::addTensorMap(Value tensor, int64_t rows, int64_t columns,
+                                   int64_t swizzle) {
+  int64_t param = 0;
   for (unsigned i = 0; i < kernel_.getNumKernelArguments(); ++i)
     if (kernel_.getKernelArgument(i) == tensor)
       param = i;
@@ -460,6 +461,15 @@ Value KernelLowering::addTensorMapArgument(Value tensor, unsigned &param) {
               b_.getNamedAttr(LLVM::LLVMDialect::getAlignAttrName(), b_.getI64IntegerAttr(64))),
           loc_)))
     return Value();
+  auto append = [&](StringRef name, ArrayRef<int64_t> values) {
+    SmallVector<int64_t> all;
+    if (auto existing = func_->getAttrOfType<DenseI64ArrayAttr>(name))
+      llvm::append_range(all, existing.asArrayRef());
+    llvm::append_range(all, values);
+    func_->setAttr(name, b_.getDenseI64ArrayAttr(all));
+  };
+  append(kTensorMapArgsAttr, {int64_t(index)});
+  append(kTensorMapsAttr, {param, rows, columns, swizzle});
   return func_.getArgument(index);
 }
 
@@ -1359,21 +1369,10 @@ bool KernelLowering::lowerMmaFragmentStoreBulk(CopyOp copy) {
   if (offset + 2 * bufferBytes > caps_.sharedMemoryPerBlock)
     return false;
   MLIRContext *ctx = b_.getContext();
-  unsigned param = 0;
-  Value mapArg = addTensorMapArgument(copy.getDst(), param);
+  Value mapArg = addTensorMap(copy.getDst(), shape[0], kPanelColumns, kRowBytes);
   if (!mapArg)
     return false;
-  unsigned index = cast<BlockArgument>(mapArg).getArgNumber();
   func_->setAttr(kLoweredSharedBytesAttr, b_.getI64IntegerAttr(offset + 2 * bufferBytes));
-  auto append = [&](StringRef name, ArrayRef<int64_t> values) {
-    SmallVector<int64_t> all;
-    if (auto existing = func_->getAttrOfType<DenseI64ArrayAttr>(name))
-      llvm::append_range(all, existing.asArrayRef());
-    llvm::append_range(all, values);
-    func_->setAttr(name, b_.getDenseI64ArrayAttr(all));
-  };
-  append(kTensorMapArgsAttr, {int64_t(index)});
-  append(kTensorMapsAttr, {int64_t(param), shape[0], kPanelColumns, kRowBytes});
 
   Type elt = dstTensor.getElementType();
   auto addressSpace = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);

@@ -119,18 +119,10 @@ absl::StatusOr<LoadedKernel> LoadedKernel::Load(const CompiledKernel& kernel) {
   if (!status.ok()) return fail(status);
   if (kernel.persistent() && kernel.cluster_x() > 1) {
     // In clusters: as many clusters as the device holds at once.
-    CUlaunchAttribute attribute = {};
-    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attribute.value.clusterDim.x = static_cast<unsigned>(kernel.cluster_x());
-    attribute.value.clusterDim.y = attribute.value.clusterDim.z = 1;
-    CUlaunchConfig config = {};
-    config.gridDimX = static_cast<unsigned>(kernel.cluster_x());
-    config.gridDimY = config.gridDimZ = 1;
-    config.blockDimX = static_cast<unsigned>(kernel.block_threads());
-    config.blockDimY = config.blockDimZ = 1;
-    config.sharedMemBytes = static_cast<unsigned>(kernel.shared_memory_bytes());
-    config.attrs = &attribute;
-    config.numAttrs = 1;
+    CUlaunchAttribute attribute;
+    CUlaunchConfig config = ClusterLaunchConfig(kernel.cluster_x(), kernel.cluster_x(), 1, 1,
+                                                kernel.block_threads(),
+                                                kernel.shared_memory_bytes(), nullptr, attribute);
     int clusters = 0;
     status = ToStatus(driver->cuOccupancyMaxActiveClusters(&clusters, loaded.function_, &config),
                       "cuOccupancyMaxActiveClusters");
@@ -205,6 +197,26 @@ absl::StatusOr<CUdeviceptr> LoadedKernel::Workspace(size_t bytes) const {
   workspace_ = ptr;
   workspace_bytes_ = bytes;
   return ptr;
+}
+
+CUlaunchConfig ClusterLaunchConfig(int64_t cluster, int64_t grid_x, int64_t grid_y,
+                                   int64_t grid_z, int64_t threads, int64_t shared_bytes,
+                                   CUstream stream, CUlaunchAttribute& attribute) {
+  attribute = {};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attribute.value.clusterDim.x = static_cast<unsigned>(cluster);
+  attribute.value.clusterDim.y = attribute.value.clusterDim.z = 1;
+  CUlaunchConfig config = {};
+  config.gridDimX = static_cast<unsigned>(grid_x);
+  config.gridDimY = static_cast<unsigned>(grid_y);
+  config.gridDimZ = static_cast<unsigned>(grid_z);
+  config.blockDimX = static_cast<unsigned>(threads);
+  config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = static_cast<unsigned>(shared_bytes);
+  config.hStream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return config;
 }
 
 }  // namespace tessera::runtime

@@ -570,21 +570,10 @@ absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,
     // Thread block clusters along x: the grid's x rounded up to a multiple
     // (the kernel makes the extra blocks leave, or gives them no tile).
     grid[0] = (grid[0] + cluster - 1) / cluster * cluster;
-    CUlaunchAttribute attribute = {};
-    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attribute.value.clusterDim.x = static_cast<unsigned>(cluster);
-    attribute.value.clusterDim.y = 1;
-    attribute.value.clusterDim.z = 1;
-    CUlaunchConfig config = {};
-    config.gridDimX = static_cast<unsigned>(grid[0]);
-    config.gridDimY = static_cast<unsigned>(grid[1]);
-    config.gridDimZ = static_cast<unsigned>(grid[2]);
-    config.blockDimX = static_cast<unsigned>(packed.block_threads);
-    config.blockDimY = config.blockDimZ = 1;
-    config.sharedMemBytes = static_cast<unsigned>(packed.shared_memory_bytes);
-    config.hStream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
+    CUlaunchAttribute attribute;
+    CUlaunchConfig config =
+        ClusterLaunchConfig(cluster, grid[0], grid[1], grid[2], packed.block_threads,
+                            packed.shared_memory_bytes, stream, attribute);
     status = ToStatus(kernel.driver().cuLaunchKernelEx(&config, kernel.function(),
                                                        packed.kernel_params.data(), nullptr),
                       "cuLaunchKernelEx");
