@@ -28,5 +28,6 @@ for target in sm_70 sm_80 sm_90a; do
 done
 cp benchmarks/peers.py benchmarks/device/run.sh benchmarks/device/schedules.sh \
   benchmarks/device/tune.sh benchmarks/device/tables.sh benchmarks/device/ab.sh \
-  benchmarks/device/epilogue.sh benchmarks/device/ncu.sh benchmarks/device/ncu_source.sh .device/
+  benchmarks/device/epilogue.sh benchmarks/device/ncu.sh benchmarks/device/ncu_source.sh \
+  benchmarks/device/paired.sh .device/
 ls -la .device .device/bundles
