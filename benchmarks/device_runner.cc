@@ -41,6 +41,9 @@ int main(int argc, char** argv) {
   // --time-wrong: time benchmark runs whose result is wrong too (they still
   // report FAIL), for ceiling experiments on hand-edited PTX.
   bool timeWrong = false;
+  // --sync-each-run: wait for each timed run before the next (TimingOptions::
+  // sync_each_run), to compare with peers timed that way.
+  bool syncEachRun = false;
   // --kernels=a,b: only these kernel entries (default: every kernel).
   std::vector<std::string> only;
   std::vector<std::string> bundles;
@@ -53,6 +56,8 @@ int main(int argc, char** argv) {
       autotune = true;
     else if (std::strcmp(argv[i], "--time-wrong") == 0)
       timeWrong = true;
+    else if (std::strcmp(argv[i], "--sync-each-run") == 0)
+      syncEachRun = true;
     else if (std::strncmp(argv[i], "--tune-cache=", 13) == 0)
       cachePath = argv[i] + 13;
     else if (std::strncmp(argv[i], "--kernels=", 10) == 0)
@@ -69,8 +74,8 @@ int main(int argc, char** argv) {
   }
   if (bundles.empty()) {
     std::fprintf(stderr, "device_runner: no bundle given (usage: device_runner [--workloads=all|"
-                         "conformance|benchmark] [--kernels=A,B] [--csv=FILE] [--time-wrong] [--autotune "
-                         "[--tune-cache=FILE]] BUNDLE.pb...)\n");
+                         "conformance|benchmark] [--kernels=A,B] [--csv=FILE] [--time-wrong] "
+                         "[--sync-each-run] [--autotune [--tune-cache=FILE]] BUNDLE.pb...)\n");
     return 2;
   }
   absl::StatusOr<runtime::Device> device = runtime::Device::Open(0);
@@ -149,6 +154,7 @@ int main(int argc, char** argv) {
         workloads::RunOptions options;
         options.time = w->benchmark;
         options.time_wrong = timeWrong;
+        options.timing.sync_each_run = syncEachRun;
         options.tune_candidates = candidates;
         options.tune_cache = &cache;
         options.device_name = device->name();

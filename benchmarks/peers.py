@@ -5,7 +5,8 @@ Times torch.add on float32 vectors of the benchmark sizes with CUDA events
 TimeIt) and prints one CSV row per size: peer,workload,median_ms,tb_per_s.
 --vector-add-only stops after the vector adds; --gemm-only skips the
 softmax, norm and epilogue peers (cuBLAS matmuls only); --only=A,B keeps the
-workloads whose name contains A or B.
+workloads whose name contains A or B; --sync-each-run waits for each timed
+run before the next (see time_op).
 """
 
 import statistics
@@ -13,22 +14,32 @@ import sys
 
 import torch
 
+SYNC_EACH_RUN = "--sync-each-run" in sys.argv
+
 
 def time_op(fn, iterations=50, warmup=5):
+    """Median milliseconds of `fn` between two CUDA events, the L2 flushed by a
+    120 MiB write before each run, the way the runtime's TimeIt times our
+    kernels: the runs (flush, event, fn, event) enqueued back to back, as
+    triton.testing.do_bench does; with --sync-each-run each run is waited for
+    before the next is enqueued (device_runner --sync-each-run does the same),
+    which leaves the GPU idle between runs and times short kernels 2-3% faster
+    on an H200 (RESULTS.md, run 81)."""
     flush = torch.empty(2 * 60 * 1024 * 1024 // 4 * 4, dtype=torch.uint8, device="cuda")
-    for _ in range(warmup):
+    for i in range(warmup):
+        flush.fill_(i % 255 + 1)
         fn()
-    samples = []
-    for _ in range(iterations):
-        flush.fill_(0xFF)
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(iterations)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(iterations)]
+    for i in range(iterations):
+        flush.fill_(i % 255 + 1)  # a new value each run, like TimeIt
+        starts[i].record()
         fn()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end))
-    return statistics.median(samples)
+        ends[i].record()
+        if SYNC_EACH_RUN:
+            ends[i].synchronize()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
 
 
 def vector_add(n):

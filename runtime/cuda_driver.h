@@ -65,6 +65,7 @@ inline constexpr char kCudaDriverLibrary[] = "libcuda.so.1";
   X(cuEventCreate)                       \
   X(cuEventDestroy)                      \
   X(cuEventRecord)                       \
+  X(cuEventQuery)                        \
   X(cuEventSynchronize)                  \
   X(cuEventElapsedTime)
 

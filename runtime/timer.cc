@@ -93,6 +93,9 @@ absl::StatusOr<TimingResult> TimeIt(std::function<absl::Status()> launch,
     TESSERA_RETURN_IF_ERROR(launch());
     TESSERA_CU_RETURN_IF_ERROR(*driver,
                                cuEventRecord(stops[i].get(), options.stream));
+    if (options.sync_each_run) {
+      TESSERA_CU_RETURN_IF_ERROR(*driver, cuEventSynchronize(stops[i].get()));
+    }
   }
   TESSERA_CU_RETURN_IF_ERROR(*driver, cuEventSynchronize(stops.back().get()));
 

@@ -30,6 +30,13 @@ struct TimingOptions {
   bool flush_l2 = true;
   /// The stream the launch function enqueues on; events and the flush use it.
   CUstream stream = nullptr;
+  /// Wait for each timed run before enqueuing the next one, so the GPU idles
+  /// between runs (as timing loops that synchronize every run do, e.g.
+  /// benchmarks/peers.py --sync-each-run). By default the runs, each behind
+  /// its flush, are enqueued back to back, as triton.testing.do_bench does;
+  /// short kernels time 2-3% faster with the idle gaps on an H200
+  /// (RESULTS.md, run 81), so compare figures taken the same way.
+  bool sync_each_run = false;
 };
 
 /// Times of the timed runs, in milliseconds.

@@ -9,18 +9,23 @@
 #     ROUNDS=4 OUT=/tmp/o bash .device/paired.sh
 #
 # A kernel is "name@bundle.pb"; its peer is torch.matmul of its dtype (the
-# family name before "__": gemm_f16, gemm_bf16).
+# family name before "__": gemm_f16, gemm_bf16). Both sides enqueue their
+# timed runs back to back; SYNC_EACH_RUN=1 makes both wait for each run
+# (device_runner and peers.py --sync-each-run).
 set -uo pipefail
 out="${OUT:-out}"
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
+sync=""
+[ "${SYNC_EACH_RUN:-0}" = 1 ] && sync="--sync-each-run"
 families=$(for k in $KERNELS; do k="${k%%@*}"; echo "${k%%__*}/"; done | sort -u | paste -sd, -)
 for round in $(seq "${ROUNDS:-4}"); do
   for k in $KERNELS; do
-    timeout 120 ./.device/device_runner --workloads=benchmark --kernels="${k%%@*}" "${k#*@}" 2>&1 |
+    timeout 120 ./.device/device_runner --workloads=benchmark ${sync} --kernels="${k%%@*}" \
+      "${k#*@}" 2>&1 |
       grep -E "^sm_" | sed "s|^|r$round ${k#*@} |"
   done
-  python3 .device/peers.py --gemm-only --only="$families" 2>&1 | grep "^torch.matmul" |
+  python3 .device/peers.py --gemm-only --only="$families" ${sync} 2>&1 | grep "^torch.matmul" |
     sed "s/^/r$round /"
 done > "$out/paired.txt"
 python3 - "$out/paired.txt" <<'PY'

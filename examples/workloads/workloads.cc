@@ -113,6 +113,7 @@ absl::StatusOr<const LoadedKernel*> TuneAndLaunch(const LoadedKernel& kernel,
     runtime::TimingOptions timing = runtime::DefaultTuneTiming();
     timing.stream = options.timing.stream;
     timing.flush_l2 = options.timing.flush_l2;
+    timing.sync_each_run = options.timing.sync_each_run;
     TESSERA_ASSIGN_OR_RETURN(
         chosen, runtime::SelectTuned(options.tune_candidates, args, options.device_name,
                                      options.tune_cache ? *options.tune_cache : scratch, timing,

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "runtime/autotune.h"
 #include "runtime/buffer.h"
+#include "runtime/cuda_driver.h"
 #include "runtime/device.h"
 #include "runtime/kernel.h"
 #include "runtime/launch.h"
@@ -151,6 +152,42 @@ TEST_F(GpuTest, LaunchesVectorAddThroughTheJit) {
   EXPECT_GT(timing->min_ms, 0.0);
   EXPECT_LE(timing->min_ms, timing->median_ms);
   EXPECT_LE(timing->median_ms, timing->max_ms);
+}
+
+// With sync_each_run, TimeIt waits for each timed run before it asks for
+// the next launch: the previous launch's work has finished every time.
+TEST_F(GpuTest, TimeItCanWaitForEachRun) {
+  absl::StatusOr<LoadedKernel> kernel = LoadedKernel::Load(VectorAdd());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  constexpr int64_t kN = 1 << 20;
+  auto A = DeviceBuffer::Allocate(kN * 4), B = DeviceBuffer::Allocate(kN * 4),
+       C = DeviceBuffer::Allocate(kN * 4);
+  ASSERT_TRUE(A.ok() && B.ok() && C.ok());
+  const std::vector<KernelArg> args = {
+      TensorArg{A->ptr(), DTYPE_F32, {kN}}, TensorArg{B->ptr(), DTYPE_F32, {kN}},
+      TensorArg{C->ptr(), DTYPE_F32, {kN}}, ScalarArg::F32(1.0f)};
+  absl::StatusOr<const CudaDriver*> driver = CudaDriver::Load();
+  ASSERT_TRUE(driver.ok()) << driver.status();
+  CUevent done = nullptr;
+  ASSERT_EQ((*driver)->cuEventCreate(&done, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+  int calls = 0, unfinished = 0;
+  TimingOptions options;
+  options.warmup = 0, options.iterations = 10, options.sync_each_run = true;
+  absl::StatusOr<TimingResult> timing = TimeIt(
+      [&]() -> absl::Status {
+        if (calls++ > 0 && (*driver)->cuEventQuery(done) != CUDA_SUCCESS) ++unfinished;
+        absl::Status status = Launch(*kernel, args);
+        if (status.ok() && (*driver)->cuEventRecord(done, nullptr) != CUDA_SUCCESS)
+          status = absl::InternalError("cuEventRecord");
+        return status;
+      },
+      options);
+  (*driver)->cuEventDestroy(done);
+  ASSERT_TRUE(timing.ok()) << timing.status();
+  EXPECT_EQ(calls, 10);
+  EXPECT_EQ(unfinished, 0);
+  EXPECT_EQ(timing->samples_ms.size(), 10u);
+  EXPECT_GT(timing->min_ms, 0.0);
 }
 
 TEST_F(GpuTest, SkipsEmptyLaunch) {
