@@ -15,13 +15,16 @@ kernels compute wrong results on purpose where noted; time them with
                                          # tensor map (prefetch.tensormap) first
   ptx_edits.py l2hint128 IN.ptx OUT.ptx  # sm_80: cp.async.cg with .L2::128B
   ptx_edits.py l2hint256 IN.ptx OUT.ptx  # sm_80: cp.async.cg with .L2::256B
+  ptx_edits.py spread80  IN.ptx OUT.ptx  # sm_80 GEMM: the hot loop's 8 cp.async spread
+                                         # over its first 32 mma.sync (run 83; written
+                                         # for the PTX of 7104dd3's gemm_f16)
 """
 
 import re
 import sys
 
 SUFFIX = {"noload": "noload", "noload80": "noload", "prefetch": "pf",
-          "l2hint128": "l2p128", "l2hint256": "l2p256"}
+          "l2hint128": "l2p128", "l2hint256": "l2p256", "spread80": "spread"}
 
 
 def entry_name(lines):
@@ -97,6 +100,45 @@ def l2hint(lines, size):
     return [re.sub(r"^\.version 7\.[0-3]$", ".version 7.4", l) for l in out]
 
 
+def spread80(lines):
+    """Moves the interior loop's copy block (between '@%pN bra $L__BB0_14'
+    and 'bra.uni $L__BB0_14') into $L__BB0_14: one cp.async (predicated on
+    !%pN) before every fourth of the first 32 mma.sync, and the block's
+    commit_group from the top of $L__BB0_14 to just before its wait_group."""
+    i0 = next((i for i, l in enumerate(lines)
+               if re.match(r"\s*@%p\d+ bra\s+\$L__BB0_14;", l)), None)
+    if i0 is None:
+        sys.exit("ptx_edits: no copy block branching to $L__BB0_14 (not the sm_80 GEMM's PTX)")
+    i1 = next(i for i in range(i0 + 1, len(lines))
+              if re.match(r"\s*bra\.uni\s+\$L__BB0_14;", lines[i]))
+    pred = re.match(r"\s*@(%p\d+) bra", lines[i0]).group(1)
+    chunks, cur = [], []
+    for line in lines[i0 + 1:i1]:
+        if line.strip().startswith("cp.async.cg"):
+            line = f"\t@!{pred} " + line.strip()
+        cur.append(line)
+        if line.strip().startswith("// end inline asm") and any("cp.async" in x for x in cur[-3:]):
+            chunks.append(cur)
+            cur = []
+    body = lines[:i0] + ["\tbra.uni \t$L__BB0_14;"] + lines[i1 + 1:]
+    k = body.index("$L__BB0_14:")
+    head, rest = body[:k + 1], body[k + 1:]
+    del rest[next(i for i, l in enumerate(rest[:5]) if "cp.async.commit_group" in l)]
+    wait = next(i for i, l in enumerate(rest) if "cp.async.wait_group" in l)
+    mmas = [i for i, l in enumerate(rest[:wait]) if "mma.sync" in l]
+    if len(mmas) < 4 * len(chunks):
+        sys.exit("ptx_edits: too few mma.sync before the wait_group")
+    at = {mmas[4 * j] - 1: j for j in range(len(chunks))}  # their '// begin inline asm'
+    out = []
+    for i, line in enumerate(rest):
+        if i in at:
+            out += chunks[at[i]]
+        if i == wait - 1:
+            out += ["\t// begin inline asm", "\tcp.async.commit_group;", "\t// end inline asm"]
+        out.append(line)
+    return head + out
+
+
 def main():
     if len(sys.argv) != 4 or sys.argv[1] not in SUFFIX:
         sys.exit(__doc__)
@@ -109,6 +151,8 @@ def main():
         lines = noload80(lines)
     elif edit == "prefetch":
         lines = prefetch(lines)
+    elif edit == "spread80":
+        lines = spread80(lines)
     else:
         lines = l2hint(lines, edit[-3:])
     text = "\n".join(lines)
