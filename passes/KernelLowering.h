@@ -106,6 +106,10 @@ private:
     return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sle, x, y);
   }
   Value andi(Value x, Value y) { return x ? arith::AndIOp::create(b_, loc_, x, y) : y; }
+  /// An index as the i32 inline PTX takes.
+  Value toI32(Value index) { return arith::IndexCastOp::create(b_, loc_, b_.getI32Type(), index); }
+  /// Inline PTX without results that the compiler keeps in place.
+  void ptx(StringRef text, StringRef constraints, ValueRange operands);
   Value convert(Value value, Type to);
   void barrier();
   /// The alignment a vector access of `bytes` may claim: tensor base pointers

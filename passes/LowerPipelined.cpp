@@ -200,7 +200,7 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
     } else {
       issueCopies(/*checked=*/true);
     }
-    emitPtx(b_, loc_, "cp.async.commit_group;", "", {}, {}, /*sideEffects=*/true);
+    ptx("cp.async.commit_group;", "", {});
     map_ = saved;
   };
   // A body that is one mma.sync gemm (ldmatrix from the staged buffers)
@@ -392,11 +392,11 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
       return failure();
   }
   if (inFlight)
-    emitPtx(b_, loc_, "wgmma.wait_group.sync.aligned 0;", "", {}, {}, /*sideEffects=*/true);
+    ptx("wgmma.wait_group.sync.aligned 0;", "", {});
   for (auto [fragment, regs] : asyncAccumulators_)
     fenceRegisters(fragment, regs);
   asyncAccumulators_.clear();
-  emitPtx(b_, loc_, "cp.async.wait_group 0;", "", {}, {}, /*sideEffects=*/true);
+  ptx("cp.async.wait_group 0;", "", {});
   lastWasBarrier_ = false;
   return success();
 }
@@ -462,10 +462,6 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   int64_t tiles = pingPong_ ? 2 : 1;
   int64_t consumers = threads * tiles;
   Type i32 = b_.getI32Type();
-  auto toI32 = [&](Value index) { return arith::IndexCastOp::create(b_, loc_, i32, index); };
-  auto ptx = [&](StringRef text, StringRef constraints, ValueRange operands) {
-    emitPtx(b_, loc_, text, constraints, operands, {}, /*sideEffects=*/true);
-  };
 
   // One tensor map per (tensor, box, swizzle), passed after the params.
   struct Map {
@@ -1219,9 +1215,6 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
   });
   int64_t threads = kernel_.getThreads();
   auto i32 = b_.getI32Type();
-  auto ptx = [&](StringRef text, StringRef constraints, ValueRange operands) {
-    emitPtx(b_, loc_, text, constraints, operands, {}, /*sideEffects=*/true);
-  };
   auto cmp = [&](arith::CmpIPredicate predicate, Value x, Value y) {
     return arith::CmpIOp::create(b_, loc_, predicate, x, y);
   };

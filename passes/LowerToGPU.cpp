@@ -103,7 +103,7 @@ Value KernelLowering::convert(Value value, Type to) {
 }
 
 void KernelLowering::fenceProxyAsync() {
-  emitPtx(b_, loc_, "fence.proxy.async.shared::cta;", "", {}, {}, /*sideEffects=*/true);
+  ptx("fence.proxy.async.shared::cta;", "", {});
   lastWasBarrier_ = false;
   genericSharedWrites_ = false;
 }
@@ -323,7 +323,7 @@ LogicalResult KernelLowering::run() {
   // output: their issuing thread waits for them before the block ends.
   if (bulkStoresPending_)
     ifThen(arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, rawThreadId_, cst(0)), [&] {
-      emitPtx(b_, loc_, "cp.async.bulk.wait_group 0;", "", {}, {}, /*sideEffects=*/true);
+      ptx("cp.async.bulk.wait_group 0;", "", {});
     });
   gpu::ReturnOp::create(b_, loc_);
   kernel_.erase();
@@ -403,6 +403,10 @@ bool KernelLowering::relocateEarlyBuffers(PipelinedOp loop) {
   relocateOp_ = arith::ConstantIndexOp::create(b_, loc_, 1);
   keepRelocation_ = true;
   return true;
+}
+
+void KernelLowering::ptx(StringRef text, StringRef constraints, ValueRange operands) {
+  emitPtx(b_, loc_, text, constraints, operands, {}, /*sideEffects=*/true);
 }
 
 bool isPlainArithmetic(Operation *op) {
@@ -543,17 +547,8 @@ std::optional<std::string> KernelLowering::whyNoStreamK() {
       return std::string("an accumulator is not cleared before the loop");
   }
   // The iteration count is the same for every block.
-  SmallVector<Value> work = {loop.getCount()};
-  llvm::SmallPtrSet<Value, 16> visited;
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (!visited.insert(v).second)
-      continue;
-    if (llvm::is_contained(kernel_.getBlockIndices(), v))
-      return std::string("the loop's iteration count depends on the block");
-    if (Operation *def = v.getDefiningOp())
-      llvm::append_range(work, def->getOperands());
-  }
+  if (dependsOnBlockIndices(loop.getCount()))
+    return std::string("the loop's iteration count depends on the block");
   return std::nullopt;
 }
 
@@ -966,7 +961,6 @@ Value KernelLowering::sharedAddress32(const BufferInfo &info, ArrayRef<Value> co
   // The element's offset within one stage.
   BufferInfo unstaged = info;
   unstaged.stages = 1;
-  auto toI32 = [&](Value index) { return arith::IndexCastOp::create(b_, loc_, i32, index); };
   Value offset = toI32(sharedByteOffset(info, sharedIndices(unstaged, at)));
   // The stage's base: the buffer's address plus whole stages.
   Value base = toI32(memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, info.memref));
@@ -1384,11 +1378,6 @@ bool KernelLowering::lowerMmaFragmentStoreBulk(CopyOp copy) {
                      {}};
   staging.stages = 2;
   staging.swizzle = SharedSwizzle{kRowBytes, 1};
-  Type i32 = b_.getI32Type();
-  auto toI32 = [&](Value v) { return arith::IndexCastOp::create(b_, loc_, i32, v); };
-  auto ptx = [&](StringRef text, StringRef constraints, ValueRange operands) {
-    emitPtx(b_, loc_, text, constraints, operands, {}, /*sideEffects=*/true);
-  };
   Value hasNext = lt(add(tileLoop_.getInductionVar(), tileLoop_.getStep()),
                      tileLoop_.getUpperBound());
   auto branch = scf::IfOp::create(b_, loc_, hasNext, /*withElseRegion=*/true);
