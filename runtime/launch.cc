@@ -549,9 +549,9 @@ absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,
   int64_t grid[3] = {packed.grid[0], packed.grid[1], packed.grid[2]};
   const int64_t cluster = kernel.spec().cluster_x();
   if (kernel.persistent_blocks() > 0) {
-    // (In clusters, whole clusters: persistent_blocks() is a multiple.)
-    grid[0] = std::min(cluster > 1 ? (blocks + cluster - 1) / cluster * cluster : blocks,
-                       kernel.persistent_blocks());
+    // (In clusters, rounded up to whole clusters below; persistent_blocks()
+    // is a multiple of the cluster, so the count stays within it.)
+    grid[0] = std::min(blocks, kernel.persistent_blocks());
     grid[1] = grid[2] = 1;
   }
   if (packed.workspace_slot >= 0) {
