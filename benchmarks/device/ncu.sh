@@ -13,7 +13,8 @@
 set -uo pipefail
 out="${OUT:-out}"
 mkdir -p "$out"
-ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+source "$(dirname "$0")/common.sh"
+ncu=$(find_ncu)
 [ -n "$ncu" ] || { echo "ncu: not found"; exit 1; }
 sections="--section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis
   --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy
@@ -21,8 +22,7 @@ sections="--section SpeedOfLight --section MemoryWorkloadAnalysis --section Comp
 bundles="${BUNDLES:-.device/bundles/sm_90a.pb .device/bundles/sm_90a.variants.pb}"
 for entry in ${PROFILE:-}; do
   kernel="${entry%%:*}"; size="${entry##*:}"
-  case "$size" in 2048) index=0 ;; 4096) index=1 ;; 8192) index=2 ;; *) echo "bad size $size"; continue ;; esac
-  skip=$((index * 56 + 4))
+  skip=$(launch_skip "$size") || { echo "bad size $size"; continue; }
   echo "== $kernel at $size^3 (launch $skip)"
   timeout 300 "$ncu" --clock-control none $sections -k "regex:^${kernel}\$" --launch-skip "$skip" \
     --launch-count 1 ./.device/device_runner --workloads=benchmark --kernels="$kernel" $bundles \

@@ -9,11 +9,13 @@
 set -uo pipefail
 out="${OUT:-out}"
 mkdir -p "$out"
-ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-case "${SIZE:-4096}" in 2048) index=0 ;; 4096) index=1 ;; 8192) index=2 ;; *) exit 1 ;; esac
+source "$(dirname "$0")/common.sh"
+ncu=$(find_ncu)
+[ -n "$ncu" ] || { echo "ncu: not found"; exit 1; }
+skip=$(launch_skip "${SIZE:-4096}") || { echo "bad size ${SIZE:-4096}"; exit 1; }
 timeout 300 "$ncu" --clock-control none --section SourceCounters --section WarpStateStats \
   --page source --print-source sass --csv -k "regex:^${KERNEL}\$" \
-  --launch-skip $((index * 56 + 4)) --launch-count 1 ./.device/device_runner \
+  --launch-skip "$skip" --launch-count 1 ./.device/device_runner \
   --workloads=benchmark --kernels="$KERNEL" $BUNDLES > "$out/source_${KERNEL}.csv" 2>&1
 python3 - "$out/source_${KERNEL}.csv" <<'PY'
 import csv, sys

@@ -1,0 +1,16 @@
+# Shared by the Nsight Compute scripts (ncu.sh, ncu_source.sh); sourced, not run.
+
+# The ncu binary: on PATH, or the newest under /opt/nvidia/nsight-compute.
+find_ncu() {
+  command -v ncu || ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | sort -V | tail -1
+}
+
+# How many launches of a kernel to skip to profile one warm launch at a square
+# benchmark size: device_runner's benchmark workload runs 2048^3, 4096^3,
+# 8192^3 in that order, each shape 1 check, 5 warm-ups and 50 timed launches
+# (56), and the launch picked is the fifth of its shape. Fails on other sizes.
+launch_skip() {
+  local index
+  case "$1" in 2048) index=0 ;; 4096) index=1 ;; 8192) index=2 ;; *) return 1 ;; esac
+  echo $((index * 56 + 4))
+}
