@@ -171,9 +171,17 @@ LogicalResult BufferType::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ArrayRef<int64_t> shape, Type elementType, MemoryScope) {
   if (shape.empty())
     return emitError() << "a tile buffer needs at least one dimension";
-  for (int64_t dim : shape)
+  // A buffer lives in one block's shared memory or registers (at most a few
+  // hundred KiB); past 2^31 elements its size no longer fits the arithmetic.
+  constexpr int64_t kMaxElements = int64_t(1) << 31;
+  int64_t elements = 1;
+  for (int64_t dim : shape) {
     if (dim <= 0)
       return emitError() << "buffer dimensions must be positive, got " << dim;
+    if (dim > kMaxElements / elements)
+      return emitError() << "a tile buffer holds at most 2^31 elements";
+    elements *= dim;
+  }
   if (!isSupportedElementType(elementType))
     return emitError() << "unsupported buffer element type " << elementType
                        << " (expected f16, bf16, f32, f64, i8, i32 or i64)";

@@ -47,27 +47,35 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
   /// Shared buffers that a pipelined loop fills from global memory: with
   /// asynchronous copies one copy per stage in flight; without them two (the
   /// next tile waits in registers while the current one is computed on, then
-  /// goes to the other copy).
+  /// goes to the other copy). A loop asks for at most as many stages as fit
+  /// the per-block limit beside each other (planKernel then takes one away
+  /// at a time until everything fits), so an absurd count costs no time.
   static void markStagedBuffers(KernelOp kernel, const TargetCapabilities &caps) {
     kernel.walk([&](AllocSharedOp alloc) { alloc.removeStagesAttr(); });
     kernel.walk([&](PipelinedOp loop) {
       if (loop.getStages() < 2)
         return;
-      int64_t stages = caps.hasAsyncCopy ? loop.getStages() : 2;
+      // Staged: a buffer the loop copies into from a tensor, used only
+      // inside the loop.
+      SmallVector<AllocSharedOp> staged;
+      int64_t stageBytes = 0;
       for (Operation &op : loop.getBodyBlock()) {
         auto copy = dyn_cast<CopyOp>(op);
         if (!copy || !isa<TileTensorType>(copy.getSrc().getType()))
           continue;
         auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>();
-        if (!alloc)
+        if (!alloc || llvm::is_contained(staged, alloc) ||
+            !llvm::all_of(alloc->getUsers(),
+                          [&](Operation *user) { return loop->isProperAncestor(user); }))
           continue;
-        // Staged only if every use is inside this loop.
-        bool inside = llvm::all_of(alloc->getUsers(), [&](Operation *user) {
-          return loop->isProperAncestor(user);
-        });
-        if (inside)
-          alloc.setStages(stages);
+        staged.push_back(alloc);
+        stageBytes += bufferBytes(alloc.getType());
       }
+      int64_t fitting = caps.sharedMemoryPerBlock / std::max<int64_t>(1, stageBytes);
+      int64_t stages =
+          caps.hasAsyncCopy ? std::min<int64_t>(loop.getStages(), std::max<int64_t>(2, fitting)) : 2;
+      for (AllocSharedOp alloc : staged)
+        alloc.setStages(stages);
     });
   }
 
@@ -90,6 +98,11 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
     return {first, last};
   }
 
+  /// One copy's bytes.
+  static int64_t bufferBytes(BufferType type) {
+    return type.getNumElements() * getElementBytes(type.getElementType());
+  }
+
   /// Offsets (first fit, 128-byte aligned) and the total for the current
   /// stage counts. Buffers whose live ranges do not overlap share space: the
   /// lowering puts a barrier before every operation that touches shared
@@ -107,9 +120,7 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
     int64_t total = 0;
     buffers.clear();
     kernel.walk([&](AllocSharedOp alloc) {
-      auto type = cast<BufferType>(alloc.getType());
-      int64_t bytes = type.getNumElements() * getElementBytes(type.getElementType()) *
-                      alloc.getStages().value_or(1);
+      int64_t bytes = bufferBytes(alloc.getType()) * alloc.getStages().value_or(1);
       auto [first, last] = liveRange(kernel, alloc, position);
       // Swizzled buffers start on a 1024-byte boundary: the XOR pattern
       // repeats every eight 128-byte rows, and wgmma descriptors and TMA

@@ -90,6 +90,13 @@ tile.kernel @buffer_zero_dim() grid(affine_map<()[] -> (1)>) threads(32) blocks(
 
 // -----
 
+tile.kernel @buffer_too_large() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{a tile buffer holds at most 2^31 elements}}
+  %a = tile.alloc_shared : !tile.buffer<65536x65536xf16, shared>
+}
+
+// -----
+
 tile.kernel @buffer_dynamic_dim() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
   // expected-error @+1 {{expected static shape}}
   %a = tile.alloc_fragment : !tile.buffer<?xf32, fragment>

@@ -139,3 +139,32 @@ module attributes {tile.target = #tile.target<"sm_80">} {
     tile.copy %late to %A[%c0] : !tile.buffer<1024xf32, shared> to !tile.tensor<1024xf32>
   }
 }
+
+// -----
+
+// A loop's stage count is what fits: 2^31 - 1 asked for, 20 of the two 4 KiB
+// buffers fit sm_80's 166912 bytes, and an unstaged 8 KiB buffer live across
+// the loop takes one stage away. The absurd count costs no planning time.
+// CHECK-LABEL: tile.kernel @many_stages
+// CHECK-SAME: tile.shared_memory_bytes = 163840 : i64
+// CHECK: tile.alloc_shared {name = "a", offset = 0 : i64, stages = 19 : i64} : <32x64xf16, shared>
+// CHECK: tile.alloc_shared {name = "b", offset = 77824 : i64, stages = 19 : i64} : <32x64xf16, shared>
+// CHECK: tile.alloc_shared {name = "out", offset = 155648 : i64} : <64x64xf16, shared>
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @many_stages(%A: !tile.tensor<?x64xf16>, %C: !tile.tensor<64x64xf16>)
+      grid(affine_map<()[s0] -> (1)>) threads(128) blocks(%bx) {
+    %a = tile.alloc_shared {name = "a"} : !tile.buffer<32x64xf16, shared>
+    %b = tile.alloc_shared {name = "b"} : !tile.buffer<32x64xf16, shared>
+    %out = tile.alloc_shared {name = "out"} : !tile.buffer<64x64xf16, shared>
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c32 = arith.constant 32 : index
+    tile.copy %C[%c0, %c0] to %out : !tile.tensor<64x64xf16> to !tile.buffer<64x64xf16, shared>
+    tile.pipelined %k = 0 to %c4 stages 2147483647 {
+      %row = arith.muli %k, %c32 : index
+      tile.copy %A[%row, %c0] to %a : !tile.tensor<?x64xf16> to !tile.buffer<32x64xf16, shared>
+      tile.copy %A[%row, %c0] to %b : !tile.tensor<?x64xf16> to !tile.buffer<32x64xf16, shared>
+    }
+    tile.copy %out to %C[%c0, %c0] : !tile.buffer<64x64xf16, shared> to !tile.tensor<64x64xf16>
+  }
+}
