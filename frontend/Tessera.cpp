@@ -461,6 +461,37 @@ KernelBuilder::~KernelBuilder() {
     BuilderState::current = nullptr;
 }
 
+namespace {
+
+/// TypeT::get(args), checked: a type the dialect rejects (a dimension not
+/// positive, too many elements, no dimensions) is an error at the author's
+/// line, reported by Build, and null.
+template <typename TypeT, typename... Args>
+TypeT checkedType(BuilderState &s, const SourceLoc &loc, Args &&...args) {
+  mlir::MLIRContext *ctx = s.context.get();
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(ctx, [&](mlir::Diagnostic &diag) {
+    formatDiagnostic(diag, diagnostics);
+    return mlir::success();
+  });
+  TypeT type = TypeT::getChecked([&] { return mlir::emitError(s.loc(loc)); }, ctx,
+                                 std::forward<Args>(args)...);
+  s.errors += diagnostics;
+  return type;
+}
+
+/// A buffer type; a rejected shape gets a one-element stand-in so that the
+/// body still builds (Build reports the error).
+tile::BufferType bufferType(BuilderState &s, llvm::ArrayRef<int64_t> shape, DType dtype,
+                            tile::MemoryScope scope, const SourceLoc &loc) {
+  mlir::Type elementType = toMlirType(s.context.get(), dtype);
+  if (auto type = checkedType<tile::BufferType>(s, loc, shape, elementType, scope))
+    return type;
+  return tile::BufferType::get(s.context.get(), {1}, elementType, scope);
+}
+
+} // namespace
+
 tessera::Tensor KernelBuilder::Tensor(const std::string &name, std::vector<Dim> shape,
                                       DType dtype, SourceLoc loc) {
   llvm::SmallVector<int64_t> dims;
@@ -478,7 +509,12 @@ tessera::Tensor KernelBuilder::Tensor(const std::string &name, std::vector<Dim> 
     state_->divisibility.push_back(dim.divisibility());
   }
   mlir::Type elementType = toMlirType(state_->context.get(), dtype);
-  auto type = tile::TileTensorType::get(state_->context.get(), dims, elementType);
+  auto type = checkedType<tile::TileTensorType>(*state_, loc, llvm::ArrayRef<int64_t>(dims),
+                                                elementType);
+  if (!type)  // reported by Build; a stand-in keeps the body buildable
+    type = tile::TileTensorType::get(state_->context.get(),
+                                     llvm::SmallVector<int64_t>(std::max<size_t>(1, dims.size()), 1),
+                                     elementType);
   state_->arguments.push_back({name, type, shape, state_->loc(loc)});
   return tessera::Tensor(state_.get(), int(state_->arguments.size()) - 1);
 }
@@ -562,9 +598,7 @@ void KernelBuilder::Launch(std::vector<GridExtent> grid, int threads,
 
 Buffer KernelBuilder::AllocShared(std::vector<int64_t> shape, DType dtype,
                                   const std::string &name, SourceLoc loc) {
-  mlir::Type elementType = toMlirType(state_->context.get(), dtype);
-  auto type = tile::BufferType::get(state_->context.get(), shape, elementType,
-                                    tile::MemoryScope::shared);
+  auto type = bufferType(*state_, shape, dtype, tile::MemoryScope::shared, loc);
   std::string label = name.empty() ? "shared" + std::to_string(state_->bufferCount++) : name;
   auto op = tile::AllocSharedOp::create(state_->b(), state_->loc(loc), type,
                                         state_->b().getStringAttr(label), nullptr, nullptr,
@@ -574,9 +608,7 @@ Buffer KernelBuilder::AllocShared(std::vector<int64_t> shape, DType dtype,
 
 Buffer KernelBuilder::AllocFragment(std::vector<int64_t> shape, DType dtype,
                                     const std::string &name, SourceLoc loc) {
-  mlir::Type elementType = toMlirType(state_->context.get(), dtype);
-  auto type = tile::BufferType::get(state_->context.get(), shape, elementType,
-                                    tile::MemoryScope::fragment);
+  auto type = bufferType(*state_, shape, dtype, tile::MemoryScope::fragment, loc);
   std::string label = name.empty() ? "fragment" + std::to_string(state_->bufferCount++) : name;
   auto op = tile::AllocFragmentOp::create(state_->b(), state_->loc(loc), type,
                                           state_->b().getStringAttr(label), nullptr, nullptr,

@@ -176,10 +176,11 @@ private:
   LogicalResult lowerPipelinedRegisterPrefetch(PipelinedOp loop, Value count,
                                                const llvm::SmallPtrSetImpl<Operation *> &ahead,
                                                int64_t stages);
-  /// This thread's elements of a tensor -> shared copy's source tile, in
-  /// registers (converted to the buffer's type), and their store.
-  SmallVector<Value> loadTileToRegisters(CopyOp copy);
-  void storeRegistersToTile(CopyOp copy, ArrayRef<Value> values);
+  /// This thread's elements of a tensor -> shared copy's source tile, in a
+  /// per-thread array (registers after SROA; converted to the buffer's type),
+  /// and their store to the copy's destination.
+  Value loadTileToRegisters(CopyOp copy);
+  void storeRegistersToTile(CopyOp copy, Value registers);
   /// True when `copy` (tensor -> staged swizzled shared buffer) can be one
   /// bulk tensor copy (TMA) per panel: rank 2, no conversion, a row pitch
   /// the tensor's divisibility proves a multiple of 16 bytes, boxes of at

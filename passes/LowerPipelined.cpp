@@ -1041,13 +1041,13 @@ LogicalResult KernelLowering::lowerPipelinedRegisterPrefetch(
   // thread passed the barrier that ended it.
   auto load = [&](Value iteration) {
     IRMapping saved = map_;
-    SmallVector<SmallVector<Value>> tiles;
+    SmallVector<Value> tiles;
     mapIteration(loop, ahead, iteration,
                  [&](CopyOp copy) { tiles.push_back(loadTileToRegisters(copy)); });
     map_ = saved;
     return tiles;
   };
-  auto store = [&](ArrayRef<SmallVector<Value>> tiles, Value stage) {
+  auto store = [&](ArrayRef<Value> tiles, Value stage) {
     unsigned i = 0;
     for (Operation &op : loop.getBodyBlock().without_terminator()) {
       if (!ahead.contains(&op))
@@ -1068,7 +1068,7 @@ LogicalResult KernelLowering::lowerPipelinedRegisterPrefetch(
   // again (cheaper than a branch around the loads).
   Value next = arith::MinUIOp::create(b_, loc_, add(k, cst(1)),
                                       arith::SubIOp::create(b_, loc_, count, cst(1)));
-  SmallVector<SmallVector<Value>> tiles = load(next);
+  SmallVector<Value> tiles = load(next);
   lastWasBarrier_ = true; // the barrier ending the previous iteration
   if (failed(lowerStagedBody(loop, ahead, k, arith::RemUIOp::create(b_, loc_, k, cst(stages)),
                              /*inFlight=*/-1)))
@@ -1079,30 +1079,44 @@ LogicalResult KernelLowering::lowerPipelinedRegisterPrefetch(
   return success();
 }
 
-SmallVector<Value> KernelLowering::loadTileToRegisters(CopyOp copy) {
+Value KernelLowering::loadTileToRegisters(CopyOp copy) {
   BufferType tile = copy.getTileType();
   const TensorInfo &tensor = tensors_[copy.getSrc()];
   Type eltType = buffers_[copy.getDst()].type.getElementType();
   DistributionAttr dist = copyDistribution(tile, tensor.type.getElementType());
   bool aligned = isVectorAligned(tensor, copy.getSrcOffsets(), dist.getVector());
-  SmallVector<Value> offsets, values;
+  SmallVector<Value> offsets;
   for (Value v : copy.getSrcOffsets())
     offsets.push_back(map_.lookupOrDefault(v));
+  // The values go through a per-thread array (registers after SROA): a last
+  // chunk that overhangs the tile is loaded, and later stored, under a guard
+  // its SSA values could not leave.
+  int64_t slots = llvm::divideCeil(tile.getNumElements(), dist.getThreads() * dist.getVector()) *
+                  dist.getVector();
+  Value registers;
+  {
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToStart(entry_);
+    registers = memref::AllocaOp::create(b_, loc_, MemRefType::get({slots}, eltType));
+  }
   forEachChunk(tile.getShape(), dist, [&](const Chunk &chunk) {
+    int64_t slot = chunk.firstSlot;
     for (Value v : loadGlobal(tensor, tensorCoords(offsets, chunk), dist.getVector(), aligned))
-      values.push_back(convert(v, eltType));
+      memref::StoreOp::create(b_, loc_, convert(v, eltType), registers, ValueRange{cst(slot++)});
   });
-  return values;
+  return registers;
 }
 
-void KernelLowering::storeRegistersToTile(CopyOp copy, ArrayRef<Value> values) {
+void KernelLowering::storeRegistersToTile(CopyOp copy, Value registers) {
   BufferType tile = copy.getTileType();
   const BufferInfo &dst = buffers_[copy.getDst()];
   DistributionAttr dist = copyDistribution(tile, tensors_[copy.getSrc()].type.getElementType());
-  size_t next = 0;
   forEachChunk(tile.getShape(), dist, [&](const Chunk &chunk) {
-    storeShared(dst, chunk.coords, values.slice(next, dist.getVector()));
-    next += dist.getVector();
+    SmallVector<Value> values;
+    for (int64_t v = 0; v < dist.getVector(); ++v)
+      values.push_back(
+          memref::LoadOp::create(b_, loc_, registers, ValueRange{cst(chunk.firstSlot + v)}));
+    storeShared(dst, chunk.coords, values);
   });
 }
 

@@ -112,6 +112,32 @@ TEST(Frontend, VerifierErrorsPointAtTheAuthorsLine) {
   EXPECT_FALSE(kernel.Compile().ok());
 }
 
+TEST(Frontend, BadShapesAreErrorsAtTheAuthorsLine) {
+  KernelBuilder T("bad_shapes");
+  int tensorLine = __LINE__ + 1;
+  auto A = T.Tensor("A", {Dim(64), Dim(0)}, f16);
+  int sharedLine = 0, fragmentLine = 0;
+  T.Launch({1}, 128, [&](Index) {
+    sharedLine = __LINE__ + 1;
+    auto s = T.AllocShared({0, 32}, f16, "s");
+    fragmentLine = __LINE__ + 1;
+    auto f = T.AllocFragment({65536, 65536}, f32, "f");
+    T.Copy(A.Tile(0, 0), s);
+    T.Clear(f);
+  });
+  Kernel kernel = T.Build();
+  ASSERT_FALSE(kernel.status().ok());
+  std::string message(kernel.status().message());
+  for (auto [line, what] : {std::pair{tensorLine, "tensor dimensions must be positive or '?', got 0"},
+                            {sharedLine, "buffer dimensions must be positive, got 0"},
+                            {fragmentLine, "a tile buffer holds at most 2^31 elements"}}) {
+    EXPECT_NE(message.find("frontend_test.cc:" + std::to_string(line) + ":1: error: " + what),
+              std::string::npos)
+        << message;
+  }
+  EXPECT_FALSE(kernel.Compile().ok());
+}
+
 TEST(Frontend, SharedMemoryOverflowIsACompileTimeErrorNamingBuffers) {
   KernelBuilder T("too_big");
   auto A = T.Tensor("A", {Dim::Dynamic("N")}, f32);
