@@ -27,6 +27,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <numeric>
@@ -1548,6 +1549,21 @@ Value KernelLowering::lowerFastMath(Operation &op, IRMapping &map) {
                     arith::MulFOp::create(b_, loc_, x, f32(2.0 * 1.4426950408889634)));
     Value large = arith::SubFOp::create(
         b_, loc_, f32(1.0), divide(f32(2.0), arith::AddFOp::create(b_, loc_, e, f32(1.0))));
+    // Where every use adds 1 or -1 (GELU's 1 + tanh(u)), the sum's own
+    // rounding near x = 0 exceeds the exponential form's 1e-7: no series,
+    // and no second form live per element (the fused GEMM's epilogue then
+    // spilled on sm_60, which cost its main loop 40%, RESULTS.md run 88).
+    auto addsOne = [](Operation *user) {
+      if (!isa<arith::AddFOp, arith::SubFOp>(user))
+        return false;
+      return llvm::any_of(user->getOperands(), [](Value operand) {
+        FloatAttr c;
+        return matchPattern(operand, m_Constant(&c)) &&
+               std::abs(c.getValueAsDouble()) == 1.0;
+      });
+    };
+    if (llvm::all_of(op.getResult(0).getUsers(), addsOne))
+      return large;
     Value x2 = arith::MulFOp::create(b_, loc_, x, x);
     Value series = arith::MulFOp::create(
         b_, loc_, x,
