@@ -226,6 +226,33 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
     return failure();
   }
 
+  /// Each thread's share of a copy through shared memory is unrolled into
+  /// straight-line code: past kMaxCopyElementsPerThread the compile takes
+  /// minutes (a 48 x 256 tile on one thread: 12288 elements). A compile-time
+  /// error naming the copy, not a stalled compiler. (Fragments are bounded by
+  /// checkRegisterBudget; the defaults move 8-32 elements per thread.)
+  static constexpr int64_t kMaxCopyElementsPerThread = 4096;
+  static LogicalResult checkCopyUnrolling(KernelOp kernel) {
+    int64_t threads = kernel.getThreads();
+    WalkResult walk = kernel.walk([&](CopyOp copy) {
+      auto src = dyn_cast<BufferType>(copy.getSrc().getType());
+      auto dst = dyn_cast<BufferType>(copy.getDst().getType());
+      if ((src && src.isFragment()) || (dst && dst.isFragment()))
+        return WalkResult::advance();
+      BufferType tile = copy.getTileType();
+      int64_t perThread = llvm::divideCeil(tile.getNumElements(), threads);
+      if (perThread <= kMaxCopyElementsPerThread)
+        return WalkResult::advance();
+      copy.emitError() << "copy of a " << tile << " tile gives each of " << threads
+                       << " threads " << perThread << " elements, over "
+                       << kMaxCopyElementsPerThread
+                       << " (each thread's share is unrolled); use more threads per block or "
+                          "smaller tiles";
+      return WalkResult::interrupt();
+    });
+    return failure(walk.wasInterrupted());
+  }
+
   LogicalResult runOnKernel(KernelOp kernel, const Backend &backend,
                             const ComputeCapability &cc, const TargetCapabilities &caps) {
     int64_t threads = kernel.getThreads();
@@ -388,6 +415,8 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
         alloc.setDistributionAttr(chosen.lookup(alloc.getResult()));
       }
     });
+    if (failed(checkCopyUnrolling(kernel)))
+      return failure();
     if (failed(checkRegisterBudget(kernel, caps)))
       return failure();
     for (auto &[loop, fragments] : loops) {

@@ -33,12 +33,15 @@ TEST(Knobs, AnyGemmKnobsGiveAKernelOrAnError) {
   std::mt19937 rng(20261130);
   int compiled = 0, rejected = 0;
   // First the draws that once broke the compiler: a staged copy whose last
-  // chunk overhangs the tile on sm_60 and sm_70 (IR that did not verify),
-  // and a stage count that took planning minutes.
-  std::vector<GemmConfig> configs(2);
+  // chunk overhangs the tile on sm_60 and sm_70 (IR that did not verify), a
+  // stage count that took planning minutes, and a 48 x 256 tile on one
+  // thread that took minutes to unroll (now an error).
+  std::vector<GemmConfig> configs(3);
   configs[0].dtype = f32, configs[0].bm = 24, configs[0].bn = 8, configs[0].bk = 64;
   configs[0].stages = 2, configs[0].threads = 256, configs[0].transposeB = true;
   configs[1].stages = 1 << 30;
+  configs[2].bm = 1, configs[2].bn = 48, configs[2].bk = 256, configs[2].stages = 2;
+  configs[2].threads = 1, configs[2].transposeB = true;
   for (int i = 0; i < 96; ++i) {
     GemmConfig& c = configs.emplace_back();
     c.dtype = Pick(rng, types);

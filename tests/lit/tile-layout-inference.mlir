@@ -188,6 +188,22 @@ module attributes {tile.target = #tile.target<"sm_100">} {
 
 // -----
 
+// Each thread's share of a copy through shared memory is unrolled: past 4096
+// elements per thread that is an error naming the copy, not minutes of
+// compile (a 48 x 256 tile on one thread). 4096 elements are fine.
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @copy_unrolling(%A: !tile.tensor<48x256xf16>) grid(affine_map<() -> (1)>) threads(1) blocks(%bx) {
+    %c0 = arith.constant 0 : index
+    %fits = tile.alloc_shared : !tile.buffer<16x256xf16, shared>
+    tile.copy %A[%c0, %c0] to %fits : !tile.tensor<48x256xf16> to !tile.buffer<16x256xf16, shared>
+    %s = tile.alloc_shared : !tile.buffer<48x256xf16, shared>
+    // expected-error @+1 {{copy of a '!tile.buffer<48x256xf16, shared>' tile gives each of 1 threads 12288 elements, over 4096 (each thread's share is unrolled); use more threads per block or smaller tiles}}
+    tile.copy %A[%c0, %c0] to %s : !tile.tensor<48x256xf16> to !tile.buffer<48x256xf16, shared>
+  }
+}
+
+// -----
+
 // Fragments that together need more registers per thread than the target
 // has are a compile-time error naming each one.
 module attributes {tile.target = #tile.target<"sm_80">} {
