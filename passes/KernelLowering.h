@@ -105,6 +105,11 @@ private:
   Value le(Value x, Value y) {
     return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sle, x, y);
   }
+  Value eq(Value x, Value y) {
+    return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, x, y);
+  }
+  /// Whether this is thread `t` of the block as launched (producers too).
+  Value isThread(int64_t t) { return eq(rawThreadId_, cst(t)); }
   Value andi(Value x, Value y) { return x ? arith::AndIOp::create(b_, loc_, x, y) : y; }
   /// An index as the i32 inline PTX takes.
   Value toI32(Value index) { return arith::IndexCastOp::create(b_, loc_, b_.getI32Type(), index); }

@@ -593,12 +593,6 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
         "r,r", {barrier, parity});
   };
   Value zero = cst(0);
-  auto isThread = [&](int64_t t) {
-    return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, rawThreadId_, cst(t));
-  };
-  auto eq = [&](Value x, Value y) {
-    return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, x, y);
-  };
   // Ring position p (iteration k of a tile whose iterations start at
   // `base`): stage p mod S, filled for the (p / S)-th time.
   auto ring = [&](Value base, Value k) {
@@ -1091,8 +1085,7 @@ Value KernelLowering::loadTileToRegisters(CopyOp copy) {
   // The values go through a per-thread array (registers after SROA): a last
   // chunk that overhangs the tile is loaded, and later stored, under a guard
   // its SSA values could not leave.
-  int64_t slots = llvm::divideCeil(tile.getNumElements(), dist.getThreads() * dist.getVector()) *
-                  dist.getVector();
+  int64_t slots = dist.slotsPerThread(tile.getNumElements());
   Value registers;
   {
     OpBuilder::InsertionGuard guard(b_);

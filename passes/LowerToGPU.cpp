@@ -323,9 +323,7 @@ LogicalResult KernelLowering::run() {
   // Bulk tensor stores still in flight read shared memory and write the
   // output: their issuing thread waits for them before the block ends.
   if (bulkStoresPending_)
-    ifThen(arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, rawThreadId_, cst(0)), [&] {
-      ptx("cp.async.bulk.wait_group 0;", "", {});
-    });
+    ifThen(isThread(0), [&] { ptx("cp.async.bulk.wait_group 0;", "", {}); });
   gpu::ReturnOp::create(b_, loc_);
   kernel_.erase();
   return success();
@@ -1388,7 +1386,7 @@ bool KernelLowering::lowerMmaFragmentStoreBulk(CopyOp copy) {
   assert(direct && "the bulk store's conditions imply the direct store's");
   (void)direct;
   b_.setInsertionPoint(branch.thenBlock()->getTerminator());
-  Value issuer = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, rawThreadId_, cst(0));
+  Value issuer = isThread(0);
   Value tensorMap = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), mapArg);
   Value row0 = toI32(map_.lookupOrDefault(copy.getDstOffsets()[0]));
   Value col0 = map_.lookupOrDefault(copy.getDstOffsets()[1]);

@@ -1,8 +1,12 @@
 # Shared by the Nsight Compute scripts (ncu.sh, ncu_source.sh); sourced, not run.
 
-# The ncu binary: on PATH, or the newest under /opt/nvidia/nsight-compute.
+# The ncu binary: on PATH, or the newest under /opt/nvidia/nsight-compute;
+# fails, saying so, where there is none.
 find_ncu() {
-  command -v ncu || ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | sort -V | tail -1
+  local ncu
+  ncu=$(command -v ncu || ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | sort -V | tail -1)
+  [ -n "$ncu" ] || { echo "ncu: not found" >&2; return 1; }
+  echo "$ncu"
 }
 
 # How many launches of a kernel to skip to profile one warm launch at a square

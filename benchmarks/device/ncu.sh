@@ -14,8 +14,7 @@ set -uo pipefail
 out="${OUT:-out}"
 mkdir -p "$out"
 source "$(dirname "$0")/common.sh"
-ncu=$(find_ncu)
-[ -n "$ncu" ] || { echo "ncu: not found"; exit 1; }
+ncu=$(find_ncu) || exit 1
 sections="--section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis
   --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy
   --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,lts__t_bytes.sum,sm__cycles_elapsed.avg.per_second"

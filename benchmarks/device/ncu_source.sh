@@ -10,8 +10,7 @@ set -uo pipefail
 out="${OUT:-out}"
 mkdir -p "$out"
 source "$(dirname "$0")/common.sh"
-ncu=$(find_ncu)
-[ -n "$ncu" ] || { echo "ncu: not found"; exit 1; }
+ncu=$(find_ncu) || exit 1
 skip=$(launch_skip "${SIZE:-4096}") || { echo "bad size ${SIZE:-4096}"; exit 1; }
 timeout 300 "$ncu" --clock-control none --section SourceCounters --section WarpStateStats \
   --page source --print-source sass --csv -k "regex:^${KERNEL}\$" \
