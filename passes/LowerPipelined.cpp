@@ -1256,7 +1256,12 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
       };
 
   // A piece after the tile's first: its partials to its slot, then the
-  // tile's counter up by one (release: the stores are seen first).
+  // tile's counter up by one (release: the stores are seen first). With the
+  // scoped memory model the block's barrier orders every thread's stores
+  // before thread 0's fence and release (cumulativity, as CUTLASS's
+  // semaphores do), so only thread 0 waits for the stores to drain and the
+  // other warps go on to their next item; without it each thread fences its
+  // own stores (membar.gl) before the barrier.
   Value contributor = cmp(arith::CmpIPredicate::ne, skBegin_, cst(0));
   Value block = gpu::BlockIdOp::create(b_, loc_, gpu::Dimension::x);
   ifThen(contributor, [&] {
@@ -1272,12 +1277,14 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
       values.push_back(quadAddress(block, quad));
       ptx("st.global.cg.v4.f32 [$4], {$0, $1, $2, $3};", "f,f,f,f,l", values);
     });
-    ptx(scoped ? "fence.acq_rel.gpu;" : "membar.gl;", "", {});
+    if (!scoped)
+      ptx("membar.gl;", "", {});
     lastWasBarrier_ = false;
     barrier();
     ifThen(isThread0, [&] {
-      ptx(scoped ? "red.release.gpu.global.add.u32 [$0], 1;" : "red.global.add.u32 [$0], 1;", "l",
-          {flag});
+      ptx(scoped ? "fence.acq_rel.gpu;\nred.relaxed.gpu.global.add.u32 [$0], 1;"
+                 : "red.global.add.u32 [$0], 1;",
+          "l", {flag});
     });
   });
 

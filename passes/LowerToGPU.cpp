@@ -1332,7 +1332,7 @@ bool KernelLowering::lowerMmaFragmentStoreBulk(CopyOp copy) {
   // wait for them (RESULTS.md run 72).
   auto srcBuffer = dyn_cast<BufferType>(copy.getSrc().getType());
   auto dstTensor = dyn_cast<TileTensorType>(copy.getDst().getType());
-  if (!persistent_ || streamK_ || !consumerThreads_ || !caps_.hasStmatrix ||
+  if (!persistent_ || !consumerThreads_ || !caps_.hasStmatrix ||
       !caps_.hasBulkTensorCopy || !srcBuffer || !srcBuffer.isFragment() || !dstTensor ||
       dstTensor.getRank() != 2 || getElementBytes(dstTensor.getElementType()) != 2 ||
       copy->getBlock() != &kernel_.getBodyBlock())

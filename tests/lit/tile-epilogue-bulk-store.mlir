@@ -11,6 +11,9 @@
 // RUN: sed -e 's/multicast, persistent/persistent/' %S/Inputs/gemm-multicast-persistent.mlir | %tessera-compile - --target=sm_90a --emit=ptx | FileCheck %s
 // RUN: sed -e 's/multicast, persistent/persistent/' %S/Inputs/gemm-multicast-persistent.mlir | %tessera-compile - --target=sm_90a --emit=ptx -o %t.ptx --bundle=%t.pb
 // RUN: %tessera-run --bundle=%t.pb --list | FileCheck %s --check-prefix=LAUNCH
+// Stream-K too: its whole tiles and the first pieces that finish a tile run
+// the epilogue, staged unless the item is the block's last.
+// RUN: sed -e 's/multicast, persistent/persistent, stream_k/' %S/Inputs/gemm-multicast-persistent.mlir | %tessera-compile - --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=STREAMK
 // Epilogue math on the accumulator (a fused GEMM) keeps the direct stores,
 // and targets without stmatrix or bulk copies always do.
 // RUN: %tessera-compile %S/Inputs/gemm-persistent.mlir --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=DIRECT
@@ -43,3 +46,14 @@
 
 // DIRECT-NOT: bulk_group
 // DIRECT-NOT: stmatrix
+
+// (LLVM places the blocks; their order is not checked.)
+// STREAMK: .entry gemm(
+// STREAMK-DAG: cp.async.bulk.wait_group.read 1;
+// STREAMK-DAG: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// STREAMK-DAG: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
+// STREAMK-DAG: st.global.cg.v4.f32
+// STREAMK-DAG: ld.acquire.gpu.global.u32
+// STREAMK-DAG: st.global.v4.b32
+// STREAMK: cp.async.bulk.wait_group 0;
+// STREAMK: ret;

@@ -20,8 +20,11 @@
 // A later piece: partials to the workspace, then the tile's counter.
 // CHECK: llvm.ptrtoint %[[WS]]
 // CHECK: "st.global.cg.v4.f32 [$4], {$0, $1, $2, $3};"
-// CHECK: "fence.acq_rel.gpu;"
-// CHECK: "red.release.gpu.global.add.u32 [$0], 1;"
+// The block's barrier orders every thread's stores before thread 0's fence
+// and relaxed add (no fence per thread).
+// CHECK-NOT: fence.acq_rel
+// CHECK: "bar.sync 1, 128;"
+// CHECK: "fence.acq_rel.gpu;\0Ared.relaxed.gpu.global.add.u32 [$0], 1;"
 // A first piece: waits for the others, takes their partials.
 // CHECK: ld.acquire.gpu.global.u32
 // CHECK: "ld.global.cg.v4.f32 {$0, $1, $2, $3}, [$4];"
