@@ -113,6 +113,16 @@ private:
   Value andi(Value x, Value y) { return x ? arith::AndIOp::create(b_, loc_, x, y) : y; }
   /// An index as the i32 inline PTX takes.
   Value toI32(Value index) { return arith::IndexCastOp::create(b_, loc_, b_.getI32Type(), index); }
+  /// Unsigned 32-bit arithmetic (the stream-K decomposition, whose tile and
+  /// iteration counts stay below 2^32): an i32 constant, an index truncated
+  /// to u32, and a u32 zero-extended back to an index.
+  Value cst32(int64_t v) { return arith::ConstantIntOp::create(b_, loc_, b_.getI32Type(), v); }
+  Value toU32(Value index) {
+    return arith::IndexCastUIOp::create(b_, loc_, b_.getI32Type(), index);
+  }
+  Value fromU32(Value u32) {
+    return arith::IndexCastUIOp::create(b_, loc_, b_.getIndexType(), u32);
+  }
   /// Inline PTX without results that the compiler keeps in place.
   void ptx(StringRef text, StringRef constraints, ValueRange operands);
   Value convert(Value value, Type to);

@@ -1294,11 +1294,13 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
   Value finisher = andi(cmp(arith::CmpIPredicate::eq, skBegin_, cst(0)),
                         cmp(arith::CmpIPredicate::ne, skEnd_, skIters_));
   ifThen(finisher, [&] {
-    Value q = arith::MaxUIOp::create(b_, loc_, skQ_, cst(1));
-    Value start = mul(piece, skIters_);
-    Value firstBlock = arith::DivUIOp::create(b_, loc_, start, q);
-    Value lastBlock = arith::DivUIOp::create(
-        b_, loc_, arith::SubIOp::create(b_, loc_, add(start, skIters_), cst(1)), q);
+    // (In unsigned 32-bit arithmetic, as the decomposition.)
+    Value q = arith::MaxUIOp::create(b_, loc_, toU32(skQ_), cst32(1));
+    Value iters = toU32(skIters_);
+    Value start = mul(toU32(piece), iters);
+    Value firstBlock = fromU32(arith::DivUIOp::create(b_, loc_, start, q));
+    Value lastBlock = fromU32(arith::DivUIOp::create(
+        b_, loc_, arith::SubIOp::create(b_, loc_, add(start, iters), cst32(1)), q));
     Value others = arith::SubIOp::create(b_, loc_, lastBlock, firstBlock);
     ifThen(isThread0, [&] {
       ptx(std::string("{\n.reg .pred p;\n.reg .u32 v;\nwait:\n") +

@@ -502,21 +502,28 @@ Value KernelLowering::emitGridExtents() {
 }
 
 void KernelLowering::emitStreamKParams(PipelinedOp loop) {
-  Value total = emitGridExtents();
+  // In unsigned 32-bit arithmetic, as is emitWorkItems: the counts are tiles
+  // and loop iterations of tensors that fit a device's memory, and 64-bit
+  // divisions cost a runtime width test and a call beside each division
+  // (code the producer runs before its first load).
+  Value total = toU32(emitGridExtents());
   IRMapping at;
   for (BlockArgument index : kernel_.getBlockIndices())
     at.map(index, cst(0));
-  skIters_ = *valueAt(loop.getCount(), at);
-  skGrid_ = gpu::GridDimOp::create(b_, loc_, gpu::Dimension::x);
+  Value iters = toU32(*valueAt(loop.getCount(), at));
+  Value grid = toU32(gpu::GridDimOp::create(b_, loc_, gpu::Dimension::x));
   // Whole waves run whole; with less than one wave every tile does
   // (splitting them would only add exchanges).
-  Value waves = arith::DivUIOp::create(b_, loc_, total, skGrid_);
-  skDp_ = arith::SelectOp::create(
-      b_, loc_, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, waves, cst(0)), total,
-      mul(waves, skGrid_));
-  Value rest = arith::SubIOp::create(b_, loc_, total, skDp_);
-  skSplit_ = mul(rest, skIters_);
-  skQ_ = arith::CeilDivUIOp::create(b_, loc_, skSplit_, skGrid_);
+  Value waves = arith::DivUIOp::create(b_, loc_, total, grid);
+  Value dp = arith::SelectOp::create(
+      b_, loc_, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, waves, cst32(0)),
+      total, mul(waves, grid));
+  Value split = mul(arith::SubIOp::create(b_, loc_, total, dp), iters);
+  skIters_ = fromU32(iters);
+  skGrid_ = fromU32(grid);
+  skDp_ = fromU32(dp);
+  skSplit_ = fromU32(split);
+  skQ_ = fromU32(arith::CeilDivUIOp::create(b_, loc_, split, grid));
 }
 
 std::optional<std::string> KernelLowering::whyNoStreamK() {
@@ -557,38 +564,42 @@ scf::ForOp KernelLowering::emitWorkItems(ValueRange iterArgs, Value &tile, Value
   auto select = [&](Value c, Value x, Value y) {
     return arith::SelectOp::create(b_, loc_, c, x, y);
   };
-  Value block = gpu::BlockIdOp::create(b_, loc_, gpu::Dimension::x);
-  Value iters = arith::MaxUIOp::create(b_, loc_, skIters_, cst(1));
-  Value first = minui(mul(block, skQ_), skSplit_);
-  Value last = minui(add(first, skQ_), skSplit_);
-  Value boundary = mul(add(arith::DivUIOp::create(b_, loc_, first, iters), cst(1)), iters);
+  // Unsigned 32-bit arithmetic (see emitStreamKParams); the results are
+  // indices again.
+  Value block = toU32(gpu::BlockIdOp::create(b_, loc_, gpu::Dimension::x));
+  Value grid = toU32(skGrid_), dp = toU32(skDp_), q = toU32(skQ_), splitIters = toU32(skSplit_);
+  Value iters = arith::MaxUIOp::create(b_, loc_, toU32(skIters_), cst32(1));
+  Value first = minui(mul(block, q), splitIters);
+  Value last = minui(add(first, q), splitIters);
+  Value boundary = mul(add(arith::DivUIOp::create(b_, loc_, first, iters), cst32(1)), iters);
   Value split = minui(last, boundary);
   auto count = [&](Value from, Value to) {
     // (unsigned: a signed cast makes true -1)
-    return arith::IndexCastUIOp::create(
-        b_, loc_, b_.getIndexType(),
+    return arith::ExtUIOp::create(
+        b_, loc_, b_.getI32Type(),
         arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ult, from, to));
   };
   // Whole tiles block, block + grid, ... below skDp_.
-  Value beyond = arith::SubIOp::create(b_, loc_, arith::SubIOp::create(b_, loc_, skDp_, block),
-                                       cst(1));
-  Value wholes = select(arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ult, block, skDp_),
-                        add(arith::DivUIOp::create(b_, loc_, beyond, skGrid_), cst(1)), cst(0));
+  Value beyond =
+      arith::SubIOp::create(b_, loc_, arith::SubIOp::create(b_, loc_, dp, block), cst32(1));
+  Value wholes = select(arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ult, block, dp),
+                        add(arith::DivUIOp::create(b_, loc_, beyond, grid), cst32(1)), cst32(0));
   Value items = add(wholes, add(count(first, split), count(split, last)));
-  auto loop = scf::ForOp::create(b_, loc_, cst(0), items, cst(1), iterArgs,
+  auto loop = scf::ForOp::create(b_, loc_, cst(0), fromU32(items), cst(1), iterArgs,
                                  [](OpBuilder &nested, Location at, Value, ValueRange args) {
                                    scf::YieldOp::create(nested, at, args);
                                  });
   b_.setInsertionPoint(loop.getBody()->getTerminator());
-  Value j = loop.getInductionVar();
+  Value j = toU32(loop.getInductionVar());
   Value whole = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ult, j, wholes);
   Value firstPiece = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, j, wholes);
   Value from = select(firstPiece, first, split), to = select(firstPiece, split, last);
   Value pieceBegin = arith::RemUIOp::create(b_, loc_, from, iters);
-  tile = select(whole, add(block, mul(j, skGrid_)),
-                add(skDp_, arith::DivUIOp::create(b_, loc_, from, iters)));
-  begin = select(whole, cst(0), pieceBegin);
-  end = select(whole, skIters_, add(pieceBegin, arith::SubIOp::create(b_, loc_, to, from)));
+  tile = fromU32(select(whole, add(block, mul(j, grid)),
+                        add(dp, arith::DivUIOp::create(b_, loc_, from, iters))));
+  begin = fromU32(select(whole, cst32(0), pieceBegin));
+  end = fromU32(select(whole, toU32(skIters_),
+                       add(pieceBegin, arith::SubIOp::create(b_, loc_, to, from))));
   return loop;
 }
 
