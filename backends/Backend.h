@@ -83,6 +83,13 @@ struct TargetCapabilities {
   /// tanh.approx.f32 (PTX ISA §9.7.3.22, sm_75+): math.tanh in f32 uses it
   /// (max relative error about 2^-11) instead of libdevice's tanhf.
   bool hasTanhApprox = false;
+  /// The stream-K schedule's cost model: the MMA FLOPs one multiprocessor
+  /// does in the time one byte of a split tile's f32 partials takes to make
+  /// its trip through L2 (stored by the contributing block, loaded by the
+  /// finishing one) while every multiprocessor does the same. A kernel splits
+  /// its last partial wave only when that saves each block more loop
+  /// iterations than this many FLOPs per partial byte cost; 0 always splits.
+  int64_t streamKFlopsPerPartialByte = 0;
   /// mma.sync shapes available (e.g. "m8n8k4", "m16n8k16").
   std::vector<std::string> mmaShapes;
   /// The lowest PTX ISA version that holds every instruction this backend

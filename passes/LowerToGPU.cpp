@@ -518,6 +518,28 @@ void KernelLowering::emitStreamKParams(PipelinedOp loop) {
   Value dp = arith::SelectOp::create(
       b_, loc_, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, waves, cst32(0)),
       total, mul(waves, grid));
+  // Split only when it pays: each block then runs q split iterations
+  // instead of one more whole tile (iters), and the partials' round trip
+  // costs about `fixup` iterations (the target's cost model, from the
+  // partials' bytes and the loop's MMA FLOPs per iteration).
+  int64_t flopsPerIteration = 0, partialBytes = 0;
+  llvm::SmallPtrSet<Value, 2> accumulators;
+  loop.getBodyBlock().walk([&](GemmOp gemm) {
+    flopsPerIteration += 2 * gemm.getM() * gemm.getN() * gemm.getK();
+    if (accumulators.insert(gemm.getC()).second)
+      partialBytes += 4 * gemm.getM() * gemm.getN();
+  });
+  int64_t fixup = flopsPerIteration > 0 ? llvm::divideCeil(caps_.streamKFlopsPerPartialByte *
+                                                               partialBytes,
+                                                           flopsPerIteration)
+                                        : 0;
+  if (fixup > 0) {
+    Value rest = arith::SubIOp::create(b_, loc_, total, dp);
+    Value q = arith::CeilDivUIOp::create(b_, loc_, mul(rest, iters), grid);
+    Value pays = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ugt,
+                                       arith::SubIOp::create(b_, loc_, iters, q), cst32(fixup));
+    dp = arith::SelectOp::create(b_, loc_, pays, dp, total);
+  }
   Value split = mul(arith::SubIOp::create(b_, loc_, total, dp), iters);
   skIters_ = fromU32(iters);
   skGrid_ = fromU32(grid);

@@ -14,7 +14,7 @@ mkdir -p "$out"
 b=.device/bundles
 r=./.device/device_runner
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
-timeout 200 $r --workloads=conformance $b/sm_60.conformance.pb $b/sm_70.conformance.pb \
+timeout 400 $r --workloads=conformance $b/sm_60.conformance.pb $b/sm_70.conformance.pb \
   $b/sm_80.conformance.pb $b/sm_90a.conformance.pb > "$out/conformance.txt" 2>&1
 grep -E "FAIL|passed" "$out/conformance.txt" | tail -n 5
 if [ -f $b/sm_80.hand.pb ]; then
