@@ -7,9 +7,12 @@
 // RUN: %tessera-compile %S/Inputs/gemm-streamk.mlir --target=sm_90a --emit=gpu | FileCheck %s
 // RUN: %tessera-compile %S/Inputs/gemm-streamk.mlir --target=sm_60 --emit=ptx | FileCheck %s --check-prefix=SM60
 // RUN: %tessera-compile %s --target=sm_90a --emit=gpu 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: %tessera-compile %S/Inputs/gemm-streamk.mlir --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=PTX90
 
 // CHECK: gpu.func @gemm({{.*}}, %[[WS:.*]]: !llvm.ptr<1>, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64}
 // CHECK-SAME: tessera.persistent,{{.*}} tessera.stream_k_slot_bytes = 65536
+// The decomposition divides in 32 bits.
+// CHECK: arith.divui %{{.*}}, %{{.*}} : i32
 // The last wave is split only when that saves each block more iterations
 // than the partials' round trip costs (sm_90a's 448 FLOP a partial byte:
 // 64 KiB of partials against 2 MFLOP an iteration, 14 iterations).
@@ -33,6 +36,12 @@
 // CHECK: ld.acquire.gpu.global.u32
 // CHECK: "ld.global.cg.v4.f32 {$0, $1, $2, $3}, [$4];"
 // CHECK: arith.addf
+
+// No 64-bit division is left (each would be a width test and a call).
+// PTX90: .entry gemm(
+// PTX90-NOT: div.u64
+// PTX90-NOT: rem.u64
+// PTX90: ret;
 
 // Without the scoped memory model (sm_60): membar.gl and volatile accesses.
 // SM60: membar.gl;
