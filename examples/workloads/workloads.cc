@@ -737,9 +737,10 @@ const std::vector<Workload>& AllWorkloads() {
       Gemm("gemm_f16_persistent", 2100, 2104, 136, runtime::DTYPE_F16, false, true, false),
       // Stream-K: 2100 x 2104 leaves a partial wave whose tiles are split
       // over every block (up to seven pieces a tile; with K = 1416 a block's
-      // split runs 4 iterations instead of a whole tile's 23, which saves
-      // more than sm_90a's cost model's 14, so it splits there too); 257 x
-      // 392 has less than a wave (every tile whole).
+      // split on sm_90a, 21 of 153 tiles of 128 x 256 over 132 blocks, runs
+      // 4 iterations instead of a whole tile's 23, which saves more than its
+      // cost model's 14, so it splits there too); 257 x 392 has less than a
+      // wave (every tile whole).
       Gemm("gemm_f16_streamk", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_streamk", 2100, 2104, 1416, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_streamk", 2100, 2104, 8, runtime::DTYPE_F16, false, true, false),
