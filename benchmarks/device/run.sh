@@ -34,7 +34,7 @@ done
 tar czf "$out/probe.tgz" -C "$out" probe && rm -rf "$out/probe"
 mapfile -t conformance < <(bundles conformance.pb)
 # Each step under a time limit: a kernel that hangs costs its step, not the run.
-timeout 150 ./.device/device_runner --workloads=conformance --csv="$out/conformance.csv" \
+timeout 400 ./.device/device_runner --workloads=conformance --csv="$out/conformance.csv" \
   "${conformance[@]}" 2>&1 | tee "$out/conformance.txt"
 ((status |= PIPESTATUS[0]))
 mapfile -t examples < <(bundles pb; bundles variants.pb; bundles ab.pb)
