@@ -463,6 +463,9 @@ private:
   Value emitGridExtents();
   /// Computes gridExtents_, skIters_, skGrid_, skDp_, skSplit_ and skQ_ here.
   void emitStreamKParams(PipelinedOp loop);
+  /// The distinct accumulators `loop`'s gemms add into, in order: what a
+  /// stream-K piece exchanges.
+  SmallVector<Value> loopAccumulators(PipelinedOp loop);
   /// Why the kernel cannot take stream-K, or nothing.
   std::optional<std::string> whyNoStreamK();
   /// After a stream-K piece's loop: pieces after a tile's first give their

@@ -1215,11 +1215,7 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
   // The accumulators the loop's gemms add into, four slots at a time:
   // workspace slot b (block b's partials) holds, for each quad of slots,
   // every thread's four floats (16 bytes a thread, coalesced).
-  SmallVector<Value> accumulators;
-  loop.getBodyBlock().walk([&](GemmOp gemm) {
-    if (!llvm::is_contained(accumulators, gemm.getC()))
-      accumulators.push_back(gemm.getC());
-  });
+  SmallVector<Value> accumulators = loopAccumulators(loop);
   int64_t threads = kernel_.getThreads();
   auto i32 = b_.getI32Type();
   auto cmp = [&](arith::CmpIPredicate predicate, Value x, Value y) {

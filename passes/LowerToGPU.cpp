@@ -290,12 +290,10 @@ LogicalResult KernelLowering::run() {
       PipelinedOp loop = *kernel_.getBodyBlock().getOps<PipelinedOp>().begin();
       emitStreamKParams(loop);
       int64_t threads = kernel_.getThreads(), quads = 0;
-      llvm::SmallPtrSet<Value, 2> seen;
-      loop.getBodyBlock().walk([&](GemmOp gemm) {
-        if (seen.insert(gemm.getC()).second)
-          quads += llvm::divideCeil(
-              llvm::divideCeil(gemm.getC().getType().getNumElements(), threads), 4);
-      });
+      for (Value accumulator : loopAccumulators(loop))
+        quads += llvm::divideCeil(
+            llvm::divideCeil(cast<BufferType>(accumulator.getType()).getNumElements(), threads),
+            4);
       skSlotBytes_ = quads * threads * 16;
       func_->setAttr(kLoweredStreamKSlotBytesAttr, b_.getI64IntegerAttr(skSlotBytes_));
       tileLoop_ = emitWorkItems({}, skTile_, skBegin_, skEnd_);
@@ -523,12 +521,11 @@ void KernelLowering::emitStreamKParams(PipelinedOp loop) {
   // costs about `fixup` iterations (the target's cost model, from the
   // partials' bytes and the loop's MMA FLOPs per iteration).
   int64_t flopsPerIteration = 0, partialBytes = 0;
-  llvm::SmallPtrSet<Value, 2> accumulators;
   loop.getBodyBlock().walk([&](GemmOp gemm) {
     flopsPerIteration += 2 * gemm.getM() * gemm.getN() * gemm.getK();
-    if (accumulators.insert(gemm.getC()).second)
-      partialBytes += 4 * gemm.getM() * gemm.getN();
   });
+  for (Value accumulator : loopAccumulators(loop))
+    partialBytes += 4 * cast<BufferType>(accumulator.getType()).getNumElements();
   int64_t fixup = flopsPerIteration > 0 ? llvm::divideCeil(caps_.streamKFlopsPerPartialByte *
                                                                partialBytes,
                                                            flopsPerIteration)
@@ -546,6 +543,15 @@ void KernelLowering::emitStreamKParams(PipelinedOp loop) {
   skDp_ = fromU32(dp);
   skSplit_ = fromU32(split);
   skQ_ = fromU32(arith::CeilDivUIOp::create(b_, loc_, split, grid));
+}
+
+SmallVector<Value> KernelLowering::loopAccumulators(PipelinedOp loop) {
+  SmallVector<Value> accumulators;
+  loop.getBodyBlock().walk([&](GemmOp gemm) {
+    if (!llvm::is_contained(accumulators, gemm.getC()))
+      accumulators.push_back(gemm.getC());
+  });
+  return accumulators;
 }
 
 std::optional<std::string> KernelLowering::whyNoStreamK() {
