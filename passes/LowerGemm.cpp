@@ -474,8 +474,7 @@ LogicalResult KernelLowering::lowerGemmWgmma(GemmOp gemm, const MmaAtom &atom) {
   acc = emitPtx(b_, loc_, text, constraints, operands, SmallVector<Type>(regs * reps, f32),
                 true);
   int64_t wait = inAsyncMmaPipeline_ ? asyncMmaInFlight_ : 0;
-  emitPtx(b_, loc_, "wgmma.wait_group.sync.aligned " + std::to_string(wait) + ";", "", {}, {},
-          /*sideEffects=*/true);
+  ptx("wgmma.wait_group.sync.aligned " + std::to_string(wait) + ";", "", {});
   if (wait == 0)
     acc = fenceValues(acc);
   for (int64_t r = 0; r < reps; ++r)

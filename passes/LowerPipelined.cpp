@@ -267,8 +267,7 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
     return fragments;
   };
   auto waitAndSync = [&] {
-    emitPtx(b_, loc_, "cp.async.wait_group " + std::to_string(distance - 1) + ";", "", {}, {},
-            /*sideEffects=*/true);
+    ptx("cp.async.wait_group " + std::to_string(distance - 1) + ";", "", {});
     // cp.async writes through the generic proxy; wgmma reads through the
     // async proxy (PTX ISA §8.6 "Proxies").
     if (asyncMma)
@@ -1187,8 +1186,7 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, bool checked) {
         address = elementAddress(tensor, coords);
       }
       Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), address);
-      emitPtx(b_, loc_, "cp.async.cg.shared.global [$0], [$1], 16;", "r,l",
-              {chunkSharedAddress(dst, chunk), src}, {}, /*sideEffects=*/true);
+      ptx("cp.async.cg.shared.global [$0], [$1], 16;", "r,l", {chunkSharedAddress(dst, chunk), src});
       return;
     }
     // cp.async.cg 16 bytes with src-size: bytes past the tensor (or of an
@@ -1205,9 +1203,9 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, bool checked) {
     Value safe = arith::SelectOp::create(b_, loc_, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sgt, bytes, cst(0)),
                                          elementAddress(tensor, coords), tensor.ptr);
     Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), safe);
-    Value size = arith::IndexCastOp::create(b_, loc_, b_.getI32Type(), bytes);
-    emitPtx(b_, loc_, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r",
-            {chunkSharedAddress(dst, chunk), src, size}, {}, /*sideEffects=*/true);
+    Value size = toI32(bytes);
+    ptx("cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r",
+        {chunkSharedAddress(dst, chunk), src, size});
   });
 }
 
@@ -1217,7 +1215,6 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
   // every thread's four floats (16 bytes a thread, coalesced).
   SmallVector<Value> accumulators = loopAccumulators(loop);
   int64_t threads = kernel_.getThreads();
-  auto i32 = b_.getI32Type();
   auto cmp = [&](arith::CmpIPredicate predicate, Value x, Value y) {
     return arith::CmpIOp::create(b_, loc_, predicate, x, y);
   };
@@ -1303,7 +1300,7 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
               (scoped ? "ld.acquire.gpu.global.u32 v, [$0];\n" : "ld.volatile.global.u32 v, [$0];\n") +
               "setp.lt.u32 p, v, $1;\n@p bra wait;\n" + (scoped ? "" : "membar.gl;\n") +
               (scoped ? "st.relaxed.gpu.global.u32 [$0], 0;\n}" : "st.volatile.global.u32 [$0], 0;\n}"),
-          "l,r", {flag, arith::IndexCastOp::create(b_, loc_, i32, others)});
+          "l,r", {flag, toI32(others)});
     });
     lastWasBarrier_ = false;
     barrier();

@@ -115,11 +115,9 @@ void KernelLowering::barrier() {
   // After a warp-specialized loop only the consumers run on: a named
   // barrier over their count (the producers have exited).
   if (consumerBarrierId_)
-    emitPtx(b_, loc_, "bar.sync $0, " + std::to_string(consumerThreads_) + ";", "r",
-            {consumerBarrierId_}, {}, /*sideEffects=*/true);
+    ptx("bar.sync $0, " + std::to_string(consumerThreads_) + ";", "r", {consumerBarrierId_});
   else if (consumerThreads_)
-    emitPtx(b_, loc_, "bar.sync 1, " + std::to_string(consumerThreads_) + ";", "", {}, {},
-            /*sideEffects=*/true);
+    ptx("bar.sync 1, " + std::to_string(consumerThreads_) + ";", "", {});
   else
     gpu::BarrierOp::create(b_, loc_);
   lastWasBarrier_ = true;
@@ -262,8 +260,7 @@ LogicalResult KernelLowering::run() {
   if (specialized_) {
     consumerThreads_ = kernel_.getThreads();
     if (pingPong_)
-      consumerBarrierId_ = arith::IndexCastOp::create(b_, loc_, b_.getI32Type(),
-                                                      add(tileSlotOp_->getResult(0), cst(1)));
+      consumerBarrierId_ = toI32(add(tileSlotOp_->getResult(0), cst(1)));
     if (!persistent_)
       onceAnchor_ = arith::ConstantIndexOp::create(b_, loc_, 0);
   }
@@ -1258,7 +1255,7 @@ bool KernelLowering::lowerMmaFragmentStore(CopyOp copy) {
 
   Value warp = warpId(), lane = laneId();
   Value quad = arith::RemUIOp::create(b_, loc_, lane, cst(4));
-  Value quadI32 = arith::IndexCastOp::create(b_, loc_, i32, quad);
+  Value quadI32 = toI32(quad);
   Value rowBase =
       add(warpTileRow(shape, mma, warp), arith::DivUIOp::create(b_, loc_, lane, cst(4)));
   Value colBase = add(warpTileCol(shape, mma, warp), mul(quad, cst(8)));
@@ -1354,8 +1351,8 @@ void KernelLowering::storeMatrices(const BufferInfo &frag, const BufferInfo &dst
           sharedAddress32(dst, {row, col}, {mi * 16, q * 16 - colBegin})};
       for (int64_t i = 0; i < 4; ++i)
         operands.push_back(packedPair(frag, ((mi * nt + 2 * q + i / 2) * 2 + i % 2) * 2, elt));
-      emitPtx(b_, loc_, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
-              "r,r,r,r,r", operands, {}, /*sideEffects=*/true);
+      ptx("stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};", "r,r,r,r,r",
+          operands);
     }
 }
 
