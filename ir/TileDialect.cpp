@@ -59,6 +59,10 @@ int64_t tessera::tile::getElementBytes(Type type) {
   return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
 }
 
+int64_t tessera::tile::getBufferBytes(BufferType type) {
+  return type.getNumElements() * getElementBytes(type.getElementType());
+}
+
 bool tessera::tile::isSupportedElementType(Type type) {
   return type.isF16() || type.isBF16() || type.isF32() || type.isF64() ||
          type.isInteger(8) || type.isInteger(32) || type.isInteger(64);

@@ -40,6 +40,9 @@ TargetAttr getTargetAttr(mlir::Operation *op);
 /// The size in bytes of one element of a tile type (f16 -> 2, f32 -> 4, ...).
 int64_t getElementBytes(mlir::Type type);
 
+/// The size in bytes of one copy (one stage) of a buffer.
+int64_t getBufferBytes(BufferType type);
+
 /// True for the element types tensors and buffers may hold.
 bool isSupportedElementType(mlir::Type type);
 

@@ -324,12 +324,6 @@ LogicalResult KernelLowering::run() {
   return success();
 }
 
-/// The bytes of one stage of a shared buffer.
-static int64_t sharedBytes(AllocSharedOp alloc) {
-  BufferType type = alloc.getType();
-  return type.getNumElements() * getElementBytes(type.getElementType());
-}
-
 int64_t KernelLowering::relocationStart() {
   int64_t maxStages = 1;
   kernel_.walk([&](AllocSharedOp alloc) {
@@ -342,7 +336,7 @@ int64_t KernelLowering::packAfterMbarriers(ArrayRef<AllocSharedOp> allocs, int64
   int64_t packed = 0;
   for (AllocSharedOp alloc : allocs) {
     slotShift_[alloc] = start + packed - int64_t(*alloc.getOffset());
-    packed += llvm::alignTo(sharedBytes(alloc), 128);
+    packed += llvm::alignTo(getBufferBytes(alloc.getType()), 128);
   }
   return packed;
 }
@@ -356,7 +350,7 @@ bool KernelLowering::relocateEarlyBuffers(PipelinedOp loop) {
   kernel_.walk([&](AllocSharedOp alloc) {
     int64_t stages = alloc.getStages().value_or(1);
     if (stages > 1 && alloc.getOffset())
-      stageBytes.push_back({*alloc.getOffset(), *alloc.getOffset() + stages * sharedBytes(alloc)});
+      stageBytes.push_back({*alloc.getOffset(), *alloc.getOffset() + stages * getBufferBytes(alloc.getType())});
   });
   llvm::SetVector<AllocSharedOp> early;
   for (Operation &op : kernel_.getBodyBlock()) {
@@ -367,7 +361,7 @@ bool KernelLowering::relocateEarlyBuffers(PipelinedOp loop) {
         auto alloc = operand.getDefiningOp<AllocSharedOp>();
         if (!alloc || alloc.getStages().value_or(1) > 1 || !alloc.getOffset())
           continue;
-        int64_t begin = *alloc.getOffset(), end = begin + sharedBytes(alloc);
+        int64_t begin = *alloc.getOffset(), end = begin + getBufferBytes(alloc.getType());
         if (llvm::any_of(stageBytes,
                          [&](auto range) { return begin < range.second && range.first < end; }))
           early.insert(alloc);
@@ -384,7 +378,7 @@ bool KernelLowering::relocateEarlyBuffers(PipelinedOp loop) {
                                    "stages while the code before the loop uses ";
     llvm::interleaveComma(early, remark, [&](AllocSharedOp alloc) {
       remark << (alloc.getName() ? *alloc.getName() : StringRef("<unnamed>")) << " ("
-             << sharedBytes(alloc) << " bytes)";
+             << getBufferBytes(alloc.getType()) << " bytes)";
     });
     remark << ", planned on the stages' bytes, and after the mbarriers they would need " << end
            << " bytes, over the " << caps_.sharedMemoryPerBlock << "-byte per-block limit";

@@ -69,7 +69,7 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
                           [&](Operation *user) { return loop->isProperAncestor(user); }))
           continue;
         staged.push_back(alloc);
-        stageBytes += bufferBytes(alloc.getType());
+        stageBytes += getBufferBytes(alloc.getType());
       }
       int64_t fitting = caps.sharedMemoryPerBlock / std::max<int64_t>(1, stageBytes);
       int64_t stages =
@@ -98,11 +98,6 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
     return {first, last};
   }
 
-  /// One copy's bytes.
-  static int64_t bufferBytes(BufferType type) {
-    return type.getNumElements() * getElementBytes(type.getElementType());
-  }
-
   /// Offsets (first fit, 128-byte aligned) and the total for the current
   /// stage counts. Buffers whose live ranges do not overlap share space: the
   /// lowering puts a barrier before every operation that touches shared
@@ -120,7 +115,7 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
     int64_t total = 0;
     buffers.clear();
     kernel.walk([&](AllocSharedOp alloc) {
-      int64_t bytes = bufferBytes(alloc.getType()) * alloc.getStages().value_or(1);
+      int64_t bytes = getBufferBytes(alloc.getType()) * alloc.getStages().value_or(1);
       auto [first, last] = liveRange(kernel, alloc, position);
       // Swizzled buffers start on a 1024-byte boundary: the XOR pattern
       // repeats every eight 128-byte rows, and wgmma descriptors and TMA
