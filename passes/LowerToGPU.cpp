@@ -350,7 +350,8 @@ bool KernelLowering::relocateEarlyBuffers(PipelinedOp loop) {
   kernel_.walk([&](AllocSharedOp alloc) {
     int64_t stages = alloc.getStages().value_or(1);
     if (stages > 1 && alloc.getOffset())
-      stageBytes.push_back({*alloc.getOffset(), *alloc.getOffset() + stages * getBufferBytes(alloc.getType())});
+      stageBytes.push_back(
+          {*alloc.getOffset(), *alloc.getOffset() + stages * getBufferBytes(alloc.getType())});
   });
   llvm::SetVector<AllocSharedOp> early;
   for (Operation &op : kernel_.getBodyBlock()) {
