@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
   // --sync-each-run: wait for each timed run before the next (TimingOptions::
   // sync_each_run), to compare with peers timed that way.
   bool syncEachRun = false;
+  // --inputs=torch: GEMM inputs drawn as torch.rand in the 16-bit type
+  // (RunOptions::torch_inputs), as peers.py --inputs=torch draws cuBLAS's.
+  bool torchInputs = false;
   // --kernels=a,b: only these kernel entries (default: every kernel).
   std::vector<std::string> only;
   std::vector<std::string> bundles;
@@ -58,6 +61,8 @@ int main(int argc, char** argv) {
       timeWrong = true;
     else if (std::strcmp(argv[i], "--sync-each-run") == 0)
       syncEachRun = true;
+    else if (std::strcmp(argv[i], "--inputs=torch") == 0)
+      torchInputs = true;
     else if (std::strncmp(argv[i], "--tune-cache=", 13) == 0)
       cachePath = argv[i] + 13;
     else if (std::strncmp(argv[i], "--kernels=", 10) == 0)
@@ -75,7 +80,7 @@ int main(int argc, char** argv) {
   if (bundles.empty()) {
     std::fprintf(stderr, "device_runner: no bundle given (usage: device_runner [--workloads=all|"
                          "conformance|benchmark] [--kernels=A,B] [--csv=FILE] [--time-wrong] "
-                         "[--sync-each-run] [--autotune [--tune-cache=FILE]] BUNDLE.pb...)\n");
+                         "[--sync-each-run] [--inputs=torch] [--autotune [--tune-cache=FILE]] BUNDLE.pb...)\n");
     return 2;
   }
   absl::StatusOr<runtime::Device> device = runtime::Device::Open(0);
@@ -155,6 +160,7 @@ int main(int argc, char** argv) {
         options.time = w->benchmark;
         options.time_wrong = timeWrong;
         options.timing.sync_each_run = syncEachRun;
+        options.torch_inputs = torchInputs;
         options.tune_candidates = candidates;
         options.tune_cache = &cache;
         options.device_name = device->name();

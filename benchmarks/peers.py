@@ -6,7 +6,11 @@ TimeIt) and prints one CSV row per size: peer,workload,median_ms,tb_per_s.
 --vector-add-only stops after the vector adds; --gemm-only skips the
 softmax, norm and epilogue peers (cuBLAS matmuls only); --only=A,B keeps the
 workloads whose name contains A or B; --sync-each-run waits for each timed
-run before the next (see time_op).
+run before the next (see time_op); --inputs=torch draws the inputs the way
+torch users often do, torch.rand in the 16-bit type scaled to [-1, 1), instead
+of the default, the distribution of Tessera's device_runner: uniform in
+[-1, 1) in float32, rounded to the type (run 102 in RESULTS.md: the two
+distributions time cuBLAS differently).
 """
 
 import statistics
@@ -15,6 +19,18 @@ import sys
 import torch
 
 SYNC_EACH_RUN = "--sync-each-run" in sys.argv
+TORCH_INPUTS = "--inputs=torch" in sys.argv
+
+
+def uniform(*shape, dtype=torch.float32):
+    """Uniform random values in [-1, 1) of `dtype`. By default drawn in float32
+    and rounded to `dtype`, as device_runner draws our kernels' inputs (every
+    mantissa bit random at every magnitude); with --inputs=torch drawn by
+    torch.rand in `dtype` itself and scaled there, which leaves the low
+    mantissa bits of small values zero."""
+    if TORCH_INPUTS:
+        return torch.rand(*shape, device="cuda", dtype=dtype) * 2 - 1
+    return (torch.rand(*shape, device="cuda", dtype=torch.float32) * 2 - 1).to(dtype)
 
 
 def time_op(fn, iterations=50, warmup=5):
@@ -43,8 +59,8 @@ def time_op(fn, iterations=50, warmup=5):
 
 
 def vector_add(n):
-    a = torch.rand(n, device="cuda") * 2 - 1
-    b = torch.rand(n, device="cuda") * 2 - 1
+    a = uniform(n)
+    b = uniform(n)
     c = torch.empty_like(a)
     ms = time_op(lambda: torch.add(a, b, out=c))
     assert torch.equal(c, a + b)
@@ -52,24 +68,24 @@ def vector_add(n):
 
 
 def matmul(m, n, k, dtype):
-    a = torch.rand(m, k, device="cuda", dtype=dtype) * 2 - 1
-    b = torch.rand(k, n, device="cuda", dtype=dtype) * 2 - 1
+    a = uniform(m, k, dtype=dtype)
+    b = uniform(k, n, dtype=dtype)
     c = torch.empty(m, n, device="cuda", dtype=dtype)
     ms = time_op(lambda: torch.matmul(a, b, out=c))
     return ms, 2.0 * m * n * k / (ms * 1e-3) / 1e12
 
 
 def softmax(m, n, dtype):
-    x = torch.rand(m, n, device="cuda", dtype=dtype) * 2 - 1
+    x = uniform(m, n, dtype=dtype)
     y = torch.empty_like(x)
     ms = time_op(lambda: torch.softmax(x, dim=-1))
     return ms, 2.0 * x.element_size() * m * n / (ms * 1e-3) / 1e12
 
 
 def norm(m, n, dtype, layer):
-    x = torch.rand(m, n, device="cuda", dtype=dtype) * 2 - 1
-    w = torch.rand(n, device="cuda", dtype=dtype) * 2 - 1
-    b = torch.rand(n, device="cuda", dtype=dtype) * 2 - 1
+    x = uniform(m, n, dtype=dtype)
+    w = uniform(n, dtype=dtype)
+    b = uniform(n, dtype=dtype)
     if layer:
         fn = lambda: torch.nn.functional.layer_norm(x, (n,), w, b, 1e-5)
     else:
@@ -81,10 +97,10 @@ def norm(m, n, dtype, layer):
 def gemm_epilogue(m, n, k, dtype, kind, compiled=False):
     """torch's matmul followed by the epilogue: eager (unfused kernels) or
     torch.compile (Inductor may fuse the epilogue into a Triton kernel)."""
-    a = torch.rand(m, k, device="cuda", dtype=dtype) * 2 - 1
-    b = torch.rand(k, n, device="cuda", dtype=dtype) * 2 - 1
-    bias = torch.rand(n, device="cuda", dtype=dtype) * 2 - 1
-    r = torch.rand(m, n, device="cuda", dtype=dtype) * 2 - 1
+    a = uniform(m, k, dtype=dtype)
+    b = uniform(k, n, dtype=dtype)
+    bias = uniform(n, dtype=dtype)
+    r = uniform(m, n, dtype=dtype)
     F = torch.nn.functional
     chains = {
         "gelu": lambda a, b, bias, r: F.gelu(torch.matmul(a, b) + bias, approximate="tanh"),

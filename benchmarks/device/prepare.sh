@@ -29,5 +29,5 @@ done
 cp benchmarks/peers.py benchmarks/device/run.sh benchmarks/device/schedules.sh \
   benchmarks/device/tune.sh benchmarks/device/tables.sh benchmarks/device/ab.sh \
   benchmarks/device/epilogue.sh benchmarks/device/ncu.sh benchmarks/device/ncu_source.sh \
-  benchmarks/device/paired.sh benchmarks/device/common.sh .device/
+  benchmarks/device/paired.sh benchmarks/device/common.sh benchmarks/device/inputs.sh .device/
 ls -la .device .device/bundles

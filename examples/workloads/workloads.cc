@@ -320,10 +320,20 @@ struct HostMatrix {
   std::vector<float> values;   // exactly representable in dtype
   std::vector<uint8_t> bytes;  // device representation
 
-  HostMatrix(runtime::DType t, int64_t n, Random& random) : dtype(t), values(n) {
+  /// Uniform in [-1, 1): drawn in float32 and rounded to `t`; with
+  /// `torchStyle` the way `torch.rand(..., dtype=t) * 2 - 1` draws them, a
+  /// uniform [0, 1) value rounded to `t`, then scaled and rounded in `t` (the
+  /// low mantissa bits of small values are zero), to time our kernels on the
+  /// inputs peers.py --inputs=torch gives cuBLAS.
+  HostMatrix(runtime::DType t, int64_t n, Random& random, bool torchStyle = false)
+      : dtype(t), values(n) {
     bytes.resize(n * ElementBytes());
     for (int64_t i = 0; i < n; ++i) {
       float x = random.Uniform();
+      if (torchStyle && t == runtime::DTYPE_F16)
+        x = 2.0f * HalfBitsToFloat(FloatToHalfBits(0.5f * (x + 1.0f))) - 1.0f;
+      else if (torchStyle && t == runtime::DTYPE_BF16)
+        x = 2.0f * Bf16BitsToFloat(FloatToBf16Bits(0.5f * (x + 1.0f))) - 1.0f;
       if (t == runtime::DTYPE_F16) {
         uint16_t h = FloatToHalfBits(x);
         values[i] = HalfBitsToFloat(h);
@@ -371,7 +381,8 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
   Report report;
   report.target = kernel.spec().target();
   Random random(options.seed);
-  HostMatrix a(dtype, m * k, random), b(dtype, k * n, random);
+  HostMatrix a(dtype, m * k, random, options.torch_inputs),
+      b(dtype, k * n, random, options.torch_inputs);
   int64_t eltBytes = a.ElementBytes();
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer da, Upload(a.bytes));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, Upload(b.bytes));
@@ -379,13 +390,13 @@ absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
   std::vector<int64_t> bShape = transposeB ? std::vector<int64_t>{n, k}
                                            : std::vector<int64_t>{k, n};
   // The fused epilogue's bias row (C = GELU(A B + bias), tanh form).
-  HostMatrix bias(dtype, n, random);
+  HostMatrix bias(dtype, n, random, options.torch_inputs);
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dbias, Upload(bias.bytes));
   std::vector<KernelArg> args = {TensorArg{da.ptr(), dtype, {m, k}},
                                  TensorArg{db.ptr(), dtype, bShape}};
   if (epilogue.bias) args.push_back(TensorArg{dbias.ptr(), dtype, {1, n}});
   // The residual tensor (C = act(A B + bias) + R).
-  HostMatrix residual(dtype, epilogue.residual ? m * n : 1, random);
+  HostMatrix residual(dtype, epilogue.residual ? m * n : 1, random, options.torch_inputs);
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dres, Upload(residual.bytes));
   if (epilogue.residual) args.push_back(TensorArg{dres.ptr(), dtype, {m, n}});
   args.push_back(TensorArg{dc.ptr(), dtype, {m, n}});

@@ -62,6 +62,9 @@ struct RunOptions {
   runtime::TimingOptions timing;
   /// Seed of the random inputs (fresh inputs per seed).
   uint64_t seed = 1;
+  /// GEMM inputs drawn as torch.rand in the 16-bit type draws them (see
+  /// HostMatrix) instead of rounded from float32.
+  bool torch_inputs = false;
   /// Interchangeable kernels (the run's own among them) to tune over on the
   /// workload's arguments first (runtime::Autotune); the fastest is then
   /// checked and timed. Empty: the run's kernel alone.
