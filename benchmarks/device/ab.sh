@@ -18,7 +18,7 @@ for round in $(seq "${ROUNDS:-2}"); do
   for k in $KERNELS; do
     # "kernel@bundle.pb": that kernel from that bundle only (e.g. a previous
     # compiler's PTX, whose launch description differs from today's).
-    bundles="$BUNDLES"
+    bundles="${BUNDLES:-}"
     if [[ "$k" == *@* ]]; then bundles="${k#*@}"; k="${k%%@*}"; fi
     timeout 90 ./.device/device_runner --workloads=benchmark ${TIME_WRONG:+--time-wrong} \
       --kernels="$k" $bundles 2>&1 |
