@@ -125,6 +125,18 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
                                         k.bn, "x", k.bk, "_s", k.stages, "_t", k.threads);
         if (!Add(bundle, examples::GemmDynamic(config, name), target)) return false;
       }
+      // The fused GEMM on the same tile: at 8192^3 the tuner picks this tile
+      // for the plain GEMM (run 104).
+      examples::GemmConfig config = examples::GemmConfig::ForTarget(target);
+      config.bm = k.bm, config.bn = k.bn, config.bk = k.bk;
+      config.stages = k.stages, config.threads = k.threads;
+      if (!Add(bundle,
+               examples::GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8),
+                                      Dim::Dynamic("K", 8), config, /*tanhForm=*/true,
+                                      absl::StrCat("gemm_bias_gelu_f16__", k.bm, "x", k.bn, "x",
+                                                   k.bk, "_s", k.stages, "_t", k.threads)),
+               target))
+        return false;
     }
     // A schedule's GEMMs (f16, bf16) and, with `gelu`, its fused GEMM, each
     // named "<kernel>__<suffix>".
