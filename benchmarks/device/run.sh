@@ -44,6 +44,8 @@ timeout 360 ./.device/device_runner --workloads=benchmark --csv="$out/benchmark.
 [ "$peers" = 1 ] && python3 .device/peers.py 2>&1 | tee "$out/peers_after.csv"
 # The ceiling of the sm80 build's instruction on this GPU (registers only).
 timeout 30 ./.device/mma_peak 2>&1 | tee "$out/mma_peak.txt"
+# The special-function unit's throughput per PTX form (a GELU epilogue's floor).
+timeout 30 ./.device/sfu_peak 2>&1 | tee "$out/sfu_peak.txt"
 # SASS of the GEMMs: which instructions the tensor cores run.
 mkdir -p /tmp/kernels
 for t in $targets; do
