@@ -102,7 +102,8 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
   // sm_80: eight warps of 64 x 64 (256 x 128 and 128 x 256 tiles) beside
   // the default's four.
   if (target == "sm_80") {
-    for (GemmKnobs k : {GemmKnobs{256, 128, 32, 3, 256}, GemmKnobs{128, 256, 32, 4, 256}}) {
+    for (GemmKnobs k : {GemmKnobs{256, 128, 32, 3, 256}, GemmKnobs{128, 256, 32, 4, 256},
+                        GemmKnobs{256, 128, 64, 3, 256}, GemmKnobs{128, 256, 64, 3, 256}}) {
       examples::GemmConfig config = examples::GemmConfig::ForTarget(target);
       config.bm = k.bm, config.bn = k.bn, config.bk = k.bk;
       config.stages = k.stages, config.threads = k.threads;
