@@ -80,7 +80,8 @@ int main(int argc, char** argv) {
   if (bundles.empty()) {
     std::fprintf(stderr, "device_runner: no bundle given (usage: device_runner [--workloads=all|"
                          "conformance|benchmark] [--kernels=A,B] [--csv=FILE] [--time-wrong] "
-                         "[--sync-each-run] [--inputs=torch] [--autotune [--tune-cache=FILE]] BUNDLE.pb...)\n");
+                         "[--sync-each-run] [--inputs=torch] [--autotune [--tune-cache=FILE]] "
+                         "BUNDLE.pb...)\n");
     return 2;
   }
   absl::StatusOr<runtime::Device> device = runtime::Device::Open(0);
