@@ -69,8 +69,9 @@ std::string SfuPtx(const Form& f) {
       "  fma.rn.f32 %s, %s, 0f3B000000, 0f3E800000;\n");  // s = t / 512 + 0.25
   const char* pack = f.bf16 ? "cvt.rn.bf16x2.f32" : "cvt.rn.f16x2.f32";
   for (int k = 0; k < kChains; ++k) {
-    absl::StrAppend(&ptx, "  add.f32 %v, %s, 0f", absl::StrFormat("%08X", 0x3C000000 + k * 0x100000),
-                    ";\n");  // + about k / 128
+    // + a small offset per chain (0x3C000000 is 1/128, each step a little more)
+    absl::StrAppend(&ptx, "  add.f32 %v, %s, 0f",
+                    absl::StrFormat("%08X", 0x3C000000 + k * 0x100000), ";\n");
     if (f.reg == Form::kF32)
       absl::StrAppend(&ptx, "  mov.f32 %x", k, ", %v;\n");
     else if (f.reg == Form::kF16)
