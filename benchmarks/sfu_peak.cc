@@ -21,6 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "benchmarks/peak_kernel.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/kernel.h"
@@ -97,69 +98,37 @@ std::string SfuPtx(const Form& f) {
                       widen, " %hi, %hh;\n  add.f32 %s, %s, %lo;\n  add.f32 %s, %s, %hi;\n");
     }
   }
-  absl::StrAppend(&ptx,
-                  "  mad.lo.u32 %c, %c, %g, %t;\n  mul.wide.u32 %off, %c, 4;\n"
-                  "  ld.param.u64 %o, [out];\n  add.u64 %o, %o, %off;\n"
-                  "  st.global.f32 [%o], %s;\n  ret;\n}\n");
+  absl::StrAppend(&ptx, tessera::benchmarks::StoreSumPtx());
   return ptx;
 }
 
-int Fail(const absl::Status& status) {
-  std::fprintf(stderr, "sfu_peak: %s\n", std::string(status.message()).c_str());
-  return 1;
-}
+int Fail(const absl::Status& status) { return tessera::benchmarks::PeakFailure("sfu_peak", status); }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int blocksPerSm = 4, threads = 256, iters = 4096;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--ptx") == 0) {
-      for (const Form& f : kForms) std::printf("// %s\n%s\n", f.name, SfuPtx(f).c_str());
-      return 0;
-    }
-    if (std::sscanf(argv[i], "--blocks-per-sm=%d", &blocksPerSm) == 1) continue;
-    if (std::sscanf(argv[i], "--threads=%d", &threads) == 1) continue;
-    if (std::sscanf(argv[i], "--iters=%d", &iters) == 1) continue;
-    std::fprintf(stderr, "sfu_peak: unknown argument '%s' (flags: --blocks-per-sm=N "
-                         "--threads=N --iters=N --ptx)\n", argv[i]);
-    return 2;
+  tessera::benchmarks::PeakFlags flags;
+  if (!tessera::benchmarks::ParsePeakFlags(argc, argv, "sfu_peak", flags)) return 2;
+  if (flags.printPtx) {
+    for (const Form& f : kForms) std::printf("// %s\n%s\n", f.name, SfuPtx(f).c_str());
+    return 0;
   }
-  absl::StatusOr<Device> device = Device::Open(0);
-  if (!device.ok()) return Fail(device.status());
-  int sms = device->sm_count();
-  int64_t blocks = int64_t(sms) * blocksPerSm;
-  absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(blocks * threads * 4);
-  if (!buffer.ok()) return Fail(buffer.status());
-  std::vector<KernelArg> args = {TensorArg{buffer->ptr(), DTYPE_F32, {blocks * threads}},
-                                 ScalarArg::I32(iters)};
+  int threads = flags.threads, iters = flags.iters;
+  absl::StatusOr<tessera::benchmarks::PeakRun> run = tessera::benchmarks::PreparePeakRun(flags);
+  if (!run.ok()) return Fail(run.status());
+  int sms = run->sms;
+  int64_t blocks = run->blocks;
   std::printf("sfu_peak: %lld blocks x %d threads, %d iterations x %d chains, %d SMs\n",
               static_cast<long long>(blocks), threads, iters, kChains, sms);
   double base = 0;
   for (const Form& f : kForms) {
-    CompiledKernel spec;
-    spec.set_target("sm_90");
-    spec.set_entry("sfu_peak");
-    spec.set_ptx(SfuPtx(f));
-    spec.set_block_threads(threads);
-    Param* out = spec.add_params();
-    out->set_name("out");
-    out->set_kind(Param::KIND_TENSOR);
-    out->set_dtype(DTYPE_F32);
-    out->add_shape(blocks * threads);
-    Param* count = spec.add_params();
-    count->set_name("iters");
-    count->set_kind(Param::KIND_SCALAR);
-    count->set_dtype(DTYPE_I32);
-    Expr* grid = spec.add_grid();
-    grid->set_op(Expr::OP_CONSTANT);
-    grid->set_value(blocks);
-    absl::StatusOr<LoadedKernel> kernel = LoadedKernel::Load(spec);
+    absl::StatusOr<LoadedKernel> kernel =
+        tessera::benchmarks::LoadPeakKernel(SfuPtx(f), "sfu_peak", "sm_90", blocks, threads);
     if (!kernel.ok()) return Fail(kernel.status());
     TimingOptions timing;
     timing.flush_l2 = false;
     absl::StatusOr<TimingResult> result =
-        TimeIt([&] { return Launch(*kernel, args); }, timing);
+        TimeIt([&] { return Launch(*kernel, run->args); }, timing);
     if (!result.ok()) return Fail(result.status());
     double instructions = double(blocks) * threads * iters * kChains;
     double perNs = instructions * f.results / (result->median_ms * 1e6) / sms;
