@@ -43,7 +43,8 @@ for line in open(sys.argv[1]):
         kernel = m.group(3).split("/")[-1] + " " + m.group(4) + " " + m.group(5)
         ours[(kernel, m.group(6), m.group(2))][m.group(1)] = float(m.group(7))
 med = statistics.median
-print("| kernel | shape | ours f32 / torch inputs | cuBLAS f32 / torch inputs | ratio, f32 inputs | ratio, torch inputs |")
+print("| kernel | shape | ours f32 / torch inputs | cuBLAS f32 / torch inputs "
+      "| ratio, f32 inputs | ratio, torch inputs |")
 print("|---|---|---|---|---|---|")
 for kernel, shape in sorted({(k, s) for k, s, _ in ours}):
     fam = kernel.split()[2].split("__")[0]

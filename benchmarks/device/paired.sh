@@ -16,16 +16,18 @@ set -uo pipefail
 out="${OUT:-out}"
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
-sync=""
-[ "${SYNC_EACH_RUN:-0}" = 1 ] && sync="--sync-each-run"
+flags=""
+[ "${SYNC_EACH_RUN:-0}" = 1 ] && flags="--sync-each-run"
+# INPUTS=torch: both sides on torch.rand's f16 inputs (see inputs.sh).
+[ "${INPUTS:-}" = torch ] && flags="$flags --inputs=torch"
 families=$(for k in $KERNELS; do k="${k%%@*}"; echo "${k%%__*}/"; done | sort -u | paste -sd, -)
 for round in $(seq "${ROUNDS:-4}"); do
   for k in $KERNELS; do
-    timeout 120 ./.device/device_runner --workloads=benchmark ${sync} --kernels="${k%%@*}" \
+    timeout 120 ./.device/device_runner --workloads=benchmark ${flags} --kernels="${k%%@*}" \
       "${k#*@}" 2>&1 |
       grep -E "^sm_" | sed "s|^|r$round ${k#*@} |"
   done
-  python3 .device/peers.py --gemm-only --only="$families" ${sync} 2>&1 | grep "^torch.matmul" |
+  python3 .device/peers.py --gemm-only --only="$families" ${flags} 2>&1 | grep "^torch.matmul" |
     sed "s/^/r$round /"
 done > "$out/paired.txt"
 python3 - "$out/paired.txt" <<'PY'
