@@ -11,6 +11,7 @@
 #ifndef TESSERA_BENCHMARKS_PEAK_KERNEL_H
 #define TESSERA_BENCHMARKS_PEAK_KERNEL_H
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -48,9 +49,13 @@ inline bool ParsePeakFlags(int argc, char** argv, const char* tool, PeakFlags& f
   return true;
 }
 
-/// One line on stderr naming `tool` and the failing call; the exit status 1.
+/// One line on stderr naming `tool` and the failing call (a JIT log's line
+/// breaks become " | "); the exit status 1.
 inline int PeakFailure(const char* tool, const absl::Status& status) {
-  std::fprintf(stderr, "%s: %s\n", tool, std::string(status.message()).c_str());
+  std::string message(status.message());
+  for (size_t at = message.find('\n'); at != std::string::npos; at = message.find('\n', at))
+    message.replace(at, 1, " | ");
+  std::fprintf(stderr, "%s: %s\n", tool, message.c_str());
   return 1;
 }
 

@@ -57,6 +57,9 @@ for kernel, shape in sorted({(k, s) for k, s, _ in ours}):
     row.append(f"{med(p['f32'].values()):.1f} / {med(p['torch'].values()):.1f}")
     for i in ("f32", "torch"):
         r = [o[i][k] / p[i][k] for k in sorted(o[i]) if k in p[i]]
+        if not r:
+            row.append("-")
+            continue
         row.append(f"{med(r):.3f} ({' '.join(f'{x:.3f}' for x in r)})")
     print("| " + " | ".join(row) + " |")
 PY

@@ -18,7 +18,7 @@ mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 flags=""
 [ "${SYNC_EACH_RUN:-0}" = 1 ] && flags="--sync-each-run"
-# INPUTS=torch: both sides on torch.rand's f16 inputs (see inputs.sh).
+# INPUTS=torch: both sides on torch.rand's 16-bit inputs (see inputs.sh).
 [ "${INPUTS:-}" = torch ] && flags="$flags --inputs=torch"
 families=$(for k in $KERNELS; do k="${k%%@*}"; echo "${k%%__*}/"; done | sort -u | paste -sd, -)
 for round in $(seq "${ROUNDS:-4}"); do

@@ -322,7 +322,8 @@ struct HostMatrix {
 
   /// Uniform in [-1, 1): drawn in float32 and rounded to `t`; with
   /// `torchStyle` the way `torch.rand(..., dtype=t) * 2 - 1` draws them, a
-  /// uniform [0, 1) value rounded to `t`, then scaled and rounded in `t` (the
+  /// uniform [0, 1) value rounded to `t` (one that rounds to 1 becomes 0, as
+  /// torch's uniform kernel makes it), then scaled and rounded in `t` (the
   /// low mantissa bits of small values are zero), to time our kernels on the
   /// inputs peers.py --inputs=torch gives cuBLAS.
   HostMatrix(runtime::DType t, int64_t n, Random& random, bool torchStyle = false)
@@ -330,10 +331,13 @@ struct HostMatrix {
     bytes.resize(n * ElementBytes());
     for (int64_t i = 0; i < n; ++i) {
       float x = random.Uniform();
-      if (torchStyle && t == runtime::DTYPE_F16)
-        x = 2.0f * HalfBitsToFloat(FloatToHalfBits(0.5f * (x + 1.0f))) - 1.0f;
-      else if (torchStyle && t == runtime::DTYPE_BF16)
-        x = 2.0f * Bf16BitsToFloat(FloatToBf16Bits(0.5f * (x + 1.0f))) - 1.0f;
+      if (torchStyle && (t == runtime::DTYPE_F16 || t == runtime::DTYPE_BF16)) {
+        float u = 0.5f * (x + 1.0f);
+        u = t == runtime::DTYPE_F16 ? HalfBitsToFloat(FloatToHalfBits(u))
+                                    : Bf16BitsToFloat(FloatToBf16Bits(u));
+        if (u == 1.0f) u = 0.0f;
+        x = 2.0f * u - 1.0f;
+      }
       if (t == runtime::DTYPE_F16) {
         uint16_t h = FloatToHalfBits(x);
         values[i] = HalfBitsToFloat(h);
