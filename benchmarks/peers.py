@@ -9,8 +9,8 @@ workloads whose name contains A or B; --sync-each-run waits for each timed
 run before the next (see time_op); --inputs=torch draws the inputs the way
 torch users often do, torch.rand in the 16-bit type scaled to [-1, 1), instead
 of the default, the distribution of Tessera's device_runner: uniform in
-[-1, 1) in float32, rounded to the type (run 102 in RESULTS.md: the two
-distributions time cuBLAS differently).
+[-1, 1) in float32, rounded to the type (run 103 in RESULTS.md: the two
+distributions time a GEMM differently, on either side).
 """
 
 import statistics
