@@ -113,33 +113,7 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
       if (!Add(bundle, examples::GemmDynamic(config, name), target)) return false;
     }
   }
-  // An sm_90a tile beside the default 128 x 256: 256 x 128 on four consumer
-  // warpgroups, in f16 and bf16 (RESULTS.md runs 20, 25: ahead at some shapes,
-  // behind at others; 128 x 192, 192 x 128 and 64-row tiles were slower).
   if (target == "sm_90a") {
-    for (GemmKnobs k : {GemmKnobs{256, 128, 64, 4, 512}}) {
-      for (DType dtype : {f16, bf16}) {
-        examples::GemmConfig config = examples::GemmConfig::ForTarget(target);
-        config.bm = k.bm, config.bn = k.bn, config.bk = k.bk;
-        config.stages = k.stages, config.threads = k.threads;
-        config.dtype = dtype;
-        std::string name = absl::StrCat(dtype == f16 ? "gemm_f16__" : "gemm_bf16__", k.bm, "x",
-                                        k.bn, "x", k.bk, "_s", k.stages, "_t", k.threads);
-        if (!Add(bundle, examples::GemmDynamic(config, name), target)) return false;
-      }
-      // The fused GEMM on the same tile: at 8192^3 the tuner picks this tile
-      // for the plain GEMM (run 104).
-      examples::GemmConfig config = examples::GemmConfig::ForTarget(target);
-      config.bm = k.bm, config.bn = k.bn, config.bk = k.bk;
-      config.stages = k.stages, config.threads = k.threads;
-      if (!Add(bundle,
-               examples::GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8),
-                                      Dim::Dynamic("K", 8), config, /*tanhForm=*/true,
-                                      absl::StrCat("gemm_bias_gelu_f16__", k.bm, "x", k.bn, "x",
-                                                   k.bk, "_s", k.stages, "_t", k.threads)),
-               target))
-        return false;
-    }
     // A schedule's GEMMs (f16, bf16) and, with `gelu`, its fused GEMM, each
     // named "<kernel>__<suffix>".
     auto addSchedule = [&](examples::GemmConfig config, const std::string& suffix, bool gelu) {
@@ -156,6 +130,20 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
                                         "gemm_bias_gelu_f16__" + suffix),
                  target);
     };
+    // A tile beside the default 128 x 256: 256 x 128 on four consumer
+    // warpgroups, in f16 and bf16 (RESULTS.md runs 20, 25: ahead at some
+    // shapes, behind at others; 128 x 192, 192 x 128 and 64-row tiles were
+    // slower), and the fused GEMM on it (the tuner's pick for the plain GEMM
+    // at 8192^3, run 104).
+    for (GemmKnobs k : {GemmKnobs{256, 128, 64, 4, 512}}) {
+      examples::GemmConfig config = examples::GemmConfig::ForTarget(target);
+      config.bm = k.bm, config.bn = k.bn, config.bk = k.bk;
+      config.stages = k.stages, config.threads = k.threads;
+      if (!addSchedule(config,
+                       absl::StrCat(k.bm, "x", k.bn, "x", k.bk, "_s", k.stages, "_t", k.threads),
+                       true))
+        return false;
+    }
     // The ping-pong schedule: 128 x 128 tiles, one consumer warpgroup each
     // (two m64n128 wgmmas per k-step), two tiles per block taking turns.
     if (!addSchedule(examples::GemmConfig::PingPongForTarget(target), "pingpong", true))
