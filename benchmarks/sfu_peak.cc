@@ -36,10 +36,9 @@ using namespace tessera::runtime;
 
 constexpr int kChains = 8;  // independent chains per thread
 
-/// One instruction form: its PTX, the register type it works on, and how
-/// many results one instruction delivers.
+/// One instruction form: its PTX (which names it), the register type it
+/// works on, and how many results one instruction delivers.
 struct Form {
-  const char* name;
   const char* instruction;  // e.g. "tanh.approx.f16x2"
   enum Reg { kF32, kF16, kPacked } reg;
   bool bf16;                // packed bf16x2 rather than f16x2
@@ -47,12 +46,12 @@ struct Form {
 };
 
 constexpr Form kForms[] = {
-    {"tanh.approx.f32", "tanh.approx.f32", Form::kF32, false, 1},
-    {"tanh.approx.f16", "tanh.approx.f16", Form::kF16, false, 1},
-    {"tanh.approx.f16x2", "tanh.approx.f16x2", Form::kPacked, false, 2},
-    {"tanh.approx.bf16x2", "tanh.approx.bf16x2", Form::kPacked, true, 2},
-    {"ex2.approx.ftz.f32", "ex2.approx.ftz.f32", Form::kF32, false, 1},
-    {"ex2.approx.f16x2", "ex2.approx.f16x2", Form::kPacked, false, 2},
+    {"tanh.approx.f32", Form::kF32, false, 1},
+    {"tanh.approx.f16", Form::kF16, false, 1},
+    {"tanh.approx.f16x2", Form::kPacked, false, 2},
+    {"tanh.approx.bf16x2", Form::kPacked, true, 2},
+    {"ex2.approx.ftz.f32", Form::kF32, false, 1},
+    {"ex2.approx.f16x2", Form::kPacked, false, 2},
 };
 
 /// The kernel of one form: chains seeded from the thread index (values in
@@ -112,7 +111,7 @@ int main(int argc, char** argv) {
   tessera::benchmarks::PeakFlags flags;
   if (!tessera::benchmarks::ParsePeakFlags(argc, argv, "sfu_peak", flags)) return 2;
   if (flags.printPtx) {
-    for (const Form& f : kForms) std::printf("// %s\n%s\n", f.name, SfuPtx(f).c_str());
+    for (const Form& f : kForms) std::printf("// %s\n%s\n", f.instruction, SfuPtx(f).c_str());
     return 0;
   }
   int threads = flags.threads, iters = flags.iters;
@@ -135,8 +134,8 @@ int main(int argc, char** argv) {
     double instructions = double(blocks) * threads * iters * kChains;
     double perNs = instructions * f.results / (result->median_ms * 1e6) / sms;
     if (base == 0) base = perNs;
-    std::printf("%-20s %.4f ms median  %7.2f results/ns/SM  %.2fx tanh.approx.f32\n", f.name,
-                result->median_ms, perNs, perNs / base);
+    std::printf("%-20s %.4f ms median  %7.2f results/ns/SM  %.2fx tanh.approx.f32\n",
+                f.instruction, result->median_ms, perNs, perNs / base);
   }
   return 0;
 }
