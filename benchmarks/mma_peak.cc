@@ -64,7 +64,9 @@ std::string MmaPeakPtx() {
   return ptx;
 }
 
-int Fail(const absl::Status& status) { return tessera::benchmarks::PeakFailure("mma_peak", status); }
+int Fail(const absl::Status& status) {
+  return tessera::benchmarks::PeakFailure("mma_peak", status);
+}
 
 }  // namespace
 

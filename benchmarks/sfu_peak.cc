@@ -103,7 +103,9 @@ std::string SfuPtx(const Form& f) {
   return ptx;
 }
 
-int Fail(const absl::Status& status) { return tessera::benchmarks::PeakFailure("sfu_peak", status); }
+int Fail(const absl::Status& status) {
+  return tessera::benchmarks::PeakFailure("sfu_peak", status);
+}
 
 }  // namespace
 
