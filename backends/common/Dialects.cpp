@@ -8,6 +8,8 @@
 
 #include "backends/common/Dialects.h"
 
+#include "backends/common/NVVMLowering.h"
+
 #include "ir/TileDialect.h"
 #include "passes/Passes.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -53,6 +55,9 @@ void registerTesseraDialects(mlir::DialectRegistry &registry) {
   mlir::registerNVVMDialectTranslation(registry);
 }
 
-void registerTesseraPasses() { registerTilePasses(); }
+void registerTesseraPasses() {
+  registerTilePasses();
+  registerConvertToNVVMPass();
+}
 
 } // namespace tessera

@@ -11,13 +11,20 @@
 
 #include <cstdlib>
 
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMInterface.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -36,16 +43,70 @@
 
 namespace tessera {
 
+namespace {
+
+/// Upstream's convert-gpu-to-nvvm (64-bit indices) without its greedy first
+/// step (see runOnOperation). The conversion is upstream's: the GPU-to-NVVM
+/// patterns at a higher benefit, every loaded dialect's ConvertToLLVM
+/// patterns but math's (the NVVM patterns lower math to libdevice), and
+/// upstream's legality.
+class ConvertToNVVM
+    : public mlir::PassWrapper<ConvertToNVVM, mlir::OperationPass<mlir::gpu::GPUModuleOp>> {
+public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ConvertToNVVM)
+  llvm::StringRef getArgument() const final { return "tessera-convert-to-nvvm"; }
+  llvm::StringRef getDescription() const final {
+    return "Converts a gpu.module's kernels to the LLVM and NVVM dialects";
+  }
+  void getDependentDialects(mlir::DialectRegistry &registry) const override {
+    registry.insert<mlir::LLVM::LLVMDialect, mlir::NVVM::NVVMDialect>();
+  }
+  void runOnOperation() override {
+    mlir::gpu::GPUModuleOp module = getOperation();
+    mlir::MLIRContext *ctx = &getContext();
+    // Upstream's pass starts with a greedy rewrite over the module: GPU
+    // in-dialect patterns (gpu.all_reduce and the like, which the tile
+    // lowering never emits) and, with them, folding of every operation and
+    // region simplification. Only the last changes what reaches LLVM (the
+    // merging of identical blocks, e.g. the two arms of a bounds check
+    // after scf-to-cf): the PTX of every bundled kernel is the same with it
+    // alone, and the driver's other work cost 39 M of the fused sm_80
+    // GEMM's 819 M compile instructions (RESULTS.md, compile time).
+    mlir::IRRewriter rewriter(ctx);
+    (void)mlir::simplifyRegions(rewriter, module->getRegions(), /*mergeBlocks=*/true);
+    mlir::LowerToLLVMOptions options(
+        ctx, mlir::DataLayout(llvm::cast<mlir::DataLayoutOpInterface>(module.getOperation())));
+    options.overrideIndexBitwidth(64);
+    mlir::LLVMTypeConverter converter(ctx, options);
+    mlir::configureGpuToNVVMTypeConverter(converter);
+    mlir::RewritePatternSet patterns(ctx);
+    mlir::LLVMConversionTarget target(*ctx);
+    mlir::populateGpuToNVVMConversionPatterns(converter, patterns, /*benefit=*/10);
+    for (mlir::Dialect *dialect : ctx->getLoadedDialects()) {
+      if (llvm::isa<mlir::math::MathDialect>(dialect))
+        continue;
+      if (auto *iface = llvm::dyn_cast<mlir::ConvertToLLVMPatternInterface>(dialect))
+        iface->populateConvertToLLVMConversionPatterns(target, converter, patterns);
+    }
+    mlir::configureGpuToNVVMConversionLegality(target);
+    // One-shot conversion: patterns are not rolled back, so the driver keeps
+    // no undo log (the lowering's patterns never fail halfway).
+    mlir::ConversionConfig config;
+    config.allowPatternRollback = false;
+    if (mlir::failed(mlir::applyPartialConversion(module, target, std::move(patterns), config)))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<mlir::Pass> createConvertToNVVMPass() { return std::make_unique<ConvertToNVVM>(); }
+
+void registerConvertToNVVMPass() { mlir::PassRegistration<ConvertToNVVM>(); }
+
 void addCommonNVVMLowering(mlir::OpPassManager &pm, const ComputeCapability &) {
   pm.addPass(mlir::createSCFToControlFlowPass());
-  mlir::ConvertGpuOpsToNVVMOpsOptions options;
-  options.indexBitwidth = 64;
-  // One-shot conversion: patterns are not rolled back, so the driver keeps
-  // no undo log (the lowering's patterns never fail halfway). Same PTX,
-  // about 15% less time in this pass.
-  options.allowPatternRollback = false;
-  mlir::OpPassManager &gpuPm = pm.nest<mlir::gpu::GPUModuleOp>();
-  gpuPm.addPass(mlir::createConvertGpuOpsToNVVMOps(options));
+  pm.nest<mlir::gpu::GPUModuleOp>().addPass(createConvertToNVVMPass());
   // No canonicalize/CSE here: LLVM's passes do the same work and the PTX of
   // every example and conformance case is identical without them.
   pm.addPass(mlir::createReconcileUnrealizedCastsPass());

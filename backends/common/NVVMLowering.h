@@ -9,6 +9,7 @@
 #ifndef TESSERA_BACKENDS_COMMON_NVVMLOWERING_H
 #define TESSERA_BACKENDS_COMMON_NVVMLOWERING_H
 
+#include <memory>
 #include <string>
 
 #include "backends/Backend.h"
@@ -21,13 +22,19 @@ class Module;
 
 namespace mlir {
 class ModuleOp;
+class Pass;
 } // namespace mlir
 
 namespace tessera {
 
-/// Appends scf-to-cf, convert-gpu-to-nvvm (64-bit index), canonicalization
-/// and reconcile-unrealized-casts: the tail most backends own unchanged.
+/// Appends scf-to-cf, tessera-convert-to-nvvm and reconcile-unrealized-casts:
+/// the tail most backends own unchanged.
 void addCommonNVVMLowering(mlir::OpPassManager &pm, const ComputeCapability &cc);
+
+/// The conversion of a gpu.module's kernels to the LLVM and NVVM dialects
+/// (`tessera-convert-to-nvvm`), after scf-to-cf.
+std::unique_ptr<mlir::Pass> createConvertToNVVMPass();
+void registerConvertToNVVMPass();
 
 /// Options of the LLVM IR and PTX stages.
 struct PtxOptions {

@@ -1,0 +1,51 @@
+// tessera-convert-to-nvvm: the gpu.module's kernels, after scf-to-cf, become
+// LLVM and NVVM dialect functions: gpu ops become NVVM special registers,
+// memref allocas and accesses LLVM allocas and GEPs, math.tanh a libdevice
+// call; identical blocks (the two arms of a bounds check) are merged first,
+// as upstream's convert-gpu-to-nvvm does, and nothing else is folded.
+// RUN: %tessera-opt %s --pass-pipeline='builtin.module(gpu.module(tessera-convert-to-nvvm))' | FileCheck %s
+
+// CHECK-LABEL: gpu.module @tessera_kernels
+// CHECK: llvm.func @__nv_tanhf(f32) -> f32
+// CHECK: llvm.func @k(%[[OUT:.*]]: !llvm.ptr<1>, %[[N:.*]]: i64) attributes {gpu.kernel, nvvm.kernel}
+// CHECK: %[[REGS:.*]] = llvm.alloca %{{.*}} x f32 : (i64) -> !llvm.ptr
+// CHECK: %[[TID32:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK: %[[TID:.*]] = llvm.sext %[[TID32]] : i32 to i64
+// CHECK: %[[ONE:.*]] = llvm.mlir.constant(1.000000e+00 : f32) : f32
+// CHECK: %[[IN:.*]] = llvm.icmp "ult" %[[TID]], %[[N]] : i64
+// CHECK: llvm.cond_br %[[IN]], ^[[BOTH:bb[0-9]+]], ^[[BOTH]]
+// CHECK: ^[[BOTH]]:
+// CHECK: llvm.store %[[ONE]], %{{.*}} : f32, !llvm.ptr
+// CHECK-NOT: llvm.store %[[ONE]]
+// CHECK: %[[V:.*]] = llvm.load %{{.*}} : !llvm.ptr -> f32
+// CHECK: %[[T:.*]] = llvm.call @__nv_tanhf(%[[V]]) : (f32) -> f32
+// CHECK: %[[P:.*]] = llvm.getelementptr %[[OUT]][%[[TID]]]
+// CHECK: llvm.store %[[T]], %[[P]] : f32, !llvm.ptr<1>
+// CHECK-NOT: memref.
+// CHECK-NOT: gpu.thread_id
+module attributes {gpu.container_module} {
+  gpu.module @tessera_kernels {
+    gpu.func @k(%out: !llvm.ptr<1>, %n: i64) kernel {
+      %regs = memref.alloca() : memref<4xf32>
+      %tid = gpu.thread_id x
+      %c0 = arith.constant 0 : index
+      %one = arith.constant 1.0 : f32
+      %bound = arith.index_cast %n : i64 to index
+      %in = arith.cmpi ult, %tid, %bound : index
+      cf.cond_br %in, ^then, ^else
+    ^then:
+      memref.store %one, %regs[%c0] : memref<4xf32>
+      cf.br ^join
+    ^else:
+      memref.store %one, %regs[%c0] : memref<4xf32>
+      cf.br ^join
+    ^join:
+      %v = memref.load %regs[%c0] : memref<4xf32>
+      %t = math.tanh %v : f32
+      %i = arith.index_cast %tid : index to i64
+      %p = llvm.getelementptr %out[%i] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+      llvm.store %t, %p : f32, !llvm.ptr<1>
+      gpu.return
+    }
+  }
+}
