@@ -579,6 +579,13 @@ int64_t knownDivisor(Value value);
 SmallVector<Value> emitPtx(OpBuilder &b, Location loc, StringRef text, StringRef constraints,
                            ValueRange operands, ArrayRef<Type> resultTypes, bool sideEffects);
 
+/// Calls the LLVM intrinsic `name` (an NVVM intrinsic that NVPTX prints as
+/// one PTX instruction) and returns its results. Where an atom's instruction
+/// has one with no memory effects, it costs codegen far less than inline
+/// assembly, whose constraint strings are parsed at every use.
+SmallVector<Value> callIntrinsic(OpBuilder &b, Location loc, StringRef name,
+                                 ValueRange operands, ArrayRef<Type> resultTypes);
+
 } // namespace tessera::lowering
 
 #endif // TESSERA_PASSES_KERNELLOWERING_H

@@ -144,18 +144,29 @@ LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
   SmallVector<Value> acc;
   for (int64_t r = 0; r < mt * nt * 4; ++r)
     acc.push_back(memref::LoadOp::create(b_, loc_, c.memref, ValueRange{cst(r)}));
-  std::string mmaText = "mma.sync.aligned.m16n8k16.row.col.f32." + type + "." + type +
-                        ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
+  // mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32 (PTX
+  // ISA §9.7.14.5.8) through NVVM's intrinsic, which NVPTX prints as that
+  // one instruction: its f16 form takes the packed registers as <2 x half>,
+  // the bf16 form as i32.
+  bool bf16 = type == "bf16";
+  StringRef mmaIntrinsic = bf16 ? "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+                                : "llvm.nvvm.mma.m16n8k16.row.col.f32.f32";
+  Type half2 = VectorType::get({2}, b_.getF16Type());
+  auto packed = [&](Value reg) -> Value {
+    return bf16 ? reg : LLVM::BitcastOp::create(b_, loc_, half2, reg).getResult();
+  };
   auto mmaStep = [&](const MmaFragments &fragments) {
     for (int64_t mi = 0; mi < mt; ++mi) {
       for (int64_t ni = 0; ni < nt; ++ni) {
         int64_t base = (mi * nt + ni) * 4;
-        SmallVector<Value> operands(fragments.a[mi].begin(), fragments.a[mi].end());
-        operands.push_back(fragments.b[ni / 2][(ni % 2) * 2]);
-        operands.push_back(fragments.b[ni / 2][(ni % 2) * 2 + 1]);
+        SmallVector<Value> operands;
+        for (Value reg : fragments.a[mi])
+          operands.push_back(packed(reg));
+        operands.push_back(packed(fragments.b[ni / 2][(ni % 2) * 2]));
+        operands.push_back(packed(fragments.b[ni / 2][(ni % 2) * 2 + 1]));
         operands.append(acc.begin() + base, acc.begin() + base + 4);
-        SmallVector<Value> d = emitPtx(b_, loc_, mmaText, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
-                                       operands, SmallVector<Type>(4, f32), false);
+        SmallVector<Value> d =
+            callIntrinsic(b_, loc_, mmaIntrinsic, operands, SmallVector<Type>(4, f32));
         std::copy(d.begin(), d.end(), acc.begin() + base);
       }
     }

@@ -88,6 +88,21 @@ SmallVector<Value> emitPtx(OpBuilder &b, Location loc, StringRef text,
   return results;
 }
 
+SmallVector<Value> callIntrinsic(OpBuilder &b, Location loc, StringRef name,
+                                 ValueRange operands, ArrayRef<Type> resultTypes) {
+  Type resultType = resultTypes.size() == 1
+                        ? resultTypes.front()
+                        : LLVM::LLVMStructType::getLiteral(b.getContext(), resultTypes);
+  auto call = LLVM::CallIntrinsicOp::create(b, loc, resultType, b.getStringAttr(name), operands);
+  if (resultTypes.size() == 1)
+    return {call.getResult(0)};
+  SmallVector<Value> results;
+  for (size_t i = 0; i < resultTypes.size(); ++i)
+    results.push_back(
+        LLVM::ExtractValueOp::create(b, loc, call.getResult(0), ArrayRef<int64_t>{int64_t(i)}));
+  return results;
+}
+
 Value KernelLowering::convert(Value value, Type to) {
   Type from = value.getType();
   if (from == to)

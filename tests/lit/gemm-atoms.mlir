@@ -5,6 +5,8 @@
 // RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_70 --emit=ptx | FileCheck %s --check-prefix=QUADPAIR
 // RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_70 --emit=tile | FileCheck %s --check-prefix=LAYOUT70
 // RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=MMA
+// The same gemm on bf16 (mma.sync's bf16 form: NVVM's intrinsic takes the packed pairs as i32).
+// RUN: sed 's/xf16/xbf16/g' %S/Inputs/gemm-simt.mlir | %tessera-compile - --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=MMABF16
 // RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=WGMMA
 // RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_90a --emit=tile | FileCheck %s --check-prefix=LAYOUT90
 // sm_90 (not 90a) has no wgmma: mma.sync.
@@ -32,6 +34,8 @@
 // MMA: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // MMA: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // MMA: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// MMABF16: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// MMABF16: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // LAYOUT: tile.alloc_shared {name = {{.*}}, offset = 0 : i64, swizzled}
 // LAYOUT: tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 16, n = 8, warps_m = 2, warps_n = 2>
 // LAYOUT: tile.gemm {{.*}} {atom = "SM80_16x8x16_F32F16F16F32_TN"}
