@@ -14,12 +14,15 @@
 #include "mlir/Conversion/ConvertToLLVM/ToLLVMInterface.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
+#include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -44,6 +47,68 @@
 namespace tessera {
 
 namespace {
+
+/// memref.load and memref.store on a memref of static shape and identity
+/// layout (the kernels' register fragments and shared-memory views): the
+/// element's address is the descriptor's aligned pointer plus the row-major
+/// linear index, computed as upstream's lowering computes it (no-wrap
+/// multiplies by the strides but those of 1, no-wrap adds, an inbounds nuw
+/// GEP), with strides from the static shape instead of upstream's analysis
+/// of the layout map, which ran twice per access (3.5% of the fused sm_80
+/// GEMM's compile instructions). Other memrefs fall through to upstream.
+template <typename Op>
+class StaticMemRefAccess : public mlir::ConvertOpToLLVMPattern<Op> {
+public:
+  StaticMemRefAccess(const mlir::LLVMTypeConverter &converter)
+      : mlir::ConvertOpToLLVMPattern<Op>(converter, /*benefit=*/20) {}
+
+  mlir::LogicalResult matchAndRewrite(Op op, typename Op::Adaptor adaptor,
+                                      mlir::ConversionPatternRewriter &rewriter) const override {
+    mlir::MemRefType type = op.getMemRefType();
+    if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+      return mlir::failure();
+    mlir::Type element = this->getTypeConverter()->convertType(type.getElementType());
+    if (!element)
+      return mlir::failure();
+    mlir::Location loc = op.getLoc();
+    mlir::MemRefDescriptor descriptor(adaptor.getMemref());
+    mlir::Value address = descriptor.alignedPtr(rewriter, loc);
+    auto flags = mlir::LLVM::IntegerOverflowFlags::nsw | mlir::LLVM::IntegerOverflowFlags::nuw;
+    mlir::Type indexType = this->getTypeConverter()->getIndexType();
+    llvm::ArrayRef<int64_t> shape = type.getShape();
+    mlir::ValueRange indices = adaptor.getIndices();
+    mlir::Value linear;
+    int64_t stride = 1;
+    llvm::SmallVector<int64_t> strides(shape.size());
+    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+      strides[d] = stride;
+      stride *= shape[d];
+    }
+    for (size_t d = 0; d < indices.size(); ++d) {
+      mlir::Value term = indices[d];
+      if (strides[d] != 1) {
+        mlir::Value strideValue = mlir::LLVM::ConstantOp::create(
+            rewriter, loc, indexType, rewriter.getIndexAttr(strides[d]));
+        term = mlir::LLVM::MulOp::create(rewriter, loc, term, strideValue, flags);
+      }
+      linear = linear ? mlir::LLVM::AddOp::create(rewriter, loc, linear, term, flags).getResult()
+                      : term;
+    }
+    if (linear)
+      address = mlir::LLVM::GEPOp::create(
+          rewriter, loc, descriptor.getElementPtrType(), element, address, linear,
+          mlir::LLVM::GEPNoWrapFlags::inbounds | mlir::LLVM::GEPNoWrapFlags::nuw);
+    if constexpr (std::is_same_v<Op, mlir::memref::LoadOp>)
+      rewriter.replaceOpWithNewOp<mlir::LLVM::LoadOp>(op, element, address,
+                                                      op.getAlignment().value_or(0),
+                                                      /*isVolatile=*/false, op.getNontemporal());
+    else
+      rewriter.replaceOpWithNewOp<mlir::LLVM::StoreOp>(op, adaptor.getValue(), address,
+                                                       op.getAlignment().value_or(0),
+                                                       /*isVolatile=*/false, op.getNontemporal());
+    return mlir::success();
+  }
+};
 
 /// Upstream's convert-gpu-to-nvvm (64-bit indices) without its greedy first
 /// step (see runOnOperation). The conversion is upstream's: the GPU-to-NVVM
@@ -82,6 +147,8 @@ public:
     mlir::RewritePatternSet patterns(ctx);
     mlir::LLVMConversionTarget target(*ctx);
     mlir::populateGpuToNVVMConversionPatterns(converter, patterns, /*benefit=*/10);
+    patterns.add<StaticMemRefAccess<mlir::memref::LoadOp>, StaticMemRefAccess<mlir::memref::StoreOp>>(
+        converter);
     for (mlir::Dialect *dialect : ctx->getLoadedDialects()) {
       if (llvm::isa<mlir::math::MathDialect>(dialect))
         continue;

@@ -2,7 +2,9 @@
 // LLVM and NVVM dialect functions: gpu ops become NVVM special registers,
 // memref allocas and accesses LLVM allocas and GEPs, math.tanh a libdevice
 // call; identical blocks (the two arms of a bounds check) are merged first,
-// as upstream's convert-gpu-to-nvvm does, and nothing else is folded.
+// as upstream's convert-gpu-to-nvvm does, and nothing else is folded. An
+// access to a memref of static shape and identity layout is the aligned
+// pointer plus the row-major index (no-wrap arithmetic, an inbounds GEP).
 // RUN: %tessera-opt %s --pass-pipeline='builtin.module(gpu.module(tessera-convert-to-nvvm))' | FileCheck %s
 
 // CHECK-LABEL: gpu.module @tessera_kernels
@@ -21,6 +23,13 @@
 // CHECK: %[[T:.*]] = llvm.call @__nv_tanhf(%[[V]]) : (f32) -> f32
 // CHECK: %[[P:.*]] = llvm.getelementptr %[[OUT]][%[[TID]]]
 // CHECK: llvm.store %[[T]], %[[P]] : f32, !llvm.ptr<1>
+// CHECK: %[[TILE:.*]] = llvm.alloca %{{.*}} x f32 : (i64) -> !llvm.ptr
+// CHECK: %[[BASE:.*]] = llvm.extractvalue %{{.*}}[1]
+// CHECK: %[[C8:.*]] = llvm.mlir.constant(8 : index) : i64
+// CHECK: %[[ROW:.*]] = llvm.mul %[[TID]], %[[C8]] overflow<nsw, nuw> : i64
+// CHECK: %[[IDX:.*]] = llvm.add %[[ROW]], %[[TID]] overflow<nsw, nuw> : i64
+// CHECK: %[[Q:.*]] = llvm.getelementptr inbounds|nuw %[[BASE]][%[[IDX]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK: llvm.load %[[Q]] {alignment = 4 : i64} : !llvm.ptr -> f32
 // CHECK-NOT: memref.
 // CHECK-NOT: gpu.thread_id
 module attributes {gpu.container_module} {
@@ -45,6 +54,9 @@ module attributes {gpu.container_module} {
       %i = arith.index_cast %tid : index to i64
       %p = llvm.getelementptr %out[%i] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
       llvm.store %t, %p : f32, !llvm.ptr<1>
+      %tile = memref.alloca() : memref<4x8xf32>
+      %e = memref.load %tile[%tid, %tid] {alignment = 4 : i64} : memref<4x8xf32>
+      llvm.store %e, %p : f32, !llvm.ptr<1>
       gpu.return
     }
   }
