@@ -156,14 +156,17 @@ LogicalResult KernelLowering::lowerGemmMma(GemmOp gemm, const MmaAtom &atom) {
     return bf16 ? reg : LLVM::BitcastOp::create(b_, loc_, half2, reg).getResult();
   };
   auto mmaStep = [&](const MmaFragments &fragments) {
+    // Each fragment register packed once per step, not at every MMA using it.
+    SmallVector<SmallVector<Value>> a, b;
+    for (auto [from, to] : {std::pair{&fragments.a, &a}, {&fragments.b, &b}})
+      for (const SmallVector<Value> &regs : *from)
+        to->push_back(llvm::map_to_vector(regs, packed));
     for (int64_t mi = 0; mi < mt; ++mi) {
       for (int64_t ni = 0; ni < nt; ++ni) {
         int64_t base = (mi * nt + ni) * 4;
-        SmallVector<Value> operands;
-        for (Value reg : fragments.a[mi])
-          operands.push_back(packed(reg));
-        operands.push_back(packed(fragments.b[ni / 2][(ni % 2) * 2]));
-        operands.push_back(packed(fragments.b[ni / 2][(ni % 2) * 2 + 1]));
+        SmallVector<Value> operands(a[mi].begin(), a[mi].end());
+        operands.push_back(b[ni / 2][(ni % 2) * 2]);
+        operands.push_back(b[ni / 2][(ni % 2) * 2 + 1]);
         operands.append(acc.begin() + base, acc.begin() + base + 4);
         SmallVector<Value> d =
             callIntrinsic(b_, loc_, mmaIntrinsic, operands, SmallVector<Type>(4, f32));

@@ -54,8 +54,9 @@ namespace {
 /// linear index, computed as upstream's lowering computes it (no-wrap
 /// multiplies by the strides but those of 1, no-wrap adds, an inbounds nuw
 /// GEP), with strides from the static shape instead of upstream's analysis
-/// of the layout map, which ran twice per access (3.5% of the fused sm_80
-/// GEMM's compile instructions). Other memrefs fall through to upstream.
+/// of the layout map, twice per access (13 M of the fused sm_80 GEMM's 752 M
+/// compile instructions; the same PTX for every bundled kernel). Other
+/// memrefs fall through to upstream's patterns.
 template <typename Op>
 class StaticMemRefAccess : public mlir::ConvertOpToLLVMPattern<Op> {
 public:
