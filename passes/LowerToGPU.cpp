@@ -1847,13 +1847,22 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp reduce) {
   });
 
   // 2. Across the warp: butterfly shuffles leave the result in every lane.
+  // shfl.sync moves 32 bits: a 16-bit value travels as its (exact) f32
+  // extension; a 64-bit one as two halves (tessera-convert-to-nvvm).
+  auto shuffleXor = [&](Value x, int32_t offset) -> Value {
+    Type type = x.getType();
+    bool narrow = type.getIntOrFloatBitWidth() < 32;
+    Value sent = narrow ? arith::ExtFOp::create(b_, loc_, b_.getF32Type(), x).getResult() : x;
+    Value got =
+        gpu::ShuffleOp::create(b_, loc_, sent, offset, 32, gpu::ShuffleMode::XOR).getShuffleResult();
+    return narrow ? arith::TruncFOp::create(b_, loc_, type, got).getResult() : got;
+  };
   int64_t warps = kernel_.getThreads() / 32;
   SmallVector<Value> results;
   for (int64_t r = 0; r < rows; ++r) {
     Value x = memref::LoadOp::create(b_, loc_, partials, ValueRange{cst(r)});
     for (int32_t offset = 16; offset >= 1; offset /= 2)
-      x = combine(x, gpu::ShuffleOp::create(b_, loc_, x, offset, 32, gpu::ShuffleMode::XOR)
-                         .getShuffleResult());
+      x = combine(x, shuffleXor(x, offset));
     results.push_back(x);
   }
 

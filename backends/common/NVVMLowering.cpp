@@ -20,6 +20,7 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -27,6 +28,7 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -131,13 +133,25 @@ public:
     mlir::gpu::GPUModuleOp module = getOperation();
     mlir::MLIRContext *ctx = &getContext();
     // Upstream's pass starts with a greedy rewrite over the module: GPU
-    // in-dialect patterns (gpu.all_reduce and the like, which the tile
-    // lowering never emits) and, with them, folding of every operation and
-    // region simplification. Only the last changes what reaches LLVM (the
-    // merging of identical blocks, e.g. the two arms of a bounds check
-    // after scf-to-cf): the PTX of every bundled kernel is the same with it
-    // alone, and the driver's other work cost 39 M of the fused sm_80
-    // GEMM's 819 M compile instructions (RESULTS.md, compile time).
+    // in-dialect patterns, folding of every operation and region
+    // simplification. Of its patterns the tile lowering needs one, the
+    // split of 64-bit shuffles (an f64 tile.reduce) into two 32-bit ones,
+    // applied here to those shuffles alone; of the rest only the merging of
+    // identical blocks (e.g. the two arms of a bounds check after scf-to-cf)
+    // changes what reaches LLVM. The PTX of every bundled kernel is the
+    // same, and the driver's other work cost 39 M of the fused sm_80 GEMM's
+    // 819 M compile instructions (RESULTS.md, compile time).
+    llvm::SmallVector<mlir::Operation *> wideShuffles;
+    module.walk([&](mlir::gpu::ShuffleOp shuffle) {
+      mlir::Type type = shuffle.getValue().getType();
+      if (type.isIntOrFloat() && type.getIntOrFloatBitWidth() == 64)
+        wideShuffles.push_back(shuffle);
+    });
+    if (!wideShuffles.empty()) {
+      mlir::RewritePatternSet split(ctx);
+      mlir::populateGpuShufflePatterns(split);
+      (void)mlir::applyOpPatternsGreedily(wideShuffles, std::move(split));
+    }
     mlir::IRRewriter rewriter(ctx);
     (void)mlir::simplifyRegions(rewriter, module->getRegions(), /*mergeBlocks=*/true);
     mlir::LowerToLLVMOptions options(

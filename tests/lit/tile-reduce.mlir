@@ -4,6 +4,12 @@
 // RUN: %tessera-compile %S/Inputs/softmax.mlir --target=sm_80 --emit=tile | FileCheck %s --check-prefix=LAYOUT
 // RUN: %tessera-compile %S/Inputs/softmax.mlir --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=PTX
 // RUN: %tessera-compile %S/Inputs/softmax.mlir --target=sm_60 --emit=ptx | FileCheck %s --check-prefix=PTX60
+// shfl.sync moves 32 bits: an f32 row sum shuffles once a step, an f64 one twice (two halves),
+// f16 and bf16 ones their f32 extension.
+// RUN: %tessera-compile %S/Inputs/reduce-rows.mlir --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=F32
+// RUN: sed 's/xf32/xf64/g' %S/Inputs/reduce-rows.mlir | %tessera-compile - --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=F64
+// RUN: sed 's/xf32/xf16/g' %S/Inputs/reduce-rows.mlir | %tessera-compile - --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=F16
+// RUN: sed 's/xf32/xbf16/g' %S/Inputs/reduce-rows.mlir | %tessera-compile - --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=F16
 
 // LAYOUT: tile.alloc_shared {name = "reduce_scratch", offset = 0 : i64} : <4x1xf32, shared>
 // LAYOUT: tile.alloc_shared {name = "reduce_scratch", offset = 0 : i64} : <4x1xf32, shared>
@@ -17,6 +23,14 @@
 // PTX: ex2.approx
 // PTX60: .version 6.0
 // PTX60: shfl.sync.bfly.b32
+// F32-COUNT-5: shfl.sync.bfly.b32 {{.*}}, {{.*}}, {{16|8|4|2|1}}, 31, -1;
+// F32-NOT: shfl.sync
+// F32: bar.sync
+// F64-COUNT-10: shfl.sync.bfly.b32
+// F64-NOT: shfl.sync
+// F64: add.f64
+// F16-COUNT-5: shfl.sync.bfly.b32
+// F16-NOT: shfl.sync
 
 tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
   %x = tile.alloc_fragment : !tile.buffer<4x64xf32, fragment>
