@@ -558,6 +558,69 @@ std::vector<Workload> GemmEpilogueWorkloads(const std::string& kernel, Act act, 
   return list;
 }
 
+/// Row max, min, sum and sum of absolute values of X: [m, n] (the
+/// conformance kernel row_reduce_<type>), against float64 over every row:
+/// max and min exactly; a sum within (ceil(n / 128) + 7) eps of the sum of
+/// absolute values (a reduction tree at most that deep: each thread's
+/// chunks, five shuffle steps, four warps) plus the output's rounding. The
+/// error is reported relative to that sum, as the tolerance.
+absl::StatusOr<Report> RunRowReduce(const LoadedKernel& kernel, int64_t m, int64_t n,
+                                    runtime::DType dtype, const RunOptions& options) {
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  HostMatrix x(dtype, m * n, random);
+  int64_t eltBytes = x.ElementBytes();
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x.bytes));
+  std::vector<DeviceBuffer> outs;
+  std::vector<KernelArg> args = {TensorArg{dx.ptr(), dtype, {m, n}}};
+  for (int k = 0; k < 4; ++k) {
+    TESSERA_ASSIGN_OR_RETURN(DeviceBuffer out, DeviceBuffer::Allocate(m * eltBytes));
+    TESSERA_RETURN_IF_ERROR(out.Fill(kPoisonByte));
+    args.push_back(TensorArg{out.ptr(), dtype, {m}});
+    outs.push_back(std::move(out));
+  }
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  double eps = dtype == runtime::DTYPE_F32 ? 0x1p-24 : dtype == runtime::DTYPE_F16 ? 0x1p-11
+                                                                                   : 0x1p-8;
+  double depth = double((n + 127) / 128 + 7);
+  for (int k = 0; k < 4; ++k) {
+    std::vector<uint8_t> y(m * eltBytes);
+    TESSERA_RETURN_IF_ERROR(outs[k].CopyToHost(y.data(), y.size()));
+    for (int64_t i = 0; i < m; ++i) {
+      const float* row = &x.values[i * n];
+      double max = -std::numeric_limits<double>::infinity();
+      double min = std::numeric_limits<double>::infinity(), sum = 0, abs = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        max = std::max(max, double(row[j]));
+        min = std::min(min, double(row[j]));
+        sum += row[j];
+        abs += std::fabs(row[j]);
+      }
+      double ref = k == 0 ? max : k == 1 ? min : k == 2 ? sum : abs;
+      double bound = k < 2 ? 0 : depth * eps * abs + eps * std::fabs(ref);
+      double err = CheckElement(report, i, k, DecodeElement(dtype, &y[i * eltBytes]), ref, bound);
+      // Reported relative to the sum of absolute values, as the tolerance.
+      report.max_error = std::max(report.max_error, err / abs);
+    }
+  }
+  report.tolerance = depth * eps;
+  report.correct = report.mismatches == 0;
+  report.bytes = double(eltBytes) * (m * n + 4 * m);
+  report.flops = 4.0 * m * n;
+  return report;
+}
+
+Workload RowReduce(runtime::DType dtype, const std::string& type, int64_t m) {
+  std::string kernel = "row_reduce_" + type;
+  return MakeWorkload(absl::StrCat(kernel, "/", m, "x1000"), kernel, /*conformance=*/true,
+                      /*benchmark=*/false,
+                      [=](const LoadedKernel& loaded, const RunOptions& options) {
+                        return RunRowReduce(loaded, m, 1000, dtype, options);
+                      });
+}
+
 /// Y = softmax(X) over rows: float64 reference over every row (conformance)
 /// or 64 random rows (benchmarks); per element |y - ref| <= rel * ref + abs
 /// with bounds for the output type (f16 rounding 2^-11, its subnormal step).
@@ -709,6 +772,9 @@ const std::vector<Workload>& AllWorkloads() {
       VectorAdd(1000003, true, false, "vector_add_static"),
       ScaleShared2D(1000),
       ScaleShared2D(7),
+      RowReduce(runtime::DTYPE_F32, "f32", 37),
+      RowReduce(runtime::DTYPE_F16, "f16", 37),
+      RowReduce(runtime::DTYPE_BF16, "bf16", 37),
       // GEMM: the example (f16, N and K multiples of 8) and the conformance
       // kernels (bf16, f32, transposed B, and any shape).
       Gemm("gemm_f16", 256, 256, 128, runtime::DTYPE_F16, false, true, false),

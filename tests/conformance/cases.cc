@@ -49,6 +49,34 @@ Kernel ScaleShared2D() {
   return T.Build();
 }
 
+/// The four row reductions of X: [M, 1000] in X's own type (f32, f16 or
+/// bf16: the warp shuffles in 32 bits and, for 16-bit types, of the f32
+/// extension), four warps a row (1000 is no multiple of their 128 chunks),
+/// into Ymax, Ymin, Ysum, Yabs: [M].
+Kernel RowReduce(DType dtype, const std::string& name) {
+  constexpr int64_t kCols = 1000;
+  Dim m = Dim::Dynamic("M");
+  KernelBuilder T(name);
+  auto X = T.Tensor("X", {m, kCols}, dtype);
+  auto Ymax = T.Tensor("Ymax", {m}, dtype), Ymin = T.Tensor("Ymin", {m}, dtype);
+  auto Ysum = T.Tensor("Ysum", {m}, dtype), Yabs = T.Tensor("Yabs", {m}, dtype);
+  T.Launch({m}, 128, [&](Index row) {
+    auto x = T.AllocFragment({1, kCols}, dtype, "x");
+    auto max = T.AllocFragment({1}, dtype, "max"), min = T.AllocFragment({1}, dtype, "min");
+    auto sum = T.AllocFragment({1}, dtype, "sum"), abs = T.AllocFragment({1}, dtype, "abs");
+    T.Copy(X.Tile(row, 0), x);
+    T.ReduceMax(x, max);
+    T.ReduceMin(x, min);
+    T.ReduceSum(x, sum);
+    T.ReduceAbsSum(x, abs);
+    T.Copy(max, Ymax.Tile(row));
+    T.Copy(min, Ymin.Tile(row));
+    T.Copy(sum, Ysum.Tile(row));
+    T.Copy(abs, Yabs.Tile(row));
+  });
+  return T.Build();
+}
+
 /// C = A B with B loaded into a fragment (staged to shared memory by the
 /// compiler: no atom reads B from registers) and A into a fragment too
 /// (`aInShared` false: read from registers where an atom can, mma.sync and
@@ -146,6 +174,9 @@ const std::vector<Case>& AllCases() {
       list->push_back({example.name, example.build});
     list->push_back({"vector_add_static", [](const std::string&) { return VectorAddStatic(); }});
     list->push_back({"scale_shared_2d", [](const std::string&) { return ScaleShared2D(); }});
+    list->push_back({"row_reduce_f32", [](const std::string&) { return RowReduce(f32, "row_reduce_f32"); }});
+    list->push_back({"row_reduce_f16", [](const std::string&) { return RowReduce(f16, "row_reduce_f16"); }});
+    list->push_back({"row_reduce_bf16", [](const std::string&) { return RowReduce(bf16, "row_reduce_bf16"); }});
     using examples::GemmConfig;
     list->push_back({"gemm_bf16", [](const std::string& target) {
                        GemmConfig c = GemmConfig::ForTarget(target);
