@@ -690,9 +690,14 @@ LogicalResult ReduceOp::verify() {
     return diag << "], but the destination is " << dst;
   }
   if (getScratch()) {
+    // Partial results cross warps in f32, or in f64 for an f64 reduction.
     auto scratch = cast<BufferType>(getScratch().getType());
-    if (!scratch.isShared() || !scratch.getElementType().isF32())
-      return emitOpError() << "scratch must be an f32 shared buffer, got " << scratch;
+    bool wide = dst.getElementType().getIntOrFloatBitWidth() > 32;
+    Type expectedElement = wide ? Type(Float64Type::get(getContext()))
+                                : Type(Float32Type::get(getContext()));
+    if (!scratch.isShared() || scratch.getElementType() != expectedElement)
+      return emitOpError() << "scratch must be an " << (wide ? "f64" : "f32")
+                           << " shared buffer, got " << scratch;
   }
   return success();
 }

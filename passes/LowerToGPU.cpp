@@ -1871,6 +1871,8 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp reduce) {
     if (!reduce.getScratch())
       return reduce.emitOpError() << "needs scratch shared memory; run tile-plan-shared-memory";
     const BufferInfo &scratch = buffers_[reduce.getScratch()];
+    // f32, or f64 for an f64 reduction (tile-plan-shared-memory's choice).
+    Type scratchType = scratch.type.getElementType();
     Value warp = arith::DivUIOp::create(b_, loc_, threadId_, cst(32));
     Value lane = arith::RemUIOp::create(b_, loc_, threadId_, cst(32));
     barrier();
@@ -1881,13 +1883,13 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp reduce) {
       OpBuilder::InsertionGuard guard(b_);
       b_.setInsertionPointToStart(leader.thenBlock());
       for (int64_t r = 0; r < rows; ++r)
-        memref::StoreOp::create(b_, loc_, convert(results[r], b_.getF32Type()), scratch.memref,
+        memref::StoreOp::create(b_, loc_, convert(results[r], scratchType), scratch.memref,
                                 ValueRange{warp, cst(r)});
     }
     lastWasBarrier_ = false;
     barrier();
     for (int64_t r = 0; r < rows; ++r) {
-      Value x = convert(identity(), b_.getF32Type());
+      Value x = convert(identity(), scratchType);
       for (int64_t w = 0; w < warps; ++w)
         x = combine(x, memref::LoadOp::create(b_, loc_, scratch.memref, ValueRange{cst(w), cst(r)}));
       results[r] = convert(x, acc);

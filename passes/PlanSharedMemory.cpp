@@ -144,7 +144,8 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
   }
 
   /// Cross-warp reductions combine the warps' partial results through a
-  /// small shared buffer: one f32 per warp and result element.
+  /// small shared buffer: one f32 (f64 for an f64 reduction) per warp and
+  /// result element.
   static void addReductionScratch(KernelOp kernel) {
     int64_t warps = kernel.getThreads() / 32;
     if (warps <= 1)
@@ -154,8 +155,12 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
         return;
       auto dst = cast<BufferType>(reduce.getDst().getType());
       OpBuilder builder(&kernel.getBodyBlock(), kernel.getBodyBlock().begin());
-      auto type = BufferType::get(kernel.getContext(), {warps, dst.getNumElements()},
-                                  builder.getF32Type(), MemoryScope::shared);
+      // The warps' partial results in f32 (16-bit ones exactly), f64 ones
+      // in f64.
+      Type element = dst.getElementType().getIntOrFloatBitWidth() > 32 ? builder.getF64Type()
+                                                                        : builder.getF32Type();
+      auto type = BufferType::get(kernel.getContext(), {warps, dst.getNumElements()}, element,
+                                  MemoryScope::shared);
       auto scratch = AllocSharedOp::create(builder, reduce.getLoc(), type,
                                            builder.getStringAttr("reduce_scratch"), nullptr,
                                            nullptr, nullptr);

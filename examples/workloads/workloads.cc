@@ -320,7 +320,8 @@ struct HostMatrix {
   std::vector<float> values;   // exactly representable in dtype
   std::vector<uint8_t> bytes;  // device representation
 
-  /// Uniform in [-1, 1): drawn in float32 and rounded to `t`; with
+  /// Uniform in [-1, 1): drawn in float32 and rounded to `t` (f64 holds
+  /// the float32 value exactly); with
   /// `torchStyle` the way `torch.rand(..., dtype=t) * 2 - 1` draws them, a
   /// uniform [0, 1) value rounded to `t` (one that rounds to 1 becomes 0, as
   /// torch's uniform kernel makes it), then scaled and rounded in `t` (the
@@ -346,16 +347,27 @@ struct HostMatrix {
         uint16_t b = FloatToBf16Bits(x);
         values[i] = Bf16BitsToFloat(b);
         std::memcpy(&bytes[2 * i], &b, 2);
+      } else if (t == runtime::DTYPE_F64) {
+        values[i] = x;
+        double d = x;
+        std::memcpy(&bytes[8 * i], &d, 8);
       } else {
         values[i] = x;
         std::memcpy(&bytes[4 * i], &x, 4);
       }
     }
   }
-  int64_t ElementBytes() const { return dtype == runtime::DTYPE_F32 ? 4 : 2; }
+  int64_t ElementBytes() const {
+    return dtype == runtime::DTYPE_F64 ? 8 : dtype == runtime::DTYPE_F32 ? 4 : 2;
+  }
 };
 
-float DecodeElement(runtime::DType dtype, const uint8_t* p) {
+double DecodeElement(runtime::DType dtype, const uint8_t* p) {
+  if (dtype == runtime::DTYPE_F64) {
+    double d;
+    std::memcpy(&d, p, 8);
+    return d;
+  }
   if (dtype == runtime::DTYPE_F32) {
     float f;
     std::memcpy(&f, p, 4);
@@ -559,7 +571,8 @@ std::vector<Workload> GemmEpilogueWorkloads(const std::string& kernel, Act act, 
 }
 
 /// Row max, min, sum and sum of absolute values of X: [m, n] (the
-/// conformance kernel row_reduce_<type>), against float64 over every row:
+/// conformance kernel row_reduce_<type>), against float64 (long double
+/// sums, for f64) over every row:
 /// max and min exactly; a sum within (ceil(n / 128) + 7) eps of the sum of
 /// absolute values (a reduction tree at most that deep: each thread's
 /// chunks, five shuffle steps, four warps) plus the output's rounding. The
@@ -582,8 +595,10 @@ absl::StatusOr<Report> RunRowReduce(const LoadedKernel& kernel, int64_t m, int64
   }
   TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
   TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
-  double eps = dtype == runtime::DTYPE_F32 ? 0x1p-24 : dtype == runtime::DTYPE_F16 ? 0x1p-11
-                                                                                   : 0x1p-8;
+  double eps = dtype == runtime::DTYPE_F64   ? 0x1p-53
+               : dtype == runtime::DTYPE_F32 ? 0x1p-24
+               : dtype == runtime::DTYPE_F16 ? 0x1p-11
+                                             : 0x1p-8;
   double depth = double((n + 127) / 128 + 7);
   for (int k = 0; k < 4; ++k) {
     std::vector<uint8_t> y(m * eltBytes);
@@ -591,13 +606,15 @@ absl::StatusOr<Report> RunRowReduce(const LoadedKernel& kernel, int64_t m, int64
     for (int64_t i = 0; i < m; ++i) {
       const float* row = &x.values[i * n];
       double max = -std::numeric_limits<double>::infinity();
-      double min = std::numeric_limits<double>::infinity(), sum = 0, abs = 0;
+      double min = std::numeric_limits<double>::infinity();
+      long double exactSum = 0, exactAbs = 0;  // beyond f64's precision for its bound
       for (int64_t j = 0; j < n; ++j) {
         max = std::max(max, double(row[j]));
         min = std::min(min, double(row[j]));
-        sum += row[j];
-        abs += std::fabs(row[j]);
+        exactSum += row[j];
+        exactAbs += std::fabs(row[j]);
       }
+      double sum = double(exactSum), abs = double(exactAbs);
       double ref = k == 0 ? max : k == 1 ? min : k == 2 ? sum : abs;
       double bound = k < 2 ? 0 : depth * eps * abs + eps * std::fabs(ref);
       double err = CheckElement(report, i, k, DecodeElement(dtype, &y[i * eltBytes]), ref, bound);
@@ -775,6 +792,7 @@ const std::vector<Workload>& AllWorkloads() {
       RowReduce(runtime::DTYPE_F32, "f32", 37),
       RowReduce(runtime::DTYPE_F16, "f16", 37),
       RowReduce(runtime::DTYPE_BF16, "bf16", 37),
+      RowReduce(runtime::DTYPE_F64, "f64", 37),
       // GEMM: the example (f16, N and K multiples of 8) and the conformance
       // kernels (bf16, f32, transposed B, and any shape).
       Gemm("gemm_f16", 256, 256, 128, runtime::DTYPE_F16, false, true, false),

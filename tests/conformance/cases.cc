@@ -49,9 +49,9 @@ Kernel ScaleShared2D() {
   return T.Build();
 }
 
-/// The four row reductions of X: [M, 1000] in X's own type (f32, f16 or
-/// bf16: the warp shuffles in 32 bits and, for 16-bit types, of the f32
-/// extension), four warps a row (1000 is no multiple of their 128 chunks),
+/// The four row reductions of X: [M, 1000] in X's own type (f32, f64, f16
+/// or bf16: the warp shuffles in 32 bits, of an f64's two halves, of a
+/// 16-bit value's f32 extension), four warps a row (1000 is no multiple of their 128 chunks),
 /// into Ymax, Ymin, Ysum, Yabs: [M].
 Kernel RowReduce(DType dtype, const std::string& name) {
   constexpr int64_t kCols = 1000;
@@ -177,6 +177,7 @@ const std::vector<Case>& AllCases() {
     list->push_back({"row_reduce_f32", [](const std::string&) { return RowReduce(f32, "row_reduce_f32"); }});
     list->push_back({"row_reduce_f16", [](const std::string&) { return RowReduce(f16, "row_reduce_f16"); }});
     list->push_back({"row_reduce_bf16", [](const std::string&) { return RowReduce(bf16, "row_reduce_bf16"); }});
+    list->push_back({"row_reduce_f64", [](const std::string&) { return RowReduce(f64, "row_reduce_f64"); }});
     using examples::GemmConfig;
     list->push_back({"gemm_bf16", [](const std::string& target) {
                        GemmConfig c = GemmConfig::ForTarget(target);

@@ -8,6 +8,7 @@
 // f16 and bf16 ones their f32 extension.
 // RUN: %tessera-compile %S/Inputs/reduce-rows.mlir --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=F32
 // RUN: sed 's/xf32/xf64/g' %S/Inputs/reduce-rows.mlir | %tessera-compile - --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=F64
+// RUN: sed 's/xf32/xf64/g' %S/Inputs/reduce-rows.mlir | %tessera-compile - --target=sm_80 --emit=tile | FileCheck %s --check-prefix=SCRATCH64
 // RUN: sed 's/xf32/xf16/g' %S/Inputs/reduce-rows.mlir | %tessera-compile - --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=F16
 // RUN: sed 's/xf32/xbf16/g' %S/Inputs/reduce-rows.mlir | %tessera-compile - --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=F16
 
@@ -29,6 +30,8 @@
 // F64-COUNT-10: shfl.sync.bfly.b32
 // F64-NOT: shfl.sync
 // F64: add.f64
+// An f64 reduction's warps combine through an f64 scratch (f32 would round them).
+// SCRATCH64: tile.alloc_shared {name = "reduce_scratch", offset = 0 : i64} : <4x1xf64, shared>
 // F16-COUNT-5: shfl.sync.bfly.b32
 // F16-NOT: shfl.sync
 
@@ -74,4 +77,14 @@ tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
     // expected-error @+1 {{is not allowed inside tile.parallel}}
     tile.reduce max %x into %m : !tile.buffer<4x64xf32, fragment>, !tile.buffer<4xf32, fragment>
   }
+}
+
+// -----
+
+tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
+  %x = tile.alloc_fragment : !tile.buffer<4x64xf64, fragment>
+  %m = tile.alloc_fragment : !tile.buffer<4xf64, fragment>
+  %s = tile.alloc_shared : !tile.buffer<4x4xf32, shared>
+  // expected-error @+1 {{scratch must be an f64 shared buffer, got '!tile.buffer<4x4xf32, shared>'}}
+  tile.reduce sum %x into %m scratch %s {clear} : !tile.buffer<4x64xf64, fragment>, !tile.buffer<4xf64, fragment>, !tile.buffer<4x4xf32, shared>
 }
