@@ -64,31 +64,19 @@ std::string MmaPeakPtx() {
   return ptx;
 }
 
-int Fail(const absl::Status& status) {
-  return tessera::benchmarks::PeakFailure("mma_peak", status);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   tessera::benchmarks::PeakFlags flags;
-  if (!tessera::benchmarks::ParsePeakFlags(argc, argv, "mma_peak", flags)) return 2;
-  if (flags.printPtx) {
-    std::fputs(MmaPeakPtx().c_str(), stdout);
-    return 0;
-  }
+  std::optional<tessera::benchmarks::PeakRun> run;
+  if (std::optional<int> done = tessera::benchmarks::StartPeak(
+          argc, argv, "mma_peak", [] { std::fputs(MmaPeakPtx().c_str(), stdout); }, flags, run))
+    return *done;
   int threads = flags.threads, iters = flags.iters;
-  absl::StatusOr<tessera::benchmarks::PeakRun> run = tessera::benchmarks::PreparePeakRun(flags);
-  if (!run.ok()) return Fail(run.status());
   int64_t blocks = run->blocks;
-  absl::StatusOr<LoadedKernel> kernel =
-      tessera::benchmarks::LoadPeakKernel(MmaPeakPtx(), "mma_peak", "sm_80", blocks, threads);
-  if (!kernel.ok()) return Fail(kernel.status());
-  TimingOptions timing;
-  timing.flush_l2 = false;
   absl::StatusOr<TimingResult> result =
-      TimeIt([&] { return Launch(*kernel, run->args); }, timing);
-  if (!result.ok()) return Fail(result.status());
+      tessera::benchmarks::TimePeakKernel(MmaPeakPtx(), "mma_peak", "sm_80", *run, threads);
+  if (!result.ok()) return tessera::benchmarks::PeakFailure("mma_peak", result.status());
   double flops = double(blocks) * (threads / 32) * iters * kChains * (2.0 * 16 * 8 * 16);
   std::printf("mma_peak: mma.sync.m16n8k16 f16->f32 from registers, %lld blocks x %d threads, "
               "%d iterations x %d MMAs per warp: %.4f ms median, %.1f TFLOP/s\n",

@@ -4,7 +4,8 @@
 // registers only: `entry(.param .u64 out, .param .u32 iters)`, one f32 per
 // thread stored at the end so that nothing is dead, launched on a constant
 // grid of blocks-per-SM x SMs blocks. This header holds their flags, the
-// PTX of that final store, and the kernel's launch description.
+// PTX of that final store, the kernel's launch description, the start of
+// their main and the timing of one kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +25,7 @@
 #include "runtime/device.h"
 #include "runtime/kernel.h"
 #include "runtime/launch.h"
+#include "runtime/timer.h"
 
 namespace tessera::benchmarks {
 
@@ -116,6 +120,38 @@ inline absl::StatusOr<PeakRun> PreparePeakRun(const PeakFlags& flags) {
       runtime::TensorArg{out->ptr(), runtime::DTYPE_F32, {blocks * flags.threads}},
       runtime::ScalarArg::I32(flags.iters)};
   return PeakRun{*std::move(device), sms, blocks, *std::move(out), std::move(args)};
+}
+
+/// The start of both tools' main: parses the flags (an unknown one: exit
+/// status 2), prints the PTX with `printPtx` under --ptx (0), else prepares
+/// the run on device 0 (a failure: one line naming `tool`, 1). Returns the
+/// exit status when main should return it now; otherwise `run` holds the run.
+inline std::optional<int> StartPeak(int argc, char** argv, const char* tool,
+                                    const std::function<void()>& printPtx, PeakFlags& flags,
+                                    std::optional<PeakRun>& run) {
+  if (!ParsePeakFlags(argc, argv, tool, flags)) return 2;
+  if (flags.printPtx) {
+    printPtx();
+    return 0;
+  }
+  absl::StatusOr<PeakRun> prepared = PreparePeakRun(flags);
+  if (!prepared.ok()) return PeakFailure(tool, prepared.status());
+  run.emplace(*std::move(prepared));
+  return std::nullopt;
+}
+
+/// Loads `ptx` (entry `tool`, for `target`) on the run's grid and times it
+/// (the median of TimeIt; no L2 flush, the kernel reads no memory).
+inline absl::StatusOr<runtime::TimingResult> TimePeakKernel(const std::string& ptx,
+                                                           const char* tool,
+                                                           const std::string& target,
+                                                           const PeakRun& run, int threads) {
+  absl::StatusOr<runtime::LoadedKernel> kernel =
+      LoadPeakKernel(ptx, tool, target, run.blocks, threads);
+  if (!kernel.ok()) return kernel.status();
+  runtime::TimingOptions timing;
+  timing.flush_l2 = false;
+  return runtime::TimeIt([&] { return runtime::Launch(*kernel, run.args); }, timing);
 }
 
 }  // namespace tessera::benchmarks

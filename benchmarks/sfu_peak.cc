@@ -103,36 +103,27 @@ std::string SfuPtx(const Form& f) {
   return ptx;
 }
 
-int Fail(const absl::Status& status) {
-  return tessera::benchmarks::PeakFailure("sfu_peak", status);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   tessera::benchmarks::PeakFlags flags;
-  if (!tessera::benchmarks::ParsePeakFlags(argc, argv, "sfu_peak", flags)) return 2;
-  if (flags.printPtx) {
+  std::optional<tessera::benchmarks::PeakRun> run;
+  auto printPtx = [] {
     for (const Form& f : kForms) std::printf("// %s\n%s\n", f.instruction, SfuPtx(f).c_str());
-    return 0;
-  }
+  };
+  if (std::optional<int> done =
+          tessera::benchmarks::StartPeak(argc, argv, "sfu_peak", printPtx, flags, run))
+    return *done;
   int threads = flags.threads, iters = flags.iters;
-  absl::StatusOr<tessera::benchmarks::PeakRun> run = tessera::benchmarks::PreparePeakRun(flags);
-  if (!run.ok()) return Fail(run.status());
   int sms = run->sms;
   int64_t blocks = run->blocks;
   std::printf("sfu_peak: %lld blocks x %d threads, %d iterations x %d chains, %d SMs\n",
               static_cast<long long>(blocks), threads, iters, kChains, sms);
   double base = 0;
   for (const Form& f : kForms) {
-    absl::StatusOr<LoadedKernel> kernel =
-        tessera::benchmarks::LoadPeakKernel(SfuPtx(f), "sfu_peak", "sm_90", blocks, threads);
-    if (!kernel.ok()) return Fail(kernel.status());
-    TimingOptions timing;
-    timing.flush_l2 = false;
     absl::StatusOr<TimingResult> result =
-        TimeIt([&] { return Launch(*kernel, run->args); }, timing);
-    if (!result.ok()) return Fail(result.status());
+        tessera::benchmarks::TimePeakKernel(SfuPtx(f), "sfu_peak", "sm_90", *run, threads);
+    if (!result.ok()) return tessera::benchmarks::PeakFailure("sfu_peak", result.status());
     double instructions = double(blocks) * threads * iters * kChains;
     double perNs = instructions * f.results / (result->median_ms * 1e6) / sms;
     if (base == 0) base = perNs;
