@@ -63,6 +63,12 @@ int64_t tessera::tile::getBufferBytes(BufferType type) {
   return type.getNumElements() * getElementBytes(type.getElementType());
 }
 
+Type tessera::tile::getReduceScratchElementType(Type element) {
+  MLIRContext *ctx = element.getContext();
+  return element.getIntOrFloatBitWidth() > 32 ? Type(Float64Type::get(ctx))
+                                              : Type(Float32Type::get(ctx));
+}
+
 bool tessera::tile::isSupportedElementType(Type type) {
   return type.isF16() || type.isBF16() || type.isF32() || type.isF64() ||
          type.isInteger(8) || type.isInteger(32) || type.isInteger(64);
@@ -690,13 +696,10 @@ LogicalResult ReduceOp::verify() {
     return diag << "], but the destination is " << dst;
   }
   if (getScratch()) {
-    // Partial results cross warps in f32, or in f64 for an f64 reduction.
     auto scratch = cast<BufferType>(getScratch().getType());
-    bool wide = dst.getElementType().getIntOrFloatBitWidth() > 32;
-    Type expectedElement = wide ? Type(Float64Type::get(getContext()))
-                                : Type(Float32Type::get(getContext()));
-    if (!scratch.isShared() || scratch.getElementType() != expectedElement)
-      return emitOpError() << "scratch must be an " << (wide ? "f64" : "f32")
+    Type expected = getReduceScratchElementType(dst.getElementType());
+    if (!scratch.isShared() || scratch.getElementType() != expected)
+      return emitOpError() << "scratch must be an " << (expected.isF64() ? "f64" : "f32")
                            << " shared buffer, got " << scratch;
   }
   return success();

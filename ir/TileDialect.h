@@ -43,6 +43,11 @@ int64_t getElementBytes(mlir::Type type);
 /// The size in bytes of one copy (one stage) of a buffer.
 int64_t getBufferBytes(BufferType type);
 
+/// The element type in which a tile.reduce with results of `element`
+/// combines its warps' partials through shared memory: f64 for an f64
+/// reduction, f32 otherwise (16-bit partials exactly).
+mlir::Type getReduceScratchElementType(mlir::Type element);
+
 /// True for the element types tensors and buffers may hold.
 bool isSupportedElementType(mlir::Type type);
 

@@ -1871,8 +1871,7 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp reduce) {
     if (!reduce.getScratch())
       return reduce.emitOpError() << "needs scratch shared memory; run tile-plan-shared-memory";
     const BufferInfo &scratch = buffers_[reduce.getScratch()];
-    // f32, or f64 for an f64 reduction (tile-plan-shared-memory's choice).
-    Type scratchType = scratch.type.getElementType();
+    Type scratchType = scratch.type.getElementType();  // getReduceScratchElementType
     Value warp = arith::DivUIOp::create(b_, loc_, threadId_, cst(32));
     Value lane = arith::RemUIOp::create(b_, loc_, threadId_, cst(32));
     barrier();

@@ -155,11 +155,8 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
         return;
       auto dst = cast<BufferType>(reduce.getDst().getType());
       OpBuilder builder(&kernel.getBodyBlock(), kernel.getBodyBlock().begin());
-      // The warps' partial results in f32 (16-bit ones exactly), f64 ones
-      // in f64.
-      Type element = dst.getElementType().getIntOrFloatBitWidth() > 32 ? builder.getF64Type()
-                                                                        : builder.getF32Type();
-      auto type = BufferType::get(kernel.getContext(), {warps, dst.getNumElements()}, element,
+      auto type = BufferType::get(kernel.getContext(), {warps, dst.getNumElements()},
+                                  getReduceScratchElementType(dst.getElementType()),
                                   MemoryScope::shared);
       auto scratch = AllocSharedOp::create(builder, reduce.getLoc(), type,
                                            builder.getStringAttr("reduce_scratch"), nullptr,
