@@ -600,24 +600,26 @@ absl::StatusOr<Report> RunRowReduce(const LoadedKernel& kernel, int64_t m, int64
                : dtype == runtime::DTYPE_F16 ? 0x1p-11
                                              : 0x1p-8;
   double depth = double((n + 127) / 128 + 7);
-  for (int k = 0; k < 4; ++k) {
-    std::vector<uint8_t> y(m * eltBytes);
-    TESSERA_RETURN_IF_ERROR(outs[k].CopyToHost(y.data(), y.size()));
-    for (int64_t i = 0; i < m; ++i) {
-      const float* row = &x.values[i * n];
-      double max = -std::numeric_limits<double>::infinity();
-      double min = std::numeric_limits<double>::infinity();
-      long double exactSum = 0, exactAbs = 0;  // beyond f64's precision for its bound
-      for (int64_t j = 0; j < n; ++j) {
-        max = std::max(max, double(row[j]));
-        min = std::min(min, double(row[j]));
-        exactSum += row[j];
-        exactAbs += std::fabs(row[j]);
-      }
-      double sum = double(exactSum), abs = double(exactAbs);
+  std::vector<std::vector<uint8_t>> ys(4, std::vector<uint8_t>(m * eltBytes));
+  for (int k = 0; k < 4; ++k)
+    TESSERA_RETURN_IF_ERROR(outs[k].CopyToHost(ys[k].data(), ys[k].size()));
+  for (int64_t i = 0; i < m; ++i) {
+    const float* row = &x.values[i * n];
+    double max = -std::numeric_limits<double>::infinity();
+    double min = std::numeric_limits<double>::infinity();
+    long double exactSum = 0, exactAbs = 0;  // beyond f64's precision for its bound
+    for (int64_t j = 0; j < n; ++j) {
+      max = std::max(max, double(row[j]));
+      min = std::min(min, double(row[j]));
+      exactSum += row[j];
+      exactAbs += std::fabs(row[j]);
+    }
+    double sum = double(exactSum), abs = double(exactAbs);
+    for (int k = 0; k < 4; ++k) {
       double ref = k == 0 ? max : k == 1 ? min : k == 2 ? sum : abs;
       double bound = k < 2 ? 0 : depth * eps * abs + eps * std::fabs(ref);
-      double err = CheckElement(report, i, k, DecodeElement(dtype, &y[i * eltBytes]), ref, bound);
+      double err =
+          CheckElement(report, i, k, DecodeElement(dtype, &ys[k][i * eltBytes]), ref, bound);
       // Reported relative to the sum of absolute values, as the tolerance.
       report.max_error = std::max(report.max_error, err / abs);
     }
