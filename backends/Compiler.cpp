@@ -390,6 +390,7 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
   ptxOptions.libdevicePath = options.libdevicePath;
   ptxOptions.optLevel = options.optLevel;
   ptxOptions.contractFloatOps = options.fastMath;
+  ptxOptions.verifyLLVMIR = verifyEach;
   llvm::LLVMContext llvmContext;
   auto llvmModule = translateToOptimizedLLVMIR(module, llvmContext, ptxOptions);
   if (mlir::failed(llvmModule))

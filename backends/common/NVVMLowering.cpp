@@ -175,6 +175,11 @@ public:
     // no undo log (the lowering's patterns never fail halfway).
     mlir::ConversionConfig config;
     config.allowPatternRollback = false;
+    // No folding attempt before each op's patterns: the lowering's IR
+    // reaches LLVM's passes, which fold the same things (the same PTX for
+    // every bundled kernel; 5 M fewer compile instructions for the fused
+    // sm_80 GEMM).
+    config.foldingMode = mlir::DialectConversionFoldingMode::Never;
     if (mlir::failed(mlir::applyPartialConversion(module, target, std::move(patterns), config)))
       signalPassFailure();
   }
@@ -304,7 +309,8 @@ mlir::FailureOr<std::unique_ptr<llvm::Module>> translateToOptimizedLLVMIR(
       tensorMapArgs[name.getValue()].assign(args.asArrayRef().begin(), args.asArrayRef().end());
   });
   std::unique_ptr<llvm::Module> llvmModule =
-      mlir::translateModuleToLLVMIR(gpuModule, context, gpuModule.getName());
+      mlir::translateModuleToLLVMIR(gpuModule, context, gpuModule.getName(),
+                                    /*disableVerification=*/!options.verifyLLVMIR);
   if (!llvmModule) {
     gpuModule.emitError() << "translation to LLVM IR failed";
     return mlir::failure();

@@ -51,6 +51,10 @@ struct PtxOptions {
   /// Fuse f32 multiplies and adds into fma.rn.f32 (part of fast math: one
   /// rounding instead of two); false keeps mul.rn/add.rn apart.
   bool contractFloatOps = false;
+  /// Runs LLVM's IR verifier on the translated module (with --verify-each;
+  /// otherwise the lowered MLIR module is verified and its translation
+  /// trusted, as clang trusts its own IR generation in release builds).
+  bool verifyLLVMIR = false;
 };
 
 /// Translates the single gpu.module inside `module` (already in the LLVM and
