@@ -7,6 +7,7 @@
 // LLVM array alloca and each access a GEP to its row-major element; other
 // accesses to a memref of static shape and identity layout are the aligned
 // pointer plus the row-major index (no-wrap arithmetic, an inbounds GEP).
+// Scalar float arithmetic keeps its fast-math flags.
 // RUN: %tessera-opt %s --pass-pipeline='builtin.module(gpu.module(tessera-convert-to-nvvm))' | FileCheck %s
 
 // CHECK-LABEL: gpu.module @tessera_kernels
@@ -38,6 +39,12 @@
 // CHECK: llvm.load %[[Q]] {alignment = 4 : i64} : !llvm.ptr -> f32
 // CHECK: %[[P11:.*]] = llvm.getelementptr inbounds|nuw %[[PAIR]][%[[C0]], %[[C11]]]
 // CHECK: llvm.load %[[P11]] : !llvm.ptr -> f32
+// CHECK: %[[M:.*]] = llvm.fmul %[[F:.*]], %[[F]] {fastmathFlags = #llvm.fastmath<contract>} : f32
+// CHECK: %[[A:.*]] = llvm.fadd %[[M]], %[[F]] : f32
+// CHECK: %[[H:.*]] = llvm.fptrunc %[[A]] : f32 to f16
+// CHECK: %[[X:.*]] = llvm.fpext %[[H]] : f16 to f32
+// CHECK: %[[S:.*]] = llvm.select %[[IN]], %[[X]], %[[M]] : i1, f32
+// CHECK: llvm.store %[[S]]
 // CHECK-NOT: memref.
 // CHECK-NOT: gpu.thread_id
 module attributes {gpu.container_module} {
@@ -70,6 +77,12 @@ module attributes {gpu.container_module} {
       %c3 = arith.constant 3 : index
       %f = memref.load %pair[%c1, %c3] : memref<2x8xf32>
       llvm.store %f, %p : f32, !llvm.ptr<1>
+      %m = arith.mulf %f, %f fastmath<contract> : f32
+      %a = arith.addf %m, %f : f32
+      %h = arith.truncf %a : f32 to f16
+      %x = arith.extf %h : f16 to f32
+      %s = arith.select %in, %x, %m : f32
+      llvm.store %s, %p : f32, !llvm.ptr<1>
       gpu.return
     }
   }
