@@ -23,11 +23,28 @@ if [ "${AB:-0}" = 1 ]; then
     ./bazel-bin/benchmarks/variants --ab --target=$target .device/bundles/$target.ab.pb
   done
 fi
+if [ "${CTIME:-0}" = 1 ]; then
+  # compile_time.sh's inputs: the examples' GEMMs as tile IR, this checkout's
+  # compiler linked statically (xz: the carried tree's limit is 64 MiB) and,
+  # with CTIME_OLD=<checkout>, another's to compare with.
+  mkdir -p .device/ctime/bin
+  for target in sm_60 sm_70 sm_80 sm_90a; do
+    for example in gemm gemm_bias_gelu; do
+      ./bazel-bin/examples/$example --target=$target --emit=tile >.device/ctime/${example}_$target.mlir
+    done
+  done
+  benchmarks/device/static_compiler.sh .device/ctime/bin/new
+  if [ -n "${CTIME_OLD:-}" ]; then
+    benchmarks/device/static_compiler.sh .device/ctime/bin/old "$CTIME_OLD"
+  fi
+  xz -T2 -6 .device/ctime/bin/*
+fi
 for target in sm_70 sm_80 sm_90a; do
   ./bazel-bin/benchmarks/variants --probe --target=$target .device/bundles/$target.probe.pb
 done
 cp benchmarks/peers.py benchmarks/device/run.sh benchmarks/device/schedules.sh \
   benchmarks/device/tune.sh benchmarks/device/tables.sh benchmarks/device/ab.sh \
   benchmarks/device/epilogue.sh benchmarks/device/ncu.sh benchmarks/device/ncu_source.sh \
-  benchmarks/device/paired.sh benchmarks/device/common.sh benchmarks/device/inputs.sh .device/
+  benchmarks/device/paired.sh benchmarks/device/common.sh benchmarks/device/inputs.sh \
+  benchmarks/device/compile_time.sh .device/
 ls -la .device .device/bundles
