@@ -261,6 +261,36 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
       if (auto alloc = reduce.getDst().getDefiningOp<AllocFragmentOp>())
         alloc.setReplicated(true);
     });
+    // A loop that writes a replicated fragment must run whole in every
+    // thread, so every fragment it touches is held whole too (e.g. a running
+    // maximum's previous value beside the maximum): distributed, only the
+    // threads holding that fragment would run the loop and the others would
+    // keep stale copies of the replicated one.
+    for (bool changed = true; changed;) {
+      changed = false;
+      kernel.walk([&](ParallelOp loop) {
+        bool writesReplicated = false;
+        SmallVector<AllocFragmentOp> touched;
+        loop.getBody().walk([&](Operation *op) {
+          Value buffer;
+          if (auto load = dyn_cast<LoadOp>(op)) {
+            buffer = load.getBuffer();
+          } else if (auto store = dyn_cast<StoreOp>(op)) {
+            buffer = store.getBuffer();
+            writesReplicated |= isReplicated(buffer);
+          }
+          if (auto alloc = buffer ? buffer.getDefiningOp<AllocFragmentOp>() : AllocFragmentOp())
+            touched.push_back(alloc);
+        });
+        if (!writesReplicated)
+          return;
+        for (AllocFragmentOp alloc : touched)
+          if (!alloc.getReplicated()) {
+            alloc.setReplicated(true);
+            changed = true;
+          }
+      });
+    }
     stageFragmentOperands(kernel, backend, cc);
     llvm::EquivalenceClasses<Value> groups;
     kernel.walk([&](AllocFragmentOp alloc) {

@@ -215,3 +215,45 @@ module attributes {tile.target = #tile.target<"sm_80">} {
     %more = tile.alloc_fragment {name = "more"} : !tile.buffer<64x128xf32, fragment>
   }
 }
+
+// -----
+
+// A tile.parallel that writes a reduction's result runs whole in every
+// thread, so a fragment it reads beside it is held whole too ("last", the
+// previous running maximum of an online softmax); "x" stays distributed and
+// its loop reads the replicated maximum as a broadcast.
+// CHECK-LABEL: tile.kernel @replicated_partner
+// CHECK: tile.alloc_fragment {distribution = #tile.distribution<threads = 128, vector = 2>, name = "x"} : <1x256xf32, fragment>
+// CHECK: tile.alloc_fragment {distribution = #tile.distribution<threads = 1, vector = 1>, name = "m", replicated} : <1xf32, fragment>
+// CHECK: tile.alloc_fragment {distribution = #tile.distribution<threads = 1, vector = 1>, name = "last", replicated} : <1xf32, fragment>
+// CHECK: tile.parallel (%{{.*}}) in [1] attributes {distribution = #tile.distribution<threads = 1, vector = 1>}
+// CHECK: tile.parallel (%{{.*}}) in [1] attributes {distribution = #tile.distribution<threads = 1, vector = 1>}
+// CHECK: tile.parallel (%{{.*}}, %{{.*}}) in [1, 256] attributes {distribution = #tile.distribution<threads = 128, vector = 2>}
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @replicated_partner(%X: !tile.tensor<?x256xf32>)
+      grid(affine_map<()[s0] -> (s0)>) threads(128) blocks(%bx) {
+    %x = tile.alloc_fragment {name = "x"} : !tile.buffer<1x256xf32, fragment>
+    %m = tile.alloc_fragment {name = "m"} : !tile.buffer<1xf32, fragment>
+    %last = tile.alloc_fragment {name = "last"} : !tile.buffer<1xf32, fragment>
+    %c0 = arith.constant 0 : index
+    tile.copy %X[%bx, %c0] to %x : !tile.tensor<?x256xf32> to !tile.buffer<1x256xf32, fragment>
+    tile.parallel (%i) in [1] {
+      %v = tile.load %m[%i] : !tile.buffer<1xf32, fragment>
+      tile.store %v, %last[%i] : !tile.buffer<1xf32, fragment>
+    }
+    tile.reduce max %x into %m : !tile.buffer<1x256xf32, fragment>, !tile.buffer<1xf32, fragment>
+    tile.parallel (%i) in [1] {
+      %l = tile.load %last[%i] : !tile.buffer<1xf32, fragment>
+      %v = tile.load %m[%i] : !tile.buffer<1xf32, fragment>
+      %d = arith.subf %l, %v : f32
+      tile.store %d, %m[%i] : !tile.buffer<1xf32, fragment>
+    }
+    tile.parallel (%i, %j) in [1, 256] {
+      %e = tile.load %x[%i, %j] : !tile.buffer<1x256xf32, fragment>
+      %v = tile.load %m[%i] : !tile.buffer<1xf32, fragment>
+      %d = arith.subf %e, %v : f32
+      tile.store %d, %x[%i, %j] : !tile.buffer<1x256xf32, fragment>
+    }
+    tile.copy %x to %X[%bx, %c0] : !tile.buffer<1x256xf32, fragment> to !tile.tensor<?x256xf32>
+  }
+}
