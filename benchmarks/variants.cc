@@ -199,11 +199,19 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
   }
   for (auto [name, n, dtype, threads] :
        {std::tuple<const char*, int64_t, DType, int>{"softmax_f32", 8192, f32, 256},
-        {"softmax_f16_32000", 32000, f16, 512},
         {"softmax_f16_1000", 1000, f16, 128}}) {
     if (!Add(bundle, examples::Softmax(Dim::Dynamic("M"), n, dtype, 1, threads, name), target))
       return false;
   }
+  // Rows of a vocabulary's length: the online softmax in chunks of 16000
+  // (RESULTS.md run 122), and the whole row in registers as a candidate.
+  if (!Add(bundle,
+           examples::SoftmaxOnline(Dim::Dynamic("M"), 32000, f16, 16000, 512, "softmax_f16_32000"),
+           target) ||
+      !Add(bundle,
+           examples::Softmax(Dim::Dynamic("M"), 32000, f16, 1, 512, "softmax_f16_32000__whole_row"),
+           target))
+    return false;
   return true;
 }
 

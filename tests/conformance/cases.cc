@@ -207,6 +207,12 @@ const std::vector<Case>& AllCases() {
                        return examples::Softmax(Dim::Dynamic("M"), 1000, f16, 1, 128,
                                                 "softmax_f16_1000");
                      }});
+    // The online softmax: rows of three chunks of 1000 (256 threads: a
+    // chunk's tail in every thread's last slot).
+    list->push_back({"softmax_f16_online", [](const std::string&) {
+                       return examples::SoftmaxOnline(Dim::Dynamic("M"), 3000, f16, 1000, 256,
+                                                      "softmax_f16_online");
+                     }});
     list->push_back({"softmax_f32_rows4", [](const std::string&) {
                        return examples::Softmax(Dim::Dynamic("M"), 1000, f32, 4, 256,
                                                 "softmax_f32_rows4");
