@@ -128,14 +128,10 @@ public:
 /// 601.6 M compile instructions for that GEMM. Other allocas are left to the
 /// conversion's patterns.
 void lowerRegisterArrays(mlir::gpu::GPUModuleOp module, const mlir::LLVMTypeConverter &converter) {
-  auto constantIndices = [](mlir::ValueRange indices, llvm::SmallVectorImpl<int64_t> &out) {
-    for (mlir::Value index : indices) {
-      std::optional<int64_t> value = mlir::getConstantIntValue(index);
-      if (!value)
-        return false;
-      out.push_back(*value);
-    }
-    return true;
+  auto constantIndices = [](mlir::ValueRange indices) {
+    return llvm::all_of(indices, [](mlir::Value index) {
+      return mlir::getConstantIntValue(index).has_value();
+    });
   };
   llvm::SmallVector<mlir::memref::AllocaOp> arrays;
   module.walk([&](mlir::memref::AllocaOp alloca) {
@@ -144,16 +140,12 @@ void lowerRegisterArrays(mlir::gpu::GPUModuleOp module, const mlir::LLVMTypeConv
     if (!type.hasStaticShape() || !type.getLayout().isIdentity() || type.getMemorySpace() ||
         !element.isIntOrFloat() || converter.convertType(element) != element)
       return;
-    llvm::SmallVector<int64_t> indices;
-    for (mlir::OpOperand &use : alloca->getUses()) {
-      indices.clear();
-      mlir::Operation *user = use.getOwner();
+    for (mlir::Operation *user : alloca->getUsers()) {
       if (auto load = llvm::dyn_cast<mlir::memref::LoadOp>(user)) {
-        if (!constantIndices(load.getIndices(), indices))
+        if (!constantIndices(load.getIndices()))
           return;
       } else if (auto store = llvm::dyn_cast<mlir::memref::StoreOp>(user)) {
-        if (store.getMemRef() != alloca.getResult() || store.getValue() == alloca.getResult() ||
-            !constantIndices(store.getIndices(), indices))
+        if (store.getMemRef() != alloca.getResult() || !constantIndices(store.getIndices()))
           return;
       } else {
         return;
