@@ -47,10 +47,15 @@ Kernel SoftmaxOnline(Dim rows, int64_t n, DType dtype, int64_t chunk, int thread
   KernelBuilder T(name);
   auto X = T.Tensor("X", {rows, n}, dtype), Y = T.Tensor("Y", {rows, n}, dtype);
   // The fewest chunks of at most `chunk` columns that tile the row exactly
-  // (a chunk past the row's end would reduce elements that are not there).
-  int64_t chunks = (n + chunk - 1) / chunk;
-  while (n % chunks != 0)
+  // (a chunk past the row's end would reduce elements that are not there);
+  // where no divisor gives chunks of at least a quarter of `chunk` (a prime
+  // row length), one chunk: the whole row.
+  const int64_t fewest = (n + chunk - 1) / chunk;
+  int64_t chunks = fewest;
+  while (n % chunks != 0 && chunks < 4 * fewest)
     ++chunks;
+  if (n % chunks != 0)
+    chunks = 1;
   chunk = n / chunks;
   const double kLog2e = 1.4426950408889634;
   T.Launch({rows}, threads, [&](Index bx) {

@@ -870,6 +870,7 @@ const std::vector<Workload>& AllWorkloads() {
       Softmax("softmax_f16_1000", 37, 1000, runtime::DTYPE_F16, true, false),
       Softmax("softmax_f32_rows4", 37, 1000, runtime::DTYPE_F32, true, false),
       Softmax("softmax_f16_online", 37, 3000, runtime::DTYPE_F16, true, false),
+      Softmax("softmax_f16_online_prime", 37, 3001, runtime::DTYPE_F16, true, false),
       // Normalizations.
       Norm("rmsnorm_f16", 37, 8192, runtime::DTYPE_F16, false, true, false),
       Norm("rmsnorm_f16", 16384, 8192, runtime::DTYPE_F16, false, false, true),

@@ -213,6 +213,12 @@ const std::vector<Case>& AllCases() {
                        return examples::SoftmaxOnline(Dim::Dynamic("M"), 3000, f16, 1000, 256,
                                                       "softmax_f16_online");
                      }});
+    // A prime row length: no chunking divides it, so one chunk of the whole
+    // row (rows 6,002 bytes apart: no 16-byte accesses).
+    list->push_back({"softmax_f16_online_prime", [](const std::string&) {
+                       return examples::SoftmaxOnline(Dim::Dynamic("M"), 3001, f16, 1000, 256,
+                                                      "softmax_f16_online_prime");
+                     }});
     list->push_back({"softmax_f32_rows4", [](const std::string&) {
                        return examples::Softmax(Dim::Dynamic("M"), 1000, f32, 4, 256,
                                                 "softmax_f32_rows4");
