@@ -199,7 +199,8 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
   }
   for (auto [name, n, dtype, threads] :
        {std::tuple<const char*, int64_t, DType, int>{"softmax_f32", 8192, f32, 256},
-        {"softmax_f16_1000", 1000, f16, 128}}) {
+        {"softmax_f16_1000", 1000, f16, 64},
+        {"softmax_f16_1000__t128", 1000, f16, 128}}) {
     if (!Add(bundle, examples::Softmax(Dim::Dynamic("M"), n, dtype, 1, threads, name), target))
       return false;
   }
