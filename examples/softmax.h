@@ -22,10 +22,10 @@ Kernel Softmax(Dim rows, int64_t n, DType dtype, int64_t rowsPerBlock, int threa
 /// The same softmax for long rows (e.g. a vocabulary's): one row per block,
 /// read twice in chunks (the fewest of at most `chunk` columns that divide
 /// `n`; the whole row where those would be under a quarter of `chunk`), the
-/// first pass keeping a running maximum and sum (online softmax),
-/// the second writing; a chunk's registers a thread instead of a row's, so
-/// several rows an SM (4096 x 32000 f16: 3.08 TB/s against the whole row's
-/// 2.37, RESULTS.md run 122).
+/// first pass keeping a running maximum and sum (online softmax), the second
+/// writing; a chunk's registers a thread instead of a row's, so several rows
+/// an SM (4096 x 32000 f16: 3.11 TB/s against the whole row's 2.38,
+/// RESULTS.md run 123).
 Kernel SoftmaxOnline(Dim rows, int64_t n, DType dtype, int64_t chunk, int threads,
                      const std::string& name);
 
