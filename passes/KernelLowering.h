@@ -96,7 +96,20 @@ public:
 
 private:
   // Helpers building index arithmetic.
-  Value cst(int64_t v) { return arith::ConstantIndexOp::create(b_, loc_, v); }
+  /// An index constant: one per value, at the start of the kernel's entry
+  /// block once there is one (it dominates every use; the canonicalizer
+  /// would otherwise fold thousands of copies into these).
+  Value cst(int64_t v) {
+    if (!entry_)
+      return arith::ConstantIndexOp::create(b_, loc_, v);
+    Value &slot = indexConstants_[v];
+    if (!slot) {
+      OpBuilder::InsertionGuard guard(b_);
+      b_.setInsertionPointToStart(entry_);
+      slot = arith::ConstantIndexOp::create(b_, loc_, v);
+    }
+    return slot;
+  }
   Value add(Value x, Value y) { return b_.createOrFold<arith::AddIOp>(loc_, x, y); }
   Value mul(Value x, Value y) { return b_.createOrFold<arith::MulIOp>(loc_, x, y); }
   Value lt(Value x, Value y) {
@@ -377,6 +390,7 @@ private:
   Value sharedBase_;
 
   Block *entry_ = nullptr;
+  DenseMap<int64_t, Value> indexConstants_;
   bool lastWasBarrier_ = false;
   /// Set while lowering the body of a pipelined loop whose gemm reads shared
   /// memory through the async proxy: the loop fences the proxies before its

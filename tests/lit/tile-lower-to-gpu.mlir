@@ -81,8 +81,8 @@ module attributes {tile.target = #tile.target<"sm_80">} {
 // CHECK-LABEL: gpu.func @staged
 // CHECK-SAME: (%[[X:[a-z0-9]+]]: !llvm.ptr<1> {llvm.align = 16 : i64}, %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64, %[[Y:[a-z0-9]+]]: !llvm.ptr<1> {llvm.align = 16 : i64}, %{{[a-z0-9]+}}: i64)
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
-// CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK: %[[C4096:.*]] = arith.constant 4096 : index
+// CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK: %[[VIEW:.*]] = memref.view %[[SMEM]][%[[C4096]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
 // CHECK: gpu.barrier
 // CHECK-NOT: !llvm.ptr<1> -> vector<8xf16>
