@@ -26,6 +26,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -84,12 +85,7 @@ public:
     llvm::ArrayRef<int64_t> shape = type.getShape();
     mlir::ValueRange indices = adaptor.getIndices();
     mlir::Value linear;
-    int64_t stride = 1;
-    llvm::SmallVector<int64_t> strides(shape.size());
-    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
-      strides[d] = stride;
-      stride *= shape[d];
-    }
+    llvm::SmallVector<int64_t> strides = mlir::computeSuffixProduct(shape);
     for (size_t d = 0; d < indices.size(); ++d) {
       mlir::Value term = indices[d];
       if (strides[d] != 1) {
@@ -177,12 +173,7 @@ void lowerRegisterArrays(mlir::gpu::GPUModuleOp module, const mlir::LLVMTypeConv
     mlir::MemRefType type = alloca.getType();
     mlir::Type element = type.getElementType();
     mlir::Block *block = alloca->getBlock();
-    llvm::SmallVector<int64_t> strides(type.getRank());
-    int64_t stride = 1;
-    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
-      strides[d] = stride;
-      stride *= type.getDimSize(d);
-    }
+    llvm::SmallVector<int64_t> strides = mlir::computeSuffixProduct(type.getShape());
     rewriter.setInsertionPoint(alloca);
     auto arrayType = mlir::LLVM::LLVMArrayType::get(element, type.getNumElements());
     mlir::Value array = mlir::LLVM::AllocaOp::create(
@@ -192,9 +183,9 @@ void lowerRegisterArrays(mlir::gpu::GPUModuleOp module, const mlir::LLVMTypeConv
     auto address = [&](mlir::Location loc, mlir::ValueRange indices) {
       if (indices.empty())
         return array;
-      int64_t linear = 0;
-      for (auto [index, stride] : llvm::zip(indices, strides))
-        linear += *mlir::getConstantIntValue(index) * stride;
+      llvm::SmallVector<int64_t> offsets = llvm::map_to_vector(
+          indices, [](mlir::Value index) { return *mlir::getConstantIntValue(index); });
+      int64_t linear = mlir::linearize(offsets, strides);
       return mlir::LLVM::GEPOp::create(rewriter, loc, pointer, arrayType, array,
                                        mlir::ValueRange{constant(block, 0), constant(block, linear)},
                                        flags)

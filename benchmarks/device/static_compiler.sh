@@ -20,7 +20,6 @@ python3 - "$params" "$out.params" "$out.unstripped" "$llvm" <<'PY'
 import glob, sys
 params, dest, binary, llvm = sys.argv[1:]
 args = []
-skip_next = False
 for a in open(params).read().split('\n'):
     if not a or a == '-pie' or a.startswith('-Wl,-rpath') or '_solib_' in a:
         continue
