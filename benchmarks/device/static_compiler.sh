@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
-# Builds a statically linked tessera-compile from the checkout CHECKOUT
-# (default: this one) into OUT: Bazel builds the tool against Debian's shared
-# LLVM/MLIR, then its own link line is replayed against their static
-# archives (one --start-group, so their order does not matter), with
-# protobuf, zlib and the C++ runtime static and only glibc and libzstd shared.
-# The result runs on a machine without LLVM (the GPU machine: a quiet host on
-# which to time compiles, see compile_time.sh).
+# Builds a tessera-compile that runs where no LLVM is installed (the GPU
+# machine: a quiet host on which to time compiles, see compile_time.sh) from
+# the checkout CHECKOUT (default: this one) into OUT: `bazel build
+# --config=portable //tools:tessera-compile` links LLVM and MLIR from their
+# static archives (third_party/llvm/llvm.BUILD), Abseil, protobuf and zlib
+# statically, only glibc, the C++ runtime and libzstd shared. A checkout from
+# before that configuration existed gets the same binary another way: Bazel's
+# link line of the shared build replayed against the static archives.
 #
 #   benchmarks/device/static_compiler.sh OUT [CHECKOUT]
 set -euo pipefail
 out=$(realpath -m "$1")
 checkout=$(realpath "${2:-$(dirname "$0")/../..}")
 cd "$checkout"
+if grep -q portable third_party/llvm/llvm.BUILD; then
+  bazel build --config=portable //tools:tessera-compile >/dev/null
+  mkdir -p "$(dirname "$out")"
+  strip -o "$out" bazel-bin/tools/tessera-compile
+  echo "static tessera-compile of $(git rev-parse --short HEAD): $out"
+  exit 0
+fi
 bazel build //tools:tessera-compile >/dev/null
 params=bazel-bin/tools/tessera-compile-2.params
 [ -f "$params" ] || { echo "static_compiler.sh: no link parameters at $params" >&2; exit 1; }
