@@ -275,6 +275,9 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
                                               const CompileOptions &options) {
   auto start = std::chrono::steady_clock::now();
   mlir::MLIRContext *ctx = module.getContext();
+  if (options.optLevel < 0 || options.optLevel > 3)
+    return module.emitError() << "the LLVM optimization level must be 0, 1, 2 or 3, got "
+                              << options.optLevel;
   if (!options.target.empty()) {
     if (mlir::failed(tile::TargetAttr::verify([&] { return module.emitError(); }, options.target)))
       return mlir::failure();

@@ -132,6 +132,14 @@ def Tile_MmaLayoutAttr : Tile_Attr<"MmaLayout", "mma_layout"> {
   let assemblyFormat = [{
     `<` `m` `=` $m `,` `n` `=` $n `,` `warps_m` `=` $warpsM `,` `warps_n` `=` $warpsN `>`
   }];
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Whether a 2-D tile of `shape` splits evenly over the warps and atoms;
+    /// else an error naming `what` through `emitError`.
+    ::mlir::LogicalResult verifyShape(::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError,
+                                      ::llvm::ArrayRef<int64_t> shape,
+                                      ::llvm::StringRef what) const;
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -101,6 +101,32 @@ LogicalResult DistributionAttr::verify(function_ref<InFlightDiagnostic()> emitEr
   return success();
 }
 
+LogicalResult MmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t m,
+                                    int64_t n, int64_t warpsM, int64_t warpsN) {
+  // The atoms' accumulator tiles: m16n8 (mma.sync m16n8k*, and a wgmma
+  // accumulator per warp) and m8n8 (Volta's quadpairs).
+  if ((m != 8 && m != 16) || n != 8)
+    return emitError() << "mma_layout tiles are m16n8 or m8n8, got m = " << m << ", n = " << n;
+  if (warpsM < 1 || warpsN < 1 || warpsM > 32 || warpsN > 32 || warpsM * warpsN > 32)
+    return emitError() << "mma_layout warps must be positive and at most 32 in all, got warps_m = "
+                       << warpsM << ", warps_n = " << warpsN;
+  return success();
+}
+
+LogicalResult MmaLayoutAttr::verifyShape(function_ref<InFlightDiagnostic()> emitError,
+                                         ArrayRef<int64_t> shape, StringRef what) const {
+  if (shape.size() != 2)
+    return emitError() << "an mma_layout needs a 2-D " << what << ", got rank " << shape.size();
+  int64_t rows = getM() * getWarpsM(), cols = getN() * getWarpsN();
+  if (shape[0] % rows != 0 || shape[1] % cols != 0)
+    return emitError() << "the " << what << " (" << shape[0] << " x " << shape[1]
+                       << ") does not split into " << getWarpsM() << " x " << getWarpsN()
+                       << " warps of m" << getM() << "n" << getN()
+                       << " tiles (its extents must be multiples of " << rows << " and " << cols
+                       << ")";
+  return success();
+}
+
 int64_t DistributionAttr::slotsPerThread(int64_t numElements) const {
   int64_t chunk = getThreads() * getVector();
   return ((numElements + chunk - 1) / chunk) * getVector();
@@ -426,6 +452,9 @@ LogicalResult AllocFragmentOp::verify() {
   if (!cast<BufferType>(getType()).isFragment())
     return emitOpError() << "allocates a fragment, but the result type " << getType()
                          << " is not in scope 'fragment'";
+  if (MmaLayoutAttr layout = getMmaLayoutAttr())
+    return layout.verifyShape([&] { return emitOpError(); },
+                              cast<BufferType>(getType()).getShape(), "fragment");
   return success();
 }
 
@@ -559,6 +588,9 @@ LogicalResult ParallelOp::verifyRegions() {
   for (BlockArgument arg : getInductionVars())
     if (!arg.getType().isIndex())
       return emitOpError() << "induction variables must be of type index";
+  if (MmaLayoutAttr layout = getMmaLayoutAttr())
+    if (failed(layout.verifyShape([&] { return emitOpError(); }, getExtents(), "iteration space")))
+      return failure();
   for (Operation &op : getBodyBlock())
     if (isa<CopyOp, AllocFragmentOp, AllocSharedOp, FillOp, ClearOp, ParallelOp, GemmOp,
             PipelinedOp, ReduceOp>(op))

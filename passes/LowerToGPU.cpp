@@ -30,6 +30,7 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <limits>
 #include <numeric>
 
 namespace tessera {
@@ -138,7 +139,45 @@ void KernelLowering::barrier() {
   lastWasBarrier_ = true;
 }
 
+/// The most elements one thread may take of a tile.parallel, a fragment or a
+/// copy: the lowering unrolls them per thread, so a tile far past what
+/// registers hold would take the compiler minutes (and spill at run time);
+/// it is a compile-time error instead.
+constexpr int64_t kMaxElementsPerThread = 2048;
+
+/// Checks every unrolled tile of `kernel` against kMaxElementsPerThread.
+static LogicalResult checkUnrolledSizes(KernelOp kernel) {
+  int64_t threads = kernel.getThreads();
+  auto check = [&](Operation *op, ArrayRef<int64_t> shape, StringRef what) -> LogicalResult {
+    int64_t elements = 1;
+    for (int64_t extent : shape)
+      if (llvm::MulOverflow(elements, extent, elements))
+        elements = std::numeric_limits<int64_t>::max();
+    int64_t perThread = llvm::divideCeil(elements, threads);
+    if (perThread <= kMaxElementsPerThread)
+      return success();
+    return op->emitOpError() << "puts " << perThread << " elements of its " << what
+                             << " on each of the kernel's " << threads
+                             << " threads, over the limit of " << kMaxElementsPerThread
+                             << " (the lowering unrolls them per thread): use a smaller tile or "
+                                "more threads";
+  };
+  WalkResult result = kernel.walk([&](Operation *op) -> WalkResult {
+    LogicalResult checked = success();
+    if (auto parallel = dyn_cast<ParallelOp>(op))
+      checked = check(op, parallel.getExtents(), "iteration space");
+    else if (auto fragment = dyn_cast<AllocFragmentOp>(op))
+      checked = check(op, cast<BufferType>(fragment.getType()).getShape(), "fragment");
+    else if (auto copy = dyn_cast<CopyOp>(op))
+      checked = check(op, copy.getTileType().getShape(), "tile");
+    return failed(checked) ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 LogicalResult KernelLowering::run() {
+  if (failed(checkUnrolledSizes(kernel_)))
+    return failure();
   MLIRContext *ctx = kernel_.getContext();
   auto module = kernel_->getParentOfType<ModuleOp>();
   module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(ctx));

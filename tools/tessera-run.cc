@@ -70,6 +70,15 @@ int Usage(const std::string& problem) {
 /// --extract: DIR/<entry>.<target>.ptx and .cubin for each kernel.
 int Extract(const KernelBundle& bundle, const std::string& dir) {
   for (const CompiledKernel& kernel : bundle.kernels()) {
+    // The names become file names in DIR: no path separators, no hidden
+    // or empty names (a crafted bundle must not write elsewhere).
+    for (const std::string* name : {&kernel.entry(), &kernel.target()}) {
+      if (name->empty() || (*name)[0] == '.' || name->find('/') != std::string::npos) {
+        return Fail(absl::InvalidArgumentError(absl::StrCat(
+            "kernel name '", kernel.entry(), "' or target '", kernel.target(),
+            "' is not a plain file name; nothing more extracted")));
+      }
+    }
     std::string base = absl::StrCat(dir, "/", kernel.entry(), ".", kernel.target());
     for (const auto& [suffix, bytes] :
          {std::pair<std::string, std::string>{".ptx", kernel.ptx()}, {".cubin", kernel.cubin()}}) {

@@ -49,6 +49,39 @@ tile.kernel @distribution_vector_zero() grid(affine_map<()[] -> (1)>) threads(32
 // -----
 
 //===----------------------------------------------------------------------===//
+// #tile.mma_layout
+//===----------------------------------------------------------------------===//
+
+tile.kernel @mma_layout_tile() grid(affine_map<()[] -> (1)>) threads(128) blocks(%bx) {
+  // expected-error @+1 {{mma_layout tiles are m16n8 or m8n8, got m = 0, n = 0}}
+  %a = tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 0, n = 0, warps_m = 4, warps_n = 1>} : !tile.buffer<64x64xf32, fragment>
+}
+
+// -----
+
+tile.kernel @mma_layout_warps() grid(affine_map<()[] -> (1)>) threads(128) blocks(%bx) {
+  // expected-error @+1 {{mma_layout warps must be positive and at most 32 in all, got warps_m = 4, warps_n = 0}}
+  %a = tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 16, n = 8, warps_m = 4, warps_n = 0>} : !tile.buffer<64x64xf32, fragment>
+}
+
+// -----
+
+tile.kernel @mma_layout_rank() grid(affine_map<()[] -> (1)>) threads(128) blocks(%bx) {
+  // expected-error @+1 {{'tile.alloc_fragment' op an mma_layout needs a 2-D fragment, got rank 1}}
+  %a = tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 16, n = 8, warps_m = 4, warps_n = 1>} : !tile.buffer<1024xf32, fragment>
+}
+
+// -----
+
+tile.kernel @mma_layout_split() grid(affine_map<()[] -> (1)>) threads(128) blocks(%bx) {
+  // expected-error @+1 {{'tile.parallel' op the iteration space (64 x 60) does not split into 2 x 2 warps of m16n8 tiles (its extents must be multiples of 32 and 16)}}
+  tile.parallel (%i, %j) in [64, 60] attributes {mma_layout = #tile.mma_layout<m = 16, n = 8, warps_m = 2, warps_n = 2>} {
+  }
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // !tile.tensor
 //===----------------------------------------------------------------------===//
 
