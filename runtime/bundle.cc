@@ -8,6 +8,8 @@
 
 #include "runtime/bundle.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -32,6 +34,9 @@ absl::StatusOr<std::string> ReadFile(absl::string_view name) {
     if (error == ENOENT) return absl::NotFoundError(message);
     return absl::PermissionDeniedError(message);
   }
+  struct stat info;
+  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
+    return absl::InvalidArgumentError(absl::StrCat("cannot read ", path, ": a directory"));
   std::ostringstream contents;
   contents << in.rdbuf();
   if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read ", path));

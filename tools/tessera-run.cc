@@ -17,8 +17,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "absl/status/status.h"
@@ -83,10 +85,13 @@ int Extract(const KernelBundle& bundle, const std::string& dir) {
     for (const auto& [suffix, bytes] :
          {std::pair<std::string, std::string>{".ptx", kernel.ptx()}, {".cubin", kernel.cubin()}}) {
       if (bytes.empty()) continue;
+      errno = 0;
       std::FILE* file = std::fopen((base + suffix).c_str(), "wb");
       if (!file || std::fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size()) {
         if (file) std::fclose(file);
-        return Fail(absl::InternalError(absl::StrCat("cannot write ", base, suffix)));
+        const int error = errno;
+        return Fail(absl::InternalError(
+            absl::StrCat("cannot write ", base, suffix, ": ", std::strerror(error))));
       }
       std::fclose(file);
       std::printf("%s%s\n", base.c_str(), suffix.c_str());
