@@ -64,6 +64,13 @@ int ExampleMain(int argc, char** argv, const Example& example) {
     }
     return Fail(absl::StrFormat("%s: unknown argument '%s' (see --help)", example.name, argv[i]));
   }
+  if (workloadFilter != "all" && workloadFilter != "conformance" && workloadFilter != "benchmark")
+    return Fail(absl::StrFormat("%s: unknown --workloads=%s (expected all|conformance|benchmark)",
+                                example.name, workloadFilter));
+  if (!emit.empty() && !bundle.empty())
+    return Fail(absl::StrFormat("%s: --bundle writes the compiled kernel of a run without --emit; "
+                                "use one or the other",
+                                example.name));
   // Pick the target: the flag, else the GPU's, else sm_90a.
   absl::StatusOr<runtime::Device> device = runtime::Device::Open(0);
   if (target.empty()) target = device.ok() ? TargetForDevice(*device) : "sm_90a";
