@@ -17,10 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "absl/status/status.h"
@@ -85,15 +83,8 @@ int Extract(const KernelBundle& bundle, const std::string& dir) {
     for (const auto& [suffix, bytes] :
          {std::pair<std::string, std::string>{".ptx", kernel.ptx()}, {".cubin", kernel.cubin()}}) {
       if (bytes.empty()) continue;
-      errno = 0;
-      std::FILE* file = std::fopen((base + suffix).c_str(), "wb");
-      if (!file || std::fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size()) {
-        if (file) std::fclose(file);
-        const int error = errno;
-        return Fail(absl::InternalError(
-            absl::StrCat("cannot write ", base, suffix, ": ", std::strerror(error))));
-      }
-      std::fclose(file);
+      if (absl::Status written = tessera::runtime::WriteFile(base + suffix, bytes); !written.ok())
+        return Fail(written);
       std::printf("%s%s\n", base.c_str(), suffix.c_str());
     }
   }
