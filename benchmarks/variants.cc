@@ -112,6 +112,35 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
                                       "_t", k.threads, "_g8");
       if (!Add(bundle, examples::GemmDynamic(config, name), target)) return false;
     }
+    // Persistent and stream-K on the default tile (RESULTS.md runs 132-134:
+    // stream-K balances the last wave, +2% at 4096^3, +5% at 8192^3), in f16
+    // and bf16, the fused GEMM on stream-K, and stream-K in other raster
+    // groups.
+    examples::GemmConfig persistent = examples::GemmConfig::ForTarget(target);
+    persistent.persistent = true;
+    if (!Add(bundle, examples::GemmDynamic(persistent, "gemm_f16__persistent"), target))
+      return false;
+    examples::GemmConfig streamK = persistent;
+    streamK.streamK = true;
+    for (DType dtype : {f16, bf16}) {
+      streamK.dtype = dtype;
+      std::string name = dtype == f16 ? "gemm_f16__streamk" : "gemm_bf16__streamk";
+      if (!Add(bundle, examples::GemmDynamic(streamK, name), target)) return false;
+    }
+    streamK.dtype = f16;
+    if (!Add(bundle,
+             examples::GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8), Dim::Dynamic("K", 8),
+                                    streamK, /*tanhForm=*/true, "gemm_bias_gelu_f16__streamk"),
+             target))
+      return false;
+    for (int64_t group : {4, 16}) {
+      examples::GemmConfig grouped = streamK;
+      grouped.group = group;
+      if (!Add(bundle,
+               examples::GemmDynamic(grouped, absl::StrCat("gemm_f16__streamk_group", group)),
+               target))
+        return false;
+    }
   }
   if (target == "sm_90a") {
     // A schedule's GEMMs (f16, bf16) and, with `gelu`, its fused GEMM, each
@@ -166,7 +195,7 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
     // along K over all blocks.
     examples::GemmConfig streamK = examples::GemmConfig::ForTarget(target);
     streamK.streamK = true;
-    if (!addSchedule(streamK, "streamk", false)) return false;
+    if (!addSchedule(streamK, "streamk", true)) return false;
     // Stream-K on the 256 x 128 tile (four consumer warpgroups): a tuning
     // candidate for shapes whose last wave of that tile is partial.
     examples::GemmConfig tallStreamK = streamK;

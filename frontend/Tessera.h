@@ -375,9 +375,11 @@ public:
   /// A persistent kernel whose last partial wave of blocks is split along the
   /// Pipelined loop's iterations over all launched blocks (stream-K): their
   /// partial accumulators meet in a runtime-provided workspace before the
-  /// epilogue. For a kernel whose one Pipelined loop holds copies and gemms,
-  /// whose accumulators are cleared before it, and whose iteration count does
-  /// not depend on the block; otherwise it stays persistent, with a remark.
+  /// epilogue. An accumulator may start at any value (a bias row, say): the
+  /// tile's first piece keeps it, the later pieces start at zero. For a
+  /// kernel whose one Pipelined loop holds copies and gemms and whose
+  /// iteration count does not depend on the block; otherwise it stays
+  /// persistent, with a remark.
   void StreamK(SourceLoc loc = {});
   /// Asks for thread block clusters of two blocks along x whose shared
   /// tiles are multicast (not with PingPong or StreamK): on targets with

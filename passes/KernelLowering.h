@@ -479,6 +479,9 @@ private:
   void emitStreamKParams(PipelinedOp loop);
   /// The distinct accumulators `loop`'s gemms add into, in order: what a
   /// stream-K piece exchanges.
+  /// Stream-K: a piece after its tile's first starts its accumulators at
+  /// zero (those not cleared before the loop).
+  void zeroLaterPieces(PipelinedOp loop);
   SmallVector<Value> loopAccumulators(PipelinedOp loop);
   /// Why the kernel cannot take stream-K, or nothing.
   std::optional<std::string> whyNoStreamK();

@@ -13,6 +13,8 @@
 namespace tessera::lowering {
 
 LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
+  if (streamK_)
+    zeroLaterPieces(loop);
   if (failed(lowerPipelinedStrategy(loop)))
     return failure();
   if (streamK_)
@@ -1206,6 +1208,31 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, bool checked) {
     Value size = toI32(bytes);
     ptx("cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r",
         {chunkSharedAddress(dst, chunk), src, size});
+  });
+}
+
+void KernelLowering::zeroLaterPieces(PipelinedOp loop) {
+  // A tile's pieces add up to the tile's accumulator: the first piece (the
+  // one that finishes the tile) keeps the value the code before the loop
+  // gave it (a bias row, say); a later piece starts from zero, unless a
+  // tile.clear before the loop has done so already.
+  SmallVector<Value> started;
+  for (Value accumulator : loopAccumulators(loop)) {
+    bool cleared = llvm::any_of(accumulator.getUsers(), [&](Operation *user) {
+      return isa<ClearOp>(user) && user->getBlock() == loop->getBlock() &&
+             user->isBeforeInBlock(loop);
+    });
+    if (!cleared)
+      started.push_back(accumulator);
+  }
+  if (started.empty())
+    return;
+  Value later = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ne, skBegin_, cst(0));
+  ifThen(later, [&] {
+    for (Value accumulator : started) {
+      Type type = cast<BufferType>(accumulator.getType()).getElementType();
+      (void)lowerFill(accumulator, arith::ConstantOp::create(b_, loc_, b_.getZeroAttr(type)));
+    }
   });
 }
 

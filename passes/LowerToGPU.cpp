@@ -617,15 +617,8 @@ std::optional<std::string> KernelLowering::whyNoStreamK() {
     if (!isPlainArithmetic(&op))
       return std::string("the loop holds more than copies, gemms and arithmetic");
   }
-  // Every accumulator is cleared before the loop (its pieces then add up).
-  for (GemmOp gemm : loop.getBodyBlock().getOps<GemmOp>()) {
-    bool cleared = false;
-    for (Operation *user : gemm.getC().getUsers())
-      cleared |= isa<ClearOp>(user) && user->getBlock() == loop->getBlock() &&
-                 user->isBeforeInBlock(loop);
-    if (!cleared)
-      return std::string("an accumulator is not cleared before the loop");
-  }
+  // (An accumulator may start at any value, a bias row say: the tile's
+  // first piece keeps it, the later ones start at zero; see lowerPipelined.)
   // The iteration count is the same for every block.
   if (dependsOnBlockIndices(loop.getCount()))
     return std::string("the loop's iteration count depends on the block");

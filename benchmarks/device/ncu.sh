@@ -8,7 +8,8 @@
 #     OUT=/tmp/o bash .device/ncu.sh
 #
 # A PROFILE entry is KERNEL:SIZE, SIZE one of the benchmark workload's square
-# sizes (2048, 4096, 8192): each shape's runs are 1 check, 5 warm-ups and 50
+# sizes (2048, 4096, 8192). EXTRA_METRICS: more metrics, comma-separated
+# (e.g. sm__cycles_active.min,sm__cycles_active.max: how evenly the SMs work): each shape's runs are 1 check, 5 warm-ups and 50
 # timed launches, so the launch picked is the fifth of that shape.
 set -uo pipefail
 out="${OUT:-out}"
@@ -17,7 +18,7 @@ source "$(dirname "$0")/common.sh"
 ncu=$(find_ncu) || exit 1
 sections="--section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis
   --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy
-  --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,lts__t_bytes.sum,sm__cycles_elapsed.avg.per_second"
+  --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,lts__t_bytes.sum,sm__cycles_elapsed.avg.per_second${EXTRA_METRICS:+,$EXTRA_METRICS}"
 bundles="${BUNDLES:-.device/bundles/sm_90a.pb .device/bundles/sm_90a.variants.pb}"
 for entry in ${PROFILE:-}; do
   kernel="${entry%%:*}"; size="${entry##*:}"
@@ -26,8 +27,8 @@ for entry in ${PROFILE:-}; do
   timeout 300 "$ncu" --clock-control none $sections -k "regex:^${kernel}\$" --launch-skip "$skip" \
     --launch-count 1 ./.device/device_runner --workloads=benchmark --kernels="$kernel" $bundles \
     > "$out/ncu_${kernel}_${size}.txt" 2>&1
-  grep -E "Duration|SM Frequency|Throughput|Hit Rate|gmma|lts__t_bytes|per_second" \
-    "$out/ncu_${kernel}_${size}.txt" | head -40
+  grep -E "Duration|SM Frequency|Throughput|Hit Rate|gmma|lts__t_bytes|per_second${EXTRA_METRICS:+|${EXTRA_METRICS//,/|}}" \
+    "$out/ncu_${kernel}_${size}.txt" | head -48
   grep -E "stalled" "$out/ncu_${kernel}_${size}.txt" | sort -k3 -g -r | head -8
 done
 for peer in ${PEERS:-}; do

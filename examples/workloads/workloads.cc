@@ -900,10 +900,13 @@ const std::vector<Workload>& AllWorkloads() {
   // the stages' bytes).
   list->push_back(Gemm("gemm_bias_gelu_f16_grid", 520, 264, 1032, runtime::DTYPE_F16, false,
                        true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
-  // Persistent, fused: the next tile's stages fill while the bias tile of
-  // this one is read.
+  // Stream-K, fused: the accumulator starts at the bias row, which the
+  // tile's first piece keeps and its later pieces (starting at zero) do not
+  // add again; split tiles on every target (see gemm_f16_streamk).
   list->push_back(Gemm("gemm_bias_gelu_f16_streamk", 2100, 2104, 1416, runtime::DTYPE_F16,
                        false, true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
+  // Persistent, fused: the next tile's stages fill while the bias tile of
+  // this one is read.
   list->push_back(Gemm("gemm_bias_gelu_f16_persistent", 2100, 2104, 264, runtime::DTYPE_F16,
                        false, true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
   list->push_back(Gemm("gemm_bias_gelu_f16_persistent_mc", 2100, 2104, 264, runtime::DTYPE_F16,

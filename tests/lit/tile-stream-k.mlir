@@ -48,10 +48,22 @@
 // SM60: red.global.add.u32
 // SM60: ld.volatile.global.u32
 
-// An accumulator that is not cleared before the loop cannot be split.
-// REMARK: remark: stream-K not applied (the kernel stays persistent): an accumulator is not cleared before the loop
+// An accumulator that starts at another value than zero (a bias row, here
+// 1.0) is split too: the tile's first piece keeps the value, a later piece
+// (its first iteration not 0) starts at zero.
+// (The one remark, @by_block's below, comes first: diagnostics go to stderr.)
+// REMARK: remark: stream-K not applied (the kernel stays persistent): the loop's iteration count depends on the block
+// REMARK-NOT: remark
+// REMARK: gpu.func @started({{.*}}tessera.stream_k_slot_bytes = 32768
+// REMARK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// REMARK: memref.store %[[ONE]], %[[ACC:.*]][%c0]
+// REMARK: %[[LATER:.*]] = arith.cmpi ne, %{{.*}}, %c0 : index
+// REMARK-NEXT: scf.if %[[LATER]] {
+// REMARK-NEXT: memref.store %{{.*}}, %[[ACC]][%c0]
+// REMARK: wgmma.mma_async
+// An iteration count that depends on the block cannot be split (@by_block).
 module attributes {tile.target = #tile.target<"sm_90a">} {
-  tile.kernel @uncleared(%A: !tile.tensor<?x?xf16>, %B: !tile.tensor<?x?xf16>, %C: !tile.tensor<?x?xf16>)
+  tile.kernel @started(%A: !tile.tensor<?x?xf16>, %B: !tile.tensor<?x?xf16>, %C: !tile.tensor<?x?xf16>)
       grid(affine_map<()[s0, s1, s2, s3, s4, s5] -> (s5 ceildiv 128, s0 ceildiv 64)>) threads(128) blocks(%bx, %by)
       attributes {dim_divisibility = array<i64: 1, 8, 8, 8, 1, 8>, persistent, stream_k} {
     %As = tile.alloc_shared {name = "As"} : !tile.buffer<64x64xf16, shared>
@@ -63,6 +75,28 @@ module attributes {tile.target = #tile.target<"sm_90a">} {
     %c128 = arith.constant 128 : index
     %k = tile.dim %A[1] : !tile.tensor<?x?xf16>
     %count = arith.ceildivui %k, %c64 : index
+    %row = arith.muli %by, %c64 : index
+    %col = arith.muli %bx, %c128 : index
+    tile.pipelined %i = 0 to %count stages 3 {
+      %kk = arith.muli %i, %c64 : index
+      tile.copy %A[%row, %kk] to %As : !tile.tensor<?x?xf16> to !tile.buffer<64x64xf16, shared>
+      tile.copy %B[%kk, %col] to %Bs : !tile.tensor<?x?xf16> to !tile.buffer<64x128xf16, shared>
+      tile.gemm %As, %Bs, %acc : !tile.buffer<64x64xf16, shared>, !tile.buffer<64x128xf16, shared>, !tile.buffer<64x128xf32, fragment>
+    }
+    tile.copy %acc to %C[%row, %col] : !tile.buffer<64x128xf32, fragment> to !tile.tensor<?x?xf16>
+  }
+  tile.kernel @by_block(%A: !tile.tensor<?x?xf16>, %B: !tile.tensor<?x?xf16>, %C: !tile.tensor<?x?xf16>)
+      grid(affine_map<()[s0, s1, s2, s3, s4, s5] -> (s5 ceildiv 128, s0 ceildiv 64)>) threads(128) blocks(%bx, %by)
+      attributes {dim_divisibility = array<i64: 1, 8, 8, 8, 1, 8>, persistent, stream_k} {
+    %As = tile.alloc_shared {name = "As"} : !tile.buffer<64x64xf16, shared>
+    %Bs = tile.alloc_shared {name = "Bs"} : !tile.buffer<64x128xf16, shared>
+    %acc = tile.alloc_fragment {name = "acc"} : !tile.buffer<64x128xf32, fragment>
+    tile.clear %acc : !tile.buffer<64x128xf32, fragment>
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %k = tile.dim %A[1] : !tile.tensor<?x?xf16>
+    %all = arith.ceildivui %k, %c64 : index
+    %count = arith.subi %all, %by : index
     %row = arith.muli %by, %c64 : index
     %col = arith.muli %bx, %c128 : index
     tile.pipelined %i = 0 to %count stages 3 {
