@@ -10,6 +10,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -603,19 +604,47 @@ LogicalResult ParallelOp::verifyRegions() {
 // LoadOp / StoreOp
 //===----------------------------------------------------------------------===//
 
-static LogicalResult verifyIndices(Operation *op, BufferType type, size_t numIndices) {
-  if (int64_t(numIndices) != type.getRank())
+static LogicalResult verifyIndices(Operation *op, BufferType type, ValueRange indices) {
+  if (int64_t(indices.size()) != type.getRank())
     return op->emitOpError() << "buffer " << type << " of rank " << type.getRank() << " needs "
-                             << type.getRank() << " indices, got " << numIndices;
+                             << type.getRank() << " indices, got " << indices.size();
+  // The indices whose range is known here: constants, and the induction
+  // variables of the tile.parallel whose body holds the access (not one
+  // nested under a condition, which may guard it). Either must stay inside
+  // the buffer's dimension.
+  for (auto [dim, index] : llvm::enumerate(indices)) {
+    int64_t size = type.getShape()[dim];
+    if (ShapedType::isDynamic(size))
+      continue;
+    APInt constant;
+    if (matchPattern(index, m_ConstantInt(&constant))) {
+      int64_t value = constant.getSExtValue();
+      if (value < 0 || value >= size)
+        return op->emitOpError() << "index " << value << " of dimension " << dim
+                                 << " is outside buffer " << type << " (size " << size << ")";
+      continue;
+    }
+    auto arg = dyn_cast<BlockArgument>(index);
+    if (!arg || arg.getOwner() != op->getBlock())
+      continue;
+    auto parallel = dyn_cast_or_null<ParallelOp>(arg.getOwner()->getParentOp());
+    if (!parallel || arg.getArgNumber() >= parallel.getExtents().size())
+      continue;
+    int64_t extent = parallel.getExtents()[arg.getArgNumber()];
+    if (extent > size)
+      return op->emitOpError() << "index of dimension " << dim << " is tile.parallel's induction "
+                               << "variable " << arg.getArgNumber() << ", which runs to " << extent
+                               << ", past buffer " << type << " (size " << size << ")";
+  }
   return success();
 }
 
 LogicalResult LoadOp::verify() {
-  return verifyIndices(*this, cast<BufferType>(getBuffer().getType()), getIndices().size());
+  return verifyIndices(*this, cast<BufferType>(getBuffer().getType()), getIndices());
 }
 
 LogicalResult StoreOp::verify() {
-  return verifyIndices(*this, cast<BufferType>(getBuffer().getType()), getIndices().size());
+  return verifyIndices(*this, cast<BufferType>(getBuffer().getType()), getIndices());
 }
 
 //===----------------------------------------------------------------------===//

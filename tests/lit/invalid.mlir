@@ -534,6 +534,28 @@ tile.kernel @store_indices() grid(affine_map<()[] -> (1)>) threads(32) blocks(%b
 
 // -----
 
+tile.kernel @load_past_extent() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<4x8xf32, fragment>
+  tile.parallel (%i, %j) in [4, 16] {
+    // expected-error @+1 {{'tile.load' op index of dimension 1 is tile.parallel's induction variable 1, which runs to 16, past buffer '!tile.buffer<4x8xf32, fragment>' (size 8)}}
+    %x = tile.load %a[%i, %j] : !tile.buffer<4x8xf32, fragment>
+  }
+}
+
+// -----
+
+tile.kernel @store_constant_index() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_shared : !tile.buffer<1x8xf32, shared>
+  %v = arith.constant 0.0 : f32
+  %c1 = arith.constant 1 : index
+  tile.parallel (%j) in [8] {
+    // expected-error @+1 {{'tile.store' op index 1 of dimension 0 is outside buffer '!tile.buffer<1x8xf32, shared>' (size 1)}}
+    tile.store %v, %a[%c1, %j] : !tile.buffer<1x8xf32, shared>
+  }
+}
+
+// -----
+
 tile.kernel @load_result_type() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
   %a = tile.alloc_fragment : !tile.buffer<8xf32, fragment>
   tile.parallel (%i) in [8] {

@@ -65,7 +65,7 @@ tile.kernel @vector_add(%A: !tile.tensor<?xf32>, %B: !tile.tensor<?xf32>, %C: !t
 // CHECK: tile.copy %[[X]][%{{.*}}, %{{.*}}] to %[[XS]] : !tile.tensor<?x64xf16> to !tile.buffer<32x64xf16, shared>
 // CHECK: tile.copy %[[XS]] to %[[YS]] : !tile.buffer<32x64xf16, shared> to !tile.buffer<32x64xf32, shared>
 // CHECK: tile.parallel (%[[I:[a-zA-Z0-9_]+]], %[[J:[a-zA-Z0-9_]+]]) in [32, 64] {
-// CHECK:   %{{.*}} = tile.load %[[YS]][%[[J]], %[[I]]] : <32x64xf32, shared>
+// CHECK:   %{{.*}} = tile.load %[[YS]][%[[I]], %[[J]]] : <32x64xf32, shared>
 // CHECK:   tile.store %{{.*}}, %[[ACC]][%[[I]], %[[J]]] : <32x64xf32, fragment>
 // CHECK: }
 // CHECK: tile.copy %[[ACC]] to %[[Y]][%{{.*}}, %{{.*}}] : !tile.buffer<32x64xf32, fragment> to !tile.tensor<128x?xf32>
@@ -85,7 +85,7 @@ tile.kernel @tiles(%X: !tile.tensor<?x64xf16>, %Y: !tile.tensor<128x?xf32>, %alp
   tile.copy %X[%row, %c0] to %Xs : !tile.tensor<?x64xf16> to !tile.buffer<32x64xf16, shared>
   tile.copy %Xs to %Ys : !tile.buffer<32x64xf16, shared> to !tile.buffer<32x64xf32, shared>
   tile.parallel (%i, %j) in [32, 64] {
-    %v = tile.load %Ys[%j, %i] : !tile.buffer<32x64xf32, shared>
+    %v = tile.load %Ys[%i, %j] : !tile.buffer<32x64xf32, shared>
     %w = arith.mulf %v, %alpha : f32
     tile.store %w, %acc[%i, %j] : !tile.buffer<32x64xf32, fragment>
   }

@@ -247,8 +247,8 @@ module attributes {tile.target = #tile.target<"sm_80">} {
     %s = tile.alloc_shared {name = "s", offset = 0} : !tile.buffer<16x16xf32, shared>
     // expected-error @+1 {{'tile.parallel' op puts 536870912 elements of its iteration space on each of the kernel's 64 threads, over the limit of 2048 (the lowering unrolls them per thread): use a smaller tile or more threads}}
     tile.parallel (%i, %j) in [16, 2147483647] attributes {distribution = #tile.distribution<threads = 64, vector = 1>} {
-      %x = tile.load %s[%j, %i] : !tile.buffer<16x16xf32, shared>
-      tile.store %x, %s[%i, %j] : !tile.buffer<16x16xf32, shared>
+      %x = tile.load %s[%i, %i] : !tile.buffer<16x16xf32, shared>
+      tile.store %x, %s[%i, %i] : !tile.buffer<16x16xf32, shared>
     }
   }
 }
