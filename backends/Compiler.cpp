@@ -320,7 +320,12 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
     result.kernels.push_back(describeKernel(kernel, result.target, caps.globalVectorBytes));
   });
   if (result.kernels.empty()) {
-    module.emitError() << "the module holds no tile.kernel";
+    // A module the parser made around an empty file has no line: point at
+    // the file's first.
+    mlir::Location loc = module.getLoc();
+    if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(loc); file && file.getLine() == 0)
+      loc = mlir::FileLineColLoc::get(file.getFilename(), 1, 1);
+    mlir::emitError(loc) << "the module holds no tile.kernel";
     return mlir::failure();
   }
 

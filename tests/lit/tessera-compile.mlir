@@ -34,6 +34,11 @@
 // RUN: not %tessera-compile %S/Inputs/too-much-shared.mlir --target=sm_60 2>&1 | FileCheck %s --check-prefix=SHARED \
 // RUN:   --implicit-check-not="Stack dump" --implicit-check-not="PLEASE submit"
 // RUN: %tessera-compile %S/Inputs/too-much-shared.mlir --target=sm_80 | FileCheck %s --check-prefix=SHARED80
+// An empty file: the error points at its first line (the parser's module has none).
+// RUN: printf '' > %t.empty.mlir
+// RUN: not %tessera-compile %t.empty.mlir --target=sm_80 2>&1 | FileCheck %s --check-prefix=EMPTY \
+// RUN:   --implicit-check-not="Stack dump" --implicit-check-not="PLEASE submit"
+// EMPTY: empty.mlir:1:1: error: the module holds no tile.kernel
 
 // Exit code 1 exactly (a crash would be 134 or 139).
 // RUN: sh -c '%tessera-compile %s --target=sm_100; echo "exit $?"; \
