@@ -477,11 +477,11 @@ private:
   Value emitGridExtents();
   /// Computes gridExtents_, skIters_, skGrid_, skDp_, skSplit_ and skQ_ here.
   void emitStreamKParams(PipelinedOp loop);
+  /// Stream-K: a piece after its tile's first starts its accumulators at
+  /// zero (those whose last use before the loop is not a tile.clear).
+  void zeroLaterPieces(PipelinedOp loop);
   /// The distinct accumulators `loop`'s gemms add into, in order: what a
   /// stream-K piece exchanges.
-  /// Stream-K: a piece after its tile's first starts its accumulators at
-  /// zero (those not cleared before the loop).
-  void zeroLaterPieces(PipelinedOp loop);
   SmallVector<Value> loopAccumulators(PipelinedOp loop);
   /// Why the kernel cannot take stream-K, or nothing.
   std::optional<std::string> whyNoStreamK();

@@ -1214,17 +1214,26 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, bool checked) {
 void KernelLowering::zeroLaterPieces(PipelinedOp loop) {
   // A tile's pieces add up to the tile's accumulator: the first piece (the
   // one that finishes the tile) keeps the value the code before the loop
-  // gave it (a bias row, say); a later piece starts from zero, unless a
-  // tile.clear before the loop has done so already.
+  // gave it (a bias row, say); a later piece starts from zero, unless the
+  // accumulator's last use before the loop is a tile.clear (nothing between
+  // the two touches it).
+  auto clearedLast = [&](Value accumulator) {
+    for (Operation *op = loop->getPrevNode(); op; op = op->getPrevNode()) {
+      if (auto clear = dyn_cast<ClearOp>(op); clear && clear.getBuffer() == accumulator)
+        return true;
+      WalkResult uses = op->walk([&](Operation *inner) {
+        return llvm::is_contained(inner->getOperands(), accumulator) ? WalkResult::interrupt()
+                                                                     : WalkResult::advance();
+      });
+      if (uses.wasInterrupted())
+        return false;
+    }
+    return false;
+  };
   SmallVector<Value> started;
-  for (Value accumulator : loopAccumulators(loop)) {
-    bool cleared = llvm::any_of(accumulator.getUsers(), [&](Operation *user) {
-      return isa<ClearOp>(user) && user->getBlock() == loop->getBlock() &&
-             user->isBeforeInBlock(loop);
-    });
-    if (!cleared)
+  for (Value accumulator : loopAccumulators(loop))
+    if (!clearedLast(accumulator))
       started.push_back(accumulator);
-  }
   if (started.empty())
     return;
   Value later = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ne, skBegin_, cst(0));

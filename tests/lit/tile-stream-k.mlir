@@ -61,6 +61,13 @@
 // REMARK-NEXT: scf.if %[[LATER]] {
 // REMARK-NEXT: memref.store %{{.*}}, %[[ACC]][%c0]
 // REMARK: wgmma.mma_async
+// Cleared, then filled: the clear is not the last use before the loop, so a
+// later piece still starts at zero.
+// REMARK: gpu.func @cleared_then_filled(
+// REMARK: %[[LATER2:.*]] = arith.cmpi ne, %{{.*}}, %c0 : index
+// REMARK-NEXT: scf.if %[[LATER2]] {
+// REMARK-NEXT: memref.store %{{.*}}, %{{.*}}[%c0]
+// REMARK: wgmma.mma_async
 // An iteration count that depends on the block cannot be split (@by_block).
 module attributes {tile.target = #tile.target<"sm_90a">} {
   tile.kernel @started(%A: !tile.tensor<?x?xf16>, %B: !tile.tensor<?x?xf16>, %C: !tile.tensor<?x?xf16>)
@@ -69,6 +76,29 @@ module attributes {tile.target = #tile.target<"sm_90a">} {
     %As = tile.alloc_shared {name = "As"} : !tile.buffer<64x64xf16, shared>
     %Bs = tile.alloc_shared {name = "Bs"} : !tile.buffer<64x128xf16, shared>
     %acc = tile.alloc_fragment {name = "acc"} : !tile.buffer<64x128xf32, fragment>
+    %one = arith.constant 1.0 : f32
+    tile.fill %acc, %one : !tile.buffer<64x128xf32, fragment>, f32
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %k = tile.dim %A[1] : !tile.tensor<?x?xf16>
+    %count = arith.ceildivui %k, %c64 : index
+    %row = arith.muli %by, %c64 : index
+    %col = arith.muli %bx, %c128 : index
+    tile.pipelined %i = 0 to %count stages 3 {
+      %kk = arith.muli %i, %c64 : index
+      tile.copy %A[%row, %kk] to %As : !tile.tensor<?x?xf16> to !tile.buffer<64x64xf16, shared>
+      tile.copy %B[%kk, %col] to %Bs : !tile.tensor<?x?xf16> to !tile.buffer<64x128xf16, shared>
+      tile.gemm %As, %Bs, %acc : !tile.buffer<64x64xf16, shared>, !tile.buffer<64x128xf16, shared>, !tile.buffer<64x128xf32, fragment>
+    }
+    tile.copy %acc to %C[%row, %col] : !tile.buffer<64x128xf32, fragment> to !tile.tensor<?x?xf16>
+  }
+  tile.kernel @cleared_then_filled(%A: !tile.tensor<?x?xf16>, %B: !tile.tensor<?x?xf16>, %C: !tile.tensor<?x?xf16>)
+      grid(affine_map<()[s0, s1, s2, s3, s4, s5] -> (s5 ceildiv 128, s0 ceildiv 64)>) threads(128) blocks(%bx, %by)
+      attributes {dim_divisibility = array<i64: 1, 8, 8, 8, 1, 8>, persistent, stream_k} {
+    %As = tile.alloc_shared {name = "As"} : !tile.buffer<64x64xf16, shared>
+    %Bs = tile.alloc_shared {name = "Bs"} : !tile.buffer<64x128xf16, shared>
+    %acc = tile.alloc_fragment {name = "acc"} : !tile.buffer<64x128xf32, fragment>
+    tile.clear %acc : !tile.buffer<64x128xf32, fragment>
     %one = arith.constant 1.0 : f32
     tile.fill %acc, %one : !tile.buffer<64x128xf32, fragment>, f32
     %c64 = arith.constant 64 : index
