@@ -9,12 +9,16 @@ find_ncu() {
   echo "$ncu"
 }
 
-# How many launches of a kernel to skip to profile one warm launch at a square
-# benchmark size: device_runner's benchmark workload runs 2048^3, 4096^3,
-# 8192^3 in that order, each shape 1 check, 5 warm-ups and 50 timed launches
-# (56), and the launch picked is the fifth of its shape. Fails on other sizes.
+# How many launches of a kernel to skip to profile one warm launch at a GEMM
+# benchmark shape: device_runner's benchmark workload runs 2048^3, 4096^3,
+# 8192^3, 3000x5000x4000 and 8192x8192x1000 in that order, each shape 1
+# check, 5 warm-ups and 50 timed launches (56), and the launch picked is the
+# fifth of its shape. A square size is written once (4096); fails on others.
 launch_skip() {
   local index
-  case "$1" in 2048) index=0 ;; 4096) index=1 ;; 8192) index=2 ;; *) return 1 ;; esac
+  case "$1" in
+    2048) index=0 ;; 4096) index=1 ;; 8192) index=2 ;;
+    3000x5000x4000) index=3 ;; 8192x8192x1000) index=4 ;; *) return 1 ;;
+  esac
   echo $((index * 56 + 4))
 }

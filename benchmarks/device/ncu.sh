@@ -7,10 +7,12 @@
 #   PROFILE="gemm_bf16:4096 gemm_bf16__grid_mc:4096" PEERS="bf16:4096" \
 #     OUT=/tmp/o bash .device/ncu.sh
 #
-# A PROFILE entry is KERNEL:SIZE, SIZE one of the benchmark workload's square
-# sizes (2048, 4096, 8192). EXTRA_METRICS: more metrics, comma-separated
-# (e.g. sm__cycles_active.min,sm__cycles_active.max: how evenly the SMs work): each shape's runs are 1 check, 5 warm-ups and 50
-# timed launches, so the launch picked is the fifth of that shape.
+# A PROFILE entry is KERNEL:SIZE, SIZE one of the GEMM benchmark shapes
+# (2048, 4096, 8192 for the cubes, 3000x5000x4000, 8192x8192x1000): each
+# shape's runs are 1 check, 5 warm-ups and 50 timed launches, so the launch
+# picked is the fifth of that shape. EXTRA_METRICS: more metrics,
+# comma-separated (e.g. sm__cycles_active.min,sm__cycles_active.max: how
+# evenly the SMs work).
 set -uo pipefail
 out="${OUT:-out}"
 mkdir -p "$out"
@@ -23,7 +25,7 @@ bundles="${BUNDLES:-.device/bundles/sm_90a.pb .device/bundles/sm_90a.variants.pb
 for entry in ${PROFILE:-}; do
   kernel="${entry%%:*}"; size="${entry##*:}"
   skip=$(launch_skip "$size") || { echo "bad size $size"; continue; }
-  echo "== $kernel at $size^3 (launch $skip)"
+  echo "== $kernel at $size (launch $skip)"
   timeout 300 "$ncu" --clock-control none $sections -k "regex:^${kernel}\$" --launch-skip "$skip" \
     --launch-count 1 ./.device/device_runner --workloads=benchmark --kernels="$kernel" $bundles \
     > "$out/ncu_${kernel}_${size}.txt" 2>&1

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where one GEMM kernel's warps stall, per SASS instruction (Nsight Compute's
 # source page, warp stall sampling), on the GPU machine after prepare.sh:
-# one warm launch at one square benchmark size (see ncu.sh), the 40
+# one warm launch at one GEMM benchmark shape (see ncu.sh), the 40
 # instructions with the most samples and the sampled stall reasons of each.
 #
 #   KERNEL=gemm_bf16 SIZE=4096 BUNDLES=.device/bundles/sm_90a.variants.pb \
