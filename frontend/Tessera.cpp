@@ -18,9 +18,11 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <optional>
 
 namespace tessera {
 
@@ -59,6 +61,18 @@ struct BuilderState {
     return mlir::FileLineColLoc::get(context.get(), where.file ? where.file : "<unknown>",
                                      where.line, 1);
   }
+  /// The location of the innermost statement whose body is being built
+  /// (Launch, Parallel, Pipelined): element reads and writes and scalar
+  /// arithmetic have no SourceLoc of their own, so their diagnostics point
+  /// at that statement's line.
+  std::optional<mlir::Location> statement;
+  mlir::Location here() { return statement ? *statement : b().getUnknownLoc(); }
+  /// Sets `statement` to `where` until the returned guard ends.
+  auto enter(const SourceLoc &where) {
+    std::optional<mlir::Location> saved = statement;
+    statement = loc(where);
+    return llvm::make_scope_exit([this, saved] { statement = saved; });
+  }
   mlir::OpBuilder &b() { return *builder; }
 
   static mlir::Value value(void *handle) { return mlir::Value::getFromOpaquePointer(handle); }
@@ -68,7 +82,7 @@ struct BuilderState {
   mlir::Value materialize(const Index &i) {
     if (i.handle())
       return value(i.handle());
-    return mlir::arith::ConstantIndexOp::create(b(), b().getUnknownLoc(), i.constant());
+    return mlir::arith::ConstantIndexOp::create(b(), here(), i.constant());
   }
   /// The IR value of a scalar, or null for a constant.
   mlir::Value resolve(const Scalar &s) {
@@ -82,9 +96,8 @@ struct BuilderState {
     if (mlir::Value v = resolve(s))
       return v;
     if (mlir::isa<mlir::FloatType>(type))
-      return mlir::arith::ConstantOp::create(b(), b().getUnknownLoc(),
-                                             b().getFloatAttr(type, s.constant()));
-    return mlir::arith::ConstantOp::create(b(), b().getUnknownLoc(),
+      return mlir::arith::ConstantOp::create(b(), here(), b().getFloatAttr(type, s.constant()));
+    return mlir::arith::ConstantOp::create(b(), here(),
                                            b().getIntegerAttr(type, int64_t(s.constant())));
   }
 };
@@ -137,7 +150,7 @@ Scalar binary(const Scalar &a, const Scalar &b) {
   mlir::Value known = s.resolve(a) ? s.resolve(a) : s.resolve(b);
   mlir::Type type = known.getType();
   mlir::Value x = s.materialize(a, type), y = s.materialize(b, type);
-  mlir::Location loc = s.b().getUnknownLoc();
+  mlir::Location loc = s.here();
   if (mlir::isa<mlir::FloatType>(type))
     return BuilderState::scalar(FloatOp::create(s.b(), loc, x, y));
   return BuilderState::scalar(IntOp::create(s.b(), loc, x, y));
@@ -146,13 +159,13 @@ Scalar binary(const Scalar &a, const Scalar &b) {
 template <typename Op> Index indexBinary(const Index &a, const Index &b) {
   BuilderState &s = state();
   return BuilderState::index(
-      Op::create(s.b(), s.b().getUnknownLoc(), s.materialize(a), s.materialize(b)));
+      Op::create(s.b(), s.here(), s.materialize(a), s.materialize(b)));
 }
 
 template <typename Op> Scalar unary(const Scalar &x) {
   BuilderState &s = state();
   mlir::Value v = s.materialize(x, s.b().getF32Type());
-  return BuilderState::scalar(Op::create(s.b(), s.b().getUnknownLoc(), v));
+  return BuilderState::scalar(Op::create(s.b(), s.here(), v));
 }
 
 } // namespace
@@ -282,7 +295,7 @@ Scalar Cast(const Scalar &x, DType to) {
   if (isConstant(x))
     return BuilderState::scalar(s.materialize(x, type));
   mlir::Value v = s.resolve(x);
-  mlir::Location loc = s.b().getUnknownLoc();
+  mlir::Location loc = s.here();
   mlir::Type from = v.getType();
   if (from == type)
     return x;
@@ -311,7 +324,7 @@ ElementRef::operator Scalar() const {
   for (const Index &i : indices_)
     indices.push_back(s.materialize(i));
   return BuilderState::scalar(
-      tile::LoadOp::create(s.b(), s.b().getUnknownLoc(), buffer, indices));
+      tile::LoadOp::create(s.b(), s.here(), buffer, indices));
 }
 
 ElementRef &ElementRef::operator=(const Scalar &value) {
@@ -326,7 +339,7 @@ ElementRef &ElementRef::operator=(const Scalar &value) {
   llvm::SmallVector<mlir::Value> indices;
   for (const Index &i : indices_)
     indices.push_back(s.materialize(i));
-  tile::StoreOp::create(s.b(), s.b().getUnknownLoc(), v, buffer, indices);
+  tile::StoreOp::create(s.b(), s.here(), v, buffer, indices);
   return *this;
 }
 
@@ -338,7 +351,7 @@ Index Tensor::dim(int i) const {
   BuilderState &s = *state_;
   mlir::Value tensor = s.kernel.getKernelArgument(argument_);
   return BuilderState::index(
-      tile::DimOp::create(s.b(), s.b().getUnknownLoc(), tensor, static_cast<int64_t>(i)));
+      tile::DimOp::create(s.b(), s.here(), tensor, static_cast<int64_t>(i)));
 }
 
 //===----------------------------------------------------------------------===//
@@ -575,7 +588,10 @@ void launchImpl(BuilderState &s, const std::vector<GridExtent> &grid, int thread
     blockIndices.push_back(BuilderState::index(arg));
   BuilderState *previous = BuilderState::current;
   BuilderState::current = &s;
-  body(blockIndices);
+  {
+    auto statement = s.enter(where);
+    body(blockIndices);
+  }
   BuilderState::current = previous;
 }
 
@@ -698,6 +714,7 @@ void parallelImpl(BuilderState &s, const std::vector<int64_t> &extents,
   llvm::SmallVector<Index> ivs;
   for (mlir::BlockArgument iv : loop.getInductionVars())
     ivs.push_back(BuilderState::index(iv));
+  auto statement = s.enter(where);
   body(ivs);
 }
 
@@ -761,6 +778,7 @@ void KernelBuilder::Pipelined(const Index &count, int stages, std::function<void
   auto loop = tile::PipelinedOp::create(s.b(), s.loc(loc), s.materialize(count), stages);
   mlir::OpBuilder::InsertionGuard guard(s.b());
   s.b().setInsertionPoint(loop.getBodyBlock().getTerminator());
+  auto statement = s.enter(loc);
   body(BuilderState::index(loop.getInductionVar()));
 }
 

@@ -252,7 +252,9 @@ TEST(Frontend, PingPongRunsTwoTilesPerBlockOnSm90a) {
 }
 
 /// A 64 x 64 x 32 GEMM under a schedule call (Persistent, StreamK).
-Kernel ScheduledGemm(void (KernelBuilder::*schedule)(SourceLoc)) {
+/// With `start`, the accumulator starts at that value instead of zero.
+Kernel ScheduledGemm(void (KernelBuilder::*schedule)(SourceLoc),
+                     std::optional<double> start = std::nullopt) {
   KernelBuilder T("scheduled_gemm");
   Dim m = Dim::Dynamic("M"), n = Dim::Dynamic("N", 8), k = Dim::Dynamic("K", 8);
   auto A = T.Tensor("A", {m, k}, f16), B = T.Tensor("B", {k, n}, f16), C = T.Tensor("C", {m, n}, f16);
@@ -261,6 +263,7 @@ Kernel ScheduledGemm(void (KernelBuilder::*schedule)(SourceLoc)) {
     auto As = T.AllocShared({64, 32}, f16, "As"), Bs = T.AllocShared({32, 64}, f16, "Bs");
     auto acc = T.AllocFragment({64, 64}, f32, "acc");
     T.Clear(acc);
+    if (start) T.Fill(acc, *start);
     T.Pipelined(CeilDiv(k, 32), 3, [&](Index kk) {
       T.Copy(A.Tile(by * 64, kk * 32), As);
       T.Copy(B.Tile(kk * 32, bx * 64), Bs);
@@ -297,6 +300,38 @@ TEST(Frontend, StreamKAsksTheRuntimeForAWorkspace) {
     // 64 x 64 f32 accumulators over 128 threads: 32 floats a thread.
     EXPECT_EQ(compiled->stream_k_slot_bytes(), 64 * 64 * 4) << target;
   }
+}
+
+TEST(Frontend, StreamKSplitsAnAccumulatorThatStartsAtAValue) {
+  // Cleared, then filled (as a bias row would be): still stream-K, and a
+  // later piece zeroes its accumulator (its first iteration is not 0).
+  Kernel kernel = ScheduledGemm(&KernelBuilder::StreamK, 1.0);
+  ASSERT_TRUE(kernel.status().ok()) << kernel.status();
+  for (const char* target : {"sm_60", "sm_70", "sm_80", "sm_90a"}) {
+    auto compiled = kernel.Compile({target});
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    EXPECT_EQ(compiled->stream_k_slot_bytes(), 64 * 64 * 4) << target;
+  }
+}
+
+TEST(Frontend, ParallelPastABufferIsAnErrorAtTheAuthorsLine) {
+  KernelBuilder T("past");
+  auto A = T.Tensor("A", {Dim(256)}, f32);
+  int line = 0;
+  T.Launch({1}, 128, [&](Index) {
+    auto a = T.AllocFragment({128}, f32, "a");
+    T.Clear(a);
+    line = __LINE__ + 1;
+    T.Parallel({256}, [&](Index i) { a(i) = 1.0; });
+    T.Copy(a, A.Tile(0));
+  });
+  Kernel kernel = T.Build();
+  ASSERT_FALSE(kernel.status().ok());
+  std::string message(kernel.status().message());
+  EXPECT_NE(message.find("frontend_test.cc:" + std::to_string(line)), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("which runs to 256, past buffer"), std::string::npos) << message;
+  EXPECT_FALSE(kernel.Compile().ok());
 }
 
 TEST(Frontend, PingPongOutsideLaunchIsAnError) {
