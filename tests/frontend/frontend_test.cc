@@ -91,6 +91,17 @@ TEST(Frontend, StaticShapesNeedNoDynamicDimensions) {
   EXPECT_EQ(compiled->grid(0).value(), 4);
 }
 
+/// `kernel` failed to build with an error at `line` of this file that says
+/// `what`, and compiling it reports the error instead of crashing.
+void ExpectErrorAt(const Kernel& kernel, int line, const std::string& what) {
+  ASSERT_FALSE(kernel.status().ok());
+  std::string message(kernel.status().message());
+  EXPECT_NE(message.find("frontend_test.cc:" + std::to_string(line)), std::string::npos)
+      << message;
+  EXPECT_NE(message.find(what), std::string::npos) << message;
+  EXPECT_FALSE(kernel.Compile().ok());
+}
+
 TEST(Frontend, VerifierErrorsPointAtTheAuthorsLine) {
   KernelBuilder T("bad");
   auto A = T.Tensor("A", {Dim::Dynamic("N")}, f32);
@@ -102,14 +113,7 @@ TEST(Frontend, VerifierErrorsPointAtTheAuthorsLine) {
     T.Copy(a, s);  // shapes differ: 256 vs 128
     T.Copy(A.Tile(bx * 256), a);
   });
-  Kernel kernel = T.Build();
-  ASSERT_FALSE(kernel.status().ok());
-  std::string message(kernel.status().message());
-  EXPECT_NE(message.find("frontend_test.cc:" + std::to_string(line)), std::string::npos)
-      << message;
-  EXPECT_NE(message.find("different shapes"), std::string::npos) << message;
-  // Compiling a failed kernel reports the same error instead of crashing.
-  EXPECT_FALSE(kernel.Compile().ok());
+  ExpectErrorAt(T.Build(), line, "different shapes");
 }
 
 TEST(Frontend, BadShapesAreErrorsAtTheAuthorsLine) {
@@ -325,13 +329,7 @@ TEST(Frontend, ParallelPastABufferIsAnErrorAtTheAuthorsLine) {
     T.Parallel({256}, [&](Index i) { a(i) = 1.0; });
     T.Copy(a, A.Tile(0));
   });
-  Kernel kernel = T.Build();
-  ASSERT_FALSE(kernel.status().ok());
-  std::string message(kernel.status().message());
-  EXPECT_NE(message.find("frontend_test.cc:" + std::to_string(line)), std::string::npos)
-      << message;
-  EXPECT_NE(message.find("which runs to 256, past buffer"), std::string::npos) << message;
-  EXPECT_FALSE(kernel.Compile().ok());
+  ExpectErrorAt(T.Build(), line, "which runs to 256, past buffer");
 }
 
 TEST(Frontend, PingPongOutsideLaunchIsAnError) {
