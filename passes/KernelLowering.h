@@ -190,6 +190,8 @@ private:
   Value quadpairBlockRow(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp, Value quadpair);
   Value quadpairBlockCol(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp, Value quadpair);
   LogicalResult lowerFill(Value buffer, Value value);
+  /// lowerFill with the zero of the buffer's element type (tile.clear).
+  LogicalResult lowerClear(Value buffer);
   LogicalResult lowerParallel(ParallelOp loop);
   Value lowerFastMath(Operation &op, IRMapping &map);
   LogicalResult lowerPipelined(PipelinedOp loop);

@@ -1218,17 +1218,14 @@ void KernelLowering::zeroLaterPieces(PipelinedOp loop) {
   // accumulator's last use before the loop is a tile.clear (nothing between
   // the two touches it).
   auto clearedLast = [&](Value accumulator) {
-    for (Operation *op = loop->getPrevNode(); op; op = op->getPrevNode()) {
-      if (auto clear = dyn_cast<ClearOp>(op); clear && clear.getBuffer() == accumulator)
-        return true;
-      WalkResult uses = op->walk([&](Operation *inner) {
-        return llvm::is_contained(inner->getOperands(), accumulator) ? WalkResult::interrupt()
-                                                                     : WalkResult::advance();
-      });
-      if (uses.wasInterrupted())
-        return false;
+    // The latest op before the loop, in the loop's block, that uses it.
+    Operation *last = nullptr;
+    for (Operation *user : accumulator.getUsers()) {
+      Operation *top = loop->getBlock()->findAncestorOpInBlock(*user);
+      if (top && top->isBeforeInBlock(loop) && (!last || last->isBeforeInBlock(top)))
+        last = top;
     }
-    return false;
+    return last && isa<ClearOp>(last);
   };
   SmallVector<Value> started;
   for (Value accumulator : loopAccumulators(loop))
@@ -1238,10 +1235,8 @@ void KernelLowering::zeroLaterPieces(PipelinedOp loop) {
     return;
   Value later = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ne, skBegin_, cst(0));
   ifThen(later, [&] {
-    for (Value accumulator : started) {
-      Type type = cast<BufferType>(accumulator.getType()).getElementType();
-      (void)lowerFill(accumulator, arith::ConstantOp::create(b_, loc_, b_.getZeroAttr(type)));
-    }
+    for (Value accumulator : started)
+      (void)lowerClear(accumulator);
   });
 }
 

@@ -618,7 +618,7 @@ std::optional<std::string> KernelLowering::whyNoStreamK() {
       return std::string("the loop holds more than copies, gemms and arithmetic");
   }
   // (An accumulator may start at any value, a bias row say: the tile's
-  // first piece keeps it, the later ones start at zero; see lowerPipelined.)
+  // first piece keeps it, the later ones start at zero; see zeroLaterPieces.)
   // The iteration count is the same for every block.
   if (dependsOnBlockIndices(loop.getCount()))
     return std::string("the loop's iteration count depends on the block");
@@ -799,11 +799,7 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
       .Case<FillOp>([&](FillOp fill) {
         return lowerFill(fill.getBuffer(), map_.lookupOrDefault(fill.getValue()));
       })
-      .Case<ClearOp>([&](ClearOp clear) {
-        Type type = cast<BufferType>(clear.getBuffer().getType()).getElementType();
-        Value zero = arith::ConstantOp::create(b_, loc_, b_.getZeroAttr(type));
-        return lowerFill(clear.getBuffer(), zero);
-      })
+      .Case<ClearOp>([&](ClearOp clear) { return lowerClear(clear.getBuffer()); })
       .Case<ParallelOp>([&](ParallelOp loop) { return lowerParallel(loop); })
       .Case<PipelinedOp>([&](PipelinedOp loop) { return lowerPipelined(loop); })
       .Case<GemmOp>([&](GemmOp gemm) { return lowerGemm(gemm); })
@@ -1572,6 +1568,11 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
   // it cost a synchronization before exit).
   lastWasBarrier_ = false;
   return success();
+}
+
+LogicalResult KernelLowering::lowerClear(Value buffer) {
+  Type type = cast<BufferType>(buffer.getType()).getElementType();
+  return lowerFill(buffer, arith::ConstantOp::create(b_, loc_, b_.getZeroAttr(type)));
 }
 
 LogicalResult KernelLowering::lowerFill(Value buffer, Value value) {
