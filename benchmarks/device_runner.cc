@@ -7,8 +7,10 @@
 // statically linked build travels to a GPU machine that has no compiler.
 //
 //   device_runner [--workloads=all|conformance|benchmark] [--kernels=A,B] [--csv=FILE]
-//                 [--autotune [--tune-cache=FILE]] B.pb...
+//                 [--gemm-shapes=MxNxK,...] [--autotune [--tune-cache=FILE]] B.pb...
 //
+// --gemm-shapes benchmarks the plain GEMM kernels at the given shapes instead
+// of the (other kernels keep their workloads).
 // --autotune runs each kernel family once instead of each entry: a kernel
 // "<k>" with variants "<k>__<knobs>" of the same target in any given bundle
 // is tuned over all of them on every workload (runtime::Autotune), and the
@@ -19,13 +21,16 @@
 //===----------------------------------------------------------------------===//
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "examples/workloads/workloads.h"
@@ -49,6 +54,9 @@ int main(int argc, char** argv) {
   bool torchInputs = false;
   // --kernels=a,b: only these kernel entries (default: every kernel).
   std::vector<std::string> only;
+  // --gemm-shapes=MxNxK,...: the plain GEMM kernels (gemm_f16, gemm_bf16 and
+  // their variants) benchmarked at these shapes instead of the built-in ones.
+  std::vector<std::array<int64_t, 3>> gemmShapes;
   std::vector<std::string> bundles;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--workloads=", 12) == 0)
@@ -67,6 +75,21 @@ int main(int argc, char** argv) {
       cachePath = argv[i] + 13;
     else if (std::strncmp(argv[i], "--kernels=", 10) == 0)
       only = absl::StrSplit(argv[i] + 10, ',', absl::SkipEmpty());
+    else if (std::strncmp(argv[i], "--gemm-shapes=", 14) == 0) {
+      for (absl::string_view shape : absl::StrSplit(argv[i] + 14, ',', absl::SkipEmpty())) {
+        std::vector<absl::string_view> dims = absl::StrSplit(shape, 'x');
+        std::array<int64_t, 3> mnk{};
+        bool ok = dims.size() == 3;
+        for (size_t d = 0; ok && d < 3; ++d)
+          ok = absl::SimpleAtoi(dims[d], &mnk[d]) && mnk[d] >= 1 && mnk[d] <= (1 << 20);
+        if (!ok) {
+          std::fprintf(stderr, "device_runner: --gemm-shapes: '%s' is not MxNxK (each 1 to 2^20)\n",
+                       std::string(shape).c_str());
+          return 2;
+        }
+        gemmShapes.push_back(mnk);
+      }
+    }
     else if (argv[i][0] == '-') {
       std::fprintf(stderr, "device_runner: unknown flag '%s'\n", argv[i]);
       return 2;
@@ -80,7 +103,8 @@ int main(int argc, char** argv) {
   if (bundles.empty()) {
     std::fprintf(stderr, "device_runner: no bundle given (usage: device_runner [--workloads=all|"
                          "conformance|benchmark] [--kernels=A,B] [--csv=FILE] [--time-wrong] "
-                         "[--sync-each-run] [--inputs=torch] [--autotune [--tune-cache=FILE]] "
+                         "[--sync-each-run] [--inputs=torch] [--gemm-shapes=MxNxK,...] "
+                         "[--autotune [--tune-cache=FILE]] "
                          "BUNDLE.pb...)\n");
     return 2;
   }
@@ -152,7 +176,16 @@ int main(int argc, char** argv) {
         if (candidates.size() == 1) candidates.clear();
       }
       int ran = 0;
-      for (const workloads::Workload* w : workloads::WorkloadsForKernel(spec.entry())) {
+      std::vector<const workloads::Workload*> planned = workloads::WorkloadsForKernel(spec.entry());
+      std::vector<workloads::Workload> atShapes;
+      for (const auto& [m, n, k] : gemmShapes)
+        if (std::optional<workloads::Workload> w = workloads::GemmBenchmarkAt(spec.entry(), m, n, k))
+          atShapes.push_back(*std::move(w));
+      if (!atShapes.empty()) {
+        planned.clear();
+        for (const workloads::Workload& w : atShapes) planned.push_back(&w);
+      }
+      for (const workloads::Workload* w : planned) {
         if ((which == "conformance" && !w->conformance) ||
             (which == "benchmark" && !w->benchmark))
           continue;

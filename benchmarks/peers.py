@@ -6,7 +6,9 @@ TimeIt) and prints one CSV row per size: peer,workload,median_ms,tb_per_s.
 --vector-add-only stops after the vector adds; --gemm-only skips the
 softmax, norm and epilogue peers (cuBLAS matmuls only); --only=A,B keeps the
 workloads whose name contains A or B; --sync-each-run waits for each timed
-run before the next (see time_op); --inputs=torch draws the inputs the way
+run before the next (see time_op); --gemm-shapes=MxNxK,... times the matmuls at
+those shapes instead of the issue's (device_runner's flag of that name);
+--inputs=torch draws the inputs the way
 torch users often do, torch.rand in the 16-bit type scaled to [-1, 1), instead
 of the default, the distribution of Tessera's device_runner: uniform in
 [-1, 1) in float32, rounded to the type (run 103 in RESULTS.md: the two
@@ -120,6 +122,12 @@ def main():
     gemm_only = "--gemm-only" in sys.argv
     only = [a[len("--only="):].split(",") for a in sys.argv if a.startswith("--only=")]
     only = only[0] if only else None
+    gemm_shapes = ((2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
+                   (3000, 5000, 4000), (8192, 8192, 1000))
+    for a in sys.argv:
+        if a.startswith("--gemm-shapes="):
+            gemm_shapes = [tuple(int(d) for d in s.split("x"))
+                           for s in a[len("--gemm-shapes="):].split(",") if s]
 
     def want(workload, gemm=False):
         if gemm_only and not gemm:
@@ -167,8 +175,7 @@ def main():
             report(f"torch.{name.split('_')[0]}", f"{name}/16384x8192",
                    *norm(16384, 8192, torch.float16, layer), "TB/s")
     for name, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
-        for m, n, k in ((2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
-                        (3000, 5000, 4000), (8192, 8192, 1000)):
+        for m, n, k in gemm_shapes:
             workload = f"gemm_{name}/{m}x{n}x{k}"
             if want(workload, gemm=True):
                 report("torch.matmul", workload, *matmul(m, n, k, dtype), "TFLOP/s")

@@ -10,6 +10,7 @@
 #
 # A kernel written "name@bundle.pb" runs from that bundle alone. TIME_WRONG=1
 # times wrong results too (ceiling experiments on PTX that skips work).
+# GEMM_SHAPES="MxNxK,..." times the plain GEMMs (and cuBLAS) at those shapes.
 set -uo pipefail
 out="${OUT:-out}"
 mkdir -p "$out"
@@ -21,9 +22,10 @@ for round in $(seq "${ROUNDS:-2}"); do
     bundles="${BUNDLES:-}"
     if [[ "$k" == *@* ]]; then bundles="${k#*@}"; k="${k%%@*}"; fi
     timeout 90 ./.device/device_runner --workloads=benchmark ${TIME_WRONG:+--time-wrong} \
+      ${GEMM_SHAPES:+--gemm-shapes=$GEMM_SHAPES} \
       --kernels="$k" $bundles 2>&1 |
       grep -E "^sm_|FAIL|error" | sed "s/^/r$round /"
   done
 done > "$out/ab.txt"
 grep -c " ok " "$out/ab.txt"; grep -E "FAIL|error" "$out/ab.txt" | head
-if [ "${PEERS:-1}" = 1 ]; then python3 .device/peers.py --gemm-only > "$out/peers.csv" 2>&1; fi
+if [ "${PEERS:-1}" = 1 ]; then python3 .device/peers.py --gemm-only ${GEMM_SHAPES:+--gemm-shapes=$GEMM_SHAPES} > "$out/peers.csv" 2>&1; fi

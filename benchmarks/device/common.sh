@@ -22,3 +22,18 @@ launch_skip() {
   esac
   echo $((index * 56 + 4))
 }
+
+# profile_launch SIZE: "SKIP FLAGS" for one warm launch at SIZE: a benchmark
+# shape (launch_skip, no flags) or, for a plain GEMM, any MxNxK, which
+# device_runner then runs alone (--gemm-shapes, the fifth launch). Fails on
+# anything else.
+profile_launch() {
+  local skip
+  if skip=$(launch_skip "$1"); then
+    echo "$skip"
+  elif [[ "$1" =~ ^[0-9]+x[0-9]+x[0-9]+$ ]]; then
+    echo "4 --gemm-shapes=$1"
+  else
+    return 1
+  fi
+}

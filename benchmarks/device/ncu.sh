@@ -8,7 +8,8 @@
 #     OUT=/tmp/o bash .device/ncu.sh
 #
 # A PROFILE entry is KERNEL:SIZE, SIZE one of the GEMM benchmark shapes
-# (2048, 4096, 8192 for the cubes, 3000x5000x4000, 8192x8192x1000): each
+# (2048, 4096, 8192 for the cubes, 3000x5000x4000, 8192x8192x1000) or, for
+# a plain GEMM, any MxNxK (run alone with device_runner --gemm-shapes): each
 # shape's runs are 1 check, 5 warm-ups and 50 timed launches, so the launch
 # picked is the fifth of that shape. EXTRA_METRICS: more metrics,
 # comma-separated (e.g. sm__cycles_active.min,sm__cycles_active.max: how
@@ -24,10 +25,11 @@ sections="--section SpeedOfLight --section MemoryWorkloadAnalysis --section Comp
 bundles="${BUNDLES:-.device/bundles/sm_90a.pb .device/bundles/sm_90a.variants.pb}"
 for entry in ${PROFILE:-}; do
   kernel="${entry%%:*}"; size="${entry##*:}"
-  skip=$(launch_skip "$size") || { echo "bad size $size"; continue; }
+  launch=$(profile_launch "$size") || { echo "bad size $size"; continue; }
+  read -r skip shapes <<<"$launch"
   echo "== $kernel at $size (launch $skip)"
   timeout 300 "$ncu" --clock-control none $sections -k "regex:^${kernel}\$" --launch-skip "$skip" \
-    --launch-count 1 ./.device/device_runner --workloads=benchmark --kernels="$kernel" $bundles \
+    --launch-count 1 ./.device/device_runner --workloads=benchmark $shapes --kernels="$kernel" $bundles \
     > "$out/ncu_${kernel}_${size}.txt" 2>&1
   grep -E "Duration|SM Frequency|Throughput|Hit Rate|gmma|lts__t_bytes|per_second${EXTRA_METRICS:+|${EXTRA_METRICS//,/|}}" \
     "$out/ncu_${kernel}_${size}.txt" | head -48

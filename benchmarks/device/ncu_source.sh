@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where one GEMM kernel's warps stall, per SASS instruction (Nsight Compute's
 # source page, warp stall sampling), on the GPU machine after prepare.sh:
-# one warm launch at one GEMM benchmark shape (see ncu.sh), the 40
+# one warm launch at one GEMM shape (SIZE, as ncu.sh takes it), the 40
 # instructions with the most samples and the sampled stall reasons of each.
 #
 #   KERNEL=gemm_bf16 SIZE=4096 BUNDLES=.device/bundles/sm_90a.variants.pb \
@@ -11,11 +11,12 @@ out="${OUT:-out}"
 mkdir -p "$out"
 source "$(dirname "$0")/common.sh"
 ncu=$(find_ncu) || exit 1
-skip=$(launch_skip "${SIZE:-4096}") || { echo "bad size ${SIZE:-4096}"; exit 1; }
+launch=$(profile_launch "${SIZE:-4096}") || { echo "bad size ${SIZE:-4096}"; exit 1; }
+read -r skip shapes <<<"$launch"
 timeout 300 "$ncu" --clock-control none --section SourceCounters --section WarpStateStats \
   --page source --print-source sass --csv -k "regex:^${KERNEL}\$" \
   --launch-skip "$skip" --launch-count 1 ./.device/device_runner \
-  --workloads=benchmark --kernels="$KERNEL" $BUNDLES > "$out/source_${KERNEL}.csv" 2>&1
+  --workloads=benchmark $shapes --kernels="$KERNEL" $BUNDLES > "$out/source_${KERNEL}.csv" 2>&1
 python3 - "$out/source_${KERNEL}.csv" <<'PY'
 import csv, sys
 lines = open(sys.argv[1]).read().splitlines()

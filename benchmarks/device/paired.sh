@@ -14,7 +14,8 @@
 # (device_runner and peers.py --sync-each-run). INPUTS lists the kinds of
 # inputs both sides run on, each in every round, a table each: f32 (the
 # default: uniform in float32, rounded to the type) and torch (torch.rand in
-# the 16-bit type, `--inputs=torch`; inputs.sh runs both).
+# the 16-bit type, `--inputs=torch`; inputs.sh runs both). GEMM_SHAPES=
+# "MxNxK,..." runs both sides at those shapes instead of the issue's.
 set -uo pipefail
 out="${OUT:-out}"
 mkdir -p "$out"
@@ -24,7 +25,7 @@ sync=""
 families=$(for k in $KERNELS; do k="${k%%@*}"; echo "${k%%__*}/"; done | sort -u | paste -sd, -)
 for round in $(seq "${ROUNDS:-4}"); do
   for inputs in ${INPUTS:-f32}; do
-    flags="$sync"
+    flags="$sync${GEMM_SHAPES:+ --gemm-shapes=$GEMM_SHAPES}"
     [ "$inputs" = torch ] && flags="$flags --inputs=torch"
     for k in $KERNELS; do
       timeout 120 ./.device/device_runner --workloads=benchmark ${flags} --kernels="${k%%@*}" \
@@ -48,7 +49,7 @@ for line in open(sys.argv[1]):
         continue
     m = re.match(r"(r\d+) (\S+) (\S+) (\S+)\s+(\S+)/(\S+)\s+(ok|FAIL).*\s([\d.]+) TFLOP/s", line)
     if m and m.group(7) == "ok":
-        key = (m.group(2), m.group(3).split("/")[-1], m.group(4) + " " + m.group(5), m.group(6))
+        key = (m.group(2), "/".join(m.group(3).split("/")[-2:]), m.group(4) + " " + m.group(5), m.group(6))
         ours[key][m.group(1)] = float(m.group(8))
 kinds = sorted({key[0] for key in ours})
 for kind in kinds:

@@ -925,6 +925,15 @@ std::vector<const Workload*> WorkloadsForKernel(const std::string& kernel) {
   return result;
 }
 
+std::optional<Workload> GemmBenchmarkAt(const std::string& kernel, int64_t m, int64_t n,
+                                        int64_t k) {
+  std::string base = kernel.substr(0, kernel.find("__"));
+  if (m < 1 || n < 1 || k < 1) return std::nullopt;
+  if (base == "gemm_f16") return Gemm(base, m, n, k, runtime::DTYPE_F16, false, false, true);
+  if (base == "gemm_bf16") return Gemm(base, m, n, k, runtime::DTYPE_BF16, false, false, true);
+  return std::nullopt;
+}
+
 std::string FormatReport(const Report& r) {
   std::string timing = "-";
   if (r.timing && r.flops > 2 * r.bytes)  // compute-bound: report TFLOP/s
