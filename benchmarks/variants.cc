@@ -133,6 +133,17 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
                                     streamK, /*tanhForm=*/true, "gemm_bias_gelu_f16__streamk"),
              target))
       return false;
+    // The edge loop (KernelBuilder::EdgeLoop) on the grid launch and
+    // stream-K (RESULTS.md runs 146-147: edges up to 11% faster, 2-3%
+    // slower without edges).
+    for (DType dtype : {f16, bf16}) {
+      examples::GemmConfig edge = streamK;
+      edge.dtype = dtype, edge.edgeLoop = true;
+      std::string prefix = dtype == f16 ? "gemm_f16__" : "gemm_bf16__";
+      if (!Add(bundle, examples::GemmDynamic(edge, prefix + "streamk_edge"), target)) return false;
+      edge.persistent = edge.streamK = false;
+      if (!Add(bundle, examples::GemmDynamic(edge, prefix + "edge"), target)) return false;
+    }
     for (int64_t group : {4, 16}) {
       examples::GemmConfig grouped = streamK;
       grouped.group = group;

@@ -34,6 +34,9 @@ struct GemmConfig {
   /// Clusters of two blocks along x sharing B's tiles by multicast
   /// (KernelBuilder::Multicast; a grid launch or a persistent one).
   bool multicast = false;
+  /// Tiles on the M or N edge in a loop body of their own
+  /// (KernelBuilder::EdgeLoop; the cp.async strategy).
+  bool edgeLoop = false;
 
   /// The tuned defaults for a target: on sm_90a two warpgroups, each one
   /// 64 x 256 wgmma accumulator (128 x 256 x 64 tiles, 4 stages, 192 KiB of

@@ -32,6 +32,7 @@ Kernel GemmEpilogue(Dim M, Dim N, Dim K, const GemmConfig& c, const Epilogue& ep
     if (c.persistent) T.Persistent();
     if (c.streamK) T.StreamK();
     if (c.multicast) T.Multicast();
+    if (c.edgeLoop) T.EdgeLoop();
     auto As = T.AllocShared({c.bm, c.bk}, c.dtype, "As"), Bs = T.AllocShared({c.bk, c.bn}, c.dtype, "Bs");
     auto bias = T.AllocShared({1, c.bn}, c.dtype, "bias");
     auto acc = T.AllocFragment({c.bm, c.bn}, f32, "acc");

@@ -693,6 +693,11 @@ void KernelBuilder::StreamK(SourceLoc loc) {
   }
 }
 
+void KernelBuilder::EdgeLoop(SourceLoc loc) {
+  if (tile::KernelOp kernel = scheduledKernel(*state_, "EdgeLoop", loc))
+    kernel.setEdgeLoop(true);
+}
+
 void KernelBuilder::Multicast(SourceLoc loc) {
   if (tile::KernelOp kernel = scheduledKernel(*state_, "Multicast", loc))
     kernel.setMulticast(true);

@@ -388,6 +388,10 @@ public:
   /// the loop's largest copy each load half and multicast it to both. Pays
   /// where L2 traffic limits (RESULTS.md); elsewhere a remark.
   void Multicast(SourceLoc loc = {});
+  /// Tiles on the M or N edge run their pipelined loop in a body of their own
+  /// whose bounds are computed once per tile (`edge_loop`, a tuning option:
+  /// faster edges, slightly slower kernels elsewhere; see tile.kernel).
+  void EdgeLoop(SourceLoc loc = {});
 
   /// Finishes the kernel and verifies it; errors are kept in Kernel::status().
   Kernel Build();

@@ -76,6 +76,16 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     iteration count that does not depend on the tile. Elsewhere the kernel
     runs as written (a remark).
 
+    `edge_loop` (optional) gives the cp.async pipelining strategy (sm_80) a
+    third loop body for tiles on the M or N edge: while an iteration's
+    copies lie inside their tensors along the dimensions the iteration moves
+    (K), their byte counts along the others are computed once per tile
+    instead of every iteration (edge iterations otherwise cost 1.15-1.5x an
+    interior one, which a static stream-K schedule cannot balance). It
+    changes interior tiles' code by nothing, but the larger kernel measured
+    2-3% slower on shapes without edges (benchmarks/RESULTS.md, runs
+    146-147): a tuning option. Other strategies ignore it.
+
     Example:
 
     ```mlir
@@ -92,7 +102,7 @@ def Tile_KernelOp : Tile_Op<"kernel", [
                        OptionalAttr<StrArrayAttr>:$arg_names,
                        OptionalAttr<DenseI64ArrayAttr>:$dim_divisibility,
                        UnitAttr:$pingpong, UnitAttr:$persistent, UnitAttr:$stream_k,
-                       UnitAttr:$multicast);
+                       UnitAttr:$multicast, UnitAttr:$edge_loop);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;

@@ -232,12 +232,42 @@ private:
   LogicalResult lowerPipelinedSpecialized(PipelinedOp loop, Value count,
                                           const llvm::SmallPtrSetImpl<Operation *> &ahead,
                                           int64_t stages, int64_t barrierOffset);
+  /// How a cp.async copy's chunks are bounded (lowerAsyncCopy).
+  enum class CopyBounds {
+    /// The caller proved the tile inside the tensor (tileInBounds) and
+    /// `valid`: 16 bytes a chunk, no checks.
+    kNone,
+    /// Every chunk checked against every dimension and `valid`.
+    kAll,
+    /// The caller proved the tile inside the tensor along the `varying`
+    /// dimensions (those that move with the loop's iteration) and `valid`;
+    /// the others (a tile on the M or N edge) are checked, in arithmetic
+    /// the loop does not change (hoisted out of it).
+    kInvariant,
+  };
   /// A tensor -> shared copy issued ahead with cp.async (zero-filled when
-  /// `valid` is false or past the tensor); unchecked: the caller proved the
-  /// tile inside the tensor (tileInBounds) and `valid`.
-  void lowerAsyncCopy(CopyOp copy, Value valid, bool checked);
-  /// Whether the source tile of `copy` lies entirely inside its tensor.
-  Value tileInBounds(CopyOp copy);
+  /// `valid` is false or past the tensor), bounded as `bounds` says;
+  /// `varying` marks the source dimensions that move with the iteration
+  /// (kInvariant only).
+  void lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
+                      ArrayRef<bool> varying = {});
+  /// Whether the source tile of `copy` lies entirely inside its tensor
+  /// (with `only`: along the dimensions it marks).
+  Value tileInBounds(CopyOp copy, ArrayRef<bool> only = {});
+  /// Which source dimensions of `copy` (in pipelined loop `loop`) move with
+  /// the loop's induction variable.
+  SmallVector<bool> varyingDims(PipelinedOp loop, CopyOp copy);
+  /// The bytes of the chunk at `coords` (`vector` elements) inside the
+  /// tensor along the dimensions `varying` does not mark (all of them along
+  /// the others): 0 or the chunk's size, or part of it at the last
+  /// dimension's end.
+  Value invariantChunkBytes(const TensorInfo &tensor, ArrayRef<Value> coords, int64_t vector,
+                            ArrayRef<bool> varying);
+  /// Computes invariantChunkBytes for each chunk of `copy` here (before an
+  /// edge loop), for lowerAsyncCopy's kInvariant copies to use.
+  void precomputeEdgeBytes(CopyOp copy, ArrayRef<bool> varying);
+  /// precomputeEdgeBytes's counts: (copy, chunk's first slot) -> i32.
+  llvm::DenseMap<std::pair<Operation *, int64_t>, Value> edgeBytes_;
   LogicalResult lowerGemm(GemmOp gemm);
   LogicalResult lowerGemmSimt(GemmOp gemm);
 
@@ -572,6 +602,8 @@ private:
   Value addTensorMap(Value tensor, int64_t rows, int64_t columns, int64_t swizzle);
   /// Whether `value` (tile IR) depends on the block coordinates.
   bool dependsOnBlockIndices(Value value);
+  /// Whether `value` (tile IR) depends on any of `roots`.
+  static bool dependsOnAny(Value value, ArrayRef<Value> roots);
   /// The grid's extent along `dim`, evaluated from the dynamic dimensions.
   Value gridExtent(unsigned dim);
   /// The dynamic tensor dimensions in argument order (the grid's symbols).

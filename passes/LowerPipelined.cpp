@@ -174,33 +174,70 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
   // iteration's copies are issued checked (byte counts, zero fill),
   // branching on whether they lie inside their tensors, or known to
   // (kInteriorIfValid: unless past the loop, when there are none).
-  enum class Copies { kChecked, kBranch, kInteriorIfValid };
+  //
+  // With the kernel's `edge_loop`: a tile on the M or N edge has every
+  // iteration's tiles partly outside their tensors, but only along the
+  // dimensions the iteration does not move: its iterations (all but the K
+  // tail) are issued kEdgeIfValid, whose bounds along those dimensions are
+  // computed once per tile (RESULTS.md run 145: checked edge iterations
+  // cost 1.15-1.5x, and stream-K's static schedule left the blocks that had
+  // them behind; run 147: the third body costs 2-3% where there are no
+  // edges, so it is the kernel's choice).
+  enum class Copies { kChecked, kBranch, kInteriorIfValid, kEdgeIfValid };
+  // The source dimensions each ahead copy's iteration moves, and whether
+  // any copy has others (a tile that may sit on an edge).
+  llvm::DenseMap<Operation *, SmallVector<bool>> varying;
+  bool edges = false;
+  for (Operation *op : ahead) {
+    auto copy = cast<CopyOp>(op);
+    varying[op] = varyingDims(loop, copy);
+    edges |= kernel_.getEdgeLoop() && llvm::is_contained(varying[op], false);
+  }
+  // Whether the copies of the iteration mapped now lie inside their
+  // tensors along the dimensions the iteration moves.
+  auto insideAlongK = [&](ArrayRef<CopyOp> copies) {
+    Value inside;
+    for (CopyOp copy : copies)
+      inside = andi(inside, tileInBounds(copy, varying[copy]));
+    return inside;
+  };
   auto issue = [&](Value iteration, Copies mode) {
     IRMapping saved = map_;
     Value valid = lt(iteration, count);
     Value stage = arith::RemUIOp::create(b_, loc_, iteration, cst(stages));
     SmallVector<CopyOp> copies;
     mapIteration(loop, ahead, iteration, [&](CopyOp copy) { copies.push_back(copy); });
-    auto issueCopies = [&](bool checked) {
+    auto issueCopies = [&](CopyBounds bounds) {
       for (CopyOp copy : copies) {
         auto staged = useStage({copy.getDst()}, stage);
-        lowerAsyncCopy(copy, valid, checked);
+        lowerAsyncCopy(copy, valid, bounds, varying[copy]);
       }
+    };
+    auto branchOn = [&](Value condition, CopyBounds then, llvm::function_ref<void()> otherwise) {
+      auto branch = scf::IfOp::create(b_, loc_, condition, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(b_);
+      b_.setInsertionPoint(branch.thenBlock()->getTerminator());
+      issueCopies(then);
+      b_.setInsertionPoint(branch.elseBlock()->getTerminator());
+      otherwise();
     };
     if (mode == Copies::kBranch) {
       Value interior = valid;
       for (CopyOp copy : copies)
         interior = andi(interior, tileInBounds(copy));
-      auto branch = scf::IfOp::create(b_, loc_, interior, /*withElseRegion=*/true);
-      OpBuilder::InsertionGuard guard(b_);
-      b_.setInsertionPoint(branch.thenBlock()->getTerminator());
-      issueCopies(/*checked=*/false);
-      b_.setInsertionPoint(branch.elseBlock()->getTerminator());
-      issueCopies(/*checked=*/true);
+      branchOn(interior, CopyBounds::kNone, [&] {
+        if (edges)
+          branchOn(andi(valid, insideAlongK(copies)), CopyBounds::kInvariant,
+                   [&] { issueCopies(CopyBounds::kAll); });
+        else
+          issueCopies(CopyBounds::kAll);
+      });
     } else if (mode == Copies::kInteriorIfValid) {
-      ifThen(valid, [&] { issueCopies(/*checked=*/false); });
+      ifThen(valid, [&] { issueCopies(CopyBounds::kNone); });
+    } else if (mode == Copies::kEdgeIfValid) {
+      ifThen(valid, [&] { issueCopies(CopyBounds::kInvariant); });
     } else {
-      issueCopies(/*checked=*/true);
+      issueCopies(CopyBounds::kAll);
     }
     ptx("cp.async.commit_group;", "", {});
     map_ = saved;
@@ -302,7 +339,7 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
     FragmentPrefetch prefetch;
     if (prefetchGemm) {
       prefetch.current = readFirstStep();
-      prefetch.copiesFirst = mode != Copies::kInteriorIfValid;
+      prefetch.copiesFirst = mode != Copies::kInteriorIfValid && mode != Copies::kEdgeIfValid;
       Value nextStage = arith::RemUIOp::create(b_, loc_, add(k, cst(1)), cst(stages));
       prefetch.beforeLastStep = [&, nextStage] {
         waitAndSync();
@@ -375,6 +412,37 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
     scf::YieldOp::create(b_, loc_, ValueRange{add(k, cst(1))});
     b_.setInsertionPointAfter(hot);
     k = hot.getResult(0);
+    // A tile on an edge: the iterations whose copies lie inside their
+    // tensors along K (every one but the K tail's).
+    //     while (k + D < count && insideAlongK(k + D)) edge(k++);
+    if (edges) {
+      {
+        IRMapping savedMap = map_;
+        mapIteration(loop, ahead, add(k, cst(distance)),
+                     [&](CopyOp copy) { precomputeEdgeBytes(copy, varying[copy]); });
+        map_ = savedMap;
+      }
+      auto clearEdgeBytes = llvm::make_scope_exit([&] { edgeBytes_.clear(); });
+      auto edge = scf::WhileOp::create(b_, loc_, TypeRange{index}, ValueRange{k});
+      Block *edgeBefore = b_.createBlock(&edge.getBefore(), {}, {index}, {loc_});
+      Block *edgeAfter = b_.createBlock(&edge.getAfter(), {}, {index}, {loc_});
+      b_.setInsertionPointToStart(edgeBefore);
+      Value at = edgeBefore->getArgument(0), ahead_ = add(at, cst(distance));
+      IRMapping savedMap = map_;
+      SmallVector<CopyOp> copies;
+      mapIteration(loop, ahead, ahead_, [&](CopyOp copy) { copies.push_back(copy); });
+      Value inK = insideAlongK(copies);
+      map_ = savedMap;
+      Value edgeNext = andi(lt(ahead_, count), inK);
+      scf::ConditionOp::create(b_, loc_, edgeNext, ValueRange{at});
+      b_.setInsertionPointToStart(edgeAfter);
+      at = edgeAfter->getArgument(0);
+      if (failed(emitIteration(at, Copies::kEdgeIfValid)))
+        return failure();
+      scf::YieldOp::create(b_, loc_, ValueRange{add(at, cst(1))});
+      b_.setInsertionPointAfter(edge);
+      k = edge.getResult(0);
+    }
     auto checked = scf::IfOp::create(b_, loc_, TypeRange{index}, lt(k, count),
                                      /*withElseRegion=*/true);
     b_.setInsertionPointToStart(checked.thenBlock());
@@ -1130,16 +1198,64 @@ LogicalResult KernelLowering::lowerPipelinedInOrder(PipelinedOp loop, Value coun
   return success();
 }
 
-Value KernelLowering::tileInBounds(CopyOp copy) {
+Value KernelLowering::tileInBounds(CopyOp copy, ArrayRef<bool> only) {
   const TensorInfo &tensor = tensors_[copy.getSrc()];
   Value inside;
-  for (auto [offset, extent, dim] :
-       llvm::zip(copy.getSrcOffsets(), copy.getTileType().getShape(), tensor.dims))
-    inside = andi(inside, le(add(map_.lookupOrDefault(offset), cst(extent)), dim));
-  return inside;
+  for (auto [d, offset, extent, dim] : llvm::enumerate(
+           copy.getSrcOffsets(), copy.getTileType().getShape(), tensor.dims))
+    if (only.empty() || only[d])
+      inside = andi(inside, le(add(map_.lookupOrDefault(offset), cst(extent)), dim));
+  return inside ? inside : arith::ConstantIntOp::create(b_, loc_, 1, 1).getResult();
 }
 
-void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, bool checked) {
+SmallVector<bool> KernelLowering::varyingDims(PipelinedOp loop, CopyOp copy) {
+  SmallVector<bool> varying;
+  for (Value offset : copy.getSrcOffsets())
+    varying.push_back(dependsOnAny(offset, {loop.getInductionVar()}));
+  return varying;
+}
+
+Value KernelLowering::invariantChunkBytes(const TensorInfo &tensor, ArrayRef<Value> coords,
+                                          int64_t vector, ArrayRef<bool> varying) {
+  int64_t eltBytes = getElementBytes(tensor.type.getElementType());
+  Value rows;
+  for (size_t d = 0; d + 1 < coords.size(); ++d)
+    if (!varying[d])
+      rows = andi(rows, lt(coords[d], tensor.dims[d]));
+  Value bytes = cst(vector * eltBytes);
+  if (!varying.back()) {
+    Value remaining = arith::SubIOp::create(b_, loc_, tensor.dims.back(), coords.back());
+    bytes = mul(arith::MaxSIOp::create(
+                    b_, loc_, arith::MinSIOp::create(b_, loc_, remaining, cst(vector)), cst(0)),
+                cst(eltBytes));
+  }
+  return rows ? arith::SelectOp::create(b_, loc_, rows, bytes, cst(0)).getResult() : bytes;
+}
+
+void KernelLowering::precomputeEdgeBytes(CopyOp copy, ArrayRef<bool> varying) {
+  const TensorInfo &tensor = tensors_[copy.getSrc()];
+  DistributionAttr dist = copyDistribution(copy.getTileType(), tensor.type.getElementType());
+  SmallVector<Value> offsets;
+  for (Value v : copy.getSrcOffsets())
+    offsets.push_back(map_.lookupOrDefault(v));
+  Block *here = b_.getInsertionBlock();
+  forEachChunk(copy.getTileType().getShape(), dist, [&](const Chunk &chunk) {
+    if (b_.getInsertionBlock() != here)
+      return; // a guarded last chunk: computed where it is issued
+    Value bytes = toI32(
+        invariantChunkBytes(tensor, tensorCoords(offsets, chunk), dist.getVector(), varying));
+    // Through an opaque move: LICM would otherwise hoist the arithmetic out
+    // of every loop around, and the counts would stay live (in registers)
+    // through the hot loop too.
+    edgeBytes_[{copy.getOperation(), chunk.firstSlot}] =
+        emitPtx(b_, loc_, "mov.b32 $0, $1;", "=r,r", {bytes}, {b_.getI32Type()},
+                /*sideEffects=*/true)[0];
+  });
+}
+
+void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
+                                    ArrayRef<bool> varying) {
+  const bool checked = bounds == CopyBounds::kAll;
   BufferType tile = copy.getTileType();
   const TensorInfo &tensor = tensors_[copy.getSrc()];
   const BufferInfo &dst = buffers_[copy.getDst()];
@@ -1169,7 +1285,8 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, bool checked) {
       return;
     }
     if (!checked) {
-      // The tile lies inside the tensor (tileInBounds): 16 bytes, no checks.
+      // The tile lies inside the tensor (tileInBounds), or along the
+      // varying dimensions (kInvariant): 16 bytes, no checks along those.
       // Addressed as the tile's origin, the thread's first chunk in it (the
       // same every iteration) and whole rows: no product per chunk.
       // Each chunk steps from the one before, so the steps (equal for
@@ -1186,6 +1303,21 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, bool checked) {
         address = chained;
       } else {
         address = elementAddress(tensor, coords);
+      }
+      if (bounds == CopyBounds::kInvariant) {
+        // Along the dimensions the iteration does not move, the chunk's
+        // byte count is the same every iteration: computed before the loop
+        // (precomputeEdgeBytes) where it can be, then one select a chunk.
+        auto known = edgeBytes_.find({copy.getOperation(), chunk.firstSlot});
+        Value bytes = known != edgeBytes_.end()
+                          ? known->second
+                          : toI32(invariantChunkBytes(tensor, coords, vector, varying));
+        Value some = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sgt, bytes, cst32(0));
+        address = arith::SelectOp::create(b_, loc_, some, address, tensor.ptr);
+        Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), address);
+        ptx("cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r",
+            {chunkSharedAddress(dst, chunk), src, bytes});
+        return;
       }
       Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), address);
       ptx("cp.async.cg.shared.global [$0], [$1], 16;", "r,l", {chunkSharedAddress(dst, chunk), src});

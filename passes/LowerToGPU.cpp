@@ -521,16 +521,20 @@ Value KernelLowering::addTensorMap(Value tensor, int64_t rows, int64_t columns,
 }
 
 bool KernelLowering::dependsOnBlockIndices(Value value) {
+  return dependsOnAny(value, SmallVector<Value>(kernel_.getBlockIndices()));
+}
+
+bool KernelLowering::dependsOnAny(Value value, ArrayRef<Value> roots) {
   SmallVector<Value> work = {value};
   llvm::DenseSet<Value> seen;
   while (!work.empty()) {
     Value v = work.pop_back_val();
     if (!seen.insert(v).second)
       continue;
+    if (llvm::is_contained(roots, v))
+      return true;
     if (Operation *op = v.getDefiningOp())
       llvm::append_range(work, op->getOperands());
-    else if (llvm::is_contained(kernel_.getBlockIndices(), v))
-      return true;
   }
   return false;
 }

@@ -851,6 +851,12 @@ const std::vector<Workload>& AllWorkloads() {
       Gemm("gemm_f16_streamk", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_streamk", 2100, 2104, 1416, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_streamk", 2100, 2104, 8, runtime::DTYPE_F16, false, true, false),
+      // The edge loop: M, N and K tails (K = 136 and 1416: 4 and 44 k-tiles
+      // of 32 and a tail of 8), N a multiple of 8 only; split tiles.
+      Gemm("gemm_f16_edge", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_edge", 2100, 2104, 1416, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_streamk_edge", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_streamk_edge", 2100, 2104, 1416, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_fragments", 257, 383, 129, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_staged_b", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
       // The accumulator through a shared tile (stmatrix on sm_90).
@@ -905,6 +911,9 @@ const std::vector<Workload>& AllWorkloads() {
   // add again; split tiles on every target (see gemm_f16_streamk).
   list->push_back(Gemm("gemm_bias_gelu_f16_streamk", 2100, 2104, 1416, runtime::DTYPE_F16,
                        false, true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
+  for (const char* kernel : {"gemm_bias_gelu_f16_edge", "gemm_bias_gelu_f16_streamk_edge"})
+    list->push_back(Gemm(kernel, 2100, 2104, 1416, runtime::DTYPE_F16, false, true, false,
+                         GemmEpilogue{true, Act::kGeluTanh, false}));
   // Persistent, fused: the next tile's stages fill while the bias tile of
   // this one is read.
   list->push_back(Gemm("gemm_bias_gelu_f16_persistent", 2100, 2104, 264, runtime::DTYPE_F16,

@@ -296,6 +296,18 @@ const std::vector<Case>& AllCases() {
       c.streamK = true;
       return c;
     });
+    // Tiles on the M and N edges in their own loop body (edge_loop), in a
+    // grid launch and with stream-K.
+    addSchedule("edge", [](const std::string& target) {
+      GemmConfig c = GemmConfig::ForTarget(target);
+      c.edgeLoop = true;
+      return c;
+    });
+    addSchedule("streamk_edge", [](const std::string& target) {
+      GemmConfig c = GemmConfig::ForTarget(target);
+      c.streamK = c.edgeLoop = true;
+      return c;
+    });
     list->push_back({"gemm_f16_fragments", [](const std::string&) {
                        return GemmFragmentOperands(false, 1, 1, "gemm_f16_fragments");
                      }});

@@ -53,6 +53,7 @@ TEST(Knobs, AnyGemmKnobsGiveAKernelOrAnError) {
     c.persistent = rng() % 3 == 0;
     c.streamK = c.persistent && rng() % 2;
     c.multicast = rng() % 4 == 0;
+    c.edgeLoop = rng() % 3 == 0;
   }
   for (const GemmConfig& c : configs) {
     std::string knobs = "dtype " + std::to_string(int(c.dtype)) + ", bm " + std::to_string(c.bm) +
@@ -62,7 +63,8 @@ TEST(Knobs, AnyGemmKnobsGiveAKernelOrAnError) {
                         std::to_string(c.transposeB) + ", group " + std::to_string(c.group) +
                         ", pingpong " + std::to_string(c.pingpong) + ", persistent " +
                         std::to_string(c.persistent) + ", streamK " + std::to_string(c.streamK) +
-                        ", multicast " + std::to_string(c.multicast);
+                        ", multicast " + std::to_string(c.multicast) + ", edgeLoop " +
+                        std::to_string(c.edgeLoop);
     for (const char* target : targets) {
       SCOPED_TRACE(std::string(target) + ": " + knobs);
       Kernel kernel = GemmDynamic(c, "gemm_knobs");

@@ -123,4 +123,11 @@ tile.kernel @element_types(%a: !tile.tensor<8xf16>, %b: !tile.tensor<8xbf16>, %c
 tile.kernel @empty() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
 }
 
+// The schedule options are unit attributes.
+
+// CHECK-LABEL: tile.kernel @scheduled
+// CHECK-SAME: attributes {edge_loop, persistent, stream_k}
+tile.kernel @scheduled() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) attributes {edge_loop, persistent, stream_k} {
+}
+
 }

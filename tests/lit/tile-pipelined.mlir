@@ -3,6 +3,7 @@
 // once per iteration; targets without (sm_60, sm_70) run the loop in order.
 // RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_80 --emit=tile | FileCheck %s --check-prefix=PLAN
 // RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=ASYNC
+// RUN: sed -e 's/attributes {dim_divisibility/attributes {edge_loop, dim_divisibility/' %S/Inputs/gemm-pipelined.mlir | %tessera-compile - --target=sm_80 --emit=ptx | FileCheck %s --check-prefix=EDGE
 // On sm_90a the gemm is a wgmma reading shared memory through the async
 // proxy. With bulk tensor copies possible (row pitches provably multiples of
 // 16 bytes) the loop is warp-specialized: a producer warpgroup (the block
@@ -129,3 +130,26 @@
 // PLAN70: tile.shared_memory_bytes = 16384
 // PLAN70: tile.alloc_shared {name = "As", offset = 0 : i64, stages = 2 : i64, swizzled}
 // PLAN70: tile.alloc_shared {name = "Bs", offset = 8192 : i64, stages = 2 : i64, swizzled}
+
+// With `edge_loop`, a third body between the hot one and the checked one,
+// for tiles on the M or N edge while the copies lie inside along K: each
+// chunk's byte count computed once before it (through an opaque move, so
+// LICM leaves it there), and in the body a select and the sized cp.async.
+// EDGE: cp.async.cg.shared.global [{{%r[0-9]+}}], [{{%rd[0-9]+}}], 16;
+// EDGE-COUNT-4: mov.b32 {{%r[0-9]+}}, {{%r[0-9]+}};
+// EDGE: ldmatrix.sync.aligned.m8n8.x4
+// EDGE-NOT: bar.sync
+// EDGE: selp.b64
+// EDGE: cp.async.cg.shared.global [{{%r[0-9]+}}], [{{%rd[0-9]+}}], 16, {{%r[0-9]+}};
+// EDGE-NOT: bar.sync
+// EDGE: cp.async.commit_group
+// EDGE: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// EDGE: cp.async.wait_group 1
+// EDGE-NEXT: // end inline asm
+// EDGE-NEXT: bar.sync 0;
+// EDGE-NOT: cp.async.cg
+// EDGE: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// The checked body follows: byte counts and bounds every iteration.
+// EDGE: cp.async.cg.shared.global [{{%r[0-9]+}}], [{{%rd[0-9]+}}], 16, {{%r[0-9]+}};
+// EDGE: cp.async.commit_group
+// EDGE: ldmatrix.sync.aligned.m8n8.x4
