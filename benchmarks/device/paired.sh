@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Our GEMMs and cuBLAS (torch.matmul) taking turns, $ROUNDS rounds, on the GPU
-# machine after prepare.sh here: each round times every kernel of $KERNELS at
-# every benchmark shape, then torch.matmul at the same shapes, so that clock
+# machine after prepare.sh here: each round, shape by shape, times every
+# kernel of $KERNELS at the shape, then torch.matmul at it, so that clock
 # and temperature drift falls on both sides. Prints per kernel and shape the
 # median TFLOP/s of each side and the median of the per-round ratios.
 #
@@ -23,17 +23,25 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | t
 sync=""
 [ "${SYNC_EACH_RUN:-0}" = 1 ] && sync="--sync-each-run"
 families=$(for k in $KERNELS; do k="${k%%@*}"; echo "${k%%__*}/"; done | sort -u | paste -sd, -)
+# One shape at a time, ours then cuBLAS's (PER_SHAPE=0: every shape of ours,
+# then every shape of cuBLAS, as before run 148): in the issue's order
+# cuBLAS ran 3000 x 5000 x 4000 and 8192 x 8192 x 1000 15-18% slower right
+# after 8192^3 than on their own (RESULTS.md runs 144, 147); ours did not.
+shapes="${GEMM_SHAPES:-2048x2048x2048,4096x4096x4096,8192x8192x8192,3000x5000x4000,8192x8192x1000}"
+[ "${PER_SHAPE:-1}" = 1 ] && groups="${shapes//,/ }" || groups="$shapes"
 for round in $(seq "${ROUNDS:-4}"); do
   for inputs in ${INPUTS:-f32}; do
-    flags="$sync${GEMM_SHAPES:+ --gemm-shapes=$GEMM_SHAPES}"
-    [ "$inputs" = torch ] && flags="$flags --inputs=torch"
-    for k in $KERNELS; do
-      timeout 120 ./.device/device_runner --workloads=benchmark ${flags} --kernels="${k%%@*}" \
-        "${k#*@}" 2>&1 |
-        grep -E "^sm_" | sed "s|^|r$round $inputs ${k#*@} |"
+    for group in $groups; do
+      flags="$sync --gemm-shapes=$group"
+      [ "$inputs" = torch ] && flags="$flags --inputs=torch"
+      for k in $KERNELS; do
+        timeout 120 ./.device/device_runner --workloads=benchmark ${flags} --kernels="${k%%@*}" \
+          "${k#*@}" 2>&1 |
+          grep -E "^sm_" | sed "s|^|r$round $inputs ${k#*@} |"
+      done
+      python3 .device/peers.py --gemm-only --only="$families" ${flags} 2>&1 |
+        grep "^torch.matmul" | sed "s/^/r$round $inputs /"
     done
-    python3 .device/peers.py --gemm-only --only="$families" ${flags} 2>&1 |
-      grep "^torch.matmul" | sed "s/^/r$round $inputs /"
   done
 done > "$out/paired.txt"
 python3 - "$out/paired.txt" <<'PY'
