@@ -392,26 +392,40 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
     scf::ConditionOp::create(b_, loc_, lt(outerBefore->getArgument(0), count),
                              ValueRange{outerBefore->getArgument(0)});
     b_.setInsertionPointToStart(outerAfter);
-    auto hot = scf::WhileOp::create(b_, loc_, TypeRange{index},
-                                    ValueRange{outerAfter->getArgument(0)});
-    Block *before = b_.createBlock(&hot.getBefore(), {}, {index}, {loc_});
-    Block *after = b_.createBlock(&hot.getAfter(), {}, {index}, {loc_});
-    b_.setInsertionPointToStart(before);
-    Value k = before->getArgument(0), next = add(k, cst(distance));
-    IRMapping saved = map_;
-    Value inside;
-    mapIteration(loop, ahead, next, [&](CopyOp copy) { inside = andi(inside, tileInBounds(copy)); });
-    map_ = saved;
-    Value pastLoop = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sge, next, count);
-    Value hotNext = andi(lt(k, count), arith::OrIOp::create(b_, loc_, pastLoop, inside));
-    scf::ConditionOp::create(b_, loc_, hotNext, ValueRange{k});
-    b_.setInsertionPointToStart(after);
-    k = after->getArgument(0);
-    if (failed(emitIteration(k, Copies::kInteriorIfValid)))
+    // while (condition(k)) iteration(k++), issued as `mode` says: the
+    // iteration index after it.
+    auto iterateWhile = [&](Value from, llvm::function_ref<Value(Value)> condition,
+                            Copies mode) -> FailureOr<Value> {
+      auto iterations = scf::WhileOp::create(b_, loc_, TypeRange{index}, ValueRange{from});
+      Block *before = b_.createBlock(&iterations.getBefore(), {}, {index}, {loc_});
+      Block *after = b_.createBlock(&iterations.getAfter(), {}, {index}, {loc_});
+      b_.setInsertionPointToStart(before);
+      Value at = before->getArgument(0);
+      scf::ConditionOp::create(b_, loc_, condition(at), ValueRange{at});
+      b_.setInsertionPointToStart(after);
+      at = after->getArgument(0);
+      if (failed(emitIteration(at, mode)))
+        return failure();
+      scf::YieldOp::create(b_, loc_, ValueRange{add(at, cst(1))});
+      b_.setInsertionPointAfter(iterations);
+      return iterations.getResult(0);
+    };
+    FailureOr<Value> hot = iterateWhile(
+        outerAfter->getArgument(0),
+        [&](Value k) {
+          Value next = add(k, cst(distance));
+          IRMapping saved = map_;
+          Value inside;
+          mapIteration(loop, ahead, next,
+                       [&](CopyOp copy) { inside = andi(inside, tileInBounds(copy)); });
+          map_ = saved;
+          Value pastLoop = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sge, next, count);
+          return andi(lt(k, count), arith::OrIOp::create(b_, loc_, pastLoop, inside));
+        },
+        Copies::kInteriorIfValid);
+    if (failed(hot))
       return failure();
-    scf::YieldOp::create(b_, loc_, ValueRange{add(k, cst(1))});
-    b_.setInsertionPointAfter(hot);
-    k = hot.getResult(0);
+    Value k = *hot;
     // A tile on an edge: the iterations whose copies lie inside their
     // tensors along K (every one but the K tail's).
     //     while (k + D < count && insideAlongK(k + D)) edge(k++);
@@ -423,25 +437,21 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
         map_ = savedMap;
       }
       auto clearEdgeBytes = llvm::make_scope_exit([&] { edgeBytes_.clear(); });
-      auto edge = scf::WhileOp::create(b_, loc_, TypeRange{index}, ValueRange{k});
-      Block *edgeBefore = b_.createBlock(&edge.getBefore(), {}, {index}, {loc_});
-      Block *edgeAfter = b_.createBlock(&edge.getAfter(), {}, {index}, {loc_});
-      b_.setInsertionPointToStart(edgeBefore);
-      Value at = edgeBefore->getArgument(0), ahead_ = add(at, cst(distance));
-      IRMapping savedMap = map_;
-      SmallVector<CopyOp> copies;
-      mapIteration(loop, ahead, ahead_, [&](CopyOp copy) { copies.push_back(copy); });
-      Value inK = insideAlongK(copies);
-      map_ = savedMap;
-      Value edgeNext = andi(lt(ahead_, count), inK);
-      scf::ConditionOp::create(b_, loc_, edgeNext, ValueRange{at});
-      b_.setInsertionPointToStart(edgeAfter);
-      at = edgeAfter->getArgument(0);
-      if (failed(emitIteration(at, Copies::kEdgeIfValid)))
+      FailureOr<Value> edge = iterateWhile(
+          k,
+          [&](Value at) {
+            Value next = add(at, cst(distance));
+            IRMapping savedMap = map_;
+            SmallVector<CopyOp> copies;
+            mapIteration(loop, ahead, next, [&](CopyOp copy) { copies.push_back(copy); });
+            Value inK = insideAlongK(copies);
+            map_ = savedMap;
+            return andi(lt(next, count), inK);
+          },
+          Copies::kEdgeIfValid);
+      if (failed(edge))
         return failure();
-      scf::YieldOp::create(b_, loc_, ValueRange{add(at, cst(1))});
-      b_.setInsertionPointAfter(edge);
-      k = edge.getResult(0);
+      k = *edge;
     }
     auto checked = scf::IfOp::create(b_, loc_, TypeRange{index}, lt(k, count),
                                      /*withElseRegion=*/true);
