@@ -241,8 +241,9 @@ private:
     kAll,
     /// The caller proved the tile inside the tensor along the `varying`
     /// dimensions (those that move with the loop's iteration) and `valid`;
-    /// the others (a tile on the M or N edge) are checked, in arithmetic
-    /// the loop does not change (hoisted out of it).
+    /// along the others (a tile on the M or N edge) each chunk's byte count
+    /// is the same every iteration (precomputeEdgeBytes computes it before
+    /// the edge loop).
     kInvariant,
   };
   /// A tensor -> shared copy issued ahead with cp.async (zero-filled when
