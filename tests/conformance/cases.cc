@@ -296,8 +296,8 @@ const std::vector<Case>& AllCases() {
       c.streamK = true;
       return c;
     });
-    // Tiles on the M and N edges in their own loop body (edge_loop), in a
-    // grid launch and with stream-K.
+    // Tiles on the M and N edges in their own loop body (edge_loop), in the
+    // target's default schedule (a grid launch on sm_80) and with stream-K.
     addSchedule("edge", [](const std::string& target) {
       GemmConfig c = GemmConfig::ForTarget(target);
       c.edgeLoop = true;
