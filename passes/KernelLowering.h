@@ -259,12 +259,13 @@ private:
   /// the loop's induction variable.
   SmallVector<bool> varyingDims(PipelinedOp loop, CopyOp copy);
   /// The bytes of the chunk at `coords` (`vector` elements) inside the
-  /// tensor along the dimensions `varying` does not mark (all of them along
-  /// the others): 0 or the chunk's size, or part of it at the last
+  /// tensor along the dimensions `varying` does not mark (every dimension
+  /// when it is empty; the caller knows the others inside), 0 where `also`
+  /// (if given) is false: 0 or the chunk's size, or part of it at the last
   /// dimension's end.
-  Value invariantChunkBytes(const TensorInfo &tensor, ArrayRef<Value> coords, int64_t vector,
-                            ArrayRef<bool> varying);
-  /// Computes invariantChunkBytes for each chunk of `copy` here (before an
+  Value chunkBytes(const TensorInfo &tensor, ArrayRef<Value> coords, int64_t vector,
+                   ArrayRef<bool> varying, Value also = {});
+  /// Computes chunkBytes for each chunk of `copy` here (before an
   /// edge loop), for lowerAsyncCopy's kInvariant copies to use.
   void precomputeEdgeBytes(CopyOp copy, ArrayRef<bool> varying);
   /// precomputeEdgeBytes's counts: (copy, chunk's first slot) -> i32.

@@ -188,11 +188,11 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
   // any copy has others (a tile that may sit on an edge).
   llvm::DenseMap<Operation *, SmallVector<bool>> varying;
   bool edges = false;
-  for (Operation *op : ahead) {
-    auto copy = cast<CopyOp>(op);
-    varying[op] = varyingDims(loop, copy);
-    edges |= kernel_.getEdgeLoop() && llvm::is_contained(varying[op], false);
-  }
+  if (kernel_.getEdgeLoop())
+    for (Operation *op : ahead) {
+      varying[op] = varyingDims(loop, cast<CopyOp>(op));
+      edges |= llvm::is_contained(varying[op], false);
+    }
   // Whether the copies of the iteration mapped now lie inside their
   // tensors along the dimensions the iteration moves.
   auto insideAlongK = [&](ArrayRef<CopyOp> copies) {
@@ -1225,20 +1225,23 @@ SmallVector<bool> KernelLowering::varyingDims(PipelinedOp loop, CopyOp copy) {
   return varying;
 }
 
-Value KernelLowering::invariantChunkBytes(const TensorInfo &tensor, ArrayRef<Value> coords,
-                                          int64_t vector, ArrayRef<bool> varying) {
+Value KernelLowering::chunkBytes(const TensorInfo &tensor, ArrayRef<Value> coords, int64_t vector,
+                                 ArrayRef<bool> varying, Value also) {
   int64_t eltBytes = getElementBytes(tensor.type.getElementType());
+  auto checks = [&](size_t d) { return varying.empty() || !varying[d]; };
   Value rows;
   for (size_t d = 0; d + 1 < coords.size(); ++d)
-    if (!varying[d])
+    if (checks(d))
       rows = andi(rows, lt(coords[d], tensor.dims[d]));
   Value bytes = cst(vector * eltBytes);
-  if (!varying.back()) {
+  if (checks(coords.size() - 1)) {
     Value remaining = arith::SubIOp::create(b_, loc_, tensor.dims.back(), coords.back());
     bytes = mul(arith::MaxSIOp::create(
                     b_, loc_, arith::MinSIOp::create(b_, loc_, remaining, cst(vector)), cst(0)),
                 cst(eltBytes));
   }
+  if (also)
+    rows = andi(rows, also);
   return rows ? arith::SelectOp::create(b_, loc_, rows, bytes, cst(0)).getResult() : bytes;
 }
 
@@ -1253,7 +1256,7 @@ void KernelLowering::precomputeEdgeBytes(CopyOp copy, ArrayRef<bool> varying) {
     if (b_.getInsertionBlock() != here)
       return; // a guarded last chunk: computed where it is issued
     Value bytes = toI32(
-        invariantChunkBytes(tensor, tensorCoords(offsets, chunk), dist.getVector(), varying));
+        chunkBytes(tensor, tensorCoords(offsets, chunk), dist.getVector(), varying));
     // Through an opaque move: LICM would otherwise hoist the arithmetic out
     // of every loop around, and the counts would stay live (in registers)
     // through the hot loop too.
@@ -1321,7 +1324,7 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
         auto known = edgeBytes_.find({copy.getOperation(), chunk.firstSlot});
         Value bytes = known != edgeBytes_.end()
                           ? known->second
-                          : toI32(invariantChunkBytes(tensor, coords, vector, varying));
+                          : toI32(chunkBytes(tensor, coords, vector, varying));
         Value some = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sgt, bytes, cst32(0));
         address = arith::SelectOp::create(b_, loc_, some, address, tensor.ptr);
         Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), address);
@@ -1335,15 +1338,7 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
     }
     // cp.async.cg 16 bytes with src-size: bytes past the tensor (or of an
     // iteration past the loop) are zero-filled and never read.
-    Value rows, full;
-    boundsPredicates(tensor, coords, vector, rows, full);
-    Value remaining = arith::SubIOp::create(b_, loc_, tensor.dims.back(), coords.back());
-    Value bytes = mul(arith::MaxSIOp::create(b_, loc_,
-                                             arith::MinSIOp::create(b_, loc_, remaining, cst(vector)),
-                                             cst(0)),
-                      cst(eltBytes));
-    Value inBounds = andi(rows, valid);
-    bytes = arith::SelectOp::create(b_, loc_, inBounds, bytes, cst(0));
+    Value bytes = chunkBytes(tensor, coords, vector, /*varying=*/{}, valid);
     Value safe = arith::SelectOp::create(b_, loc_, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sgt, bytes, cst(0)),
                                          elementAddress(tensor, coords), tensor.ptr);
     Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), safe);
