@@ -24,9 +24,9 @@ sync=""
 [ "${SYNC_EACH_RUN:-0}" = 1 ] && sync="--sync-each-run"
 families=$(for k in $KERNELS; do k="${k%%@*}"; echo "${k%%__*}/"; done | sort -u | paste -sd, -)
 # One shape at a time, ours then cuBLAS's (PER_SHAPE=0: every shape of ours,
-# then every shape of cuBLAS, as before run 148): in the order
+# then every shape of cuBLAS, as before run 149): in the order
 # cuBLAS ran 3000 x 5000 x 4000 and 8192 x 8192 x 1000 15-18% slower right
-# after 8192^3 than on their own (RESULTS.md runs 144, 147); ours did not.
+# after 8192^3 than on their own (RESULTS.md runs 144, 148, 151); ours did not.
 shapes="${GEMM_SHAPES:-2048x2048x2048,4096x4096x4096,8192x8192x8192,3000x5000x4000,8192x8192x1000}"
 [ "${PER_SHAPE:-1}" = 1 ] && groups="${shapes//,/ }" || groups="$shapes"
 for round in $(seq "${ROUNDS:-4}"); do
