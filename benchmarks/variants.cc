@@ -99,6 +99,22 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
                                     "_t", k.threads);
     if (!Add(bundle, examples::GemmDynamic(config, name), target)) return false;
   }
+  // A schedule's GEMMs (f16, bf16) and, with `gelu`, its fused GEMM, each
+  // named "<kernel>__<suffix>".
+  auto addSchedule = [&](examples::GemmConfig config, const std::string& suffix, bool gelu) {
+    for (DType dtype : {f16, bf16}) {
+      config.dtype = dtype;
+      std::string name = absl::StrCat(dtype == f16 ? "gemm_f16__" : "gemm_bf16__", suffix);
+      if (!Add(bundle, examples::GemmDynamic(config, name), target)) return false;
+    }
+    config.dtype = f16;
+    return !gelu ||
+           Add(bundle,
+               examples::GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8),
+                                      Dim::Dynamic("K", 8), config, /*tanhForm=*/true,
+                                      "gemm_bias_gelu_f16__" + suffix),
+               target);
+  };
   // sm_80: eight warps of 64 x 64 (256 x 128 and 128 x 256 tiles) beside
   // the default's four; 64 deep (three stages, 144 KiB: A's copies whole
   // 128-byte lines, RESULTS.md run 109) and 32 deep.
@@ -122,28 +138,15 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
       return false;
     examples::GemmConfig streamK = persistent;
     streamK.streamK = true;
-    for (DType dtype : {f16, bf16}) {
-      streamK.dtype = dtype;
-      std::string name = dtype == f16 ? "gemm_f16__streamk" : "gemm_bf16__streamk";
-      if (!Add(bundle, examples::GemmDynamic(streamK, name), target)) return false;
-    }
-    streamK.dtype = f16;
-    if (!Add(bundle,
-             examples::GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8), Dim::Dynamic("K", 8),
-                                    streamK, /*tanhForm=*/true, "gemm_bias_gelu_f16__streamk"),
-             target))
-      return false;
-    // The edge loop (KernelBuilder::EdgeLoop) on the grid launch and
-    // stream-K (RESULTS.md runs 146-147: edges up to 11% faster, 2-3%
-    // slower without edges).
-    for (DType dtype : {f16, bf16}) {
-      examples::GemmConfig edge = streamK;
-      edge.dtype = dtype, edge.edgeLoop = true;
-      std::string prefix = dtype == f16 ? "gemm_f16__" : "gemm_bf16__";
-      if (!Add(bundle, examples::GemmDynamic(edge, prefix + "streamk_edge"), target)) return false;
-      edge.persistent = edge.streamK = false;
-      if (!Add(bundle, examples::GemmDynamic(edge, prefix + "edge"), target)) return false;
-    }
+    if (!addSchedule(streamK, "streamk", true)) return false;
+    // The edge loop (KernelBuilder::EdgeLoop) on stream-K and the grid
+    // launch (RESULTS.md runs 146-148: edges up to 11% faster, 2-3% slower
+    // without edges).
+    examples::GemmConfig edge = streamK;
+    edge.edgeLoop = true;
+    if (!addSchedule(edge, "streamk_edge", false)) return false;
+    edge.persistent = edge.streamK = false;
+    if (!addSchedule(edge, "edge", false)) return false;
     for (int64_t group : {4, 16}) {
       examples::GemmConfig grouped = streamK;
       grouped.group = group;
@@ -154,22 +157,6 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
     }
   }
   if (target == "sm_90a") {
-    // A schedule's GEMMs (f16, bf16) and, with `gelu`, its fused GEMM, each
-    // named "<kernel>__<suffix>".
-    auto addSchedule = [&](examples::GemmConfig config, const std::string& suffix, bool gelu) {
-      for (DType dtype : {f16, bf16}) {
-        config.dtype = dtype;
-        std::string name = absl::StrCat(dtype == f16 ? "gemm_f16__" : "gemm_bf16__", suffix);
-        if (!Add(bundle, examples::GemmDynamic(config, name), target)) return false;
-      }
-      config.dtype = f16;
-      return !gelu ||
-             Add(bundle,
-                 examples::GemmBiasGelu(Dim::Dynamic("M"), Dim::Dynamic("N", 8),
-                                        Dim::Dynamic("K", 8), config, /*tanhForm=*/true,
-                                        "gemm_bias_gelu_f16__" + suffix),
-                 target);
-    };
     // A tile beside the default 128 x 256: 256 x 128 on four consumer
     // warpgroups, in f16 and bf16 (RESULTS.md runs 20, 25: ahead at some
     // shapes, behind at others; 128 x 192, 192 x 128 and 64-row tiles were
