@@ -211,8 +211,13 @@ int main(int argc, char** argv) {
         const runtime::LoadedKernel* ran_kernel = &*kernel;
         for (const runtime::LoadedKernel* c : candidates)
           if (c->entry() == report->chosen) ran_kernel = c;
-        std::printf("%s  regs %d\n", workloads::FormatReport(*report).c_str(),
+        std::printf("%s  regs %d", workloads::FormatReport(*report).c_str(),
                     ran_kernel->registers());
+        // A persistent kernel's launched blocks (in clusters: the clusters
+        // the device holds at once times their size).
+        if (ran_kernel->persistent_blocks() > 0)
+          std::printf("  blocks %lld", static_cast<long long>(ran_kernel->persistent_blocks()));
+        std::printf("\n");
         if (!report->tuning.empty()) std::printf("    trials: %s\n", report->tuning.c_str());
         std::fflush(stdout);
         (report->correct ? passes : failures)++;

@@ -189,6 +189,14 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
     examples::GemmConfig multicast = examples::GemmConfig::ForTarget(target);
     multicast.multicast = true;
     if (!addSchedule(multicast, "mc", true)) return false;
+    // Clusters of four (tiles t ^ j, j < 4, share B's tiles; each block
+    // loads one of its four panels): a quarter of B's L2 traffic, for shapes
+    // where B's copies limit (a row pitch off the 32-byte sectors, run 143).
+    examples::GemmConfig multicast4 = multicast;
+    multicast4.multicastBlocks = 4;
+    if (!addSchedule(multicast4, "mc4", true)) return false;
+    multicast4.persistent = false;
+    if (!addSchedule(multicast4, "grid_mc4", false)) return false;
     // Stream-K: the default tile, persistent, the last partial wave split
     // along K over all blocks.
     examples::GemmConfig streamK = examples::GemmConfig::ForTarget(target);

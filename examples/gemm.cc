@@ -30,7 +30,7 @@ Kernel Gemm(Dim M, Dim N, Dim K, const GemmConfig& c, const std::string& name) {
     if (c.pingpong) T.PingPong();
     if (c.persistent) T.Persistent();
     if (c.streamK) T.StreamK();
-    if (c.multicast) T.Multicast();
+    if (c.multicast) T.Multicast(c.multicastBlocks);
     if (c.edgeLoop) T.EdgeLoop();
     auto As = T.AllocShared({c.bm, c.bk}, c.dtype, "As");
     auto Bs = c.transposeB ? T.AllocShared({c.bn, c.bk}, c.dtype, "Bs")

@@ -34,6 +34,8 @@ struct GemmConfig {
   /// Clusters of two blocks along x sharing B's tiles by multicast
   /// (KernelBuilder::Multicast; a grid launch or a persistent one).
   bool multicast = false;
+  /// The cluster's blocks when multicasting (2, 4 or 8).
+  int64_t multicastBlocks = 2;
   /// Tiles on the M or N edge in a loop body of their own
   /// (KernelBuilder::EdgeLoop; the cp.async strategy).
   bool edgeLoop = false;

@@ -31,7 +31,7 @@ Kernel GemmEpilogue(Dim M, Dim N, Dim K, const GemmConfig& c, const Epilogue& ep
     if (c.pingpong) T.PingPong();
     if (c.persistent) T.Persistent();
     if (c.streamK) T.StreamK();
-    if (c.multicast) T.Multicast();
+    if (c.multicast) T.Multicast(c.multicastBlocks);
     if (c.edgeLoop) T.EdgeLoop();
     auto As = T.AllocShared({c.bm, c.bk}, c.dtype, "As"), Bs = T.AllocShared({c.bk, c.bn}, c.dtype, "Bs");
     auto bias = T.AllocShared({1, c.bn}, c.dtype, "bias");

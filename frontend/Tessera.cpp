@@ -698,9 +698,12 @@ void KernelBuilder::EdgeLoop(SourceLoc loc) {
     kernel.setEdgeLoop(true);
 }
 
-void KernelBuilder::Multicast(SourceLoc loc) {
-  if (tile::KernelOp kernel = scheduledKernel(*state_, "Multicast", loc))
+void KernelBuilder::Multicast(int64_t blocks, SourceLoc loc) {
+  if (tile::KernelOp kernel = scheduledKernel(*state_, "Multicast", loc)) {
     kernel.setMulticast(true);
+    if (blocks != 2)
+      kernel.setMulticastBlocksAttr(state_->b().getI64IntegerAttr(blocks));
+  }
 }
 
 void KernelBuilder::Clear(const Buffer &buffer, SourceLoc loc) {

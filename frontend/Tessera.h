@@ -381,13 +381,14 @@ public:
   /// iteration count does not depend on the block; otherwise it stays
   /// persistent, with a remark.
   void StreamK(SourceLoc loc = {});
-  /// Asks for thread block clusters of two blocks along x whose shared
-  /// tiles are multicast (not with PingPong or StreamK): on targets with
-  /// clusters and a warp-specialized Pipelined loop, two neighboring blocks
-  /// (a persistent kernel: tiles t and t ^ 1) that load the same tile of
-  /// the loop's largest copy each load half and multicast it to both. Pays
-  /// where L2 traffic limits (RESULTS.md); elsewhere a remark.
-  void Multicast(SourceLoc loc = {});
+  /// Asks for thread block clusters of `blocks` (2, 4 or 8) blocks along x
+  /// whose shared tiles are multicast (not with PingPong or StreamK): on
+  /// targets with clusters and a warp-specialized Pipelined loop,
+  /// neighboring blocks (a persistent kernel: tiles t ^ j, j < blocks) that
+  /// load the same tile of the loop's largest copy each load 1/blocks of it
+  /// and multicast it to all. Pays where L2 traffic limits (RESULTS.md);
+  /// elsewhere a remark. Another count is an error at Finish.
+  void Multicast(int64_t blocks = 2, SourceLoc loc = {});
   /// Tiles on the M or N edge run their pipelined loop in a body of their own
   /// whose bounds are computed once per tile (`edge_loop`, a tuning option:
   /// faster edges, slightly slower kernels elsewhere; see tile.kernel).

@@ -363,6 +363,13 @@ LogicalResult KernelOp::verify() {
   if (getMulticast() && (getPingpong() || getStreamK()))
     return emitOpError() << "multicast cannot be combined with "
                          << (getPingpong() ? "pingpong" : "stream_k");
+  if (std::optional<uint64_t> blocks = getMulticastBlocks()) {
+    if (!getMulticast())
+      return emitOpError() << "multicast_blocks needs multicast";
+    int64_t n = int64_t(*blocks);
+    if (n != 2 && n != 4 && n != 8)
+      return emitOpError() << "multicast_blocks must be 2, 4 or 8 (a cluster's blocks), got " << n;
+  }
   if (getPingpong() && grid.getNumResults() < 2)
     return emitOpError() << "pingpong pairs blocks along y: it needs a grid of two or three "
                             "extents, got "

@@ -74,7 +74,11 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     blocks whose neighbor loads another tile load alone. A persistent
     kernel decides per tile (tiles t and t ^ 1 pair up) and needs an
     iteration count that does not depend on the tile. Elsewhere the kernel
-    runs as written (a remark).
+    runs as written (a remark). `multicast_blocks` (optional, with
+    `multicast`; 2, 4 or 8, default 2) sets the cluster's size: each of its
+    blocks loads 1/n of the copy (whose panels must divide among them) when
+    all n load the same tile (a persistent kernel: tiles t ^ j for j < n),
+    which cuts that copy's L2 traffic to 1/n.
 
     `edge_loop` (optional) gives the cp.async pipelining strategy (sm_80) a
     third loop body for tiles on the M or N edge: while an iteration's
@@ -102,7 +106,8 @@ def Tile_KernelOp : Tile_Op<"kernel", [
                        OptionalAttr<StrArrayAttr>:$arg_names,
                        OptionalAttr<DenseI64ArrayAttr>:$dim_divisibility,
                        UnitAttr:$pingpong, UnitAttr:$persistent, UnitAttr:$stream_k,
-                       UnitAttr:$multicast, UnitAttr:$edge_loop);
+                       UnitAttr:$multicast, OptionalAttr<I64Attr>:$multicast_blocks,
+                       UnitAttr:$edge_loop);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;

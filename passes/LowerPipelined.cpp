@@ -10,6 +10,8 @@
 
 #include "llvm/ADT/ScopeExit.h"
 
+#include <functional>
+
 namespace tessera::lowering {
 
 LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
@@ -551,8 +553,9 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   SmallVector<Map> maps;
   DenseMap<Operation *, unsigned> mapOf;
   int64_t stageBytes = 0;
-  // The largest copy of an even number of panels (a candidate to multicast,
-  // see below).
+  // Clusters of `clusterBlocks` blocks multicast the largest copy whose
+  // panels divide among them (see below).
+  int64_t clusterBlocks = kernel_.getMulticastBlocks().value_or(2);
   CopyOp largestEven;
   int64_t largestEvenBytes = 0;
   for (Operation &op : loop.getBodyBlock().without_terminator()) {
@@ -565,7 +568,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     int64_t columns = dst.swizzle.rowBytes / element;
     int64_t bytes = dst.type.getNumElements() * element;
     stageBytes += bytes;
-    if (dst.swizzle.panels % 2 == 0 && bytes > largestEvenBytes) {
+    if (dst.swizzle.panels % clusterBlocks == 0 && bytes > largestEvenBytes) {
       largestEvenBytes = bytes;
       largestEven = copy;
     }
@@ -583,18 +586,19 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     mapOf[&op] = it - maps.begin();
   }
 
-  // Clusters of two blocks along x (KernelOp `multicast`; the runtime
-  // launches an even number of blocks): where both blocks of a cluster load
-  // the same tile of the largest copy (whole panels, an even number) in
-  // every iteration, each loads half of its panels and multicasts them to
-  // both, which halves that copy's traffic from L2. Whether they do is
-  // decided per tile, by both blocks alike: each recomputes the values the
-  // copy's offsets and the iteration count take from before the loop
-  // (`multicastKey`) at its peer's coordinates (block x ^ 1 of a grid
-  // launch, linear tile t ^ 1 of a persistent one) and compares them with
-  // its own. A raster order that puts tile rows of one column side by side
-  // pairs most tiles; the rest load alone. A persistent kernel's blocks
-  // share ring positions only if every tile runs the same iteration count.
+  // Clusters of n = `clusterBlocks` blocks along x (KernelOp `multicast`
+  // and `multicast_blocks`; the runtime launches a multiple of n blocks):
+  // where all blocks of a cluster load the same tile of the largest copy
+  // (whole panels, a multiple of n) in every iteration, each loads 1/n of
+  // its panels and multicasts them to all, which cuts that copy's traffic
+  // from L2 to 1/n. Whether they do is decided per tile, by all blocks
+  // alike: each recomputes the values the copy's offsets and the iteration
+  // count take from before the loop (`multicastKey`) at its peers'
+  // coordinates (blocks x ^ j, 0 < j < n, of a grid launch, linear tiles
+  // t ^ j of a persistent one) and compares them with its own. A raster
+  // order that puts tile rows of one column side by side groups most tiles;
+  // the rest load alone. A persistent kernel's blocks share ring positions
+  // only if every tile runs the same iteration count.
   CopyOp multicastCopy;
   llvm::SetVector<Value> multicastKey;
   const char *noMulticast = nullptr;
@@ -604,7 +608,9 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     else if (pingPong_ || streamK_)
       noMulticast = "not with the ping-pong or stream-K schedule";
     else if (!largestEven)
-      noMulticast = "no copy of an even number of panels";
+      noMulticast = clusterBlocks == 2
+                        ? "no copy of an even number of panels"
+                        : "no copy whose panels divide among the cluster's blocks";
     else if (persistent_ && dependsOnBlockIndices(loop.getCount()))
       noMulticast = "the iteration count depends on the tile (a persistent kernel)";
   }
@@ -629,7 +635,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   if (noMulticast)
     loop.emitRemark() << "multicast not applied: " << noMulticast;
   if (multicastCopy)
-    func_->setAttr(kLoweredClusterXAttr, b_.getI64IntegerAttr(2));
+    func_->setAttr(kLoweredClusterXAttr, b_.getI64IntegerAttr(clusterBlocks));
   func_->setAttr(kLoweredBlockThreadsAttr, b_.getI64IntegerAttr(consumers + 128));
   func_.setKnownBlockSizeAttr(b_.getDenseI32ArrayAttr({int32_t(consumers + 128), 1, 1}));
 
@@ -695,10 +701,10 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
 
   // Thread 0 initializes the barriers; everyone sees them after the barrier.
   // In clusters, each stage's "empty" barrier counts the consumer warps of
-  // both blocks (either block's producer may write the stage in both): a
-  // tile that multicasts releases it once here and once in the peer, one
-  // that does not twice here.
-  int64_t emptyCount = multicastCopy ? 2 * threads / 32 : threads;
+  // all n blocks (any block's producer may write the stage in all): a tile
+  // that multicasts releases it once here and once in each peer, one that
+  // does not n times here.
+  int64_t emptyCount = multicastCopy ? clusterBlocks * threads / 32 : threads;
   ifThen(isThread(0), [&] {
     for (int64_t s = 0; s < stages; ++s) {
       ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", {full(cst(s))});
@@ -709,7 +715,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   });
   // Multicasting: `multicast` says whether the tile at hand does (set per
   // tile below in a persistent kernel), `agree` computes it.
-  Value multicast, rank, peer;
+  Value multicast, rank;
   ArrayRef<BlockArgument> indices = kernel_.getBlockIndices();
   auto agree = [&](IRMapping &ownAt, IRMapping &peerAt, Value peerPresent) -> FailureOr<Value> {
     Value both = peerPresent;
@@ -723,37 +729,45 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     }
     return both;
   };
-  // The peer of linear tile t (a persistent kernel): tile t ^ 1, if any.
+  // The peers of linear tile t (a persistent kernel): tiles t ^ j, if any.
   auto agreeOnTile = [&](IRMapping &ownAt, Value tile, Value tiles) -> FailureOr<Value> {
-    Value peerTile = arith::XOrIOp::create(b_, loc_, tile, cst(1));
-    IRMapping peerAt;
-    for (auto [index, coord] : llvm::zip(indices, tileCoords(peerTile)))
-      peerAt.map(index, coord);
-    return agree(ownAt, peerAt, lt(peerTile, tiles));
+    Value all;
+    for (int64_t j = 1; j < clusterBlocks; ++j) {
+      Value peerTile = arith::XOrIOp::create(b_, loc_, tile, cst(j));
+      IRMapping peerAt;
+      for (auto [index, coord] : llvm::zip(indices, tileCoords(peerTile)))
+        peerAt.map(index, coord);
+      FailureOr<Value> both = agree(ownAt, peerAt, lt(peerTile, tiles));
+      if (failed(both))
+        return failure();
+      all = all ? andi(all, *both) : *both;
+    }
+    return all;
   };
-  if (multicastCopy) {
+  if (multicastCopy)
     rank = emitPtx(b_, loc_, "mov.u32 $0, %cluster_ctarank;", "=r", {}, {i32},
                    /*sideEffects=*/false)[0];
-    peer = arith::XOrIOp::create(b_, loc_, rank, arith::ConstantIntOp::create(b_, loc_, i32, 1));
-  }
   auto clusterBarrier = [&] {
     ptx("barrier.cluster.arrive.release.aligned;", "", {});
     ptx("barrier.cluster.wait.acquire.aligned;", "", {});
   };
   if (multicastCopy && !persistent_) {
-    // A grid launch: the block's one tile, and its peer's (block x ^ 1; a
-    // block past the grid's x leaves, its peer loads alone). Both blocks
-    // agree, so both or neither pass the cluster barrier that makes the
-    // peer's barriers ready before anyone multicasts or arrives remotely.
+    // A grid launch: the block's one tile, and its peers' (blocks x ^ j; a
+    // block past the grid's x leaves, its peers load alone). All blocks
+    // agree, so all or none pass the cluster barrier that makes the peers'
+    // barriers ready before anyone multicasts or arrives remotely.
     Value x = map_.lookup(indices[0]);
-    Value peerX = arith::XOrIOp::create(b_, loc_, x, cst(1));
-    IRMapping ownAt, peerAt;
-    peerAt.map(indices[0], peerX);
-    FailureOr<Value> both = agree(ownAt, peerAt, lt(peerX, gridExtent(0)));
-    if (failed(both))
-      return failure();
     Value present = lt(x, gridExtent(0));
-    multicast = andi(present, *both);
+    multicast = present;
+    for (int64_t j = 1; j < clusterBlocks; ++j) {
+      Value peerX = arith::XOrIOp::create(b_, loc_, x, cst(j));
+      IRMapping ownAt, peerAt;
+      peerAt.map(indices[0], peerX);
+      FailureOr<Value> both = agree(ownAt, peerAt, lt(peerX, gridExtent(0)));
+      if (failed(both))
+        return failure();
+      multicast = andi(multicast, *both);
+    }
     auto sync = scf::IfOp::create(b_, loc_, multicast, /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard branch(b_);
@@ -842,9 +856,10 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
                   "r,l,r,r,r", operands);
               return;
             }
-            // Into the same offsets of both blocks' shared memory, completing
+            // Into the same offsets of all blocks' shared memory, completing
             // on the same barrier of each.
-            operands.push_back(arith::ConstantIntOp::create(b_, loc_, b_.getI16Type(), 3));
+            operands.push_back(arith::ConstantIntOp::create(b_, loc_, b_.getI16Type(),
+                                                            (1 << clusterBlocks) - 1));
             ptx("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::"
                 "bytes.multicast::cluster [$0], [$1, {$2, $3}], [$4], $5;",
                 "r,l,r,r,r,h", operands);
@@ -854,25 +869,34 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
               issue(p, false);
             return;
           }
-          // This block's half of the panels to both blocks, or all alone.
-          auto both = scf::IfOp::create(b_, loc_, multicast, /*withElseRegion=*/true);
-          {
-            OpBuilder::InsertionGuard branch(b_);
-            int64_t half = dst.swizzle.panels / 2;
-            b_.setInsertionPoint(both.thenBlock()->getTerminator());
-            Value second = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ne, rank,
-                                                 arith::ConstantIntOp::create(b_, loc_, i32, 0));
-            auto halves = scf::IfOp::create(b_, loc_, second, /*withElseRegion=*/true);
+          // This block's 1/n of the panels to all blocks (rank r the r-th
+          // share, chosen by halving the ranks: constant offsets in each
+          // branch), or all alone.
+          auto all = scf::IfOp::create(b_, loc_, multicast, /*withElseRegion=*/true);
+          OpBuilder::InsertionGuard branch(b_);
+          int64_t share = dst.swizzle.panels / clusterBlocks;
+          std::function<void(int64_t, int64_t)> issueShares = [&](int64_t first, int64_t end) {
+            if (end - first == 1) {
+              for (int64_t p = first * share; p < end * share; ++p)
+                issue(p, true);
+              return;
+            }
+            int64_t middle = (first + end) / 2;
+            Value upper = arith::CmpIOp::create(
+                b_, loc_, arith::CmpIPredicate::uge, rank,
+                arith::ConstantIntOp::create(b_, loc_, i32, middle));
+            auto halves = scf::IfOp::create(b_, loc_, upper, /*withElseRegion=*/true);
+            OpBuilder::InsertionGuard inHalf(b_);
             b_.setInsertionPoint(halves.thenBlock()->getTerminator());
-            for (int64_t p = half; p < 2 * half; ++p)
-              issue(p, true);
+            issueShares(middle, end);
             b_.setInsertionPoint(halves.elseBlock()->getTerminator());
-            for (int64_t p = 0; p < half; ++p)
-              issue(p, true);
-            b_.setInsertionPoint(both.elseBlock()->getTerminator());
-            for (int64_t p = 0; p < dst.swizzle.panels; ++p)
-              issue(p, false);
-          }
+            issueShares(first, middle);
+          };
+          b_.setInsertionPoint(all.thenBlock()->getTerminator());
+          issueShares(0, clusterBlocks);
+          b_.setInsertionPoint(all.elseBlock()->getTerminator());
+          for (int64_t p = 0; p < dst.swizzle.panels; ++p)
+            issue(p, false);
         });
         map_ = saved;
       };
@@ -1025,9 +1049,10 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     ifThen(eq(slot, cst(1)), [&] { ptx("bar.sync " + order + ";", "", {}); });
   }
   // A stage goes back to the producer: in clusters, with one arrival per
-  // consumer warp, to both blocks' producers where the tile multicasts
-  // (either writes it here), twice to this block's otherwise.
-  Value peerOffset, firstLane;
+  // consumer warp, to all blocks' producers where the tile multicasts (any
+  // writes it here), n times to this block's otherwise.
+  SmallVector<Value> peerOffsets;
+  Value firstLane;
   if (multicastCopy && persistent_) {
     IRMapping ownAt;
     FailureOr<Value> both =
@@ -1038,9 +1063,13 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   }
   if (multicastCopy) {
     Value local = full(zero);
-    Value remote = emitPtx(b_, loc_, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r",
-                           {local, peer}, {i32}, /*sideEffects=*/false)[0];
-    peerOffset = arith::SubIOp::create(b_, loc_, remote, local);
+    for (int64_t j = 1; j < clusterBlocks; ++j) {
+      Value peer =
+          arith::XOrIOp::create(b_, loc_, rank, arith::ConstantIntOp::create(b_, loc_, i32, j));
+      Value remote = emitPtx(b_, loc_, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r",
+                             {local, peer}, {i32}, /*sideEffects=*/false)[0];
+      peerOffsets.push_back(arith::SubIOp::create(b_, loc_, remote, local));
+    }
     firstLane = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq,
                                       arith::RemUIOp::create(b_, loc_, rawThreadId_, cst(32)),
                                       zero);
@@ -1052,13 +1081,14 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     }
     // Each warp's first lane, once the warp's MMAs are done.
     ifThen(firstLane, [&] {
-      Value arrivals = arith::SelectOp::create(b_, loc_, multicast,
-                                               arith::ConstantIntOp::create(b_, loc_, i32, 1),
-                                               arith::ConstantIntOp::create(b_, loc_, i32, 2));
+      Value arrivals = arith::SelectOp::create(
+          b_, loc_, multicast, arith::ConstantIntOp::create(b_, loc_, i32, 1),
+          arith::ConstantIntOp::create(b_, loc_, i32, clusterBlocks));
       ptx("mbarrier.arrive.shared::cta.b64 _, [$0], $1;", "r,r", {empty(stage), arrivals});
       ifThen(multicast, [&] {
-        ptx("mbarrier.arrive.shared::cluster.b64 _, [$0];", "r",
-            {arith::AddIOp::create(b_, loc_, empty(stage), peerOffset)});
+        for (Value peerOffset : peerOffsets)
+          ptx("mbarrier.arrive.shared::cluster.b64 _, [$0];", "r",
+              {arith::AddIOp::create(b_, loc_, empty(stage), peerOffset)});
       });
     });
   };

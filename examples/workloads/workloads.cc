@@ -838,6 +838,18 @@ const std::vector<Workload>& AllWorkloads() {
       Gemm("gemm_f16_persistent_mc", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_persistent_mc", 2100, 2104, 1032, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_persistent_mc", 1031, 1800, 520, runtime::DTYPE_F16, false, true, false),
+      // Clusters of four: 257 x 392 is 3 tile rows of 2 (no group of four
+      // complete on sm_90a: every tile loads alone), 2100 x 2104 153 tiles
+      // (blocks loop, the last group short), 1031 x 1800 and 600 x 1000 (B's
+      // row pitch of 2000 bytes 16 off a 32-byte sector) mixed groups.
+      Gemm("gemm_f16_persistent_mc4", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_persistent_mc4", 2100, 2104, 1032, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_persistent_mc4", 1031, 1800, 520, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_persistent_mc4", 600, 1000, 264, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_grid_mc4", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_grid_mc4", 520, 264, 1032, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_grid_mc4", 1031, 1800, 520, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_grid_mc4", 600, 1000, 264, runtime::DTYPE_F16, false, true, false),
       // Persistent: 2100 x 2104 has more tiles than the device holds blocks
       // (17 x 9 of 128 x 256, 17 x 17 of 128 x 128), so blocks loop.
       Gemm("gemm_f16_persistent", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
@@ -894,7 +906,9 @@ const std::vector<Workload>& AllWorkloads() {
         {"gemm_bias_gelu_f16_pingpong", Act::kGeluTanh, false, false},
         {"gemm_bias_gelu_f16_grid", Act::kGeluTanh, false, false},
         {"gemm_bias_gelu_f16_grid_mc", Act::kGeluTanh, false, false},
-        {"gemm_bias_gelu_f16_persistent_mc", Act::kGeluTanh, false, false}})
+        {"gemm_bias_gelu_f16_persistent_mc", Act::kGeluTanh, false, false},
+        {"gemm_bias_gelu_f16_persistent_mc4", Act::kGeluTanh, false, false},
+        {"gemm_bias_gelu_f16_grid_mc4", Act::kGeluTanh, false, false}})
     for (Workload& w : GemmEpilogueWorkloads(kernel, act, residual, benchmark))
       list->push_back(std::move(w));
   // Ping-pong with a long K: slot 0's epilogue (its bias tile in shared
@@ -919,6 +933,8 @@ const std::vector<Workload>& AllWorkloads() {
   list->push_back(Gemm("gemm_bias_gelu_f16_persistent", 2100, 2104, 264, runtime::DTYPE_F16,
                        false, true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
   list->push_back(Gemm("gemm_bias_gelu_f16_persistent_mc", 2100, 2104, 264, runtime::DTYPE_F16,
+                       false, true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
+  list->push_back(Gemm("gemm_bias_gelu_f16_persistent_mc4", 2100, 2104, 264, runtime::DTYPE_F16,
                        false, true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
   return list;
   }();

@@ -290,6 +290,21 @@ const std::vector<Case>& AllCases() {
       c.multicast = true;
       return c;
     });
+    // Clusters of four (tiles t ^ j, j < 4, each block loading a quarter of
+    // B's tile), persistent and as a grid launch.
+    addSchedule("persistent_mc4", [](const std::string& target) {
+      GemmConfig c = GemmConfig::ForTarget(target);
+      c.persistent = c.multicast = true;
+      c.multicastBlocks = 4;
+      return c;
+    });
+    addSchedule("grid_mc4", [](const std::string& target) {
+      GemmConfig c = GemmConfig::ForTarget(target);
+      c.persistent = false;
+      c.multicast = true;
+      c.multicastBlocks = 4;
+      return c;
+    });
     // Stream-K: persistent, the last partial wave split along K.
     addSchedule("streamk", [](const std::string& target) {
       GemmConfig c = GemmConfig::ForTarget(target);

@@ -53,6 +53,7 @@ TEST(Knobs, AnyGemmKnobsGiveAKernelOrAnError) {
     c.persistent = rng() % 3 == 0;
     c.streamK = c.persistent && rng() % 2;
     c.multicast = rng() % 4 == 0;
+    c.multicastBlocks = int64_t{1} << (rng() % 4);  // 1 (an error), 2, 4 or 8
     c.edgeLoop = rng() % 3 == 0;
   }
   for (const GemmConfig& c : configs) {
@@ -63,7 +64,8 @@ TEST(Knobs, AnyGemmKnobsGiveAKernelOrAnError) {
                         std::to_string(c.transposeB) + ", group " + std::to_string(c.group) +
                         ", pingpong " + std::to_string(c.pingpong) + ", persistent " +
                         std::to_string(c.persistent) + ", streamK " + std::to_string(c.streamK) +
-                        ", multicast " + std::to_string(c.multicast) + ", edgeLoop " +
+                        ", multicast " + std::to_string(c.multicast) + " of " +
+                        std::to_string(c.multicastBlocks) + ", edgeLoop " +
                         std::to_string(c.edgeLoop);
     for (const char* target : targets) {
       SCOPED_TRACE(std::string(target) + ": " + knobs);

@@ -211,6 +211,16 @@ tile.kernel @multicast_stream_k(%A: !tile.tensor<4xf32>) grid(affine_map<()[] ->
 
 // -----
 
+// expected-error @+1 {{'tile.kernel' op multicast_blocks must be 2, 4 or 8 (a cluster's blocks), got 3}}
+tile.kernel @multicast_three(%A: !tile.tensor<4xf32>) grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) attributes {multicast, multicast_blocks = 3 : i64} {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op multicast_blocks needs multicast}}
+tile.kernel @multicast_blocks_alone(%A: !tile.tensor<4xf32>) grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) attributes {multicast_blocks = 4 : i64} {}
+
+// -----
+
 // expected-error @+1 {{'tile.kernel' op multicast cannot be combined with pingpong}}
 tile.kernel @multicast_pingpong(%A: !tile.tensor<4xf32>) grid(affine_map<()[] -> (1, 1)>) threads(32) blocks(%bx, %by) attributes {multicast, pingpong} {}
 

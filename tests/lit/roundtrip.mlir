@@ -130,4 +130,9 @@ tile.kernel @empty() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
 tile.kernel @scheduled() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) attributes {edge_loop, persistent, stream_k} {
 }
 
+// CHECK-LABEL: tile.kernel @clustered
+// CHECK-SAME: attributes {multicast, multicast_blocks = 4 : i64, persistent}
+tile.kernel @clustered() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) attributes {multicast, multicast_blocks = 4 : i64, persistent} {
+}
+
 }

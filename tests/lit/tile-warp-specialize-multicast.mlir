@@ -19,6 +19,17 @@
 // A kernel whose neighbors never share B's tile (x walks the columns) gets
 // no multicast code at all: the comparison folds to false.
 // RUN: sed -e 's/(s0 ceildiv 128, s5 ceildiv 128)/(s5 ceildiv 128, s0 ceildiv 128)/' -e 's/%row = arith.muli %bx/%row = arith.muli %by/' -e 's/%col = arith.muli %by/%col = arith.muli %bx/' %S/Inputs/gemm-multicast.mlir | %tessera-compile - --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=COLUMNS
+// multicast_blocks = 4 (a persistent kernel whose B tile has four panels):
+// clusters of four, tiles t ^ 1, t ^ 2, t ^ 3 compared, each rank loads one
+// panel of B to all four blocks (mask 15), each stage's "empty" barrier counts
+// the four blocks' 8 warps each, and a multicasting tile's warps arrive here
+// and at the three peers.
+// RUN: sed -e 's/64x128xf16/64x256xf16/g' -e 's/128x128xf32/128x256xf32/g' -e 's/threads(128)/threads(256)/' -e 's/multicast, persistent/multicast, multicast_blocks = 4 : i64, persistent/' %S/Inputs/gemm-multicast-persistent.mlir > %t.mc4.mlir
+// RUN: %tessera-compile %t.mc4.mlir --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=FOUR
+// RUN: %tessera-compile %t.mc4.mlir --target=sm_90a -o %t.mc4.ptx --bundle=%t.mc4.pb
+// RUN: %tessera-run --bundle=%t.mc4.pb --list | FileCheck %s --check-prefix=FOUR-LIST
+// B's two panels do not divide among four blocks: a remark, no clusters.
+// RUN: sed -e 's/multicast}/multicast, multicast_blocks = 4 : i64}/' %S/Inputs/gemm-multicast.mlir | %tessera-compile - --target=sm_90a --emit=ptx 2>&1 | FileCheck %s --check-prefix=FOUR-REMARK
 
 // CHECK: mbarrier.init.shared::cta.b64 [{{%r[0-9]+}}], 1;
 // CHECK: mbarrier.init.shared::cta.b64 [{{%r[0-9]+}}], 8;
@@ -64,3 +75,19 @@
 
 // COLUMNS-NOT: multicast::cluster
 // COLUMNS-NOT: shared::cluster.b64
+
+// FOUR: mbarrier.init.shared::cta.b64 [{{%r[0-9]+}}], 32;
+// FOUR: mov.u32 {{%r[0-9]+}}, %cluster_ctarank;
+// FOUR: barrier.cluster.arrive.release.aligned;
+// FOUR: xor.b64 {{%rd[0-9]+}}, {{%rd[0-9]+}}, 1;
+// FOUR: xor.b64 {{%rd[0-9]+}}, {{%rd[0-9]+}}, 2;
+// FOUR: xor.b64 {{%rd[0-9]+}}, {{%rd[0-9]+}}, 3;
+// FOUR: mov.b16 {{%rs[0-9]+}}, 15;
+// FOUR: bytes.multicast::cluster
+// FOUR-COUNT-3: mapa.shared::cluster.u32
+// FOUR-COUNT-3: mbarrier.arrive.shared::cluster.b64 _,
+
+// FOUR-LIST: gemm({{.*}}) grid {{.*}} persistent, clusters of 4,
+
+// FOUR-REMARK: remark: multicast not applied: no copy whose panels divide among the cluster's blocks
+// FOUR-REMARK-NOT: multicast::cluster
