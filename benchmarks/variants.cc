@@ -171,6 +171,18 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
                        true))
         return false;
     }
+    // 128 x 192 tiles (B in three panels), persistent, alone and in clusters
+    // of two (one block loads one panel of B, the other two): for shapes
+    // whose 128 x 256 tiles leave a partial last wave (3000 x 5000 x 4000:
+    // 480 tiles, 3.64 waves; 648 of 128 x 192, 4.91).
+    for (int stages : {4, 5}) {
+      examples::GemmConfig narrow = examples::GemmConfig::ForTarget(target);
+      narrow.bn = 192, narrow.stages = stages;
+      std::string name = absl::StrCat("128x192x64_s", stages);
+      if (!addSchedule(narrow, name, false)) return false;
+      narrow.multicast = true;
+      if (!addSchedule(narrow, name + "_mc", false)) return false;
+    }
     // The ping-pong schedule: 128 x 128 tiles, one consumer warpgroup each
     // (two m64n128 wgmmas per k-step), two tiles per block taking turns.
     if (!addSchedule(examples::GemmConfig::PingPongForTarget(target), "pingpong", true))
@@ -202,6 +214,12 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
     examples::GemmConfig streamK = examples::GemmConfig::ForTarget(target);
     streamK.streamK = true;
     if (!addSchedule(streamK, "streamk", true)) return false;
+    // Stream-K in clusters of two (whole tiles multicast B) and of four.
+    examples::GemmConfig streamKMulticast = streamK;
+    streamKMulticast.multicast = true;
+    if (!addSchedule(streamKMulticast, "streamk_mc", true)) return false;
+    streamKMulticast.multicastBlocks = 4;
+    if (!addSchedule(streamKMulticast, "streamk_mc4", false)) return false;
     // Stream-K on the 256 x 128 tile (four consumer warpgroups): a tuning
     // candidate for shapes whose last wave of that tile is partial.
     examples::GemmConfig tallStreamK = streamK;

@@ -382,7 +382,8 @@ public:
   /// persistent, with a remark.
   void StreamK(SourceLoc loc = {});
   /// Asks for thread block clusters of `blocks` (2, 4 or 8) blocks along x
-  /// whose shared tiles are multicast (not with PingPong or StreamK): on
+  /// whose shared tiles are multicast (not with PingPong; with StreamK the
+  /// whole tiles multicast, pieces of split tiles load alone): on
   /// targets with clusters and a warp-specialized Pipelined loop,
   /// neighboring blocks (a persistent kernel: tiles t ^ j, j < blocks) that
   /// load the same tile of the loop's largest copy each load 1/blocks of it

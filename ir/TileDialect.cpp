@@ -360,9 +360,8 @@ LogicalResult KernelOp::verify() {
     return emitOpError() << "stream_k needs persistent";
   if (getPingpong() && getPersistent())
     return emitOpError() << "pingpong and persistent cannot be combined";
-  if (getMulticast() && (getPingpong() || getStreamK()))
-    return emitOpError() << "multicast cannot be combined with "
-                         << (getPingpong() ? "pingpong" : "stream_k");
+  if (getMulticast() && getPingpong())
+    return emitOpError() << "multicast cannot be combined with pingpong";
   if (std::optional<uint64_t> blocks = getMulticastBlocks()) {
     if (!getMulticast())
       return emitOpError() << "multicast_blocks needs multicast";

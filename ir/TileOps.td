@@ -65,7 +65,7 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     accumulators are cleared before it, and whose iteration count does not
     depend on the block; elsewhere the kernel stays persistent (a remark).
 
-    `multicast` (optional; not with `pingpong` or `stream_k`) launches
+    `multicast` (optional; not with `pingpong`) launches
     thread block clusters of two blocks along x where the target has them and
     the first pipelined loop is warp-specialized: when both blocks of a
     cluster load the same tile of the loop's largest copy in every iteration
@@ -73,10 +73,11 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     it and multicasts it to both, halving that copy's traffic from L2;
     blocks whose neighbor loads another tile load alone. A persistent
     kernel decides per tile (tiles t and t ^ 1 pair up) and needs an
-    iteration count that does not depend on the tile. Elsewhere the kernel
+    iteration count that does not depend on the tile; with `stream_k`, whole
+    tiles multicast so and pieces of split tiles load alone. Elsewhere the kernel
     runs as written (a remark). `multicast_blocks` (optional, with
     `multicast`; 2, 4 or 8, default 2) sets the cluster's size: each of its
-    blocks loads 1/n of the copy (whose panels must divide among them) when
+    blocks loads 1/n of the copy's panels (it needs at least n) when
     all n load the same tile (a persistent kernel: tiles t ^ j for j < n),
     which cuts that copy's L2 traffic to 1/n.
 

@@ -553,8 +553,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   SmallVector<Map> maps;
   DenseMap<Operation *, unsigned> mapOf;
   int64_t stageBytes = 0;
-  // Clusters of `clusterBlocks` blocks multicast the largest copy whose
-  // panels divide among them (see below).
+  // Clusters of `clusterBlocks` blocks multicast the largest copy of at
+  // least as many panels (see below).
   int64_t clusterBlocks = kernel_.getMulticastBlocks().value_or(2);
   CopyOp largestEven;
   int64_t largestEvenBytes = 0;
@@ -568,7 +568,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     int64_t columns = dst.swizzle.rowBytes / element;
     int64_t bytes = dst.type.getNumElements() * element;
     stageBytes += bytes;
-    if (dst.swizzle.panels % clusterBlocks == 0 && bytes > largestEvenBytes) {
+    if (dst.swizzle.panels >= clusterBlocks && bytes > largestEvenBytes) {
       largestEvenBytes = bytes;
       largestEven = copy;
     }
@@ -589,9 +589,9 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   // Clusters of n = `clusterBlocks` blocks along x (KernelOp `multicast`
   // and `multicast_blocks`; the runtime launches a multiple of n blocks):
   // where all blocks of a cluster load the same tile of the largest copy
-  // (whole panels, a multiple of n) in every iteration, each loads 1/n of
-  // its panels and multicasts them to all, which cuts that copy's traffic
-  // from L2 to 1/n. Whether they do is decided per tile, by all blocks
+  // (whole panels, at least n) in every iteration, each loads 1/n of its
+  // panels (rank r panels [rP/n, (r+1)P/n)) and multicasts them to all,
+  // which cuts that copy's traffic from L2 to 1/n. Whether they do is decided per tile, by all blocks
   // alike: each recomputes the values the copy's offsets and the iteration
   // count take from before the loop (`multicastKey`) at its peers'
   // coordinates (blocks x ^ j, 0 < j < n, of a grid launch, linear tiles
@@ -605,12 +605,10 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   if (kernel_.getMulticast()) {
     if (!caps_.hasClusters)
       noMulticast = "the target has no thread block clusters";
-    else if (pingPong_ || streamK_)
-      noMulticast = "not with the ping-pong or stream-K schedule";
+    else if (pingPong_)
+      noMulticast = "not with the ping-pong schedule";
     else if (!largestEven)
-      noMulticast = clusterBlocks == 2
-                        ? "no copy of an even number of panels"
-                        : "no copy whose panels divide among the cluster's blocks";
+      noMulticast = "no copy of at least as many panels as the cluster has blocks";
     else if (persistent_ && dependsOnBlockIndices(loop.getCount()))
       noMulticast = "the iteration count depends on the tile (a persistent kernel)";
   }
@@ -826,6 +824,15 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
         wait(empty(stage), parity);
         return stage;
       };
+      // In clusters, the block stays until the consumers of all blocks have
+      // released every stage (the peers' may still arrive on this block's
+      // barriers): a wait for the ring's next round after position `end`.
+      auto waitNextRound = [&](Value end) {
+        auto next = scf::ForOp::create(b_, loc_, zero, cst(stages), cst(1));
+        OpBuilder::InsertionGuard tailGuard(b_);
+        b_.setInsertionPoint(next.getBody()->getTerminator());
+        waitFree(end, next.getInductionVar());
+      };
       // One tile's iterations [0, tileCount), at ring positions base + k.
       auto produce = [&](Value tileCount, Value base) {
         auto forOp = scf::ForOp::create(b_, loc_, zero, tileCount, cst(1));
@@ -874,10 +881,11 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
           // branch), or all alone.
           auto all = scf::IfOp::create(b_, loc_, multicast, /*withElseRegion=*/true);
           OpBuilder::InsertionGuard branch(b_);
-          int64_t share = dst.swizzle.panels / clusterBlocks;
+          int64_t panels = dst.swizzle.panels;
           std::function<void(int64_t, int64_t)> issueShares = [&](int64_t first, int64_t end) {
             if (end - first == 1) {
-              for (int64_t p = first * share; p < end * share; ++p)
+              for (int64_t p = first * panels / clusterBlocks; p < end * panels / clusterBlocks;
+                   ++p)
                 issue(p, true);
               return;
             }
@@ -958,15 +966,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
                   tiles, at, [&] { return valueAt(loop.getCount(), at); }, Value())))
             return failure();
         }
-        // In clusters, the block stays until the consumers of both blocks
-        // have released every stage (the peer's may still arrive on this
-        // block's barriers): a wait for the ring's next round.
-        if (multicastCopy) {
-          auto next = scf::ForOp::create(b_, loc_, zero, cst(stages), cst(1));
-          OpBuilder::InsertionGuard tailGuard(b_);
-          b_.setInsertionPoint(next.getBody()->getTerminator());
-          waitFree(tiles.getResult(0), next.getInductionVar());
-        }
+        if (multicastCopy)
+          waitNextRound(tiles.getResult(0));
         return success();
       };
       // Stream-K: the same work items as the consumers', each a tile's
@@ -990,12 +991,26 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
         IRMapping at;
         for (auto [index, coord] : llvm::zip(indices, tileCoords(tile)))
           at.map(index, coord);
-        return produceTile(
-            items, at,
-            [&]() -> FailureOr<Value> {
-              return arith::SubIOp::create(b_, loc_, end, begin).getResult();
-            },
-            begin);
+        if (multicastCopy) {
+          // Whole tiles multicast as a persistent kernel's do (the cluster's
+          // blocks run them in the same rounds, at the same ring positions);
+          // pieces of split tiles load alone.
+          FailureOr<Value> all = agreeOnTile(at, tile, skDp_);
+          if (failed(all))
+            return failure();
+          multicast = andi(lt(tile, skDp_), *all);
+        }
+        if (failed(produceTile(
+                items, at,
+                [&]() -> FailureOr<Value> {
+                  return arith::SubIOp::create(b_, loc_, end, begin).getResult();
+                },
+                begin)))
+          return failure();
+        b_.setInsertionPointAfter(items);
+        if (multicastCopy)
+          waitNextRound(items.getResult(0));
+        return success();
       };
       if (pingPong_) {
         // The pair: y = 2 blockIdx.y + t.
@@ -1054,12 +1069,14 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   SmallVector<Value> peerOffsets;
   Value firstLane;
   if (multicastCopy && persistent_) {
+    // This tile (stream-K: a whole one) and its peers'.
     IRMapping ownAt;
-    FailureOr<Value> both =
-        agreeOnTile(ownAt, tileLoop_.getInductionVar(), tileLoop_.getUpperBound());
-    if (failed(both))
+    Value tile = streamK_ ? skTile_ : tileLoop_.getInductionVar();
+    Value tiles = streamK_ ? skDp_ : tileLoop_.getUpperBound();
+    FailureOr<Value> all = agreeOnTile(ownAt, tile, tiles);
+    if (failed(all))
       return failure();
-    multicast = *both;
+    multicast = streamK_ ? andi(lt(tile, tiles), *all) : *all;
   }
   if (multicastCopy) {
     Value local = full(zero);

@@ -554,6 +554,10 @@ absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,
     grid[0] = std::min(blocks, kernel.persistent_blocks());
     grid[1] = grid[2] = 1;
   }
+  // Thread block clusters along x: the grid's x rounded up to a multiple
+  // (the kernel makes the extra blocks leave, or gives them no tile; a
+  // stream-K kernel's extra blocks take work, so its workspace counts them).
+  if (cluster > 1) grid[0] = (grid[0] + cluster - 1) / cluster * cluster;
   if (packed.workspace_slot >= 0) {
     // Stream-K: each launched block's partial accumulators, then one counter
     // per block of the grid.
@@ -567,9 +571,6 @@ absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,
   }
   absl::Status status;
   if (cluster > 1) {
-    // Thread block clusters along x: the grid's x rounded up to a multiple
-    // (the kernel makes the extra blocks leave, or gives them no tile).
-    grid[0] = (grid[0] + cluster - 1) / cluster * cluster;
     CUlaunchAttribute attribute;
     CUlaunchConfig config =
         ClusterLaunchConfig(cluster, grid[0], grid[1], grid[2], packed.block_threads,

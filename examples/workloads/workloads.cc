@@ -846,6 +846,10 @@ const std::vector<Workload>& AllWorkloads() {
       Gemm("gemm_f16_persistent_mc4", 2100, 2104, 1032, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_persistent_mc4", 1031, 1800, 520, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_persistent_mc4", 600, 1000, 264, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_persistent_mc_n192", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_persistent_mc_n192", 2100, 2104, 1032, runtime::DTYPE_F16, false, true,
+           false),
+      Gemm("gemm_f16_persistent_mc_n192", 600, 1000, 264, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_grid_mc4", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_grid_mc4", 520, 264, 1032, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_grid_mc4", 1031, 1800, 520, runtime::DTYPE_F16, false, true, false),
@@ -863,6 +867,13 @@ const std::vector<Workload>& AllWorkloads() {
       Gemm("gemm_f16_streamk", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_streamk", 2100, 2104, 1416, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_streamk", 2100, 2104, 8, runtime::DTYPE_F16, false, true, false),
+      // Stream-K in clusters of two: 2100 x 2104 x 1416 splits (see above)
+      // after one whole round that multicasts, 1031 x 1800 x 520 runs 64
+      // whole tiles of 128 x 256 (fewer than a wave: none split), pairs and
+      // a tile alone.
+      Gemm("gemm_f16_streamk_mc", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_streamk_mc", 2100, 2104, 1416, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_streamk_mc", 1031, 1800, 520, runtime::DTYPE_F16, false, true, false),
       // The edge loop: M, N and K tails (K = 136 and 1416: 4 and 44 k-tiles
       // of 32 and a tail of 8), N a multiple of 8 only; split tiles.
       Gemm("gemm_f16_edge", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
@@ -908,7 +919,8 @@ const std::vector<Workload>& AllWorkloads() {
         {"gemm_bias_gelu_f16_grid_mc", Act::kGeluTanh, false, false},
         {"gemm_bias_gelu_f16_persistent_mc", Act::kGeluTanh, false, false},
         {"gemm_bias_gelu_f16_persistent_mc4", Act::kGeluTanh, false, false},
-        {"gemm_bias_gelu_f16_grid_mc4", Act::kGeluTanh, false, false}})
+        {"gemm_bias_gelu_f16_grid_mc4", Act::kGeluTanh, false, false},
+        {"gemm_bias_gelu_f16_persistent_mc_n192", Act::kGeluTanh, false, false}})
     for (Workload& w : GemmEpilogueWorkloads(kernel, act, residual, benchmark))
       list->push_back(std::move(w));
   // Ping-pong with a long K: slot 0's epilogue (its bias tile in shared
@@ -925,7 +937,8 @@ const std::vector<Workload>& AllWorkloads() {
   // add again; split tiles on every target (see gemm_f16_streamk).
   list->push_back(Gemm("gemm_bias_gelu_f16_streamk", 2100, 2104, 1416, runtime::DTYPE_F16,
                        false, true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
-  for (const char* kernel : {"gemm_bias_gelu_f16_edge", "gemm_bias_gelu_f16_streamk_edge"})
+  for (const char* kernel : {"gemm_bias_gelu_f16_edge", "gemm_bias_gelu_f16_streamk_edge",
+                             "gemm_bias_gelu_f16_streamk_mc"})
     list->push_back(Gemm(kernel, 2100, 2104, 1416, runtime::DTYPE_F16, false, true, false,
                          GemmEpilogue{true, Act::kGeluTanh, false}));
   // Persistent, fused: the next tile's stages fill while the bias tile of

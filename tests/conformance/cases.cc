@@ -290,6 +290,14 @@ const std::vector<Case>& AllCases() {
       c.multicast = true;
       return c;
     });
+    // Clusters of two sharing a B tile of three panels on sm_90a (128 x 192
+    // tiles: one block loads one panel, the other two).
+    addSchedule("persistent_mc_n192", [](const std::string& target) {
+      GemmConfig c = GemmConfig::ForTarget(target);
+      c.persistent = c.multicast = true;
+      if (target == "sm_90a") c.bn = 192, c.stages = 5;
+      return c;
+    });
     // Clusters of four (tiles t ^ j, j < 4, each block loading a quarter of
     // B's tile), persistent and as a grid launch.
     addSchedule("persistent_mc4", [](const std::string& target) {
@@ -309,6 +317,13 @@ const std::vector<Case>& AllCases() {
     addSchedule("streamk", [](const std::string& target) {
       GemmConfig c = GemmConfig::ForTarget(target);
       c.streamK = true;
+      return c;
+    });
+    // Stream-K in clusters of two: whole tiles multicast B, split tiles'
+    // pieces load alone.
+    addSchedule("streamk_mc", [](const std::string& target) {
+      GemmConfig c = GemmConfig::ForTarget(target);
+      c.streamK = c.multicast = true;
       return c;
     });
     // Tiles on the M and N edges in their own loop body (edge_loop), in the

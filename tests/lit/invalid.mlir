@@ -206,11 +206,6 @@ tile.kernel @too_many_threads(%A: !tile.tensor<4xf32>) grid(affine_map<()[] -> (
 
 // -----
 
-// expected-error @+1 {{'tile.kernel' op multicast cannot be combined with stream_k}}
-tile.kernel @multicast_stream_k(%A: !tile.tensor<4xf32>) grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) attributes {multicast, persistent, stream_k} {}
-
-// -----
-
 // expected-error @+1 {{'tile.kernel' op multicast_blocks must be 2, 4 or 8 (a cluster's blocks), got 3}}
 tile.kernel @multicast_three(%A: !tile.tensor<4xf32>) grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) attributes {multicast, multicast_blocks = 3 : i64} {}
 

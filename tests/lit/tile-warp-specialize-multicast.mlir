@@ -28,7 +28,11 @@
 // RUN: %tessera-compile %t.mc4.mlir --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=FOUR
 // RUN: %tessera-compile %t.mc4.mlir --target=sm_90a -o %t.mc4.ptx --bundle=%t.mc4.pb
 // RUN: %tessera-run --bundle=%t.mc4.pb --list | FileCheck %s --check-prefix=FOUR-LIST
-// B's two panels do not divide among four blocks: a remark, no clusters.
+// Stream-K in clusters of two: whole tiles (below the whole rounds' count)
+// multicast as the persistent kernel's do, pieces of split tiles load alone;
+// the producer's tail waits for every stage's next round.
+// RUN: sed -e 's/multicast, persistent/multicast, persistent, stream_k/' %S/Inputs/gemm-multicast-persistent.mlir | %tessera-compile - --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=STREAMK
+// B's two panels are fewer than four blocks: a remark, no clusters.
 // RUN: sed -e 's/multicast}/multicast, multicast_blocks = 4 : i64}/' %S/Inputs/gemm-multicast.mlir | %tessera-compile - --target=sm_90a --emit=ptx 2>&1 | FileCheck %s --check-prefix=FOUR-REMARK
 
 // CHECK: mbarrier.init.shared::cta.b64 [{{%r[0-9]+}}], 1;
@@ -89,5 +93,14 @@
 
 // FOUR-LIST: gemm({{.*}}) grid {{.*}} persistent, clusters of 4,
 
-// FOUR-REMARK: remark: multicast not applied: no copy whose panels divide among the cluster's blocks
+// FOUR-REMARK: remark: multicast not applied: no copy of at least as many panels as the cluster has blocks
 // FOUR-REMARK-NOT: multicast::cluster
+
+// STREAMK: mbarrier.init.shared::cta.b64 [{{%r[0-9]+}}], 8;
+// STREAMK: barrier.cluster.arrive.release.aligned;
+// STREAMK: xor.b64 {{%rd[0-9]+}}, {{%rd[0-9]+}}, 1;
+// STREAMK: bytes.multicast::cluster
+// STREAMK: mbarrier.try_wait.parity.shared::cta.b64
+// STREAMK: exit;
+// STREAMK: mbarrier.arrive.shared::cluster.b64 _,
+// STREAMK: fence.acq_rel.gpu;
