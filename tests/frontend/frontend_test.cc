@@ -255,15 +255,15 @@ TEST(Frontend, PingPongRunsTwoTilesPerBlockOnSm90a) {
   }
 }
 
-/// A 64 x 64 x 32 GEMM under a schedule call (Persistent, StreamK).
+/// A 64 x 64 x 32 GEMM under schedule calls (Persistent, StreamK, ...).
 /// With `start`, the accumulator starts at that value instead of zero.
-Kernel ScheduledGemm(void (KernelBuilder::*schedule)(SourceLoc),
+Kernel ScheduledGemm(const std::function<void(KernelBuilder&)>& schedule,
                      std::optional<double> start = std::nullopt) {
   KernelBuilder T("scheduled_gemm");
   Dim m = Dim::Dynamic("M"), n = Dim::Dynamic("N", 8), k = Dim::Dynamic("K", 8);
   auto A = T.Tensor("A", {m, k}, f16), B = T.Tensor("B", {k, n}, f16), C = T.Tensor("C", {m, n}, f16);
   T.Launch({CeilDiv(n, 64), CeilDiv(m, 64)}, 128, [&](Index bx, Index by) {
-    (T.*schedule)(SourceLoc());
+    schedule(T);
     auto As = T.AllocShared({64, 32}, f16, "As"), Bs = T.AllocShared({32, 64}, f16, "Bs");
     auto acc = T.AllocFragment({64, 64}, f32, "acc");
     T.Clear(acc);
@@ -279,7 +279,7 @@ Kernel ScheduledGemm(void (KernelBuilder::*schedule)(SourceLoc),
 }
 
 TEST(Frontend, PersistentKernelsLoopOverTheGridOnEveryTarget) {
-  Kernel kernel = ScheduledGemm(&KernelBuilder::Persistent);
+  Kernel kernel = ScheduledGemm([](KernelBuilder& T) { T.Persistent(); });
   ASSERT_TRUE(kernel.status().ok()) << kernel.status();
   for (const char* target : {"sm_60", "sm_70", "sm_80", "sm_90a"}) {
     auto compiled = kernel.Compile({target});
@@ -295,7 +295,7 @@ TEST(Frontend, PersistentKernelsLoopOverTheGridOnEveryTarget) {
 }
 
 TEST(Frontend, StreamKAsksTheRuntimeForAWorkspace) {
-  Kernel kernel = ScheduledGemm(&KernelBuilder::StreamK);
+  Kernel kernel = ScheduledGemm([](KernelBuilder& T) { T.StreamK(); });
   ASSERT_TRUE(kernel.status().ok()) << kernel.status();
   for (const char* target : {"sm_60", "sm_70", "sm_80", "sm_90a"}) {
     auto compiled = kernel.Compile({target});
@@ -306,10 +306,33 @@ TEST(Frontend, StreamKAsksTheRuntimeForAWorkspace) {
   }
 }
 
+TEST(Frontend, MulticastTakesClustersOfTwoFourOrEightBlocks) {
+  Kernel three = ScheduledGemm([](KernelBuilder& T) { T.Multicast(3); });
+  EXPECT_FALSE(three.status().ok());
+  EXPECT_NE(three.status().message().find("multicast_blocks must be 2, 4 or 8"),
+            std::string::npos)
+      << three.status();
+  // Clusters of four with stream-K: B's one 64-column panel cannot be
+  // split among four blocks, so the kernel runs without clusters (a
+  // remark) on every target, stream-K still.
+  Kernel four = ScheduledGemm([](KernelBuilder& T) {
+    T.StreamK();
+    T.Multicast(4);
+  });
+  ASSERT_TRUE(four.status().ok()) << four.status();
+  for (const char* target : {"sm_60", "sm_70", "sm_80", "sm_90a"}) {
+    auto compiled = four.Compile({target});
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    EXPECT_LE(compiled->cluster_x(), 1) << target;
+    EXPECT_GT(compiled->stream_k_slot_bytes(), 0) << target;
+  }
+  // (Clusters that apply: lit's tile-warp-specialize-multicast.mlir.)
+}
+
 TEST(Frontend, StreamKSplitsAnAccumulatorThatStartsAtAValue) {
   // Cleared, then filled (as a bias row would be): still stream-K, and a
   // later piece zeroes its accumulator (its first iteration is not 0).
-  Kernel kernel = ScheduledGemm(&KernelBuilder::StreamK, 1.0);
+  Kernel kernel = ScheduledGemm([](KernelBuilder& T) { T.StreamK(); }, 1.0);
   ASSERT_TRUE(kernel.status().ok()) << kernel.status();
   for (const char* target : {"sm_60", "sm_70", "sm_80", "sm_90a"}) {
     auto compiled = kernel.Compile({target});
