@@ -556,8 +556,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   // Clusters of `clusterBlocks` blocks multicast the largest copy of at
   // least as many panels (see below).
   int64_t clusterBlocks = kernel_.getMulticastBlocks().value_or(2);
-  CopyOp largestEven;
-  int64_t largestEvenBytes = 0;
+  CopyOp largestShared;
+  int64_t largestSharedBytes = 0;
   for (Operation &op : loop.getBodyBlock().without_terminator()) {
     if (!ahead.contains(&op))
       continue;
@@ -568,9 +568,9 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     int64_t columns = dst.swizzle.rowBytes / element;
     int64_t bytes = dst.type.getNumElements() * element;
     stageBytes += bytes;
-    if (dst.swizzle.panels >= clusterBlocks && bytes > largestEvenBytes) {
-      largestEvenBytes = bytes;
-      largestEven = copy;
+    if (dst.swizzle.panels >= clusterBlocks && bytes > largestSharedBytes) {
+      largestSharedBytes = bytes;
+      largestShared = copy;
     }
     auto it = llvm::find_if(maps, [&](const Map &map) {
       return map.tensor == copy.getSrc() && map.rows == rows && map.columns == columns &&
@@ -591,14 +591,15 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   // where all blocks of a cluster load the same tile of the largest copy
   // (whole panels, at least n) in every iteration, each loads 1/n of its
   // panels (rank r panels [rP/n, (r+1)P/n)) and multicasts them to all,
-  // which cuts that copy's traffic from L2 to 1/n. Whether they do is decided per tile, by all blocks
-  // alike: each recomputes the values the copy's offsets and the iteration
-  // count take from before the loop (`multicastKey`) at its peers'
-  // coordinates (blocks x ^ j, 0 < j < n, of a grid launch, linear tiles
-  // t ^ j of a persistent one) and compares them with its own. A raster
-  // order that puts tile rows of one column side by side groups most tiles;
-  // the rest load alone. A persistent kernel's blocks share ring positions
-  // only if every tile runs the same iteration count.
+  // which cuts that copy's traffic from L2 to 1/n. Whether they do is
+  // decided per tile, by all blocks alike: each recomputes the values the
+  // copy's offsets and the iteration count take from before the loop
+  // (`multicastKey`) at its peers' coordinates (blocks x ^ j, 0 < j < n, of
+  // a grid launch, linear tiles t ^ j of a persistent one; stream-K: whole
+  // tiles only) and compares them with its own. A raster order that puts
+  // tile rows of one column side by side groups most tiles; the rest load
+  // alone. A persistent kernel's blocks share ring positions only if every
+  // tile runs the same iteration count.
   CopyOp multicastCopy;
   llvm::SetVector<Value> multicastKey;
   const char *noMulticast = nullptr;
@@ -607,13 +608,13 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
       noMulticast = "the target has no thread block clusters";
     else if (pingPong_)
       noMulticast = "not with the ping-pong schedule";
-    else if (!largestEven)
+    else if (!largestShared)
       noMulticast = "no copy of at least as many panels as the cluster has blocks";
     else if (persistent_ && dependsOnBlockIndices(loop.getCount()))
       noMulticast = "the iteration count depends on the tile (a persistent kernel)";
   }
   if (kernel_.getMulticast() && !noMulticast) {
-    multicastCopy = largestEven;
+    multicastCopy = largestShared;
     SmallVector<Value> work(multicastCopy.getSrcOffsets().begin(),
                             multicastCopy.getSrcOffsets().end());
     work.push_back(loop.getCount());
