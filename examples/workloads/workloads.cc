@@ -874,6 +874,10 @@ const std::vector<Workload>& AllWorkloads() {
       Gemm("gemm_f16_streamk_mc", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_streamk_mc", 2100, 2104, 1416, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_streamk_mc", 1031, 1800, 520, runtime::DTYPE_F16, false, true, false),
+      // Clusters of four: on 120 blocks 2100 x 2104 x 1416 runs one whole
+      // round (30 groups of four multicast) and splits the other 33 tiles.
+      Gemm("gemm_f16_streamk_mc4", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_streamk_mc4", 2100, 2104, 1416, runtime::DTYPE_F16, false, true, false),
       // The edge loop: M, N and K tails (K = 136 and 1416: 4 and 44 k-tiles
       // of 32 and a tail of 8), N a multiple of 8 only; split tiles.
       Gemm("gemm_f16_edge", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
@@ -938,7 +942,7 @@ const std::vector<Workload>& AllWorkloads() {
   list->push_back(Gemm("gemm_bias_gelu_f16_streamk", 2100, 2104, 1416, runtime::DTYPE_F16,
                        false, true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
   for (const char* kernel : {"gemm_bias_gelu_f16_edge", "gemm_bias_gelu_f16_streamk_edge",
-                             "gemm_bias_gelu_f16_streamk_mc"})
+                             "gemm_bias_gelu_f16_streamk_mc", "gemm_bias_gelu_f16_streamk_mc4"})
     list->push_back(Gemm(kernel, 2100, 2104, 1416, runtime::DTYPE_F16, false, true, false,
                          GemmEpilogue{true, Act::kGeluTanh, false}));
   // Persistent, fused: the next tile's stages fill while the bias tile of

@@ -326,6 +326,13 @@ const std::vector<Case>& AllCases() {
       c.streamK = c.multicast = true;
       return c;
     });
+    // Stream-K in clusters of four (30 clusters on the H200: 120 blocks).
+    addSchedule("streamk_mc4", [](const std::string& target) {
+      GemmConfig c = GemmConfig::ForTarget(target);
+      c.streamK = c.multicast = true;
+      c.multicastBlocks = 4;
+      return c;
+    });
     // Tiles on the M and N edges in their own loop body (edge_loop), in the
     // target's default schedule (a grid launch on sm_80) and with stream-K.
     addSchedule("edge", [](const std::string& target) {
