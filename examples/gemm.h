@@ -31,10 +31,10 @@ struct GemmConfig {
   /// (KernelBuilder::StreamK).
   bool persistent = false;
   bool streamK = false;
-  /// Clusters of two blocks along x sharing B's tiles by multicast
-  /// (KernelBuilder::Multicast; a grid launch or a persistent one).
+  /// Clusters of `multicastBlocks` (2, 4 or 8) blocks along x sharing B's
+  /// tiles by multicast (KernelBuilder::Multicast; a grid launch, a
+  /// persistent or a stream-K one).
   bool multicast = false;
-  /// The cluster's blocks when multicasting (2, 4 or 8).
   int64_t multicastBlocks = 2;
   /// Tiles on the M or N edge in a loop body of their own
   /// (KernelBuilder::EdgeLoop; the cp.async strategy).

@@ -388,7 +388,7 @@ public:
   /// neighboring blocks (a persistent kernel: tiles t ^ j, j < blocks) that
   /// load the same tile of the loop's largest copy each load 1/blocks of it
   /// and multicast it to all. Pays where L2 traffic limits (RESULTS.md);
-  /// elsewhere a remark. Another count is an error at Finish.
+  /// elsewhere a remark. Another count is an error in Kernel::status().
   void Multicast(int64_t blocks = 2, SourceLoc loc = {});
   /// Tiles on the M or N edge run their pipelined loop in a body of their own
   /// whose bounds are computed once per tile (`edge_loop`, a tuning option:

@@ -65,21 +65,18 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     accumulators are cleared before it, and whose iteration count does not
     depend on the block; elsewhere the kernel stays persistent (a remark).
 
-    `multicast` (optional; not with `pingpong`) launches
-    thread block clusters of two blocks along x where the target has them and
-    the first pipelined loop is warp-specialized: when both blocks of a
-    cluster load the same tile of the loop's largest copy in every iteration
-    (each block recomputes its neighbor's tile to check), each loads half of
-    it and multicasts it to both, halving that copy's traffic from L2;
-    blocks whose neighbor loads another tile load alone. A persistent
-    kernel decides per tile (tiles t and t ^ 1 pair up) and needs an
-    iteration count that does not depend on the tile; with `stream_k`, whole
-    tiles multicast so and pieces of split tiles load alone. Elsewhere the kernel
-    runs as written (a remark). `multicast_blocks` (optional, with
-    `multicast`; 2, 4 or 8, default 2) sets the cluster's size: each of its
-    blocks loads 1/n of the copy's panels (it needs at least n) when
-    all n load the same tile (a persistent kernel: tiles t ^ j for j < n),
-    which cuts that copy's L2 traffic to 1/n.
+    `multicast` (optional; not with `pingpong`) launches thread block
+    clusters of n blocks along x (`multicast_blocks`: 2, 4 or 8, default 2)
+    where the target has them and the first pipelined loop is
+    warp-specialized: when all blocks of a cluster load the same tile of the
+    loop's largest copy of at least n panels in every iteration (each block
+    recomputes its neighbors' tiles to check), each loads 1/n of its panels
+    and multicasts them to all, cutting that copy's traffic from L2 to 1/n;
+    blocks whose neighbors load other tiles load alone. A persistent kernel
+    decides per tile (tiles t ^ j, j < n, group up) and needs an iteration
+    count that does not depend on the tile; with `stream_k` the whole tiles
+    multicast so and the pieces of split tiles load alone. Elsewhere the
+    kernel runs as written (a remark).
 
     `edge_loop` (optional) gives the cp.async pipelining strategy (sm_80) a
     third loop body for tiles on the M or N edge: while an iteration's
