@@ -274,22 +274,28 @@ const std::vector<Case>& AllCases() {
       c.persistent = false;
       return c;
     });
-    // The grid launch in clusters of two, B multicast where the blocks of a
-    // cluster share its tiles (on sm_90a; a remark elsewhere).
-    addSchedule("grid_mc", [](const std::string& target) {
-      GemmConfig c = GemmConfig::ForTarget(target);
-      c.persistent = false;
-      c.multicast = true;
-      return c;
-    });
-    // Persistent in clusters of two, tiles t and t ^ 1 sharing B's tiles
-    // where they can.
-    addSchedule("persistent_mc", [](const std::string& target) {
-      GemmConfig c = GemmConfig::ForTarget(target);
-      c.persistent = true;
-      c.multicast = true;
-      return c;
-    });
+    // The target's configuration in clusters of `blocks`, B multicast where
+    // the blocks of a cluster share its tiles (on sm_90a; a remark
+    // elsewhere): a grid launch, persistent (tiles t ^ j grouped) or
+    // stream-K (whole tiles multicast, split tiles' pieces load alone).
+    enum ClusterLaunch { kGrid, kPersistent, kStreamK };
+    auto clustered = [](int64_t blocks, ClusterLaunch launch) {
+      return [=](const std::string& target) {
+        GemmConfig c = GemmConfig::ForTarget(target);
+        c.persistent = launch != kGrid;
+        c.streamK = launch == kStreamK;
+        c.multicast = true;
+        c.multicastBlocks = blocks;
+        return c;
+      };
+    };
+    addSchedule("grid_mc", clustered(2, kGrid));
+    addSchedule("persistent_mc", clustered(2, kPersistent));
+    addSchedule("persistent_mc4", clustered(4, kPersistent));
+    addSchedule("grid_mc4", clustered(4, kGrid));
+    addSchedule("streamk_mc", clustered(2, kStreamK));
+    // (30 clusters of four fit the H200: 120 blocks.)
+    addSchedule("streamk_mc4", clustered(4, kStreamK));
     // Clusters of two sharing a B tile of three panels on sm_90a (128 x 192
     // tiles: one block loads one panel, the other two).
     addSchedule("persistent_mc_n192", [](const std::string& target) {
@@ -298,39 +304,10 @@ const std::vector<Case>& AllCases() {
       if (target == "sm_90a") c.bn = 192, c.stages = 5;
       return c;
     });
-    // Clusters of four (tiles t ^ j, j < 4, each block loading a quarter of
-    // B's tile), persistent and as a grid launch.
-    addSchedule("persistent_mc4", [](const std::string& target) {
-      GemmConfig c = GemmConfig::ForTarget(target);
-      c.persistent = c.multicast = true;
-      c.multicastBlocks = 4;
-      return c;
-    });
-    addSchedule("grid_mc4", [](const std::string& target) {
-      GemmConfig c = GemmConfig::ForTarget(target);
-      c.persistent = false;
-      c.multicast = true;
-      c.multicastBlocks = 4;
-      return c;
-    });
     // Stream-K: persistent, the last partial wave split along K.
     addSchedule("streamk", [](const std::string& target) {
       GemmConfig c = GemmConfig::ForTarget(target);
       c.streamK = true;
-      return c;
-    });
-    // Stream-K in clusters of two: whole tiles multicast B, split tiles'
-    // pieces load alone.
-    addSchedule("streamk_mc", [](const std::string& target) {
-      GemmConfig c = GemmConfig::ForTarget(target);
-      c.streamK = c.multicast = true;
-      return c;
-    });
-    // Stream-K in clusters of four (30 clusters on the H200: 120 blocks).
-    addSchedule("streamk_mc4", [](const std::string& target) {
-      GemmConfig c = GemmConfig::ForTarget(target);
-      c.streamK = c.multicast = true;
-      c.multicastBlocks = 4;
       return c;
     });
     // Tiles on the M and N edges in their own loop body (edge_loop), in the
