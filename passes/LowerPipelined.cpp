@@ -728,20 +728,30 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     }
     return both;
   };
-  // The peers of linear tile t (a persistent kernel): tiles t ^ j, if any.
-  auto agreeOnTile = [&](IRMapping &ownAt, Value tile, Value tiles) -> FailureOr<Value> {
+  // Whether every peer j (0 < j < n) agrees: `peer` maps the block
+  // coordinates to peer j's and returns whether that peer is present.
+  auto agreeWithPeers = [&](IRMapping &ownAt,
+                            llvm::function_ref<Value(int64_t, IRMapping &)> peer)
+      -> FailureOr<Value> {
     Value all;
     for (int64_t j = 1; j < clusterBlocks; ++j) {
-      Value peerTile = arith::XOrIOp::create(b_, loc_, tile, cst(j));
       IRMapping peerAt;
-      for (auto [index, coord] : llvm::zip(indices, tileCoords(peerTile)))
-        peerAt.map(index, coord);
-      FailureOr<Value> both = agree(ownAt, peerAt, lt(peerTile, tiles));
+      Value present = peer(j, peerAt);
+      FailureOr<Value> both = agree(ownAt, peerAt, present);
       if (failed(both))
         return failure();
-      all = all ? andi(all, *both) : *both;
+      all = andi(all, *both);
     }
     return all;
+  };
+  // The peers of linear tile t (a persistent kernel): tiles t ^ j, if any.
+  auto agreeOnTile = [&](IRMapping &ownAt, Value tile, Value tiles) -> FailureOr<Value> {
+    return agreeWithPeers(ownAt, [&](int64_t j, IRMapping &peerAt) {
+      Value peerTile = arith::XOrIOp::create(b_, loc_, tile, cst(j));
+      for (auto [index, coord] : llvm::zip(indices, tileCoords(peerTile)))
+        peerAt.map(index, coord);
+      return lt(peerTile, tiles);
+    });
   };
   if (multicastCopy)
     rank = emitPtx(b_, loc_, "mov.u32 $0, %cluster_ctarank;", "=r", {}, {i32},
@@ -757,16 +767,15 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     // barriers ready before anyone multicasts or arrives remotely.
     Value x = map_.lookup(indices[0]);
     Value present = lt(x, gridExtent(0));
-    multicast = present;
-    for (int64_t j = 1; j < clusterBlocks; ++j) {
+    IRMapping ownAt;
+    FailureOr<Value> all = agreeWithPeers(ownAt, [&](int64_t j, IRMapping &peerAt) {
       Value peerX = arith::XOrIOp::create(b_, loc_, x, cst(j));
-      IRMapping ownAt, peerAt;
       peerAt.map(indices[0], peerX);
-      FailureOr<Value> both = agree(ownAt, peerAt, lt(peerX, gridExtent(0)));
-      if (failed(both))
-        return failure();
-      multicast = andi(multicast, *both);
-    }
+      return lt(peerX, gridExtent(0));
+    });
+    if (failed(all))
+      return failure();
+    multicast = andi(present, *all);
     auto sync = scf::IfOp::create(b_, loc_, multicast, /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard branch(b_);
@@ -1332,6 +1341,17 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
                (tile.getShape().back() * eltBytes) % 16 == 0;
   Value chained;
   int64_t chainedRow = 0;
+  // A 16-byte cp.async of `bytes` (i32 or index; the rest zero-filled) from
+  // `address`, or from the tensor's base where `some` is false (no bytes:
+  // any valid address will do).
+  auto copySized = [&](const Chunk &chunk, Value address, Value some, Value bytes) {
+    Value safe = arith::SelectOp::create(b_, loc_, some, address, tensor.ptr);
+    Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), safe);
+    if (bytes.getType().isIndex())
+      bytes = toI32(bytes);
+    ptx("cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r",
+        {chunkSharedAddress(dst, chunk), src, bytes});
+  };
   forEachChunk(tile.getShape(), dist, [&](const Chunk &chunk) {
     SmallVector<Value> coords = tensorCoords(offsets, chunk);
     if (!async) {
@@ -1373,11 +1393,9 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
         Value bytes = known != edgeBytes_.end()
                           ? known->second
                           : toI32(chunkBytes(tensor, coords, vector, varying));
-        Value some = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sgt, bytes, cst32(0));
-        address = arith::SelectOp::create(b_, loc_, some, address, tensor.ptr);
-        Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), address);
-        ptx("cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r",
-            {chunkSharedAddress(dst, chunk), src, bytes});
+        copySized(chunk, address,
+                  arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sgt, bytes, cst32(0)),
+                  bytes);
         return;
       }
       Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), address);
@@ -1387,12 +1405,8 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
     // cp.async.cg 16 bytes with src-size: bytes past the tensor (or of an
     // iteration past the loop) are zero-filled and never read.
     Value bytes = chunkBytes(tensor, coords, vector, /*varying=*/{}, valid);
-    Value safe = arith::SelectOp::create(b_, loc_, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sgt, bytes, cst(0)),
-                                         elementAddress(tensor, coords), tensor.ptr);
-    Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), safe);
-    Value size = toI32(bytes);
-    ptx("cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r",
-        {chunkSharedAddress(dst, chunk), src, size});
+    Value some = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sgt, bytes, cst(0));
+    copySized(chunk, elementAddress(tensor, coords), some, bytes);
   });
 }
 
