@@ -261,33 +261,31 @@ const std::vector<Case>& AllCases() {
     // The ping-pong schedule (two tiles per block on sm_90a; the grid as
     // written elsewhere), plain and with the fused epilogue's shared bias.
     addSchedule("pingpong", GemmConfig::PingPongForTarget);
+    // The target's configuration with `set` applied to it.
+    auto tunedWith = [](auto set) {
+      return [set](const std::string& target) {
+        GemmConfig c = GemmConfig::ForTarget(target);
+        set(c);
+        return c;
+      };
+    };
     // Persistent kernels: the tuned tile, blocks looping over the grid.
-    addSchedule("persistent", [](const std::string& target) {
-      GemmConfig c = GemmConfig::ForTarget(target);
-      c.persistent = true;
-      return c;
-    });
+    addSchedule("persistent", tunedWith([](GemmConfig& c) { c.persistent = true; }));
     // One tile per block, as the grid is written (sm_90a's default is
     // persistent; its grid launch wins 2048^3 in tuning).
-    addSchedule("grid", [](const std::string& target) {
-      GemmConfig c = GemmConfig::ForTarget(target);
-      c.persistent = false;
-      return c;
-    });
+    addSchedule("grid", tunedWith([](GemmConfig& c) { c.persistent = false; }));
     // The target's configuration in clusters of `blocks`, B multicast where
     // the blocks of a cluster share its tiles (on sm_90a; a remark
     // elsewhere): a grid launch, persistent (tiles t ^ j grouped) or
     // stream-K (whole tiles multicast, split tiles' pieces load alone).
     enum ClusterLaunch { kGrid, kPersistent, kStreamK };
-    auto clustered = [](int64_t blocks, ClusterLaunch launch) {
-      return [=](const std::string& target) {
-        GemmConfig c = GemmConfig::ForTarget(target);
+    auto clustered = [&](int64_t blocks, ClusterLaunch launch) {
+      return tunedWith([=](GemmConfig& c) {
         c.persistent = launch != kGrid;
         c.streamK = launch == kStreamK;
         c.multicast = true;
         c.multicastBlocks = blocks;
-        return c;
-      };
+      });
     };
     addSchedule("grid_mc", clustered(2, kGrid));
     addSchedule("persistent_mc", clustered(2, kPersistent));
@@ -305,23 +303,11 @@ const std::vector<Case>& AllCases() {
       return c;
     });
     // Stream-K: persistent, the last partial wave split along K.
-    addSchedule("streamk", [](const std::string& target) {
-      GemmConfig c = GemmConfig::ForTarget(target);
-      c.streamK = true;
-      return c;
-    });
+    addSchedule("streamk", tunedWith([](GemmConfig& c) { c.streamK = true; }));
     // Tiles on the M and N edges in their own loop body (edge_loop), in the
     // target's default schedule (a grid launch on sm_80) and with stream-K.
-    addSchedule("edge", [](const std::string& target) {
-      GemmConfig c = GemmConfig::ForTarget(target);
-      c.edgeLoop = true;
-      return c;
-    });
-    addSchedule("streamk_edge", [](const std::string& target) {
-      GemmConfig c = GemmConfig::ForTarget(target);
-      c.streamK = c.edgeLoop = true;
-      return c;
-    });
+    addSchedule("edge", tunedWith([](GemmConfig& c) { c.edgeLoop = true; }));
+    addSchedule("streamk_edge", tunedWith([](GemmConfig& c) { c.streamK = c.edgeLoop = true; }));
     list->push_back({"gemm_f16_fragments", [](const std::string&) {
                        return GemmFragmentOperands(false, 1, 1, "gemm_f16_fragments");
                      }});
