@@ -947,12 +947,10 @@ const std::vector<Workload>& AllWorkloads() {
                          GemmEpilogue{true, Act::kGeluTanh, false}));
   // Persistent, fused: the next tile's stages fill while the bias tile of
   // this one is read.
-  list->push_back(Gemm("gemm_bias_gelu_f16_persistent", 2100, 2104, 264, runtime::DTYPE_F16,
-                       false, true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
-  list->push_back(Gemm("gemm_bias_gelu_f16_persistent_mc", 2100, 2104, 264, runtime::DTYPE_F16,
-                       false, true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
-  list->push_back(Gemm("gemm_bias_gelu_f16_persistent_mc4", 2100, 2104, 264, runtime::DTYPE_F16,
-                       false, true, false, GemmEpilogue{true, Act::kGeluTanh, false}));
+  for (const char* kernel : {"gemm_bias_gelu_f16_persistent", "gemm_bias_gelu_f16_persistent_mc",
+                             "gemm_bias_gelu_f16_persistent_mc4"})
+    list->push_back(Gemm(kernel, 2100, 2104, 264, runtime::DTYPE_F16, false, true, false,
+                         GemmEpilogue{true, Act::kGeluTanh, false}));
   return list;
   }();
   return *workloads;
