@@ -46,5 +46,6 @@ cp benchmarks/peers.py benchmarks/device/run.sh benchmarks/device/schedules.sh \
   benchmarks/device/tune.sh benchmarks/device/tables.sh benchmarks/device/ab.sh \
   benchmarks/device/epilogue.sh benchmarks/device/ncu.sh benchmarks/device/ncu_source.sh \
   benchmarks/device/paired.sh benchmarks/device/common.sh benchmarks/device/inputs.sh \
-  benchmarks/device/compile_time.sh benchmarks/device/peer_order.py .device/
+  benchmarks/device/compile_time.sh benchmarks/device/peer_order.py benchmarks/triton_sm80.py \
+  benchmarks/device/sm80_peers.sh .device/
 ls -la .device .device/bundles
