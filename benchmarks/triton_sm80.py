@@ -80,6 +80,8 @@ CONFIGS = [
 
 TYPES = {"f16": (torch.float16, "fp16"), "bf16": (torch.bfloat16, "bf16")}
 
+GROUP = 8  # tile rows per raster group, as our GEMMs' default
+
 
 def divisibility(*values):
     """Triton's divisibility hint for a set of integers: 16 when all are
@@ -101,7 +103,7 @@ def compile_sm80(config, dtype_name, m, n, k, ptx_dir=None):
                  "stride_bn": "constexpr", "stride_cm": "i32", "stride_cn": "constexpr",
                  "BM": "constexpr", "BN": "constexpr", "BK": "constexpr", "GROUP": "constexpr"}
     constants = {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "BM": bm, "BN": bn, "BK": bk,
-                 "GROUP": 8}
+                 "GROUP": GROUP}
     # Pointers from torch are 256-byte aligned; the integers' hints as
     # Triton would specialize them (plus 8, which it does not, so that rows
     # of 5000 16-bit elements still load 16 bytes at a time).
@@ -132,7 +134,8 @@ def runner(kernel, config, a, b, c):
     grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn), 1, 1)
     # Triton's launcher takes every argument of the signature, the
     # constexprs too (it skips them).
-    args = (a, b, c, m, n, k, a.stride(0), 1, b.stride(0), 1, c.stride(0), 1) + tuple(config[:3]) + (8,)
+    args = (a, b, c, m, n, k, a.stride(0), 1, b.stride(0), 1, c.stride(0), 1, bm, bn, config[2],
+            GROUP)
     return lambda: kernel[grid](*args)
 
 

@@ -7,6 +7,9 @@
 # ratios to cuBLAS from the same call.
 #
 #   ROUNDS=3 OUT=/tmp/o bash .device/sm80_peers.sh
+#
+# GEMM_SHAPES="MxNxK,..." narrows both halves, DTYPES=f16,bf16 Triton's; OURS=0 runs
+# Triton's half only; KERNELS as paired.sh's.
 set -uo pipefail
 out="${OUT:-out}"
 mkdir -p "$out"
