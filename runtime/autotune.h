@@ -38,6 +38,9 @@ struct TuneTrial {
   std::string entry;
   absl::Status status;
   std::optional<TimingResult> timing;
+  /// Timed again in Autotune's final among the closest candidates: `timing`
+  /// holds the final's runs alone.
+  bool final_round = false;
 };
 
 /// Every trial in candidate order, and which one was fastest.
@@ -46,8 +49,10 @@ struct TuneResult {
   /// Index into `trials` of the smallest median time.
   int best = -1;
 
-  /// One line, fastest first: "gemm_f16__grid 0.512 ms, gemm_f16 0.530 ms
-  /// (+3.5%), gemm_f16__x: INVALID_ARGUMENT: ...".
+  /// One line, fastest first: the final's candidates, then after " | " the
+  /// others by their first-pass times, then the ones that did not run:
+  /// "gemm_f16__grid 0.512 ms, gemm_f16 0.530 ms (+3.5%) | gemm_f16__mc
+  /// 0.561 ms (+9.6%), gemm_f16__x: INVALID_ARGUMENT: ...".
   std::string Summary() const;
 };
 
@@ -56,10 +61,14 @@ struct TuneResult {
 TimingOptions DefaultTuneTiming();
 
 /// Times each candidate on `args` with TimeIt, in `rounds` rounds that each
-/// time every candidate in turn (so a drift of the clocks while tuning
-/// moves all of them alike), and picks the smallest median over each
-/// candidate's runs of all rounds. A candidate that cannot be prepared or
-/// launched is recorded with its status and passed over. Errors:
+/// time every candidate in turn, round r starting r/rounds of the way into
+/// the list (so a drift of the clocks while tuning moves all of them alike),
+/// and ranks them by the median over each candidate's runs of all rounds.
+/// Then a final: the fastest, the others within 3% of it (four at most)
+/// and the first candidate (the family's own kernel) are timed again in
+/// `rounds` rounds among themselves, and the smallest median of those runs
+/// wins. A candidate that cannot be prepared or launched is recorded with
+/// its status and passed over. Errors:
 /// InvalidArgument without candidates or with rounds < 1;
 /// FailedPrecondition when none of them runs, with the status of each; and
 /// the driver's error, naming the candidate, when one faults (the context is

@@ -133,5 +133,25 @@ TEST(Autotune, SummaryListsFastestFirstThenFailures) {
             "INVALID_ARGUMENT: too much shared memory");
 }
 
+TEST(Autotune, SummaryListsTheFinalFirst) {
+  // The final's candidates (timed again among themselves), a bar, then the
+  // others by their first-pass times.
+  TuneResult result;
+  auto timed = [](const char* entry, double ms, bool final) {
+    TuneTrial t;
+    t.entry = entry;
+    t.timing = TimingResult{ms, ms, ms, {ms}};
+    t.final_round = final;
+    return t;
+  };
+  result.trials.push_back(timed("gemm_f16", 0.40, true));
+  result.trials.push_back(timed("gemm_f16__mc", 0.39, false));
+  result.trials.push_back(timed("gemm_f16__128x192", 0.42, true));
+  result.best = 0;
+  EXPECT_EQ(result.Summary(),
+            "gemm_f16 0.4000 ms, gemm_f16__128x192 0.4200 ms (+5.0%) | gemm_f16__mc 0.3900 ms "
+            "(-2.5%)");
+}
+
 }  // namespace
 }  // namespace tessera::runtime

@@ -288,8 +288,16 @@ TEST_F(GpuTest, AutotunePicksARunningCandidateAndRecordsFailures) {
   EXPECT_TRUE(tuned->trials[0].timing.has_value());
   EXPECT_TRUE(tuned->trials[1].timing.has_value());
   EXPECT_FALSE(tuned->trials[2].timing.has_value());
-  // Every round's runs count (three rounds by default).
+  // Every round's runs count (three rounds by default, in the first pass and
+  // in the final). The first candidate (the family's own kernel) wins the
+  // first pass by more than 3% or meets the winner in the final, whose runs
+  // alone rank the finalists.
   EXPECT_EQ(tuned->trials[0].timing->samples_ms.size(), 3u * DefaultTuneTiming().iterations);
+  if (tuned->trials[0].final_round)
+    EXPECT_TRUE(tuned->trials[tuned->best].final_round) << tuned->Summary();
+  else
+    EXPECT_EQ(tuned->best, 0) << tuned->Summary();
+  EXPECT_FALSE(tuned->trials[2].final_round);
   EXPECT_THAT(tuned->trials[2].status.ToString(), HasSubstr("vector_add__noalpha"));
   EXPECT_THAT(tuned->Summary(), HasSubstr("vector_add__t64"));
   std::printf("%s\n", tuned->Summary().c_str());
