@@ -1342,9 +1342,11 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
   Value chained;
   int64_t chainedRow = 0;
   // A 16-byte cp.async of `bytes` (i32 or index; the rest zero-filled) from
-  // `address`, or from the tensor's base where `some` is false (no bytes:
-  // any valid address will do).
-  auto copySized = [&](const Chunk &chunk, Value address, Value some, Value bytes) {
+  // `address`, or from the tensor's base where there are none (any valid
+  // address will do).
+  auto copySized = [&](const Chunk &chunk, Value address, Value bytes) {
+    Value some = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sgt, bytes,
+                                       bytes.getType().isIndex() ? cst(0) : cst32(0));
     Value safe = arith::SelectOp::create(b_, loc_, some, address, tensor.ptr);
     Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), safe);
     if (bytes.getType().isIndex())
@@ -1393,9 +1395,7 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
         Value bytes = known != edgeBytes_.end()
                           ? known->second
                           : toI32(chunkBytes(tensor, coords, vector, varying));
-        copySized(chunk, address,
-                  arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sgt, bytes, cst32(0)),
-                  bytes);
+        copySized(chunk, address, bytes);
         return;
       }
       Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), address);
@@ -1405,8 +1405,7 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
     // cp.async.cg 16 bytes with src-size: bytes past the tensor (or of an
     // iteration past the loop) are zero-filled and never read.
     Value bytes = chunkBytes(tensor, coords, vector, /*varying=*/{}, valid);
-    Value some = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sgt, bytes, cst(0));
-    copySized(chunk, elementAddress(tensor, coords), some, bytes);
+    copySized(chunk, elementAddress(tensor, coords), bytes);
   });
 }
 
