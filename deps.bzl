@@ -7,7 +7,11 @@ In another Bazel workspace (WORKSPACE mode):
     tessera_dependencies(tessera_path = "/path/to/tessera")
 
 then depend on @tessera//frontend (write kernels), @tessera//backends:compiler
-(compile tile IR) or @tessera//runtime (load and launch; no LLVM, no MLIR).
+(compile tile IR) or @tessera//runtime (load and launch; no LLVM, no MLIR);
+a CompiledKernel is declared in runtime/kernel.pb.h of
+@tessera//runtime:kernel_cc_proto. The repository may have any name: its
+Bazel files refer to themselves through Label(). examples/embedding is a
+complete downstream workspace (tools/test.sh builds and tests it).
 """
 
 def tessera_dependencies(tessera_path = "."):
@@ -35,7 +39,7 @@ def tessera_dependencies(tessera_path = "."):
     # LLVM and MLIR 22 from Debian (llvm-22-dev, libmlir-22-dev, mlir-22-tools).
     native.new_local_repository(
         name = "llvm",
-        build_file = "@tessera//third_party/llvm:llvm.BUILD",
+        build_file = str(Label("//third_party/llvm:llvm.BUILD")),
         path = "/usr/lib/llvm-22",
     )
 
@@ -43,6 +47,6 @@ def tessera_dependencies(tessera_path = "."):
     # the runtime opens it with dlopen.
     native.new_local_repository(
         name = "cuda",
-        build_file = "@tessera//third_party/cuda:cuda.BUILD",
+        build_file = str(Label("//third_party/cuda:cuda.BUILD")),
         path = "/usr/local/cuda",
     )

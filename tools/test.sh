@@ -17,10 +17,21 @@ log=$(mktemp)
 bazel test "${flags[@]}" //... 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 
+# Embedding: a workspace of its own that uses Tessera as an external
+# repository (its WORKSPACE and .bazelrc are the README's), so a Bazel file
+# that only works inside this checkout fails here.
+echo
+echo "test: the downstream workspace examples/embedding"
+(cd examples/embedding && bazel test "${flags[@]}" //...) 2>&1 | tee -a "$log"
+embedding_rc=${PIPESTATUS[0]}
+if ((rc == 0)); then rc=$embedding_rc; fi
+
 if ((${#flags[@]} == 0)); then
   echo
   echo "test: no GPU on this machine: skipped the requires-gpu suites:"
   bazel query 'attr(tags, "requires-gpu", tests(//...))' 2>/dev/null | sed 's/^/  skipped: /'
+  (cd examples/embedding && bazel query 'attr(tags, "requires-gpu", tests(//...))' 2>/dev/null) |
+    sed 's|^|  skipped: examples/embedding |'
   echo "  (run them with: bazel test --config=gpu //..., or on the GPU machine with"
   echo "   benchmarks/device/prepare.sh then benchmarks/device/run.sh there)"
 fi

@@ -9,6 +9,10 @@ def tessera_tblgen(name, td_file, td_srcs, outs):
       td_srcs: .td files it includes from this repository.
       outs: a list of (flags, output file) pairs.
     """
+    # Includes such as "ir/TileBase.td" are relative to this repository's
+    # root, which is `external/<name>` in the execution root when another
+    # workspace embeds it.
+    root = Label("//:BUILD").workspace_root or "."
     gens = []
     for i, (flags, out) in enumerate(outs):
         gen = "%s_%d" % (name, i)
@@ -18,7 +22,7 @@ def tessera_tblgen(name, td_file, td_srcs, outs):
             outs = [out],
             tools = ["@llvm//:bin/mlir-tblgen"],
             cmd = ("$(location @llvm//:bin/mlir-tblgen) %s -I /usr/lib/llvm-22/include " +
-                   "-I . -I $(GENDIR) $(location %s) -o $@") % (flags, td_file),
+                   "-I %s -I $(GENDIR)/%s $(location %s) -o $@") % (flags, root, root, td_file),
         )
         gens.append(gen)
     native.filegroup(name = name, srcs = [":" + g for g in gens])
