@@ -36,8 +36,8 @@ bool ComputeCapability::isAtLeast(const ComputeCapability &other) const {
 }
 
 const MmaAtom &getSimtFmaAtom() {
-  static const MmaAtom *atom = new MmaAtom{"SIMT_1x1x1_F32F32F32F32", 1, 1, 1,
-                                           {"f16", "bf16", "f32"}, 1};
+  static const MmaAtom *atom = new MmaAtom{MmaAtomKind::kSimtFma, "SIMT_1x1x1_F32F32F32F32", 1,
+                                           1, 1, {"f16", "bf16", "f32"}, 1};
   return *atom;
 }
 

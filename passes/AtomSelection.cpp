@@ -27,7 +27,7 @@ SharedSwizzle getSharedSwizzle(tile::BufferType type) {
 
 std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
                                            int64_t threads, bool wholeRows) {
-  if (atom.threads == 128) {
+  if (atom.kind == MmaAtomKind::kWarpgroupMma) {
     // Warpgroups stacked along M, each one m64nN instruction wide, or two
     // (128 rows: each warp then holds two m16 tiles, see lowerGemmWgmma).
     int64_t warpgroups = threads / 128;
@@ -35,7 +35,7 @@ std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64
       return std::nullopt;
     return WarpTiling{4 * warpgroups, 1, 16, 8};
   }
-  if (atom.threads != 32)
+  if (atom.kind != MmaAtomKind::kWarpMma && atom.kind != MmaAtomKind::kQuadpairMma)
     return std::nullopt;
   int64_t warps = threads / 32;
   // A warp's step: m16n8k16's B fragments load two n-atoms at a time
@@ -93,9 +93,9 @@ static Illegality whyIllegalFor(const MmaAtom &atom, tile::GemmOp gemm, int64_t 
     return {why};
   if (aInRegisters && gemm.getTransposeA())
     return {atom.name + " reads A from registers only as M x K (not transposed)"};
-  if (atom.threads == 1)
+  if (atom.kind == MmaAtomKind::kSimtFma)
     return {};
-  if (atom.threads == 128) {
+  if (atom.kind == MmaAtomKind::kWarpgroupMma) {
     int64_t warpgroups = threads / 128;
     if (gemm.getM() != 64 * warpgroups && gemm.getM() != 128 * warpgroups)
       return {atom.name + " needs 64 or 128 rows of the tile per warpgroup (tile M " +

@@ -13,13 +13,17 @@ LogicalResult KernelLowering::lowerGemm(GemmOp gemm) {
   FailureOr<MmaAtom> atom = selectMmaAtom(gemm, backend_, cc_, kernel_.getThreads());
   if (failed(atom))
     return failure();
-  if (atom->threads == 1)
+  switch (atom->kind) {
+  case MmaAtomKind::kSimtFma:
     return lowerGemmSimt(gemm);
-  if (atom->threads == 128)
-    return lowerGemmWgmma(gemm, *atom);
-  if (atom->k == 4)
+  case MmaAtomKind::kQuadpairMma:
     return lowerGemmQuadpair(gemm, *atom);
-  return lowerGemmMma(gemm, *atom);
+  case MmaAtomKind::kWarpMma:
+    return lowerGemmMma(gemm, *atom);
+  case MmaAtomKind::kWarpgroupMma:
+    return lowerGemmWgmma(gemm, *atom);
+  }
+  return gemm.emitOpError() << "has an atom of unknown kind: " << atom->name;
 }
 
 LogicalResult KernelLowering::lowerGemmSimt(GemmOp gemm) {

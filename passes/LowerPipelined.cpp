@@ -67,7 +67,7 @@ KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
       FailureOr<MmaAtom> atom = selectMmaAtom(gemm, backend_, cc_, kernel_.getThreads());
       plan.asyncMma |= succeeded(atom) && atom->readsSharedAsync;
       if (firstGemm)
-        plan.bodyUsesLdmatrix = succeeded(atom) && atom->threads == 32 && atom->k == 16 &&
+        plan.bodyUsesLdmatrix = succeeded(atom) && atom->kind == MmaAtomKind::kWarpMma &&
                                 cast<BufferType>(gemm.getA().getType()).isShared();
       firstGemm = false;
       keepInFlight &= !cast<BufferType>(gemm.getA().getType()).isFragment();

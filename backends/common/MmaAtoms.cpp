@@ -11,8 +11,8 @@ namespace tessera {
 const std::vector<MmaAtom> &getSm80MmaSyncAtoms() {
   static const auto *atoms = [] {
     auto *list = new std::vector<MmaAtom>{
-        {"SM80_16x8x16_F32F16F16F32_TN", 16, 8, 16, {"f16"}, 32},
-        {"SM80_16x8x16_F32BF16BF16F32_TN", 16, 8, 16, {"bf16"}, 32},
+        {MmaAtomKind::kWarpMma, "SM80_16x8x16_F32F16F16F32_TN", 16, 8, 16, {"f16"}, 32},
+        {MmaAtomKind::kWarpMma, "SM80_16x8x16_F32BF16BF16F32_TN", 16, 8, 16, {"bf16"}, 32},
     };
     // The instruction reads registers: A comes from ldmatrix on a shared
     // buffer, or straight from a fragment in its A layout.
@@ -26,10 +26,10 @@ const std::vector<MmaAtom> &getSm80MmaSyncAtoms() {
 const std::vector<MmaAtom> &getSm90WgmmaAtoms() {
   static const auto *atoms = [] {
     auto *list = new std::vector<MmaAtom>{
-        {"SM90_64xNx16_F32F16F16F32_SS", 64, 8, 16, {"f16"}, 128},
-        {"SM90_64xNx16_F32BF16BF16F32_SS", 64, 8, 16, {"bf16"}, 128},
-        {"SM90_64xNx16_F32F16F16F32_RS", 64, 8, 16, {"f16"}, 128},
-        {"SM90_64xNx16_F32BF16BF16F32_RS", 64, 8, 16, {"bf16"}, 128},
+        {MmaAtomKind::kWarpgroupMma, "SM90_64xNx16_F32F16F16F32_SS", 64, 8, 16, {"f16"}, 128},
+        {MmaAtomKind::kWarpgroupMma, "SM90_64xNx16_F32BF16BF16F32_SS", 64, 8, 16, {"bf16"}, 128},
+        {MmaAtomKind::kWarpgroupMma, "SM90_64xNx16_F32F16F16F32_RS", 64, 8, 16, {"f16"}, 128},
+        {MmaAtomKind::kWarpgroupMma, "SM90_64xNx16_F32BF16BF16F32_RS", 64, 8, 16, {"bf16"}, 128},
     };
     for (MmaAtom &atom : *list) {
       atom.maxN = 256;
