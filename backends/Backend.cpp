@@ -35,16 +35,6 @@ bool ComputeCapability::isAtLeast(const ComputeCapability &other) const {
   return value() >= other.value();
 }
 
-const MmaAtom &getSimtFmaAtom() {
-  static const MmaAtom *atom = new MmaAtom{MmaAtomKind::kSimtFma, "SIMT_1x1x1_F32F32F32F32", 1,
-                                           1, 1, {"f16", "bf16", "f32"}, 1};
-  return *atom;
-}
-
-std::vector<MmaAtom> Backend::getMmaAtoms(const ComputeCapability &) const {
-  return {getSimtFmaAtom()};
-}
-
 std::string whyIllegal(const MmaAtom &atom, llvm::StringRef inputType, int64_t m, int64_t n,
                        int64_t k, int64_t threads) {
   if (!llvm::is_contained(atom.inputTypes, inputType))

@@ -27,6 +27,10 @@ class Operation;
 
 namespace tessera {
 
+namespace lowering {
+class MmaAtomLowering;
+} // namespace lowering
+
 /// A compute capability such as 8.0 or 9.0a. `sm_90a` is not `sm_90`: the
 /// architecture-specific variant has features (wgmma, setmaxnreg) that run on
 /// exactly that architecture and no later one.
@@ -147,11 +151,10 @@ struct MmaAtom {
   /// staged through shared memory by tile-layout-inference.
   bool aFromShared = true;
   bool aFromRegisters = false;
+  /// The code that emits a gemm with this atom (backends/AtomLowering.h),
+  /// in the folder of the backend that introduced the instruction.
+  const lowering::MmaAtomLowering *lowering = nullptr;
 };
-
-/// The SIMT fallback every backend has: one fused multiply-add per thread
-/// (fma.rn.f32, PTX ISA §9.7.3.6), f16/bf16 inputs converted to f32.
-const MmaAtom &getSimtFmaAtom();
 
 /// A conformance case a backend does not run, and why.
 struct ConformanceSkip {
@@ -175,9 +178,10 @@ public:
   /// need nothing special call addCommonNVVMLowering (backends/common).
   virtual void buildLoweringTail(mlir::OpPassManager &pm, const ComputeCapability &cc) const = 0;
   /// MMA atoms in order of preference for `cc`; selection takes the first
-  /// one legal for a gemm (backends/Backend.cpp: selectMmaAtom). The default
-  /// is the SIMT FMA atom alone.
-  virtual std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &cc) const;
+  /// one legal for a gemm (passes/AtomSelection.cpp: selectMmaAtom). Every
+  /// atom carries its lowering; the last is usually the SIMT FMA atom every
+  /// backend can fall back to (backends/common/MmaAtoms.h).
+  virtual std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &cc) const = 0;
   /// Conformance cases this backend skips, each with a reason.
   virtual std::vector<ConformanceSkip> getConformanceSkips() const { return {}; }
 

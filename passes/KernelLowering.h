@@ -13,6 +13,7 @@
 #include <functional>
 
 #include "llvm/ADT/ScopeExit.h"
+#include "backends/AtomLowering.h"
 #include "backends/Backend.h"
 #include "passes/Passes.h"
 
@@ -49,41 +50,9 @@ struct TensorInfo {
   SmallVector<int64_t> divisors;
 };
 
-/// A lowered buffer.
-struct BufferInfo {
-  BufferType type;
-  /// memref<slots x elt> for fragments; memref<shape x elt, workgroup> for shared.
-  Value memref;
-  DistributionAttr distribution;
-  /// Set instead of `distribution` for MMA accumulator fragments.
-  MmaLayoutAttr mma;
-  /// Fragments every thread holds whole (reduction results).
-  bool replicated = false;
-  /// Shared buffers: 16-byte chunks XOR-swizzled by row, wide rows in
-  /// panels (see SharedSwizzle); rowBytes 0 when plain row-major.
-  SharedSwizzle swizzle;
-  /// Shared buffers of a pipelined loop: copies kept (a leading memref
-  /// dimension) and the one the code being emitted uses.
-  int64_t stages = 1;
-  Value stage;
-};
-
-/// The elements one thread handles in one chunk of a distributed tile.
-struct Chunk {
-  /// Row-major coordinates of the chunk's first element in the tile.
-  SmallVector<Value> coords;
-  /// Where whole rows separate this chunk from the thread's first one:
-  /// coords = `base` + `shift` (the first chunk's coordinates and a constant
-  /// row offset); empty otherwise.
-  SmallVector<Value> base;
-  SmallVector<int64_t> shift;
-  /// The first register slot of the chunk (fragments only).
-  int64_t firstSlot;
-  /// Contiguous elements along the last dimension, in consecutive slots.
-  int64_t vector = 1;
-};
-
-class KernelLowering {
+/// Lowers one tile.kernel to a gpu.func. Lends its services to the MMA
+/// atoms' lowerings (GemmLoweringContext, backends/AtomLowering.h).
+class KernelLowering final : public GemmLoweringContext {
 public:
   KernelLowering(KernelOp kernel, const Backend &backend, const ComputeCapability &cc)
       : kernel_(kernel), backend_(backend), cc_(cc), caps_(backend.getCapabilities(cc)),
@@ -94,12 +63,37 @@ public:
 
   LogicalResult run();
 
+  // GemmLoweringContext: what an atom's lowering uses (the index helpers,
+  // convert, barrier, ptx, thread and warp coordinates, forEachChunk and
+  // shared addressing are the members of the same names below).
+  OpBuilder &builder() override { return b_; }
+  Location loc() override { return loc_; }
+  int64_t threads() override { return kernel_.getThreads(); }
+  Value threadId() override { return threadId_; }
+  const BufferInfo &buffer(Value tileBuffer) override { return buffers_[tileBuffer]; }
+  void noteSharedAccess() override { lastWasBarrier_ = false; }
+  FragmentPrefetch *fragmentPrefetch() override { return fragmentPrefetch_; }
+  void issueDeferredCopies() override {
+    if (pendingIssue_) {
+      pendingIssue_();
+      pendingIssue_ = nullptr;
+    }
+  }
+  bool inAsyncMmaPipeline() override { return inAsyncMmaPipeline_; }
+  int64_t asyncMmaInFlight() override { return asyncMmaInFlight_; }
+  bool genericSharedWrites() override { return genericSharedWrites_; }
+  void addAsyncAccumulator(Value fragment, int64_t regs) override {
+    std::pair<Value, int64_t> inFlight(fragment, regs);
+    if (!llvm::is_contained(asyncAccumulators_, inFlight))
+      asyncAccumulators_.push_back(inFlight);
+  }
+
 private:
   // Helpers building index arithmetic.
   /// An index constant: one per value, at the start of the kernel's entry
   /// block once there is one (it dominates every use; the canonicalizer
   /// would otherwise fold thousands of copies into these).
-  Value cst(int64_t v) {
+  Value cst(int64_t v) override {
     if (!entry_)
       return arith::ConstantIndexOp::create(b_, loc_, v);
     Value &slot = indexConstants_[v];
@@ -110,8 +104,8 @@ private:
     }
     return slot;
   }
-  Value add(Value x, Value y) { return b_.createOrFold<arith::AddIOp>(loc_, x, y); }
-  Value mul(Value x, Value y) { return b_.createOrFold<arith::MulIOp>(loc_, x, y); }
+  Value add(Value x, Value y) override { return b_.createOrFold<arith::AddIOp>(loc_, x, y); }
+  Value mul(Value x, Value y) override { return b_.createOrFold<arith::MulIOp>(loc_, x, y); }
   Value lt(Value x, Value y) {
     return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::slt, x, y);
   }
@@ -137,9 +131,9 @@ private:
     return arith::IndexCastUIOp::create(b_, loc_, b_.getIndexType(), u32);
   }
   /// Inline PTX without results that the compiler keeps in place.
-  void ptx(StringRef text, StringRef constraints, ValueRange operands);
-  Value convert(Value value, Type to);
-  void barrier();
+  void ptx(StringRef text, StringRef constraints, ValueRange operands) override;
+  Value convert(Value value, Type to) override;
+  void barrier() override;
   /// The alignment a vector access of `bytes` may claim: tensor base pointers
   /// are only known to be aligned to the target's widest global access, so a
   /// wider vector (a converting copy into a narrower fragment) claims that.
@@ -177,18 +171,18 @@ private:
   /// Bulk tensor stores were issued: thread 0 waits for them at the end.
   bool bulkStoresPending_ = false;
   /// This thread's warp in the block, and lane in its warp.
-  Value warpId();
-  Value laneId();
+  Value warpId() override;
+  Value laneId() override;
   /// The first row / column of warp `warp`'s tile in an MMA-layout fragment
   /// of `shape`: warps in row-major order over warps_m x warps_n.
-  Value warpTileRow(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp);
-  Value warpTileCol(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp);
+  Value warpTileRow(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp) override;
+  Value warpTileCol(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp) override;
   /// The quadpair of `lane` (m8n8k4: lanes 4q..4q+3 and 4q+16..4q+19), and
   /// the first row / column of the 8 x 8 block it computes in each 16 x 16
   /// step of its warp tile.
-  Value quadpairId(Value lane);
-  Value quadpairBlockRow(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp, Value quadpair);
-  Value quadpairBlockCol(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp, Value quadpair);
+  Value quadpairId(Value lane) override;
+  Value quadpairBlockRow(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp, Value quadpair) override;
+  Value quadpairBlockCol(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp, Value quadpair) override;
   LogicalResult lowerFill(Value buffer, Value value);
   /// lowerFill with the zero of the buffer's element type (tile.clear).
   LogicalResult lowerClear(Value buffer);
@@ -270,13 +264,13 @@ private:
   void precomputeEdgeBytes(CopyOp copy, ArrayRef<bool> varying);
   /// precomputeEdgeBytes's counts: (copy, chunk's first slot) -> i32.
   llvm::DenseMap<std::pair<Operation *, int64_t>, Value> edgeBytes_;
+  /// Asks the gemm's atom (MmaAtom::lowering) to emit it.
   LogicalResult lowerGemm(GemmOp gemm);
-  LogicalResult lowerGemmSimt(GemmOp gemm);
 
   /// Calls `body` once per chunk this thread owns in a tile of `shape`
   /// spread as `dist`, guarding chunks past the tile's end.
   void forEachChunk(ArrayRef<int64_t> shape, DistributionAttr dist,
-                    llvm::function_ref<void(const Chunk &)> body);
+                    llvm::function_ref<void(const Chunk &)> body) override;
   /// Calls `body` once per chunk of a fragment layout (a distribution or an
   /// MMA accumulator layout) that this thread owns.
   void forEachOwned(ArrayRef<int64_t> shape, DistributionAttr dist, MmaLayoutAttr mma,
@@ -289,7 +283,7 @@ private:
     return coords;
   }
   /// The memref indices of a shared buffer element, swizzle applied.
-  SmallVector<Value> sharedIndices(const BufferInfo &info, ArrayRef<Value> coords);
+  SmallVector<Value> sharedIndices(const BufferInfo &info, ArrayRef<Value> coords) override;
   /// The shared-window byte address (i64) of a shared buffer element.
   Value sharedAddress(const BufferInfo &info, ArrayRef<Value> coords);
   /// The byte offset of memref `indices` (sharedIndices') of a shared
@@ -304,7 +298,7 @@ private:
   /// so the chunks of one thread share the register of their offset, which
   /// depends on nothing the loop changes; other shifts move the coordinates.
   Value sharedAddress32(const BufferInfo &info, ArrayRef<Value> coords,
-                        ArrayRef<int64_t> shift = {});
+                        ArrayRef<int64_t> shift = {}) override;
   /// sharedAddress32 of a chunk of a 2-D tile: its first chunk's offset
   /// plus its row shift where forEachChunk found one.
   Value chunkSharedAddress(const BufferInfo &info, const Chunk &chunk) {
@@ -312,13 +306,6 @@ private:
       return sharedAddress32(info, chunk.base, chunk.shift);
     return sharedAddress32(info, chunk.coords);
   }
-  /// A gemm's A, B and C buffers, checking that C has the atom's
-  /// accumulator layout (layoutM x layoutN tiles).
-  struct GemmBuffers {
-    const BufferInfo *a, *b, *c;
-  };
-  FailureOr<GemmBuffers> getGemmBuffers(GemmOp gemm, const MmaAtom &atom, int64_t layoutM,
-                                        int64_t layoutN);
   /// Points staged `buffers` at `stage` (what sharedAddress and its kin
   /// read) until the returned guard goes out of scope.
   [[nodiscard]] auto useStage(ArrayRef<Value> buffers, Value stage) {
@@ -332,46 +319,15 @@ private:
         buffers_[buffer].stage = previous;
     });
   }
-  LogicalResult lowerGemmMma(GemmOp gemm, const MmaAtom &atom);
-  /// The ldmatrix-loaded registers of one k-step of mma.m16n8k16: per
-  /// 16-row tile of A four b32 (a0..a7), per pair of 8-column tiles of B
-  /// four (b0..b3 of each), from the buffers' current stage.
-  struct MmaFragments {
-    SmallVector<SmallVector<Value>> a, b;
-  };
-  MmaFragments loadMmaFragments(GemmOp gemm, int64_t ks);
-  /// The four b32 registers of m16n8k16's A (a0..a7) for the 16 x 16 tile
-  /// (mi, ks) of a warp's rows of an A fragment in the whole-row m16n8
-  /// layout (each pair of adjacent f16/bf16 slots packed into one).
-  SmallVector<Value> fragmentARegisters(const BufferInfo &a, int64_t mi, int64_t ks);
-  /// mma.sync.aligned.m8n8k4 (Volta): each quadpair of a warp computes one
-  /// 8 x 8 block of a 16 x 16 warp step; operands are 8-byte shared loads.
-  LogicalResult lowerGemmQuadpair(GemmOp gemm, const MmaAtom &atom);
   /// The accumulator layout of m8n8k4 with f32 accumulators (PTX ISA
   /// §9.7.14.5.1): quadpair q = (lane / 4) mod 4 holds the 8 x 8 block at
   /// (8 (q mod 2), 8 (q / 2)) of each 16 x 16 step; register i of lane l is
   /// row (l & 1) + (i & 2) + 4 (l >= 16), column (i & 4) + (l & 2) + (i & 1).
   void forEachQuadpairOwned(ArrayRef<int64_t> shape, MmaLayoutAttr mma,
                             llvm::function_ref<void(const Chunk &)> body);
-  /// wgmma.mma_async with A and B read from swizzled shared buffers through
-  /// matrix descriptors (PTX ISA §9.7.15.5.1.2).
-  LogicalResult lowerGemmWgmma(GemmOp gemm, const MmaAtom &atom);
-  /// The 64-bit wgmma matrix descriptors of `steps` operand tiles of
-  /// `buffer`, the first starting at (row, col) (`row` a multiple of 8),
-  /// each next one 16 elements further along K: along the rows when
-  /// `mnMajor` (the buffer's rows run along K, its columns along M or N),
-  /// along the columns otherwise. `groupStride`: 8-row groups of a K-major
-  /// operand this many groups apart (2 interleaves two m64 instructions'
-  /// rows, see lowerGemmWgmma). Only the first is computed in full; the
-  /// others add their constant byte offset to its start address.
-  SmallVector<Value> wgmmaDescriptors(const BufferInfo &buffer, Value row, Value col,
-                                      bool mnMajor, int64_t steps, int64_t groupStride = 1);
-  /// An empty instruction that reads and rewrites the first `regs` slots of
-  /// a fragment, so LLVM orders every other access to them around it (what
-  /// CUTLASS's warpgroup_fence_operand does): accumulators of an async MMA
-  /// are neither read before its wait nor written after its fence.
+  /// Fences the first `regs` slots of a fragment (fenceValues,
+  /// backends/AtomLowering.h) in place.
   void fenceRegisters(Value fragment, int64_t regs);
-  SmallVector<Value> fenceValues(ArrayRef<Value> values);
   LogicalResult lowerReduce(ReduceOp reduce);
   /// The row-major slot of `indices` in a replicated fragment: a constant
   /// when the indices are, else a value.
@@ -381,10 +337,10 @@ private:
   Value loadReplicated(const BufferInfo &info, ArrayRef<Value> indices);
   void storeReplicated(const BufferInfo &info, ArrayRef<Value> indices, Value value);
   /// A vector of `values` (one type), and the elements of a vector.
-  Value packVector(ArrayRef<Value> values);
-  SmallVector<Value> unpackVector(Value vec);
+  Value packVector(ArrayRef<Value> values) override;
+  SmallVector<Value> unpackVector(Value vec) override;
   /// sharedAddress as a pointer into shared memory (address space 3).
-  Value sharedPointer(const BufferInfo &info, ArrayRef<Value> coords);
+  Value sharedPointer(const BufferInfo &info, ArrayRef<Value> coords) override;
   /// Whether `vector` consecutive elements of a row of shared buffer `info`
   /// (starting at a multiple of `vector`) move as one 4-, 8- or 16-byte
   /// access (they stay contiguous under the swizzle).
@@ -431,28 +387,18 @@ private:
   /// barrier, and the gemm keeps this many MMA groups in flight.
   bool inAsyncMmaPipeline_ = false;
   /// Set by the cp.async strategy for an mma.sync body: issues the loop's
-  /// next copies; lowerGemmMma calls it after its first ldmatrix loads.
+  /// next copies; the atom's lowering calls it (issueDeferredCopies) after
+  /// its first ldmatrix loads.
   std::function<void()> pendingIssue_;
-  /// Set by the cp.async strategy when the body is one mma.sync gemm from
-  /// staged buffers: its first k-step's fragments (loaded by the iteration
-  /// before, or the prologue), and what goes before the last k-step's MMAs
-  /// (the wait and barrier of the next stage and its first fragments).
-  struct FragmentPrefetch {
-    MmaFragments current;
-    std::function<void()> beforeLastStep;
-    /// Issue the iteration's copies before the next k-step's loads (with
-    /// checked copies: only step 0's fragments and the accumulators are
-    /// live across their arithmetic); else after, the loads' latency
-    /// behind the copies.
-    bool copiesFirst = true;
-  };
+  /// Set by the cp.async strategy when the body is one gemm from staged
+  /// buffers whose atom prefetches its fragments (FragmentPrefetch).
   FragmentPrefetch *fragmentPrefetch_ = nullptr;
   /// Shared memory was written through the generic proxy (st.shared) since
   /// the last proxy fence: an async-proxy reader (wgmma) fences first.
   bool genericSharedWrites_ = false;
   /// fence.proxy.async.shared::cta (PTX ISA §9.7.12.4): orders the generic
   /// proxy's shared writes before the async proxy's reads.
-  void fenceProxyAsync();
+  void fenceProxyAsync() override;
   int64_t asyncMmaInFlight_ = 0;
   /// Accumulators of async MMAs a pipelined loop leaves in flight, with
   /// their register counts: fenced after the loop's final wait.
@@ -626,18 +572,6 @@ bool isPlainArithmetic(Operation *op);
 /// The largest power of two known to divide `value` (at most kMaxDivisor),
 /// from constants, products and sums of the kernel's index arithmetic.
 int64_t knownDivisor(Value value);
-
-/// Emits one PTX instruction as inline assembly (the raw form of an atom,
-/// as CuTe's arch/ headers hold it) and returns its results.
-SmallVector<Value> emitPtx(OpBuilder &b, Location loc, StringRef text, StringRef constraints,
-                           ValueRange operands, ArrayRef<Type> resultTypes, bool sideEffects);
-
-/// Calls the LLVM intrinsic `name` (an NVVM intrinsic that NVPTX prints as
-/// one PTX instruction) and returns its results. Where an atom's instruction
-/// has one with no memory effects, it costs codegen far less than inline
-/// assembly, whose constraint strings are parsed at every use.
-SmallVector<Value> callIntrinsic(OpBuilder &b, Location loc, StringRef name,
-                                 ValueRange operands, ArrayRef<Type> resultTypes);
 
 } // namespace tessera::lowering
 

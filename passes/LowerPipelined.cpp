@@ -250,6 +250,7 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
   // placed before this iteration's last k-step, whose MMAs hide the loads'
   // latency (and the barrier's wait); step 0 then starts on registers.
   GemmOp prefetchGemm;
+  const MmaAtomLowering *prefetchLowering = nullptr;
   if (!asyncMma && bodyUsesLdmatrix) {
     int64_t gemms = 0;
     bool plain = true;
@@ -272,6 +273,14 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
     if (gemms != 1 || !plain || stages < 3 || !layout || layout.getM() != 16 ||
         layout.getN() != 8 || !staged(prefetchGemm.getA()) || !staged(prefetchGemm.getB()))
       prefetchGemm = nullptr;
+    // The atom's lowering loads the fragments (ldmatrix for mma.sync).
+    if (prefetchGemm) {
+      std::optional<MmaAtom> atom = findMmaAtom(prefetchGemm, backend_, cc_, kernel_.getThreads());
+      if (atom && atom->lowering && atom->lowering->canPrefetchFragments())
+        prefetchLowering = atom->lowering;
+      else
+        prefetchGemm = nullptr;
+    }
   }
   // The fragments one iteration hands the next, in registers after SROA
   // (allocated at the kernel's entry by the first load, sized by it).
@@ -281,7 +290,7 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
     MmaFragments fragments;
     {
       auto staged = useStage({prefetchGemm.getA(), prefetchGemm.getB()}, stage);
-      fragments = loadMmaFragments(prefetchGemm, 0);
+      fragments = prefetchLowering->loadFragments(*this, prefetchGemm, 0);
     }
     if (!carry) {
       carryShape = {int64_t(fragments.a.size()), int64_t(fragments.b.size())};

@@ -63,47 +63,6 @@ int64_t knownDivisor(Value value) {
   return 1;
 }
 
-/// Emits one PTX instruction as inline assembly (the raw form of an atom,
-/// as CuTe's arch/ headers hold it) and returns its results.
-SmallVector<Value> emitPtx(OpBuilder &b, Location loc, StringRef text,
-                                  StringRef constraints, ValueRange operands,
-                                  ArrayRef<Type> resultTypes, bool sideEffects) {
-  MLIRContext *ctx = b.getContext();
-  Type resultType;
-  if (resultTypes.size() == 1)
-    resultType = resultTypes.front();
-  else if (!resultTypes.empty())
-    resultType = LLVM::LLVMStructType::getLiteral(ctx, resultTypes);
-  auto op = LLVM::InlineAsmOp::create(
-      b, loc, resultType, operands, b.getStringAttr(text), b.getStringAttr(constraints),
-      sideEffects ? b.getUnitAttr() : nullptr, nullptr,
-      LLVM::TailCallKindAttr::get(ctx, LLVM::tailcallkind::TailCallKind::None),
-      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), nullptr);
-  SmallVector<Value> results;
-  if (resultTypes.size() == 1)
-    results.push_back(op.getResult(0));
-  else
-    for (size_t i = 0; i < resultTypes.size(); ++i)
-      results.push_back(
-          LLVM::ExtractValueOp::create(b, loc, op.getResult(0), ArrayRef<int64_t>{int64_t(i)}));
-  return results;
-}
-
-SmallVector<Value> callIntrinsic(OpBuilder &b, Location loc, StringRef name,
-                                 ValueRange operands, ArrayRef<Type> resultTypes) {
-  Type resultType = resultTypes.size() == 1
-                        ? resultTypes.front()
-                        : LLVM::LLVMStructType::getLiteral(b.getContext(), resultTypes);
-  auto call = LLVM::CallIntrinsicOp::create(b, loc, resultType, b.getStringAttr(name), operands);
-  if (resultTypes.size() == 1)
-    return {call.getResult(0)};
-  SmallVector<Value> results;
-  for (size_t i = 0; i < resultTypes.size(); ++i)
-    results.push_back(
-        LLVM::ExtractValueOp::create(b, loc, call.getResult(0), ArrayRef<int64_t>{int64_t(i)}));
-  return results;
-}
-
 Value KernelLowering::convert(Value value, Type to) {
   Type from = value.getType();
   if (from == to)

@@ -7,6 +7,7 @@
 #ifndef TESSERA_PASSES_PASSES_H
 #define TESSERA_PASSES_PASSES_H
 
+#include "backends/AtomLowering.h"
 #include "backends/Backend.h"
 #include "ir/TileDialect.h"
 #include "mlir/Pass/Pass.h"
@@ -53,19 +54,7 @@ struct WarpTiling {
 std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
                                            int64_t threads, bool wholeRows = false);
 
-/// The layout of a swizzled shared buffer: rows of 16-byte chunks whose
-/// chunk index is XOR-ed with the row (CuTe's Swizzle<3,4,3>, <2,4,3> and
-/// <1,4,3> for 128-, 64- and 32-byte rows), so the eight rows an ldmatrix
-/// or a wgmma core matrix reads fall in distinct banks; rows wider than
-/// 128 bytes are stored as panels of 128-byte rows, one panel after the
-/// other (the layout TMA writes and wgmma's descriptors describe).
-struct SharedSwizzle {
-  /// Bytes of one row of a panel: 32, 64 or 128; 0 when the buffer's rows
-  /// admit no swizzle (their size is not 32, 64 or a multiple of 128).
-  int64_t rowBytes = 0;
-  /// Panels the buffer's rows are split into.
-  int64_t panels = 1;
-};
+/// The swizzle of a shared buffer of `type` (SharedSwizzle, backends/AtomLowering.h).
 SharedSwizzle getSharedSwizzle(tile::BufferType type);
 
 /// Selects the MMA atom for `gemm` from the backend's preference list: a

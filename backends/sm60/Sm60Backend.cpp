@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "backends/Backend.h"
+#include "backends/common/MmaAtoms.h"
 #include "backends/common/NVVMLowering.h"
 
 namespace tessera {
@@ -41,6 +42,10 @@ public:
   }
   void buildLoweringTail(mlir::OpPassManager &pm, const ComputeCapability &cc) const override {
     addCommonNVVMLowering(pm, cc);
+  }
+  /// Pascal has no tensor cores: every gemm is SIMT FMA.
+  std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
+    return {getSimtFmaAtom()};
   }
 };
 

@@ -8,7 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "backends/Backend.h"
+#include "backends/common/MmaAtoms.h"
 #include "backends/common/NVVMLowering.h"
+#include "backends/sm70/QuadpairMma.h"
 
 namespace tessera {
 namespace {
@@ -41,9 +43,7 @@ public:
   /// four quadpairs per warp each computing an 8 x 8 x 4 product; f16 only
   /// (Volta has no bf16), SIMT FMA for the rest.
   std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
-    MmaAtom quadpair{MmaAtomKind::kQuadpairMma, "SM70_8x8x4_F32F16F16F32", 8, 8, 4, {"f16"}, 32};
-    quadpair.warpM = quadpair.warpN = 16;
-    return {quadpair, getSimtFmaAtom()};
+    return {getSm70QuadpairAtom(), getSimtFmaAtom()};
   }
 };
 

@@ -9,6 +9,7 @@
 
 #include "backends/Backend.h"
 #include "backends/common/MmaAtoms.h"
+#include "backends/sm80/MmaSync.h"
 #include "backends/common/NVVMLowering.h"
 
 namespace tessera {

@@ -11,6 +11,8 @@
 #include "backends/Backend.h"
 #include "backends/common/MmaAtoms.h"
 #include "backends/common/NVVMLowering.h"
+#include "backends/sm80/MmaSync.h"
+#include "backends/sm90/Wgmma.h"
 
 namespace tessera {
 namespace {

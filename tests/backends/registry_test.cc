@@ -16,6 +16,7 @@
 #include "backends/Backend.h"
 #include "backends/Compiler.h"
 #include "backends/common/Dialects.h"
+#include "backends/common/MmaAtoms.h"
 #include "backends/common/NVVMLowering.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -265,6 +266,9 @@ public:
   void buildLoweringTail(mlir::OpPassManager &pm, const ComputeCapability &cc) const override {
     addCommonNVVMLowering(pm, cc);
   }
+  std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
+    return {getSimtFmaAtom()};
+  }
   std::vector<ConformanceSkip> getConformanceSkips() const override {
     return {{"gemm_wgmma", "warpgroup MMA needs sm_90a"}};
   }
@@ -370,6 +374,9 @@ TEST(BackendRegistry, LaterBackendWinsForTheSameCapability) {
     }
     void buildLoweringTail(mlir::OpPassManager &pm, const ComputeCapability &cc) const override {
       addCommonNVVMLowering(pm, cc);
+    }
+    std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
+      return {getSimtFmaAtom()};
     }
   };
   BackendRegistry registry = builtInRegistry();

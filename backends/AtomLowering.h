@@ -1,0 +1,238 @@
+//===- AtomLowering.h - The code half of an MMA atom ------------*- C++ -*-===//
+//
+// This file declares the part of the backend contract that holds code: an
+// MMA atom's lowering (MmaAtomLowering), which lives in the folder of the
+// backend that introduced the atom's instruction, and the services the
+// shared lowering driver lends it (GemmLoweringContext): the builder, the
+// kernel's buffers, index arithmetic, thread and warp coordinates, shared
+// memory addressing and the state a pipelining strategy shares with the
+// gemms of its body. Shared passes call an atom's lowering through
+// `MmaAtom::lowering` and never name the instruction.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_BACKENDS_ATOMLOWERING_H
+#define TESSERA_BACKENDS_ATOMLOWERING_H
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "backends/Backend.h"
+#include "ir/TileDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+#include "mlir/Support/LogicalResult.h"
+
+namespace tessera {
+
+/// The layout of a swizzled shared buffer: rows of 16-byte chunks whose
+/// chunk index is XOR-ed with the row (CuTe's Swizzle<3,4,3>, <2,4,3> and
+/// <1,4,3> for 128-, 64- and 32-byte rows), so the eight rows an ldmatrix
+/// or a wgmma core matrix reads fall in distinct banks; rows wider than
+/// 128 bytes are stored as panels of 128-byte rows, one panel after the
+/// other (the layout TMA writes and wgmma descriptors describe).
+struct SharedSwizzle {
+  /// Bytes of one row of a panel: 32, 64 or 128; 0 when the buffer's rows
+  /// admit no swizzle (their size is not 32, 64 or a multiple of 128).
+  int64_t rowBytes = 0;
+  /// Panels the buffer's rows are split into.
+  int64_t panels = 1;
+};
+
+namespace lowering {
+
+/// A lowered buffer.
+struct BufferInfo {
+  tile::BufferType type;
+  /// memref<slots x elt> for fragments; memref<shape x elt, workgroup> for shared.
+  mlir::Value memref;
+  tile::DistributionAttr distribution;
+  /// Set instead of `distribution` for MMA accumulator fragments.
+  tile::MmaLayoutAttr mma;
+  /// Fragments every thread holds whole (reduction results).
+  bool replicated = false;
+  /// Shared buffers: 16-byte chunks XOR-swizzled by row, wide rows in
+  /// panels (see SharedSwizzle); rowBytes 0 when plain row-major.
+  SharedSwizzle swizzle;
+  /// Shared buffers of a pipelined loop: copies kept (a leading memref
+  /// dimension) and the one the code being emitted uses.
+  int64_t stages = 1;
+  mlir::Value stage;
+};
+
+/// The elements one thread handles in one chunk of a distributed tile.
+struct Chunk {
+  /// Row-major coordinates of the chunk's first element in the tile.
+  llvm::SmallVector<mlir::Value> coords;
+  /// Where whole rows separate this chunk from the thread's first one:
+  /// coords = `base` + `shift` (the first chunk's coordinates and a constant
+  /// row offset); empty otherwise.
+  llvm::SmallVector<mlir::Value> base;
+  llvm::SmallVector<int64_t> shift;
+  /// The first register slot of the chunk (fragments only).
+  int64_t firstSlot;
+  /// Contiguous elements along the last dimension, in consecutive slots.
+  int64_t vector = 1;
+};
+
+/// The operand registers of one k-step of a warp-level atom, loaded ahead
+/// of its MMAs: per row tile of A its registers, per column group of B its.
+struct MmaFragments {
+  llvm::SmallVector<llvm::SmallVector<mlir::Value>> a, b;
+};
+
+/// Set by a pipelining strategy that prefetches a gemm's fragments: its
+/// first k-step's fragments (loaded by the iteration before, or the
+/// prologue), and what goes before the last k-step's MMAs (the wait and
+/// barrier of the next stage and its first fragments).
+struct FragmentPrefetch {
+  MmaFragments current;
+  std::function<void()> beforeLastStep;
+  /// Issue the iteration's copies before the next k-step's loads (with
+  /// checked copies: only step 0's fragments and the accumulators are live
+  /// across their arithmetic); else after, the loads' latency behind the
+  /// copies.
+  bool copiesFirst = true;
+};
+
+/// What the shared lowering driver lends an atom's lowering while it emits
+/// one tile.gemm: implemented by tile-lower-to-gpu for the kernel it lowers.
+class GemmLoweringContext {
+public:
+  virtual ~GemmLoweringContext() = default;
+
+  // The builder, at the gemm's place in the lowered kernel.
+  virtual mlir::OpBuilder &builder() = 0;
+  virtual mlir::Location loc() = 0;
+  /// Threads of the kernel's tile (consumers only under warp specialization).
+  virtual int64_t threads() = 0;
+  /// This thread's index among its tile's threads.
+  virtual mlir::Value threadId() = 0;
+  /// The lowered form of a tile buffer (an operand of the gemm).
+  virtual const BufferInfo &buffer(mlir::Value tileBuffer) = 0;
+
+  // Index arithmetic (folded where constant).
+  virtual mlir::Value cst(int64_t v) = 0;
+  virtual mlir::Value add(mlir::Value x, mlir::Value y) = 0;
+  virtual mlir::Value mul(mlir::Value x, mlir::Value y) = 0;
+  /// `value` converted to the element type `to`.
+  virtual mlir::Value convert(mlir::Value value, mlir::Type to) = 0;
+  /// A vector of `values` (one type), and the elements of a vector.
+  virtual mlir::Value packVector(llvm::ArrayRef<mlir::Value> values) = 0;
+  virtual llvm::SmallVector<mlir::Value> unpackVector(mlir::Value vec) = 0;
+
+  // Synchronization.
+  /// A block barrier (elided right after another).
+  virtual void barrier() = 0;
+  /// Code after the last barrier touched shared memory: the next barrier
+  /// is not elided.
+  virtual void noteSharedAccess() = 0;
+  /// fence.proxy.async.shared::cta before async-proxy reads.
+  virtual void fenceProxyAsync() = 0;
+  /// Inline PTX without results that the compiler keeps in place.
+  virtual void ptx(llvm::StringRef text, llvm::StringRef constraints,
+                   mlir::ValueRange operands) = 0;
+
+  // Threads, warps and the accumulator layouts of the kernel.
+  virtual mlir::Value warpId() = 0;
+  virtual mlir::Value laneId() = 0;
+  /// The first row / column of warp `warp`'s tile in an MMA-layout fragment.
+  virtual mlir::Value warpTileRow(llvm::ArrayRef<int64_t> shape, tile::MmaLayoutAttr mma,
+                                  mlir::Value warp) = 0;
+  virtual mlir::Value warpTileCol(llvm::ArrayRef<int64_t> shape, tile::MmaLayoutAttr mma,
+                                  mlir::Value warp) = 0;
+  /// m8n8k4's quadpair of `lane` and the first row / column of the 8 x 8
+  /// block it computes in each 16 x 16 step of its warp tile.
+  virtual mlir::Value quadpairId(mlir::Value lane) = 0;
+  virtual mlir::Value quadpairBlockRow(llvm::ArrayRef<int64_t> shape, tile::MmaLayoutAttr mma,
+                                       mlir::Value warp, mlir::Value quadpair) = 0;
+  virtual mlir::Value quadpairBlockCol(llvm::ArrayRef<int64_t> shape, tile::MmaLayoutAttr mma,
+                                       mlir::Value warp, mlir::Value quadpair) = 0;
+  /// Calls `body` once per chunk this thread owns in a tile of `shape`
+  /// spread as `dist`, guarding chunks past the tile's end.
+  virtual void forEachChunk(llvm::ArrayRef<int64_t> shape, tile::DistributionAttr dist,
+                            llvm::function_ref<void(const Chunk &)> body) = 0;
+
+  // Shared memory addressing (the stage in use, the swizzle applied).
+  virtual llvm::SmallVector<mlir::Value> sharedIndices(const BufferInfo &info,
+                                                       llvm::ArrayRef<mlir::Value> coords) = 0;
+  /// The 32-bit shared-window address of element `coords` + `shift`.
+  virtual mlir::Value sharedAddress32(const BufferInfo &info, llvm::ArrayRef<mlir::Value> coords,
+                                      llvm::ArrayRef<int64_t> shift = {}) = 0;
+  /// A pointer into shared memory (address space 3) to an element.
+  virtual mlir::Value sharedPointer(const BufferInfo &info, llvm::ArrayRef<mlir::Value> coords) = 0;
+
+  // What the pipelining strategy of the enclosing loop shares with its
+  // body's gemms.
+  /// Fragments prefetched by the strategy, or null.
+  virtual FragmentPrefetch *fragmentPrefetch() = 0;
+  /// Issues the loop's next copies if the strategy deferred them until
+  /// after the gemm's first fragment loads (then forgets them).
+  virtual void issueDeferredCopies() = 0;
+  /// Whether the enclosing loop fenced the proxies for an async MMA, and
+  /// how many MMA groups it keeps in flight (0 outside such a loop).
+  virtual bool inAsyncMmaPipeline() = 0;
+  virtual int64_t asyncMmaInFlight() = 0;
+  /// Shared memory was written through the generic proxy since the last
+  /// proxy fence.
+  virtual bool genericSharedWrites() = 0;
+  /// An accumulator (and its register count) an async MMA leaves in
+  /// flight: fenced after the loop's final wait.
+  virtual void addAsyncAccumulator(mlir::Value fragment, int64_t regs) = 0;
+};
+
+/// The code of an MMA atom family: how one tile.gemm is emitted with it.
+/// One object per family, in the folder of the backend that introduced the
+/// instruction; atoms point at it (MmaAtom::lowering).
+class MmaAtomLowering {
+public:
+  virtual ~MmaAtomLowering() = default;
+  /// Emits `gemm` (C += A * B on the kernel's tiles) with `atom`.
+  virtual mlir::LogicalResult lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
+                                        const MmaAtom &atom) const = 0;
+  /// Whether the family can load one k-step's operand fragments ahead of
+  /// its MMAs (what a fragment-prefetching pipelining strategy needs).
+  virtual bool canPrefetchFragments() const { return false; }
+  /// The fragments of k-step `ks` of `gemm` from its buffers' current stage.
+  virtual MmaFragments loadFragments(GemmLoweringContext &ctx, tile::GemmOp gemm,
+                                     int64_t ks) const {
+    return {};
+  }
+};
+
+/// A gemm's A, B and C buffers, C checked to have the atom's accumulator
+/// layout (layoutM x layoutN tiles); an error on the gemm otherwise.
+struct GemmBuffers {
+  const BufferInfo *a, *b, *c;
+};
+mlir::FailureOr<GemmBuffers> getGemmBuffers(GemmLoweringContext &ctx, tile::GemmOp gemm,
+                                            const MmaAtom &atom, int64_t layoutM, int64_t layoutN);
+
+/// Emits one PTX instruction as inline assembly (the raw form of an atom,
+/// as CuTe's arch/ headers hold it) and returns its results. The last
+/// resort, where MLIR has no typed op for the instruction.
+llvm::SmallVector<mlir::Value> emitPtx(mlir::OpBuilder &b, mlir::Location loc, llvm::StringRef text,
+                                       llvm::StringRef constraints, mlir::ValueRange operands,
+                                       llvm::ArrayRef<mlir::Type> resultTypes, bool sideEffects);
+
+/// Calls the LLVM intrinsic `name` (an NVVM intrinsic that NVPTX prints as
+/// one PTX instruction) and returns its results. Where an atom's instruction
+/// has one with no memory effects, it costs codegen far less than inline
+/// assembly, whose constraint strings are parsed at every use.
+llvm::SmallVector<mlir::Value> callIntrinsic(mlir::OpBuilder &b, mlir::Location loc,
+                                             llvm::StringRef name, mlir::ValueRange operands,
+                                             llvm::ArrayRef<mlir::Type> resultTypes);
+
+/// An empty instruction that reads and rewrites `values`, so LLVM orders
+/// every other access to them around it (what CUTLASS's
+/// warpgroup_fence_operand does): accumulators of an async MMA are neither
+/// read before its wait nor written after its fence. Returns the rewritten
+/// values.
+llvm::SmallVector<mlir::Value> fenceValues(mlir::OpBuilder &b, mlir::Location loc,
+                                           llvm::ArrayRef<mlir::Value> values);
+
+} // namespace lowering
+} // namespace tessera
+
+#endif // TESSERA_BACKENDS_ATOMLOWERING_H

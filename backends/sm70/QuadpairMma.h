@@ -1,0 +1,20 @@
+//===- QuadpairMma.h - Volta's mma.sync.m8n8k4 atom -------------*- C++ -*-===//
+//
+// This file declares the sm70 family's MMA atom, with its lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_BACKENDS_SM70_QUADPAIRMMA_H
+#define TESSERA_BACKENDS_SM70_QUADPAIRMMA_H
+
+#include "backends/Backend.h"
+
+namespace tessera {
+
+/// mma.sync.aligned.m8n8k4 with f16 inputs and f32 accumulators (PTX ISA
+/// §9.7.14.5.1): the four quadpairs of a warp cover 16 x 16 per k-step of 4.
+const MmaAtom &getSm70QuadpairAtom();
+
+} // namespace tessera
+
+#endif // TESSERA_BACKENDS_SM70_QUADPAIRMMA_H

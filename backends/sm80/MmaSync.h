@@ -1,0 +1,34 @@
+//===- MmaSync.h - Ampere's ldmatrix + mma.sync.m16n8k16 atoms --*- C++ -*-===//
+//
+// This file declares the sm80 family's MMA atoms (with their lowering), and
+// the A-fragment registers of m16n8k16 that wgmma's register-A form reads in
+// the same layout.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_BACKENDS_SM80_MMASYNC_H
+#define TESSERA_BACKENDS_SM80_MMASYNC_H
+
+#include <vector>
+
+#include "backends/AtomLowering.h"
+#include "backends/Backend.h"
+
+namespace tessera {
+
+/// mma.sync.aligned.m16n8k16 with f16 and bf16 inputs and f32 accumulators
+/// (PTX ISA §9.7.14.5.8), operands loaded by ldmatrix: Ampere and later.
+const std::vector<MmaAtom> &getSm80MmaSyncAtoms();
+
+namespace lowering {
+
+/// The four b32 registers of m16n8k16's A (a0..a7) for the 16 x 16 tile
+/// (mi, ks) of a warp's rows of an A fragment in the whole-row m16n8
+/// layout (each pair of adjacent f16/bf16 slots packed into one).
+llvm::SmallVector<mlir::Value> fragmentARegisters(GemmLoweringContext &ctx, const BufferInfo &a,
+                                                  int64_t mi, int64_t ks);
+
+} // namespace lowering
+} // namespace tessera
+
+#endif // TESSERA_BACKENDS_SM80_MMASYNC_H
