@@ -33,6 +33,11 @@
 
 namespace tessera::compiler {
 
+void registerTesseraPasses() {
+  registerTilePasses();
+  registerConvertToNVVMPass();
+}
+
 using tile::KernelOp;
 using tile::TileTensorType;
 

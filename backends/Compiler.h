@@ -38,6 +38,12 @@ enum class Stage {
 
 /// Parses "tile", "gpu", "lowered", "llvm", "ptx", "cubin".
 std::optional<Stage> parseStage(llvm::StringRef name);
+
+/// Registers Tessera's passes (the shared tile passes and the NVVM tail)
+/// with the global pass registry, for tessera-opt and textual pipelines.
+/// Registration is the driver's job: passes/ and backends/ do not know
+/// each other.
+void registerTesseraPasses();
 /// The list of stage names, for help texts.
 llvm::StringRef stageNames();
 

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "backends/Compiler.h"
 #include "backends/common/Dialects.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -15,7 +16,7 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   tessera::registerTesseraDialects(registry);
-  tessera::registerTesseraPasses();
+  tessera::compiler::registerTesseraPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   return mlir::asMainReturnCode(

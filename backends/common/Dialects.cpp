@@ -11,7 +11,6 @@
 #include "backends/common/NVVMLowering.h"
 
 #include "ir/TileDialect.h"
-#include "passes/Passes.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
@@ -53,11 +52,6 @@ void registerTesseraDialects(mlir::DialectRegistry &registry) {
   mlir::registerGPUDialectTranslation(registry);
   mlir::registerLLVMDialectTranslation(registry);
   mlir::registerNVVMDialectTranslation(registry);
-}
-
-void registerTesseraPasses() {
-  registerTilePasses();
-  registerConvertToNVVMPass();
 }
 
 } // namespace tessera

@@ -20,10 +20,6 @@ namespace tessera {
 /// interfaces and their translations to LLVM IR.
 void registerTesseraDialects(mlir::DialectRegistry &registry);
 
-/// Registers Tessera's passes with the global pass registry (for
-/// tessera-opt and textual pipelines).
-void registerTesseraPasses();
-
 } // namespace tessera
 
 #endif // TESSERA_BACKENDS_COMMON_DIALECTS_H
