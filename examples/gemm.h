@@ -42,7 +42,7 @@ struct GemmConfig {
 
   /// The tuned defaults for a target: on sm_90a two warpgroups, each one
   /// 64 x 256 wgmma accumulator (128 x 256 x 64 tiles, 4 stages, 192 KiB of
-  /// shared memory), persistent (RESULTS.md run 29); on sm_70 256 threads;
+  /// shared memory), persistent; on sm_70 256 threads;
   /// elsewhere the defaults above.
   static GemmConfig ForTarget(const std::string& target) {
     GemmConfig c;
@@ -87,7 +87,7 @@ struct Epilogue {
   /// tanh GELU in an equivalent form with fewer multiplies, h + h tanh(h (c1
   /// + c2 h^2)) with h = v / 2, instead of the papers' 0.5 v (1 + tanh(
   /// sqrt(2/pi) (v + 0.044715 v^3))). Fewer instructions, but ptxas spills
-  /// in it; measured slower (RESULTS.md, run 18), so off by default.
+  /// in it and it runs slower, so it is off by default.
   bool compactGelu = false;
 };
 

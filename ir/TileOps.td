@@ -85,8 +85,7 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     instead of every iteration (edge iterations otherwise cost 1.15-1.5x an
     interior one, which a static stream-K schedule cannot balance). It
     changes interior tiles' code by nothing, but the larger kernel measured
-    2-3% slower on shapes without edges (benchmarks/RESULTS.md, runs
-    146-147): a tuning option. Other strategies ignore it.
+    2-3% slower on shapes without edges: a tuning option. Other strategies ignore it.
 
     Example:
 

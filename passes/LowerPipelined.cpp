@@ -181,10 +181,10 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
   // iteration's tiles partly outside their tensors, but only along the
   // dimensions the iteration does not move: its iterations (all but the K
   // tail) are issued kEdgeIfValid, whose bounds along those dimensions are
-  // computed once per tile (RESULTS.md run 145: checked edge iterations
-  // cost 1.15-1.5x, and stream-K's static schedule left the blocks that had
-  // them behind; run 147: the third body costs 2-3% where there are no
-  // edges, so it is the kernel's choice).
+  // computed once per tile (checked edge iterations cost 1.15-1.5x an
+  // interior one, which stream-K's static schedule cannot balance; the
+  // third body costs 2-3% where there are no edges, so it is the kernel's
+  // choice).
   enum class Copies { kChecked, kBranch, kInteriorIfValid, kEdgeIfValid };
   // The source dimensions each ahead copy's iteration moves, and whether
   // any copy has others (a tile that may sit on an edge).

@@ -1228,9 +1228,9 @@ Value KernelLowering::packedPair(const BufferInfo &frag, int64_t slot, Type elt)
 }
 
 bool KernelLowering::lowerMmaFragmentStore(CopyOp copy) {
-  // Loads keep the generic path: measured on the H200 (RESULTS.md run 15),
-  // a guarded 16-byte load per lane followed by the shuffles serializes the
-  // loads' latency and was slower than many 4-byte loads in flight.
+  // Loads keep the generic path: a guarded 16-byte load per lane followed
+  // by the shuffles serializes the loads' latency, slower on the H200 than
+  // many 4-byte loads in flight.
   auto srcBuffer = dyn_cast<BufferType>(copy.getSrc().getType());
   auto dstTensor = dyn_cast<TileTensorType>(copy.getDst().getType());
   if (!srcBuffer || !srcBuffer.isFragment() || !dstTensor ||
@@ -1366,7 +1366,7 @@ bool KernelLowering::lowerMmaFragmentStoreBulk(CopyOp copy) {
   // so the consumers start the next tile while the stores drain (the edges
   // clip in TMA). The last tile stores directly (lowerMmaFragmentStore):
   // nothing follows that the stores could overlap, and the block need not
-  // wait for them (RESULTS.md run 72).
+  // wait for them.
   auto srcBuffer = dyn_cast<BufferType>(copy.getSrc().getType());
   auto dstTensor = dyn_cast<TileTensorType>(copy.getDst().getType());
   if (!persistent_ || !consumerThreads_ || !caps_.hasStmatrix ||
@@ -1375,8 +1375,8 @@ bool KernelLowering::lowerMmaFragmentStoreBulk(CopyOp copy) {
       copy->getBlock() != &kernel_.getBodyBlock())
     return false;
   // Only the main loop's accumulator as it leaves the loop: with epilogue
-  // math on it in between (the fused GEMMs) the staged stores measured 2-8%
-  // slower than direct ones (RESULTS.md run 72).
+  // math on it in between (the fused GEMMs) the staged stores are 2-8%
+  // slower than direct ones on the H200.
   Block &body = kernel_.getBodyBlock();
   for (Operation *user : copy.getSrc().getUsers()) {
     Operation *at = body.findAncestorOpInBlock(*user);
@@ -1592,7 +1592,7 @@ Value KernelLowering::lowerFastMath(Operation &op, IRMapping &map) {
     // Where every use adds 1 or -1 (GELU's 1 + tanh(u)), the sum's own
     // rounding near x = 0 exceeds the exponential form's 1e-7: no series,
     // and no second form live per element (the fused GEMM's epilogue then
-    // spilled on sm_60, which cost its main loop 40%, RESULTS.md run 88).
+    // spilled on sm_60, which cost its main loop 40%).
     auto addsOne = [](Operation *user) {
       if (!isa<arith::AddFOp, arith::SubFOp>(user))
         return false;

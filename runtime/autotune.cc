@@ -141,10 +141,9 @@ absl::StatusOr<TuneResult> Autotune(absl::Span<const LoadedKernel* const> candid
   // kFinalists in all) and the first candidate (the family's own kernel, what
   // an untuned run gets) are timed again in `rounds` rounds among
   // themselves and ranked on those runs alone. A close call or a first pass
-  // that ran one candidate under slower clocks than another (RESULTS.md run
-  // 166: the default 4-10% slower while tuning at 8192 x 8192 x 1000 than
-  // when paired with its rival, which then won by 4%) is decided side by
-  // side.
+  // that ran one candidate under slower clocks than another (a kernel can
+  // time 4-10% slower while tuning than when paired with its rival) is
+  // decided side by side.
   constexpr double kFinalMargin = 0.03;
   constexpr size_t kFinalists = 4;
   std::vector<size_t> order;

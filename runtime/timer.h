@@ -34,8 +34,8 @@ struct TimingOptions {
   /// between runs (as timing loops that synchronize every run do, e.g.
   /// benchmarks/peers.py --sync-each-run). By default the runs, each behind
   /// its flush, are enqueued back to back, as triton.testing.do_bench does;
-  /// short kernels time 2-3% faster with the idle gaps on an H200
-  /// (RESULTS.md, run 81), so compare figures taken the same way.
+  /// short kernels time 2-3% faster with the idle gaps on an H200, so
+  /// compare figures taken the same way.
   bool sync_each_run = false;
 };
 

@@ -293,8 +293,8 @@ public:
     // applied here to those shuffles alone; of the rest only the merging of
     // identical blocks (e.g. the two arms of a bounds check after scf-to-cf)
     // changes what reaches LLVM. The PTX of every bundled kernel is the
-    // same, and the driver's other work cost 39 M of the fused sm_80 GEMM's
-    // 819 M compile instructions (RESULTS.md, compile time).
+    // same, and the driver's other work is about 5% of the fused sm_80
+    // GEMM's compile instructions.
     llvm::SmallVector<mlir::Operation *> wideShuffles;
     module.walk([&](mlir::gpu::ShuffleOp shuffle) {
       mlir::Type type = shuffle.getValue().getType();
@@ -366,9 +366,8 @@ static void initializeNVPTX() {
     // Codegen's loop strength reduction is off (as `-disable-lsr`, unless
     // the command line set that option itself): ptxas reduces the loops'
     // address arithmetic again, and codegen of the sm_80 GEMM takes about
-    // 14 ms less (RESULTS.md, compile time). Measured on the H200 (runs
-    // 42-44, interleaved A/B): the sm_80 build's default GEMM within 2.5%
-    // either way (slower at the square sizes, faster at 3000 x 5000 x
+    // 14 ms less. On the H200 (interleaved A/B): the sm_80 build's default
+    // GEMM within 2.5% either way (slower at the square sizes, faster at 3000 x 5000 x
     // 4000), its 256 x 128 variant 15% faster (no spills); the sm_90a
     // GEMMs the same within noise.
     // It is LLVM's process-wide option; a process that embeds Tessera and
@@ -525,8 +524,8 @@ mlir::FailureOr<std::unique_ptr<llvm::Module>> translateToOptimizedLLVMIR(
     // libdevice, scalar cleanups, CSE of the index arithmetic, loop-invariant
     // code motion, vectorized shared-memory accesses and dead code removal,
     // in about half of O3's time (InstCombine alone ran eight times there).
-    // Measured against O3 in one run (RESULTS.md, run 17): the same speed on
-    // sm_90a, 4% slower on sm_80's mma.sync GEMM.
+    // Against O3 on the H200: the same speed on sm_90a, 4% slower on
+    // sm_80's mma.sync GEMM.
     const char *custom = std::getenv("TESSERA_LLVM_PIPELINE");
     llvm::StringRef pipeline =
         custom && *custom ? llvm::StringRef(custom) : llvm::StringRef(kKernelPipeline);

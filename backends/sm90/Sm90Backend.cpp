@@ -39,8 +39,8 @@ const TargetCapabilities kSm90 = [] {
 const TargetCapabilities kSm90a = [] {
   TargetCapabilities caps = kSm90;
   caps.hasWarpgroupMma = true;
-  // Measured on the H200 (RESULTS.md run 97): a 128 x 256 tile's 128 KiB of
-  // partials cost about 14 of its 64-deep k-steps (4.2 MFLOP each).
+  // On the H200 a 128 x 256 tile's 128 KiB of partials cost about 14 of its
+  // 64-deep k-steps (4.2 MFLOP each).
   caps.streamKFlopsPerPartialByte = 448;
   return caps;
 }();

@@ -7,7 +7,7 @@
 // 3); otherwise it loads all of B alone. Each stage's "empty" barrier counts
 // both blocks' consumer warps: a multicasting tile's warps arrive once here
 // and once at the peer (mbarrier.arrive.shared::cluster, no cluster-scope
-// release: that costs a MEMBAR.GPU per stage, RESULTS.md run 60), another
+// release: that costs a MEMBAR.GPU per stage), another
 // tile's twice here. A cluster barrier orders the barriers' init before any
 // remote use (a grid launch's blocks pass it when they multicast, a block
 // past the grid leaves); each producer stays until both blocks' consumers
