@@ -1,0 +1,128 @@
+//===- TestSm75Backend.cpp - A backend that lives outside backends/ ------===//
+//
+// This file defines a test-only Turing (sm_75) backend that brings its own
+// MMA atom family and that family's lowering, to prove the plugin seam:
+// nothing in passes/ or backends/ names it, and it passes the shared
+// conformance compile suite (//tests/backends:sm75_conformance). Its atom,
+// TEST_SM75_SIMT_1x1x2_F32, is a SIMT atom that steps k by two (two fused
+// multiply-adds per element and step); the built-in SIMT atom follows it in
+// the preference list for gemms whose K is odd.
+//
+// It registers itself with the global registry when linked (alwayslink), as
+// an out-of-tree plugin would.
+//
+//===----------------------------------------------------------------------===//
+
+#include <memory>
+
+#include "backends/AtomLowering.h"
+#include "backends/Backend.h"
+#include "backends/common/MmaAtoms.h"
+#include "backends/common/NVVMLowering.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace tessera::testing {
+namespace {
+
+using namespace mlir;
+using lowering::BufferInfo;
+using lowering::Chunk;
+using lowering::GemmLoweringContext;
+
+/// C += A * B with k stepped by two: for each of the thread's accumulator
+/// elements, acc = fma(a[k+1], b[k+1], fma(a[k], b[k], acc)).
+class PairedFmaLowering final : public lowering::MmaAtomLowering {
+public:
+  LogicalResult lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
+                          const MmaAtom &atom) const override {
+    OpBuilder &builder = ctx.builder();
+    Location loc = ctx.loc();
+    const BufferInfo &a = ctx.buffer(gemm.getA());
+    const BufferInfo &b = ctx.buffer(gemm.getB());
+    const BufferInfo &c = ctx.buffer(gemm.getC());
+    if (!a.type.isShared() || !b.type.isShared() || !c.distribution)
+      return gemm.emitOpError() << "atom " << atom.name
+                                << " reads A and B from shared memory into a distributed C";
+    bool transA = gemm.getTransposeA(), transB = gemm.getTransposeB();
+    Type f32 = builder.getF32Type();
+    // Element (row, col) of a shared operand as f32, `transposed` swapping.
+    auto load = [&](const BufferInfo &operand, bool transposed, Value row, Value col) {
+      SmallVector<Value> at = transposed ? SmallVector<Value>{col, row}
+                                         : SmallVector<Value>{row, col};
+      Value v = memref::LoadOp::create(builder, loc, operand.memref,
+                                       ctx.sharedIndices(operand, at));
+      return ctx.convert(v, f32);
+    };
+    ctx.barrier();
+    auto loop = scf::ForOp::create(builder, loc, ctx.cst(0), ctx.cst(gemm.getK()), ctx.cst(2));
+    {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPoint(loop.getBody()->getTerminator());
+      Value k0 = loop.getInductionVar(), k1 = ctx.add(k0, ctx.cst(1));
+      ctx.forEachChunk(c.type.getShape(), c.distribution, [&](const Chunk &chunk) {
+        Value i = chunk.coords[0], j = chunk.coords[1];
+        Value a0 = load(a, transA, i, k0), a1 = load(a, transA, i, k1);
+        for (int64_t v = 0; v < c.distribution.getVector(); ++v) {
+          Value jv = ctx.add(j, ctx.cst(v));
+          Value b0 = load(b, transB, k0, jv), b1 = load(b, transB, k1, jv);
+          Value slot = ctx.cst(chunk.firstSlot + v);
+          Value acc = memref::LoadOp::create(builder, loc, c.memref, ValueRange{slot});
+          acc = math::FmaOp::create(builder, loc, a0, b0, acc);
+          acc = math::FmaOp::create(builder, loc, a1, b1, acc);
+          memref::StoreOp::create(builder, loc, acc, c.memref, ValueRange{slot});
+        }
+      });
+    }
+    ctx.noteSharedAccess();
+    return success();
+  }
+};
+
+/// Turing TU10x (7.5): 64 KiB of shared memory per SM and per block,
+/// ldmatrix, no cp.async. From the CUDA C++ Programming Guide, "Technical
+/// Specifications per Compute Capability".
+const TargetCapabilities kTestSm75 = [] {
+  TargetCapabilities caps;
+  caps.sharedMemoryPerBlock = 64 * 1024;
+  caps.sharedMemoryPerSM = 64 * 1024;
+  caps.maxThreadsPerBlock = 1024;
+  caps.hasLdmatrix = true;
+  caps.hasTanhApprox = true;
+  caps.hasScopedMemoryOrder = true;
+  caps.mmaShapes = {"m16n8k8", "m8n8k4"};
+  caps.ptxFeature = "+ptx70";
+  return caps;
+}();
+
+class TestSm75Backend final : public Backend {
+public:
+  llvm::StringRef getName() const override { return "test-sm75"; }
+  std::vector<ComputeCapability> getServedCapabilities() const override {
+    return {{7, 5, false}};
+  }
+  const TargetCapabilities &getCapabilities(const ComputeCapability &) const override {
+    return kTestSm75;
+  }
+  void buildLoweringTail(mlir::OpPassManager &pm, const ComputeCapability &cc) const override {
+    addCommonNVVMLowering(pm, cc);
+  }
+  std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
+    static const PairedFmaLowering lowering;
+    MmaAtom paired{MmaAtomKind::kSimtFma, "TEST_SM75_SIMT_1x1x2_F32", 1, 1, 2,
+                   {"f16", "bf16", "f32"}, 1};
+    paired.lowering = &lowering;
+    return {paired, getSimtFmaAtom()};
+  }
+  std::vector<ConformanceSkip> getConformanceSkips() const override { return {}; }
+};
+
+/// Registers the backend when this library is linked in.
+const bool kRegistered = [] {
+  BackendRegistry::global().add(std::make_unique<TestSm75Backend>());
+  return true;
+}();
+
+} // namespace
+} // namespace tessera::testing
