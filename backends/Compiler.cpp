@@ -402,6 +402,7 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
   ptxOptions.features = caps.ptxFeature;
   ptxOptions.libdevicePath = options.libdevicePath;
   ptxOptions.optLevel = options.optLevel;
+  ptxOptions.llvmPipeline = options.llvmPipeline;
   ptxOptions.contractFloatOps = options.fastMath;
   ptxOptions.verifyLLVMIR = verifyEach;
   llvm::LLVMContext llvmContext;

@@ -60,6 +60,9 @@ struct CompileOptions {
   /// cleanups, CSE, LICM; ptxas does the rest), 1 and 3 LLVM's O1 and O3
   /// pipelines, 0 none.
   int optLevel = 2;
+  /// At optLevel 2: an LLVM pass pipeline (opt's -passes syntax) in place of
+  /// the kernel pipeline, to time others; empty for the kernel pipeline.
+  std::string llvmPipeline;
   /// Approximate math where the target has it: tanh.approx.f32 (about 2^-11
   /// relative error), exp as ex2.approx.ftz.f32 of x log2(e) (a few ulp,
   /// subnormal results flushed to zero), erf as a branchless rational form

@@ -47,6 +47,9 @@ static cl::opt<int> optLevel("O",
                              cl::desc("LLVM optimization level: 2 the kernel pipeline (default), "
                                       "1 and 3 LLVM's O1 and O3, 0 none"),
                              cl::init(2));
+static cl::opt<std::string> llvmPipeline(
+    "llvm-pipeline", cl::desc("At -O2: an LLVM pass pipeline (opt's -passes syntax) in place of "
+                              "the kernel pipeline"));
 static cl::opt<bool> fastMath("fast-math",
                               cl::desc("Approximate tanh, exp, erf and f32 division "
                                        "(tanh.approx.f32, ex2.approx.ftz.f32, rational erf, "
@@ -103,6 +106,7 @@ int main(int argc, char **argv) {
   options.ptxasPath = ptxas;
   options.assemble = assemble || *stage == tessera::compiler::Stage::Cubin;
   options.optLevel = optLevel;
+  options.llvmPipeline = llvmPipeline;
   options.fastMath = fastMath;
   options.verifyEachPass = verifyEach;
   options.keepStages = {*stage};

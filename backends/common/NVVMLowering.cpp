@@ -435,9 +435,9 @@ static mlir::LogicalResult linkLibdevice(mlir::ModuleOp where, llvm::Module &mod
   return mlir::success();
 }
 
-/// LLVM's passes at optLevel 2 (see translateToOptimizedLLVMIR); the
-/// environment variable TESSERA_LLVM_PIPELINE replaces them (a developer
-/// knob for timing other pipelines, e.g. from benchmarks/variants --ab).
+/// LLVM's passes at optLevel 2 (see translateToOptimizedLLVMIR);
+/// PtxOptions::llvmPipeline (tessera-compile --llvm-pipeline) replaces them,
+/// to time other pipelines.
 /// SROA runs again after instcombine: per-thread arrays arrive as `alloca
 /// [N x float]` (lowerRegisterArrays) and the first SROA promotes them, but
 /// an alloca accessed at a computed index arrives as `alloca float, i64 N`
@@ -526,9 +526,9 @@ mlir::FailureOr<std::unique_ptr<llvm::Module>> translateToOptimizedLLVMIR(
     // in about half of O3's time (InstCombine alone ran eight times there).
     // Against O3 on the H200: the same speed on sm_90a, 4% slower on
     // sm_80's mma.sync GEMM.
-    const char *custom = std::getenv("TESSERA_LLVM_PIPELINE");
-    llvm::StringRef pipeline =
-        custom && *custom ? llvm::StringRef(custom) : llvm::StringRef(kKernelPipeline);
+    llvm::StringRef pipeline = options.llvmPipeline.empty()
+                                   ? llvm::StringRef(kKernelPipeline)
+                                   : llvm::StringRef(options.llvmPipeline);
     if (llvm::Error parse = builder.parsePassPipeline(passes, pipeline)) {
       module.emitError() << "bad kernel pass pipeline: " << llvm::toString(std::move(parse));
       return mlir::failure();

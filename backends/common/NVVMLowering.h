@@ -48,6 +48,9 @@ struct PtxOptions {
   /// cleanups, CSE, LICM; ptxas does the rest), 1 and 3 LLVM's O1 and O3
   /// pipelines, 0 none.
   int optLevel = 2;
+  /// At optLevel 2: an LLVM pass pipeline (opt's -passes syntax) in place of
+  /// the kernel pipeline; empty for the kernel pipeline.
+  std::string llvmPipeline;
   /// Fuse f32 multiplies and adds into fma.rn.f32 (part of fast math: one
   /// rounding instead of two); false keeps mul.rn/add.rn apart.
   bool contractFloatOps = false;

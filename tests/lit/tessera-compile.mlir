@@ -11,6 +11,11 @@
 // RUN: env -u TESSERA_VERIFY_EACH %tessera-compile %s --emit=ptx | FileCheck %s --check-prefix=PTX
 // RUN: env -u TESSERA_VERIFY_EACH %tessera-compile %s --verify-each --emit=ptx | FileCheck %s --check-prefix=PTX
 // RUN: %tessera-compile %s --target=sm_70 --emit=llvm | FileCheck %s --check-prefix=LLVM70
+// Another LLVM pipeline in place of the kernel pipeline (opt's -passes syntax).
+// RUN: %tessera-compile %s --llvm-pipeline='function(instcombine)' --emit=ptx | FileCheck %s --check-prefix=PTX
+// RUN: not %tessera-compile %s --llvm-pipeline=bogus 2>&1 | FileCheck %s --check-prefix=PIPELINE \
+// RUN:   --implicit-check-not="Stack dump" --implicit-check-not="PLEASE submit"
+// PIPELINE: error: bad kernel pass pipeline: unknown pass name 'bogus'
 
 // Errors: the message, and no crash report anywhere in the output.
 // RUN: not %tessera-compile %s --target=sm_100 2>&1 | FileCheck %s --check-prefix=UNSERVED \
