@@ -191,38 +191,94 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
       signalPassFailure();
   }
 
-  /// Fragments live in registers: if all of them together need more 32-bit
-  /// registers per thread than the target has, the kernel would spill
-  /// heavily or fail to compile. That is a compile-time error naming each
-  /// fragment and the limit (an upper bound: every fragment counted as live
-  /// for the whole kernel).
+  /// The 32-bit registers per thread a fragment takes, as laid out.
+  static int64_t fragmentRegisters(AllocFragmentOp alloc) {
+    auto type = cast<BufferType>(alloc.getType());
+    int64_t slots = type.getNumElements();
+    if (MmaLayoutAttr mma = alloc.getMmaLayoutAttr())
+      slots = type.getShape()[0] / mma.getWarpsM() * type.getShape()[1] / mma.getWarpsN() / 32;
+    else if (DistributionAttr dist = alloc.getDistributionAttr())
+      slots = dist.slotsPerThread(type.getNumElements());
+    return llvm::divideCeil(slots * getElementBytes(type.getElementType()), 4);
+  }
+
+  /// Fragments live in registers: if the fragments live at one point of
+  /// the kernel together need more 32-bit registers per thread than the
+  /// target has, the kernel would spill heavily or fail to compile. That is
+  /// a compile-time error naming each of them, the limit and the point.
+  ///
+  /// A fragment is live from its first use to its last in program order;
+  /// a use inside a loop or region that does not hold the fragment's
+  /// allocation keeps it live over that whole region (a value carried from
+  /// one iteration to the next, an accumulator read after its loop).
   static LogicalResult checkRegisterBudget(KernelOp kernel, const TargetCapabilities &caps) {
-    int64_t total = 0;
-    SmallVector<std::pair<AllocFragmentOp, int64_t>> fragments;
+    // Number the kernel's operations in program order; each also records
+    // the last number inside it, so a region's span is [first, last].
+    DenseMap<Operation *, std::pair<int64_t, int64_t>> span;
+    SmallVector<Operation *> order;
+    std::function<void(Operation *)> number = [&](Operation *op) {
+      int64_t first = order.size();
+      order.push_back(op);
+      for (Region &region : op->getRegions())
+        for (Operation &inner : region.getOps())
+          number(&inner);
+      span[op] = {first, int64_t(order.size()) - 1};
+    };
+    for (Operation &op : kernel.getBodyBlock())
+      number(&op);
+    struct Live {
+      AllocFragmentOp alloc;
+      int64_t words, begin, end;
+    };
+    SmallVector<Live> fragments;
     kernel.walk([&](AllocFragmentOp alloc) {
-      auto type = cast<BufferType>(alloc.getType());
-      int64_t slots = type.getNumElements();
-      if (MmaLayoutAttr mma = alloc.getMmaLayoutAttr())
-        slots = type.getShape()[0] / mma.getWarpsM() * type.getShape()[1] / mma.getWarpsN() / 32;
-      else if (DistributionAttr dist = alloc.getDistributionAttr())
-        slots = dist.slotsPerThread(type.getNumElements());
-      int64_t words = llvm::divideCeil(slots * getElementBytes(type.getElementType()), 4);
-      fragments.emplace_back(alloc, words);
-      total += words;
+      Live live{alloc, fragmentRegisters(alloc), INT64_MAX, -1};
+      for (Operation *user : alloc.getResult().getUsers()) {
+        auto [begin, end] = span.lookup(user);
+        // Regions around the use that do not hold the allocation.
+        for (Operation *parent = user->getParentOp(); parent && parent != kernel;
+             parent = parent->getParentOp()) {
+          if (parent->isAncestor(alloc))
+            break;
+          std::tie(begin, end) = std::pair(std::min(begin, span.lookup(parent).first),
+                                           std::max(end, span.lookup(parent).second));
+        }
+        live.begin = std::min(live.begin, begin);
+        live.end = std::max(live.end, end);
+      }
+      if (live.end >= 0)
+        fragments.push_back(live);
     });
-    if (total <= caps.registersPerThread)
+    // The point where the most registers are live: at each fragment's first
+    // use, the fragments live there.
+    int64_t peak = 0;
+    const Live *peakAt = nullptr;
+    for (const Live &at : fragments) {
+      int64_t total = 0;
+      for (const Live &other : fragments)
+        if (other.begin <= at.begin && at.begin <= other.end)
+          total += other.words;
+      if (total > peak)
+        peak = total, peakAt = &at;
+    }
+    if (peak <= caps.registersPerThread)
       return success();
+    SmallVector<const Live *> live;
+    for (const Live &other : fragments)
+      if (other.begin <= peakAt->begin && peakAt->begin <= other.end)
+        live.push_back(&other);
     InFlightDiagnostic diag = kernel.emitError()
-                              << "kernel '" << kernel.getSymName() << "' holds " << total
+                              << "kernel '" << kernel.getSymName() << "' holds " << peak
                               << " registers per thread of fragments, over the target's "
                               << caps.registersPerThread << " per thread: ";
-    llvm::interleaveComma(fragments, diag, [&](const auto &entry) {
-      AllocFragmentOp alloc = entry.first;
-      diag << describeBuffer(alloc.getResult()) << " " << entry.second;
+    llvm::interleaveComma(live, diag, [&](const Live *fragment) {
+      diag << describeBuffer(AllocFragmentOp(fragment->alloc).getResult()) << " " << fragment->words;
     });
     diag << "; use more threads per block or smaller tiles";
-    for (auto &[alloc, words] : fragments)
-      diag.attachNote(alloc.getLoc()) << "fragment of " << words << " registers per thread";
+    for (const Live *fragment : live)
+      diag.attachNote(AllocFragmentOp(fragment->alloc).getLoc())
+          << "fragment of " << fragment->words << " registers per thread";
+    diag.attachNote(order[peakAt->begin]->getLoc()) << "all of them live here";
     return failure();
   }
 

@@ -204,15 +204,59 @@ module attributes {tile.target = #tile.target<"sm_80">} {
 
 // -----
 
-// Fragments that together need more registers per thread than the target
-// has are a compile-time error naming each one.
+// Fragments live at once that together need more registers per thread than
+// the target has are a compile-time error naming each one and the point
+// where they are all live ("small" is not live there and is not named).
 module attributes {tile.target = #tile.target<"sm_80">} {
   // expected-error @+1 {{kernel 'too_many_registers' holds 384 registers per thread of fragments, over the target's 255 per thread: 'acc' of type '!tile.buffer<128x128xf32, fragment>' 256, 'more' of type '!tile.buffer<64x128xf32, fragment>' 128; use more threads per block or smaller tiles}}
   tile.kernel @too_many_registers() grid(affine_map<() -> (1)>) threads(64) blocks(%bx) {
+    %small = tile.alloc_fragment {name = "small"} : !tile.buffer<64x64xf32, fragment>
+    tile.clear %small : !tile.buffer<64x64xf32, fragment>
     // expected-note @+1 {{fragment of 256 registers per thread}}
     %acc = tile.alloc_fragment {name = "acc"} : !tile.buffer<128x128xf32, fragment>
     // expected-note @+1 {{fragment of 128 registers per thread}}
     %more = tile.alloc_fragment {name = "more"} : !tile.buffer<64x128xf32, fragment>
+    tile.clear %acc : !tile.buffer<128x128xf32, fragment>
+    // expected-note @+1 {{all of them live here}}
+    tile.clear %more : !tile.buffer<64x128xf32, fragment>
+    tile.clear %acc : !tile.buffer<128x128xf32, fragment>
+  }
+}
+
+// -----
+
+// Registers are counted by liveness: fragments used one after the other
+// need the larger of them, not the sum (256 + 128 > 255, each <= 255).
+// CHECK-LABEL: tile.kernel @one_after_the_other
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @one_after_the_other() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
+    %first = tile.alloc_fragment {name = "first"} : !tile.buffer<128x128xf32, fragment>
+    tile.clear %first : !tile.buffer<128x128xf32, fragment>
+    tile.clear %first : !tile.buffer<128x128xf32, fragment>
+    %second = tile.alloc_fragment {name = "second"} : !tile.buffer<128x128xf32, fragment>
+    tile.clear %second : !tile.buffer<128x128xf32, fragment>
+  }
+}
+
+// -----
+
+// A fragment used inside a loop that does not hold its allocation is live
+// over the whole loop: "acc" (128 registers) is read in every iteration, so
+// "tmp" (192) inside the loop is live beside it.
+module attributes {tile.target = #tile.target<"sm_80">} {
+  // expected-error @+1 {{kernel 'loop_carried' holds 320 registers per thread of fragments, over the target's 255 per thread}}
+  tile.kernel @loop_carried() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
+    %c4 = arith.constant 4 : index
+    // expected-note @+1 {{fragment of 128 registers per thread}}
+    %acc = tile.alloc_fragment {name = "acc"} : !tile.buffer<128x128xf32, fragment>
+    tile.clear %acc : !tile.buffer<128x128xf32, fragment>
+    tile.pipelined %k = 0 to %c4 stages 1 {
+      // expected-note @+1 {{fragment of 192 registers per thread}}
+      %tmp = tile.alloc_fragment {name = "tmp"} : !tile.buffer<192x128xf32, fragment>
+      // expected-note @+1 {{all of them live here}}
+      tile.clear %tmp : !tile.buffer<192x128xf32, fragment>
+    }
+    tile.clear %acc : !tile.buffer<128x128xf32, fragment>
   }
 }
 
