@@ -18,6 +18,7 @@
 #include "backends/common/Dialects.h"
 #include "backends/common/MmaAtoms.h"
 #include "backends/common/NVVMLowering.h"
+#include "tests/backends/sm75/TestSm75Backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -238,41 +239,8 @@ TEST(BackendRegistry, EmptyRegistryServesNothing) {
 }
 
 //===----------------------------------------------------------------------===//
-// A fifth backend, defined only in this test
+// A fifth backend, defined outside backends/ (tests/backends/sm75)
 //===----------------------------------------------------------------------===//
-
-/// Turing TU10x (7.5): 64 KiB of shared memory per SM and per block,
-/// ldmatrix and mma.sync m16n8k8, no cp.async. From the CUDA C++ Programming
-/// Guide, "Technical Specifications per Compute Capability".
-const TargetCapabilities kTestSm75 = [] {
-  TargetCapabilities caps;
-  caps.sharedMemoryPerBlock = 64 * 1024;
-  caps.sharedMemoryPerSM = 64 * 1024;
-  caps.maxThreadsPerBlock = 1024;
-  caps.hasLdmatrix = true;
-  caps.mmaShapes = {"m16n8k8", "m8n8k4"};
-  return caps;
-}();
-
-class TestSm75Backend final : public Backend {
-public:
-  llvm::StringRef getName() const override { return "test-sm75"; }
-  std::vector<ComputeCapability> getServedCapabilities() const override {
-    return {{7, 5, false}};
-  }
-  const TargetCapabilities &getCapabilities(const ComputeCapability &) const override {
-    return kTestSm75;
-  }
-  void buildLoweringTail(mlir::OpPassManager &pm, const ComputeCapability &cc) const override {
-    addCommonNVVMLowering(pm, cc);
-  }
-  std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
-    return {getSimtFmaAtom()};
-  }
-  std::vector<ConformanceSkip> getConformanceSkips() const override {
-    return {{"gemm_wgmma", "warpgroup MMA needs sm_90a"}};
-  }
-};
 
 constexpr const char *kVectorAdd = R"mlir(
 module {
@@ -351,7 +319,7 @@ TEST(BackendRegistry, ServesSm75OnlyOnceATuringBackendIsAdded) {
   EXPECT_EQ(registry.lookup("sm_75", error), nullptr);
   EXPECT_THAT(error, HasSubstr("no backend serves target 'sm_75'"));
 
-  registry.add(std::make_unique<TestSm75Backend>());
+  registry.add(testing::makeTestSm75Backend());
   const Backend *backend = lookupOrFail(registry, "sm_75");
   ASSERT_NE(backend, nullptr);
   EXPECT_EQ(backend->getName(), "test-sm75");
@@ -370,7 +338,8 @@ TEST(BackendRegistry, LaterBackendWinsForTheSameCapability) {
       return {{8, 0, false}};
     }
     const TargetCapabilities &getCapabilities(const ComputeCapability &) const override {
-      return kTestSm75;
+      static const TargetCapabilities caps;  // the defaults: only lookups are tested
+      return caps;
     }
     void buildLoweringTail(mlir::OpPassManager &pm, const ComputeCapability &cc) const override {
       addCommonNVVMLowering(pm, cc);
@@ -429,7 +398,7 @@ TEST_F(CompileModule, TuringBackendDefinedInATestCompilesVectorAdd) {
   EXPECT_TRUE(mlir::failed(compile(kVectorAdd, "sm_75")));
   EXPECT_THAT(diagnostics_, HasSubstr("no backend serves target 'sm_75'"));
 
-  BackendRegistry::global().add(std::make_unique<TestSm75Backend>());
+  BackendRegistry::global().add(testing::makeTestSm75Backend());
 
   auto compiled = compile(kVectorAdd, "sm_75");
   ASSERT_TRUE(mlir::succeeded(compiled)) << diagnostics_;

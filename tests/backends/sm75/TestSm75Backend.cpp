@@ -8,10 +8,13 @@
 // multiply-adds per element and step); the built-in SIMT atom follows it in
 // the preference list for gemms whose K is odd.
 //
-// It registers itself with the global registry when linked (alwayslink), as
-// an out-of-tree plugin would.
+// //tests/backends:test_sm75_registered adds it to the global registry when
+// linked (alwayslink), as an out-of-tree plugin would; registry_test adds
+// it to registries of its own.
 //
 //===----------------------------------------------------------------------===//
+
+#include "tests/backends/sm75/TestSm75Backend.h"
 
 #include <memory>
 
@@ -118,11 +121,8 @@ public:
   std::vector<ConformanceSkip> getConformanceSkips() const override { return {}; }
 };
 
-/// Registers the backend when this library is linked in.
-const bool kRegistered = [] {
-  BackendRegistry::global().add(std::make_unique<TestSm75Backend>());
-  return true;
-}();
-
 } // namespace
+
+std::unique_ptr<Backend> makeTestSm75Backend() { return std::make_unique<TestSm75Backend>(); }
+
 } // namespace tessera::testing
