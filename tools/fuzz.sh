@@ -8,15 +8,18 @@
 #   tools/fuzz.sh --long 600 bundle   one fuzzer (tile_ir, frontend, bundle)
 #
 # New inputs go to a scratch corpus under $FUZZ_OUT (default
-# /tmp/tessera-fuzz/<name>/corpus), findings to $FUZZ_OUT/<name>/ with the
-# log; the seeds in the repository stay as they are. A finding is fixed and
-# kept as a regression test (a lit case, a gtest, or a seed).
+# /tmp/tessera-fuzz/<name>/corpus; a short run starts it afresh, a long run
+# keeps growing it), findings to $FUZZ_OUT/<name>/ with the log; the seeds
+# in the repository stay as they are. A finding is fixed and kept as a
+# regression test (a lit case, a gtest, or a seed).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=20
+long=0
 if [[ "${1:-}" == "--long" ]]; then
   seconds="${2:?--long needs SECONDS}"
+  long=1
   shift 2
 fi
 names=("$@")
@@ -40,6 +43,7 @@ for name in "${names[@]}"; do
     *) echo "fuzz: unknown fuzzer '$name' (tile_ir, frontend, bundle)" >&2; exit 2 ;;
   esac
   dir="$out/$name"
+  ((long)) || rm -rf "$dir/corpus"
   mkdir -p "$dir/corpus"
   log="$dir/log.txt"
   "$bin/${name}_fuzzer" "${flags[@]}" -max_total_time="$seconds" -rss_limit_mb=6144 \
