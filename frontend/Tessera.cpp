@@ -21,6 +21,7 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -97,8 +98,22 @@ struct BuilderState {
       return v;
     if (mlir::isa<mlir::FloatType>(type))
       return mlir::arith::ConstantOp::create(b(), here(), b().getFloatAttr(type, s.constant()));
+    // An integer constant from a double: NaN, infinities and values past
+    // int64 have no integer value (the cast would be undefined).
+    double constant = s.constant();
+    if (!(constant >= -0x1p63 && constant < 0x1p63)) {
+      errors += "tessera: the constant " + std::to_string(constant) + " has no value of type " +
+                stringify(type) + "\n";
+      constant = 0;
+    }
     return mlir::arith::ConstantOp::create(b(), here(),
-                                           b().getIntegerAttr(type, int64_t(s.constant())));
+                                           b().getIntegerAttr(type, int64_t(constant)));
+  }
+  static std::string stringify(mlir::Type type) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << type;
+    return text;
   }
 };
 
@@ -189,8 +204,10 @@ GridExtent::GridExtent(const Dim &dim) : hasDim_(true), dim_(dim) {
 }
 
 GridExtent CeilDiv(const Dim &dim, int64_t tile) {
-  if (dim.isStatic())
-    return GridExtent((dim.size() + tile - 1) / tile);
+  if (dim.isStatic() && tile >= 1)
+    return GridExtent(dim.size() / tile + (dim.size() % tile != 0));
+  // A dynamic dimension, or a tile that is not positive: Launch and
+  // Pipelined read the divisor (and report a bad one as the author's error).
   GridExtent extent(dim);
   extent.divisor_ = tile;
   return extent;
@@ -198,29 +215,58 @@ GridExtent CeilDiv(const Dim &dim, int64_t tile) {
 
 Index::Index(int64_t value) : constant_(value) {}
 
+namespace {
+
+/// An Index arithmetic error between two constants (a division by zero, an
+/// overflow): reported by Build like any author's error; the value is 0.
+Index constantError(const char *what, const Index &a, const Index &b) {
+  state().errors += std::string("tessera: Index ") + what + " of constants " +
+                    std::to_string(a.constant()) + " and " + std::to_string(b.constant()) + "\n";
+  return Index(int64_t(0));
+}
+
+/// True when a / b (and a % b) of constants is defined.
+bool divisible(const Index &a, const Index &b) {
+  return b.constant() != 0 &&
+         !(a.constant() == std::numeric_limits<int64_t>::min() && b.constant() == -1);
+}
+
+} // namespace
+
 Index operator+(const Index &a, const Index &b) {
+  int64_t sum;
   if (!a.handle() && !b.handle())
-    return Index(a.constant() + b.constant());
+    return __builtin_add_overflow(a.constant(), b.constant(), &sum)
+               ? constantError("addition overflows", a, b)
+               : Index(sum);
   return indexBinary<mlir::arith::AddIOp>(a, b);
 }
 Index operator-(const Index &a, const Index &b) {
+  int64_t difference;
   if (!a.handle() && !b.handle())
-    return Index(a.constant() - b.constant());
+    return __builtin_sub_overflow(a.constant(), b.constant(), &difference)
+               ? constantError("subtraction overflows", a, b)
+               : Index(difference);
   return indexBinary<mlir::arith::SubIOp>(a, b);
 }
 Index operator*(const Index &a, const Index &b) {
+  int64_t product;
   if (!a.handle() && !b.handle())
-    return Index(a.constant() * b.constant());
+    return __builtin_mul_overflow(a.constant(), b.constant(), &product)
+               ? constantError("multiplication overflows", a, b)
+               : Index(product);
   return indexBinary<mlir::arith::MulIOp>(a, b);
 }
 Index operator/(const Index &a, const Index &b) {
   if (!a.handle() && !b.handle())
-    return Index(a.constant() / b.constant());
+    return divisible(a, b) ? Index(a.constant() / b.constant())
+                           : constantError("division by zero or overflowing", a, b);
   return indexBinary<mlir::arith::DivUIOp>(a, b);
 }
 Index operator%(const Index &a, const Index &b) {
   if (!a.handle() && !b.handle())
-    return Index(a.constant() % b.constant());
+    return divisible(a, b) ? Index(a.constant() % b.constant())
+                           : constantError("remainder by zero or overflowing", a, b);
   return indexBinary<mlir::arith::RemUIOp>(a, b);
 }
 
@@ -231,8 +277,13 @@ Index Min(const Index &a, const Index &b) {
 }
 
 Index CeilDiv(const Index &a, const Index &b) {
-  if (!a.handle() && !b.handle())
-    return Index((a.constant() + b.constant() - 1) / b.constant());
+  if (!a.handle() && !b.handle()) {
+    if (!divisible(a, b))
+      return constantError("ceiling division by zero or overflowing", a, b);
+    int64_t quotient = a.constant() / b.constant();
+    bool up = a.constant() % b.constant() != 0 && ((a.constant() < 0) == (b.constant() < 0));
+    return Index(quotient + (up ? 1 : 0));
+  }
   return indexBinary<mlir::arith::CeilDivUIOp>(a, b);
 }
 
@@ -513,6 +564,14 @@ tessera::Tensor KernelBuilder::Tensor(const std::string &name, std::vector<Dim> 
       dims.push_back(dim.size());
       continue;
     }
+    if (dim.name().empty()) {
+      // Dim(-4): a negative static size, not a dynamic dimension.
+      state_->errors += "tessera: tensor '" + name + "' has dimension " +
+                        std::to_string(dim.size()) +
+                        "; sizes are positive, or Dim::Dynamic(name)\n";
+      dims.push_back(1);
+      continue;
+    }
     dims.push_back(mlir::ShapedType::kDynamic);
     auto &uses = state_->symbols[dim.name()];
     if (uses.empty())
@@ -556,6 +615,12 @@ void launchImpl(BuilderState &s, const std::vector<GridExtent> &grid, int thread
   }
   llvm::SmallVector<mlir::AffineExpr> extents;
   for (const GridExtent &extent : grid) {
+    if (extent.divisor() < 1) {
+      s.errors += "tessera: grid extent CeilDiv by a tile of " + std::to_string(extent.divisor()) +
+                  "; tiles must be positive\n";
+      extents.push_back(mlir::getAffineConstantExpr(1, ctx));
+      continue;
+    }
     if (!extent.dim()) {
       extents.push_back(mlir::getAffineConstantExpr(extent.constant(), ctx));
       continue;
@@ -798,6 +863,11 @@ void KernelBuilder::Pipelined(int64_t count, int stages, std::function<void(Inde
 void KernelBuilder::Pipelined(const GridExtent &count, int stages,
                               std::function<void(Index)> body, SourceLoc loc) {
   BuilderState &s = *state_;
+  if (count.divisor() < 1) {
+    s.errors += "tessera: Pipelined count CeilDiv by a tile of " +
+                std::to_string(count.divisor()) + "; tiles must be positive\n";
+    return;
+  }
   if (!count.dim()) {
     Pipelined(Index(count.constant()), stages, std::move(body), loc);
     return;

@@ -47,6 +47,13 @@ void TileDialect::initialize() {
 // Helpers
 //===----------------------------------------------------------------------===//
 
+/// The largest byte offset, byte count, stage count or iteration count the
+/// dialect accepts: shared memory offsets and sizes, stage rings and
+/// tile.parallel iteration spaces are 32-bit quantities in the lowered code.
+/// (A pipelined loop may ask for more stages than fit; planning gives it
+/// what fits.)
+static constexpr int64_t kMaxInt32Quantity = (int64_t(1) << 31) - 1;
+
 TargetAttr tessera::tile::getTargetAttr(Operation *op) {
   for (Operation *cur = op; cur; cur = cur->getParentOp())
     if (auto attr = cur->getAttrOfType<TargetAttr>(TileDialect::kTargetAttrName))
@@ -300,7 +307,9 @@ void KernelOp::print(OpAsmPrinter &p) {
       p << ", ";
     p.printRegionArgument(block.getArgument(i));
   }
-  p << ") grid(" << getGridAttr() << ") threads(" << getThreads() << ") blocks(";
+  // I64Attr accessors return uint64_t: print the signed value, so that even
+  // an invalid count prints as text that parses back.
+  p << ") grid(" << getGridAttr() << ") threads(" << getThreadsAttr().getInt() << ") blocks(";
   llvm::interleaveComma(getBlockIndices(), p, [&](BlockArgument arg) { p << arg; });
   p << ")";
   p.printOptionalAttrDictWithKeyword(
@@ -352,8 +361,13 @@ LogicalResult KernelOp::verify() {
                          << " symbols but the tensor arguments have " << getNumDynamicDims()
                          << " dynamic dimensions; the map's symbols are those dimensions in "
                             "argument order";
+  for (AffineExpr extent : grid.getResults())
+    if (auto constant = dyn_cast<AffineConstantExpr>(extent))
+      if (constant.getValue() < 1 || constant.getValue() > kMaxInt32Quantity)
+        return emitOpError() << "grid extents must be in [1, 2^31 - 1], got "
+                             << constant.getValue();
   // I64Attr accessors return uint64_t: compare and print the signed value.
-  int64_t threads = getThreads();
+  int64_t threads = getThreadsAttr().getInt();
   if (threads < 1 || threads > 1024)
     return emitOpError() << "threads per block must be in [1, 1024], got " << threads;
   if (getStreamK() && !getPersistent())
@@ -365,7 +379,7 @@ LogicalResult KernelOp::verify() {
   if (std::optional<uint64_t> blocks = getMulticastBlocks()) {
     if (!getMulticast())
       return emitOpError() << "multicast_blocks needs multicast";
-    int64_t n = int64_t(*blocks);
+    int64_t n = getMulticastBlocksAttr().getInt();
     if (n != 2 && n != 4 && n != 8)
       return emitOpError() << "multicast_blocks must be 2, 4 or 8 (a cluster's blocks), got " << n;
   }
@@ -425,7 +439,7 @@ LogicalResult KernelOp::verifyRegions() {
 
 LogicalResult DimOp::verify() {
   auto type = cast<TileTensorType>(getTensor().getType());
-  int64_t index = getIndex();
+  int64_t index = getIndexAttr().getInt();
   if (index < 0 || index >= type.getRank())
     return emitOpError() << "dimension " << index << " is out of range for a tensor of rank "
                          << type.getRank();
@@ -434,9 +448,10 @@ LogicalResult DimOp::verify() {
 
 OpFoldResult DimOp::fold(FoldAdaptor) {
   auto type = cast<TileTensorType>(getTensor().getType());
-  if (getIndex() < 0 || getIndex() >= type.getRank())
+  int64_t index = getIndexAttr().getInt();
+  if (index < 0 || index >= type.getRank())
     return {};
-  int64_t dim = type.getShape()[getIndex()];
+  int64_t dim = type.getShape()[index];
   if (ShapedType::isDynamic(dim))
     return {};
   return IntegerAttr::get(IndexType::get(getContext()), dim);
@@ -450,8 +465,20 @@ LogicalResult AllocSharedOp::verify() {
   if (!cast<BufferType>(getType()).isShared())
     return emitOpError() << "allocates shared memory, but the result type " << getType()
                          << " is not in scope 'shared'";
-  if (getOffset() && int64_t(*getOffset()) < 0)
-    return emitOpError() << "offset must be non-negative";
+  if (IntegerAttr offset = getOffsetAttr()) {
+    int64_t bytes = offset.getInt();
+    if (bytes < 0 || bytes > kMaxInt32Quantity)
+      return emitOpError() << "offset must be in [0, 2^31 - 1], got " << bytes;
+  }
+  if (IntegerAttr stagesAttr = getStagesAttr()) {
+    int64_t stages = stagesAttr.getInt();
+    if (stages < 1 || stages > kMaxInt32Quantity)
+      return emitOpError() << "stages must be in [1, 2^31 - 1], got " << stages;
+    int64_t bytes = getBufferBytes(cast<BufferType>(getType()));
+    if (bytes > kMaxInt32Quantity / stages)
+      return emitOpError() << stages << " stages of " << bytes
+                           << " bytes exceed 2^31 - 1 bytes of shared memory";
+  }
   return success();
 }
 
@@ -586,9 +613,14 @@ int64_t ParallelOp::getNumIterations() {
 LogicalResult ParallelOp::verifyRegions() {
   if (getExtents().empty())
     return emitOpError() << "needs at least one extent";
-  for (int64_t extent : getExtents())
+  int64_t iterations = 1;
+  for (int64_t extent : getExtents()) {
     if (extent <= 0)
       return emitOpError() << "extents must be positive, got " << extent;
+    if (extent > kMaxInt32Quantity / iterations)
+      return emitOpError() << "iteration space exceeds 2^31 - 1 iterations";
+    iterations *= extent;
+  }
   if (getBodyBlock().getNumArguments() != getExtents().size())
     return emitOpError() << "has " << getExtents().size() << " extents but "
                          << getBodyBlock().getNumArguments() << " induction variables";
@@ -727,15 +759,23 @@ ParseResult PipelinedOp::parse(OpAsmParser &parser, OperationState &result) {
 }
 
 void PipelinedOp::print(OpAsmPrinter &p) {
-  p << " " << getInductionVar() << " = 0 to " << getCount() << " stages " << getStages();
+  // The signed value: an invalid negative count still prints as text that
+  // parses back (and fails verification again).
+  p << " " << getInductionVar() << " = 0 to " << getCount() << " stages "
+    << getStagesAttr().getInt();
   p.printOptionalAttrDictWithKeyword((*this)->getAttrs(), {getStagesAttrName()});
   p << " ";
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false, /*printBlockTerminators=*/false);
 }
 
 LogicalResult PipelinedOp::verify() {
-  if (getStages() < 1)
-    return emitOpError() << "stages must be at least 1, got " << int64_t(getStages());
+  // I64Attr accessors return uint64_t: compare the signed value.
+  int64_t stages = getStagesAttr().getInt();
+  if (stages < 1 || stages > kMaxInt32Quantity)
+    return emitOpError() << "stages must be in [1, 2^31 - 1], got " << stages;
+  APInt count;
+  if (matchPattern(getCount(), m_ConstantInt(&count)) && count.isNegative())
+    return emitOpError() << "iteration count must be non-negative, got " << count.getSExtValue();
   if (getBodyBlock().getNumArguments() != 1 || !getInductionVar().getType().isIndex())
     return emitOpError() << "body takes one index induction variable";
   return success();

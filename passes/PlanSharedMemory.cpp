@@ -56,7 +56,9 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
       if (loop.getStages() < 2)
         return;
       // Staged: a buffer the loop copies into from a tensor, used only
-      // inside the loop.
+      // inside the loop, and allocated before it (a buffer allocated in the
+      // body is a new buffer each iteration: nothing can be copied into it
+      // ahead, and the strategies would read it before the body made it).
       SmallVector<AllocSharedOp> staged;
       int64_t stageBytes = 0;
       for (Operation &op : loop.getBodyBlock()) {
@@ -64,7 +66,7 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
         if (!copy || !isa<TileTensorType>(copy.getSrc().getType()))
           continue;
         auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>();
-        if (!alloc || llvm::is_contained(staged, alloc) ||
+        if (!alloc || loop->isAncestor(alloc) || llvm::is_contained(staged, alloc) ||
             !llvm::all_of(alloc->getUsers(),
                           [&](Operation *user) { return loop->isProperAncestor(user); }))
           continue;

@@ -1,8 +1,10 @@
 //===- bundle.cc - Reading and writing kernel files -----------------------===//
 //
-// This file implements whole-file binary protobuf I/O for CompiledKernel and
-// KernelBundle. Writes go to a temporary file renamed over the target, so a
-// reader never sees a half-written bundle.
+// This file implements whole-file I/O for CompiledKernel and KernelBundle:
+// the header of the kernel file format (bundle.h) around the binary
+// protobuf, checked before the payload is parsed, and the parsed kernels
+// validated (bundle_validate.cc). Writes go to a temporary file renamed over
+// the target, so a reader never sees a half-written bundle.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,8 +51,11 @@ absl::Status WriteFile(absl::string_view name, absl::string_view contents) {
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     if (!out) {
-      return absl::PermissionDeniedError(absl::StrCat(
-          "cannot write ", path, ": ", std::strerror(errno)));
+      const int error = errno;
+      std::string message =
+          absl::StrCat("cannot write ", path, ": ", std::strerror(error));
+      if (error == ENOENT) return absl::NotFoundError(message);
+      return absl::PermissionDeniedError(message);
     }
     out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
     out.close();
@@ -68,50 +73,174 @@ absl::Status WriteFile(absl::string_view name, absl::string_view contents) {
   return absl::OkStatus();
 }
 
+uint64_t Fnv1a64(absl::string_view bytes) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char byte : bytes) {
+    hash ^= byte;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
 namespace {
 
-/// Parses a whole file at `path` as a `Message`.
-template <typename Message>
-absl::StatusOr<Message> ReadMessage(absl::string_view path) {
-  TESSERA_ASSIGN_OR_RETURN(std::string contents, ReadFile(path));
-  Message message;
-  if (!message.ParseFromString(contents)) {
+/// The first 8 bytes of every kernel file.
+constexpr char kMagic[8] = {'\x89', 'T', 'E', 'S', 'S', 'E', 'R', 'A'};
+
+/// What a kernel file's payload holds (the header's kind field).
+enum class PayloadKind : uint32_t { kBundle = 1, kKernel = 2 };
+
+const char* KindName(uint32_t kind) {
+  switch (static_cast<PayloadKind>(kind)) {
+    case PayloadKind::kBundle:
+      return "a KernelBundle";
+    case PayloadKind::kKernel:
+      return "a CompiledKernel";
+  }
+  return "an unknown payload";
+}
+
+void AppendLittleEndian(std::string& out, uint64_t value, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>(value >> (8 * i)));
+}
+
+uint64_t LoadLittleEndian(absl::string_view bytes, size_t offset, int size) {
+  uint64_t value = 0;
+  for (int i = 0; i < size; ++i)
+    value |= uint64_t(static_cast<unsigned char>(bytes[offset + i])) << (8 * i);
+  return value;
+}
+
+/// The header and `payload`, as written to a file.
+std::string Wrap(PayloadKind kind, absl::string_view payload) {
+  std::string out(kMagic, sizeof(kMagic));
+  AppendLittleEndian(out, kKernelFileFormatVersion, 4);
+  AppendLittleEndian(out, static_cast<uint32_t>(kind), 4);
+  AppendLittleEndian(out, payload.size(), 8);
+  AppendLittleEndian(out, Fnv1a64(payload), 8);
+  out.append(payload.data(), payload.size());
+  return out;
+}
+
+/// The payload of the kernel file `bytes` after checking its header.
+absl::StatusOr<absl::string_view> Unwrap(absl::string_view bytes, PayloadKind kind,
+                                         absl::string_view name) {
+  if (bytes.empty())
+    return absl::DataLossError(absl::StrCat(name, " is empty: not a Tessera kernel file"));
+  if (bytes.size() < sizeof(kMagic) ||
+      bytes.substr(0, sizeof(kMagic)) != absl::string_view(kMagic, sizeof(kMagic))) {
+    return absl::DataLossError(absl::StrCat(
+        name, " is not a Tessera kernel file: no magic header (", bytes.size(),
+        " bytes; files written before format version 1 need to be written again)"));
+  }
+  if (bytes.size() < kKernelFileHeaderBytes) {
+    return absl::DataLossError(absl::StrCat(name, " is truncated: ", bytes.size(),
+                                            " bytes, less than its ",
+                                            kKernelFileHeaderBytes, "-byte header"));
+  }
+  const uint64_t version = LoadLittleEndian(bytes, 8, 4);
+  if (version != kKernelFileFormatVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        name, " is kernel file format version ", version, "; this build reads version ",
+        kKernelFileFormatVersion));
+  }
+  const uint64_t found_kind = LoadLittleEndian(bytes, 12, 4);
+  if (found_kind != static_cast<uint32_t>(kind)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " holds ", KindName(found_kind), ", not ",
+                     KindName(static_cast<uint32_t>(kind))));
+  }
+  const uint64_t length = LoadLittleEndian(bytes, 16, 8);
+  const uint64_t actual = bytes.size() - kKernelFileHeaderBytes;
+  if (length != actual) {
+    return absl::DataLossError(absl::StrCat(
+        name, " is ", actual < length ? "truncated" : "extended", ": its header says ",
+        length, " payload bytes, the file holds ", actual));
+  }
+  absl::string_view payload = bytes.substr(kKernelFileHeaderBytes);
+  const uint64_t checksum = LoadLittleEndian(bytes, 24, 8);
+  if (Fnv1a64(payload) != checksum) {
     return absl::DataLossError(
-        absl::StrCat(path, " is corrupt: not a binary ",
+        absl::StrCat(name, " is corrupt: the payload's checksum does not match its header"));
+  }
+  return payload;
+}
+
+/// Parses the kernel file `bytes` as a `Message`.
+template <typename Message>
+absl::StatusOr<Message> ParseMessage(absl::string_view bytes, PayloadKind kind,
+                                     absl::string_view name) {
+  TESSERA_ASSIGN_OR_RETURN(absl::string_view payload, Unwrap(bytes, kind, name));
+  Message message;
+  if (!message.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
+    return absl::DataLossError(
+        absl::StrCat(name, " is corrupt: not a binary ",
                      Message::descriptor()->full_name(), " (",
-                     contents.size(), " bytes)"));
+                     payload.size(), " payload bytes)"));
   }
   return message;
 }
 
-/// Serializes `message` to `path`.
+/// `status` with "`name`: " before its message.
+absl::Status Prefixed(const absl::Status& status, absl::string_view name) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat(name, ": ", status.message()));
+}
+
+/// Serializes `message` as a kernel file.
 template <typename Message>
-absl::Status WriteMessage(const Message& message, absl::string_view path) {
-  std::string contents;
-  if (!message.SerializeToString(&contents)) {
-    return absl::InternalError(absl::StrCat(
-        "cannot serialize ", Message::descriptor()->full_name(), " for ", path));
+absl::StatusOr<std::string> SerializeMessage(const Message& message, PayloadKind kind) {
+  std::string payload;
+  if (!message.SerializeToString(&payload)) {
+    return absl::InternalError(
+        absl::StrCat("cannot serialize ", Message::descriptor()->full_name()));
   }
-  return WriteFile(path, contents);
+  return Wrap(kind, payload);
 }
 
 }  // namespace
 
+absl::StatusOr<std::string> SerializeBundle(const KernelBundle& bundle) {
+  TESSERA_RETURN_IF_ERROR(ValidateBundle(bundle));
+  return SerializeMessage(bundle, PayloadKind::kBundle);
+}
+
+absl::StatusOr<KernelBundle> ParseBundle(absl::string_view bytes, absl::string_view name) {
+  TESSERA_ASSIGN_OR_RETURN(KernelBundle bundle,
+                           ParseMessage<KernelBundle>(bytes, PayloadKind::kBundle, name));
+  TESSERA_RETURN_IF_ERROR(Prefixed(ValidateBundle(bundle), name));
+  return bundle;
+}
+
 absl::StatusOr<KernelBundle> ReadBundle(absl::string_view path) {
-  return ReadMessage<KernelBundle>(path);
+  TESSERA_ASSIGN_OR_RETURN(std::string contents, ReadFile(path));
+  return ParseBundle(contents, path);
 }
 
 absl::Status WriteBundle(const KernelBundle& bundle, absl::string_view path) {
-  return WriteMessage(bundle, path);
+  absl::StatusOr<std::string> bytes = SerializeBundle(bundle);
+  if (!bytes.ok()) return Prefixed(bytes.status(), absl::StrCat("cannot write ", path));
+  return WriteFile(path, *bytes);
+}
+
+absl::StatusOr<CompiledKernel> ParseCompiledKernel(absl::string_view bytes,
+                                                   absl::string_view name) {
+  TESSERA_ASSIGN_OR_RETURN(CompiledKernel kernel,
+                           ParseMessage<CompiledKernel>(bytes, PayloadKind::kKernel, name));
+  TESSERA_RETURN_IF_ERROR(Prefixed(ValidateKernel(kernel), name));
+  return kernel;
 }
 
 absl::StatusOr<CompiledKernel> ReadCompiledKernel(absl::string_view path) {
-  return ReadMessage<CompiledKernel>(path);
+  TESSERA_ASSIGN_OR_RETURN(std::string contents, ReadFile(path));
+  return ParseCompiledKernel(contents, path);
 }
 
-absl::Status WriteCompiledKernel(const CompiledKernel& kernel,
-                                 absl::string_view path) {
-  return WriteMessage(kernel, path);
+absl::Status WriteCompiledKernel(const CompiledKernel& kernel, absl::string_view path) {
+  if (absl::Status valid = ValidateKernel(kernel); !valid.ok())
+    return Prefixed(valid, absl::StrCat("cannot write ", path));
+  TESSERA_ASSIGN_OR_RETURN(std::string bytes, SerializeMessage(kernel, PayloadKind::kKernel));
+  return WriteFile(path, bytes);
 }
 
 absl::StatusOr<const CompiledKernel*> FindKernel(const KernelBundle& bundle,

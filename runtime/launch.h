@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "runtime/bundle.h"
 #include "runtime/kernel.h"
 #include "runtime/kernel.pb.h"
 
@@ -37,8 +38,8 @@ namespace tessera::runtime {
 constexpr int64_t kMaxGridX = 2147483647;
 /// Largest grid extent in y and z, per the CUDA programming guide.
 constexpr int64_t kMaxGridYZ = 65535;
-/// Largest number of threads per block on every architecture since sm_20.
-constexpr int kMaxBlockThreads = 1024;
+// kMaxBlockThreads (1024, every architecture since sm_20) is in bundle.h,
+// which validates kernel files with it.
 
 /// A tensor argument: a device address, its element type and its shape.
 struct TensorArg {

@@ -9,6 +9,7 @@
 
 #include "backends/Compiler.h"
 #include "backends/common/Dialects.h"
+#include "runtime/bundle.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -22,7 +23,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
-#include <fstream>
 
 namespace cl = llvm::cl;
 
@@ -126,9 +126,10 @@ int main(int argc, char **argv) {
     tessera::runtime::KernelBundle out;
     for (const auto &kernel : compiled->kernels)
       *out.add_kernels() = kernel;
-    std::ofstream file(bundle, std::ios::binary);
-    if (!file || !out.SerializeToOstream(&file))
-      return fail("cannot write bundle '" + bundle + "'");
+    // Through the runtime's writer: the kernel file header and checksum,
+    // and the same validation every reader applies.
+    if (absl::Status written = tessera::runtime::WriteBundle(out, bundle); !written.ok())
+      return fail(written.ToString());
   }
   auto output = mlir::openOutputFile(outputFile, &error);
   if (!output)

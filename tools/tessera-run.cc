@@ -17,6 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -67,11 +69,19 @@ int Usage(const std::string& problem) {
   return 2;
 }
 
-/// --extract: DIR/<entry>.<target>.ptx and .cubin for each kernel.
+/// --extract: DIR/<entry>.<target>.ptx and .cubin for each kernel. DIR
+/// must exist (NotFound names it otherwise): a mistyped directory is not
+/// created silently.
 int Extract(const KernelBundle& bundle, const std::string& dir) {
+  struct stat info;
+  if (::stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    return Fail(absl::NotFoundError(absl::StrCat(
+        "--extract: the directory ", dir, " does not exist")));
+  }
   for (const CompiledKernel& kernel : bundle.kernels()) {
     // The names become file names in DIR: no path separators, no hidden
-    // or empty names (a crafted bundle must not write elsewhere).
+    // or empty names (a crafted bundle must not write elsewhere). ReadBundle
+    // already refuses such names; this keeps Extract safe on its own.
     for (const std::string* name : {&kernel.entry(), &kernel.target()}) {
       if (name->empty() || (*name)[0] == '.' || name->find('/') != std::string::npos) {
         return Fail(absl::InvalidArgumentError(absl::StrCat(

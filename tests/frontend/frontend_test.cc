@@ -187,9 +187,6 @@ TEST(Frontend, UnknownTargetIsAClearError) {
       << compiled.status();
 }
 
-}  // namespace
-}  // namespace tessera
-
 namespace tessera {
 namespace {
 
@@ -437,6 +434,65 @@ TEST(Frontend, ReductionsBroadcastIntoParallelBodies) {
   ASSERT_TRUE(ptx.ok()) << ptx.status();
   EXPECT_NE(ptx->find("shfl.sync.bfly"), std::string::npos);
   EXPECT_NE(ptx->find("abs.f32"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera
+
+// Found by the frontend fuzzer (fuzz/frontend_fuzzer.cc): constant Index
+// arithmetic divided by zero (a SIGFPE in the builder), a NaN constant was
+// cast to an integer element, a negative static size became a dynamic
+// dimension named "", and CeilDiv by a tile of 0 divided by zero.
+TEST(Frontend, ConstantIndexDivisionByZeroIsAnError) {
+  KernelBuilder T("divide_by_zero");
+  auto A = T.Tensor("A", {Dim(64)}, f32);
+  T.Launch({1}, 32, [&](Index) {
+    auto f = T.AllocFragment({64}, f32);
+    T.Copy(A.Tile(Index(4) / Index(int64_t(0))), f);
+    T.Copy(A.Tile(Index(4) % Index(int64_t(0))), f);
+    T.Copy(A.Tile(CeilDiv(Index(4), Index(int64_t(0)))), f);
+    T.Copy(f, A.Tile(Index(INT64_MAX) + Index(1)));
+  });
+  Kernel kernel = T.Build();
+  ASSERT_FALSE(kernel.status().ok());
+  std::string message(kernel.status().message());
+  for (const char *what : {"Index division by zero or overflowing of constants 4 and 0",
+                           "Index remainder by zero or overflowing of constants 4 and 0",
+                           "Index ceiling division by zero or overflowing of constants 4 and 0",
+                           "Index addition overflows"})
+    EXPECT_NE(message.find(what), std::string::npos) << message;
+}
+
+TEST(Frontend, NonFiniteConstantForAnIntegerBufferIsAnError) {
+  KernelBuilder T("nan_to_int");
+  auto A = T.Tensor("A", {Dim(64)}, i32);
+  T.Launch({1}, 32, [&](Index) {
+    auto f = T.AllocFragment({64}, i32);
+    T.Parallel({64}, [&](Index i) { f(i) = Scalar(0.0) / Scalar(0.0); });
+    T.Copy(f, A.Tile(0));
+  });
+  Kernel kernel = T.Build();
+  ASSERT_FALSE(kernel.status().ok());
+  EXPECT_NE(std::string(kernel.status().message()).find("has no value of type i32"),
+            std::string::npos)
+      << kernel.status();
+}
+
+TEST(Frontend, NegativeSizesAndTilesAreErrors) {
+  KernelBuilder T("negative");
+  auto A = T.Tensor("A", {Dim(-4)}, f32);
+  T.Launch({CeilDiv(Dim(64), 0)}, 32, [&](Index) {
+    auto f = T.AllocFragment({4}, f32);
+    T.Copy(A.Tile(0), f);
+    T.Pipelined(CeilDiv(Dim(64), -2), 2, [&](Index) {});
+  });
+  Kernel kernel = T.Build();
+  ASSERT_FALSE(kernel.status().ok());
+  std::string message(kernel.status().message());
+  for (const char *what : {"tensor 'A' has dimension -4; sizes are positive",
+                           "grid extent CeilDiv by a tile of 0; tiles must be positive",
+                           "Pipelined count CeilDiv by a tile of -2; tiles must be positive"})
+    EXPECT_NE(message.find(what), std::string::npos) << message;
 }
 
 }  // namespace

@@ -73,8 +73,46 @@ tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
 
 tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
   %c4 = arith.constant 4 : index
-  // expected-error @+1 {{stages must be at least 1, got 0}}
+  // expected-error @+1 {{stages must be in [1, 2^31 - 1], got 0}}
   tile.pipelined %k = 0 to %c4 stages 0 {
+  }
+}
+
+// -----
+
+// A negative stage count once passed (an unsigned comparison) and printed
+// as 18446744073709551615.
+tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
+  %c4 = arith.constant 4 : index
+  // expected-error @+1 {{stages must be in [1, 2^31 - 1], got -1}}
+  tile.pipelined %k = 0 to %c4 stages -1 {
+  }
+}
+
+// -----
+
+tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
+  %c4 = arith.constant 4 : index
+  // expected-error @+1 {{stages must be in [1, 2^31 - 1], got -9223372036854775808}}
+  tile.pipelined %k = 0 to %c4 stages -9223372036854775808 {
+  }
+}
+
+// -----
+
+tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
+  %c4 = arith.constant 4 : index
+  // expected-error @+1 {{stages must be in [1, 2^31 - 1], got 2147483648}}
+  tile.pipelined %k = 0 to %c4 stages 2147483648 {
+  }
+}
+
+// -----
+
+tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
+  %c = arith.constant -3 : index
+  // expected-error @+1 {{iteration count must be non-negative, got -3}}
+  tile.pipelined %k = 0 to %c stages 2 {
   }
 }
 

@@ -226,6 +226,31 @@ tile.kernel @negative_threads(%A: !tile.tensor<4xf32>) grid(affine_map<()[] -> (
 
 // -----
 
+// expected-error @+1 {{'tile.kernel' op threads per block must be in [1, 1024], got -9223372036854775808}}
+tile.kernel @min_threads(%A: !tile.tensor<4xf32>) grid(affine_map<()[] -> (1)>) threads(-9223372036854775808) blocks(%bx) {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op grid extents must be in [1, 2^31 - 1], got 0}}
+tile.kernel @zero_grid() grid(affine_map<()[] -> (4, 0)>) threads(32) blocks(%bx, %by) {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op grid extents must be in [1, 2^31 - 1], got -2}}
+tile.kernel @negative_grid() grid(affine_map<()[] -> (-2)>) threads(32) blocks(%bx) {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op grid extents must be in [1, 2^31 - 1], got 2147483648}}
+tile.kernel @huge_grid() grid(affine_map<()[] -> (2147483648)>) threads(32) blocks(%bx) {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op multicast_blocks must be 2, 4 or 8 (a cluster's blocks), got -2}}
+tile.kernel @negative_multicast() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) attributes {multicast, multicast_blocks = -2} {}
+
+// -----
+
 // expected-error @+1 {{'tile.kernel' op arg_names has 1 names for 2 arguments}}
 tile.kernel @arg_names(%A: !tile.tensor<4xf32>, %B: !tile.tensor<4xf32>)
     grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) attributes {arg_names = ["A"]} {}
@@ -314,8 +339,43 @@ tile.kernel @alloc_shared_scope() grid(affine_map<()[] -> (1)>) threads(32) bloc
 // -----
 
 tile.kernel @alloc_shared_offset() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
-  // expected-error @+1 {{'tile.alloc_shared' op offset must be non-negative}}
+  // expected-error @+1 {{'tile.alloc_shared' op offset must be in [0, 2^31 - 1], got -128}}
   %a = tile.alloc_shared {offset = -128} : !tile.buffer<16xf32, shared>
+}
+
+// -----
+
+tile.kernel @alloc_shared_offset_large() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{'tile.alloc_shared' op offset must be in [0, 2^31 - 1], got 2147483648}}
+  %a = tile.alloc_shared {offset = 2147483648} : !tile.buffer<16xf32, shared>
+}
+
+// -----
+
+tile.kernel @alloc_shared_stages() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{'tile.alloc_shared' op stages must be in [1, 2^31 - 1], got -1}}
+  %a = tile.alloc_shared {stages = -1} : !tile.buffer<16xf32, shared>
+}
+
+// -----
+
+tile.kernel @alloc_shared_stages_zero() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{'tile.alloc_shared' op stages must be in [1, 2^31 - 1], got 0}}
+  %a = tile.alloc_shared {stages = 0} : !tile.buffer<16xf32, shared>
+}
+
+// -----
+
+tile.kernel @alloc_shared_stages_large() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{'tile.alloc_shared' op stages must be in [1, 2^31 - 1], got 9223372036854775807}}
+  %a = tile.alloc_shared {stages = 9223372036854775807} : !tile.buffer<16xf32, shared>
+}
+
+// -----
+
+tile.kernel @alloc_shared_staged_bytes() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{'tile.alloc_shared' op 33554432 stages of 64 bytes exceed 2^31 - 1 bytes of shared memory}}
+  %a = tile.alloc_shared {stages = 33554432} : !tile.buffer<16xf32, shared>
 }
 
 // -----
@@ -431,6 +491,22 @@ tile.kernel @parallel_no_extents() grid(affine_map<()[] -> (1)>) threads(32) blo
 tile.kernel @parallel_zero_extent() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
   // expected-error @+1 {{'tile.parallel' op extents must be positive, got 0}}
   tile.parallel (%i, %j) in [4, 0] {
+  }
+}
+
+// -----
+
+tile.kernel @parallel_negative() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{'tile.parallel' op extents must be positive, got -1}}
+  tile.parallel (%i) in [-1] {
+  }
+}
+
+// -----
+
+tile.kernel @parallel_huge() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{'tile.parallel' op iteration space exceeds 2^31 - 1 iterations}}
+  tile.parallel (%i, %j) in [65536, 32768] {
   }
 }
 

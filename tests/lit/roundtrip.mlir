@@ -135,4 +135,31 @@ tile.kernel @scheduled() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) a
 tile.kernel @clustered() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) attributes {multicast, multicast_blocks = 4 : i64, persistent} {
 }
 
+
+// Every integer attribute at the ends of its range (the verifiers compare
+// signed values; the printer prints them signed).
+
+// CHECK-LABEL: tile.kernel @extremes
+// CHECK-SAME: grid(#{{.*}}) threads(1) blocks(%{{.*}}) attributes {multicast, multicast_blocks = 8 : i64, persistent}
+// CHECK: tile.alloc_shared {offset = 2147483647 : i64, stages = 32 : i64} : <1xf32, shared>
+// CHECK: tile.alloc_shared {offset = 0 : i64, stages = 1 : i64} : <1xf32, shared>
+// CHECK: tile.alloc_shared {stages = 2147483647 : i64} : <1xi8, shared>
+// CHECK: tile.dim %{{.*}}[1] : <4x?xf32>
+// CHECK: tile.pipelined %{{.*}} = 0 to %{{.*}} stages 2147483647 {
+// CHECK: tile.pipelined %{{.*}} = 0 to %{{.*}} stages 1 {
+// CHECK: tile.parallel (%{{.*}}, %{{.*}}) in [65536, 32767] {
+tile.kernel @extremes(%A: !tile.tensor<4x?xf32>) grid(affine_map<()[s0] -> (2147483647)>) threads(1)
+    blocks(%bx) attributes {multicast, multicast_blocks = 8 : i64, persistent} {
+  %0 = tile.alloc_shared {offset = 2147483647, stages = 32} : !tile.buffer<1xf32, shared>
+  %1 = tile.alloc_shared {offset = 0, stages = 1} : !tile.buffer<1xf32, shared>
+  %2 = tile.alloc_shared {stages = 2147483647} : !tile.buffer<1xi8, shared>
+  %n = tile.dim %A[1] : !tile.tensor<4x?xf32>
+  %c0 = arith.constant 0 : index
+  tile.pipelined %k = 0 to %n stages 2147483647 {
+  }
+  tile.pipelined %k = 0 to %c0 stages 1 {
+  }
+  tile.parallel (%i, %j) in [65536, 32767] {
+  }
+}
 }

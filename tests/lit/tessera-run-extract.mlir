@@ -1,19 +1,30 @@
 // tessera-run --extract writes DIR/<entry>.<target>.ptx per kernel; a bundle
 // whose kernel names are not plain file names (a path, a hidden or empty
-// name) is refused instead of writing outside DIR; unreadable bundles and
-// unwritable directories are named with the reason.
+// name) is refused when it is read, before anything is written; unreadable
+// bundles, bare protobufs without the kernel file header and missing
+// directories are named with the reason.
 // RUN: rm -rf %t.dir && mkdir -p %t.dir
 // RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_80 --emit=ptx -o %t.ptx --bundle=%t.pb
 // RUN: %tessera-run --bundle=%t.pb --extract=%t.dir | FileCheck %s --check-prefix=PLAIN
-// A bundle of one kernel, target "sm_80", entry "../escaped", PTX "x".
-// RUN: printf '\x0a\x16\x0a\x05sm_80\x12\x0a../escaped\x1a\x01x' > %t.bad.pb
+// A kernel file (format 1, header and checksum) of a bundle of one kernel,
+// target "sm_80", entry "../escaped", PTX "x".
+// RUN: printf '\x89TESSERA\x01\x00\x00\x00\x01\x00\x00\x00\x18\x00\x00\x00\x00\x00\x00\x00\xfe\x22\x65\x96\xec\xb5\x7f\x21' > %t.bad.pb
+// RUN: printf '\x0a\x16\x0a\x05sm_80\x12\x0a../escaped\x1a\x01x' >> %t.bad.pb
 // RUN: not %tessera-run --bundle=%t.bad.pb --extract=%t.dir 2>&1 | FileCheck %s --check-prefix=ESCAPE
 // RUN: not ls %t.dir/../escaped.sm_80.ptx
+// The same bundle as a bare protobuf, as written before the header existed.
+// RUN: printf '\x0a\x16\x0a\x05sm_80\x12\x0a../escaped\x1a\x01x' > %t.bare.pb
+// RUN: not %tessera-run --bundle=%t.bare.pb --list 2>&1 | FileCheck %s --check-prefix=BARE
+// An empty file is not a bundle without kernels.
+// RUN: rm -f %t.empty.pb && touch %t.empty.pb
+// RUN: not %tessera-run --bundle=%t.empty.pb --list 2>&1 | FileCheck %s --check-prefix=EMPTY
 // A directory is not a bundle; a directory that does not exist says so.
 // RUN: not %tessera-run --bundle=%t.dir --list 2>&1 | FileCheck %s --check-prefix=DIRECTORY
 // RUN: not %tessera-run --bundle=%t.pb --extract=%t.nosuch 2>&1 | FileCheck %s --check-prefix=NOSUCH
 
 // PLAIN: .dir/gemm.sm_80.ptx
-// ESCAPE: tessera-run: INVALID_ARGUMENT: kernel name '../escaped' or target 'sm_80' is not a plain file name; nothing more extracted
+// ESCAPE: tessera-run: INVALID_ARGUMENT: {{.*}}.bad.pb: kernel entry '../escaped' is not a PTX identifier
+// BARE: tessera-run: DATA_LOSS: {{.*}}.bare.pb is not a Tessera kernel file: no magic header
+// EMPTY: tessera-run: DATA_LOSS: {{.*}}.empty.pb is empty: not a Tessera kernel file
 // DIRECTORY: tessera-run: INVALID_ARGUMENT: cannot read {{.*}}.dir: a directory
-// NOSUCH: cannot write {{.*}}.nosuch/gemm.sm_80.ptx: No such file or directory
+// NOSUCH: tessera-run: NOT_FOUND: --extract: the directory {{.*}}.nosuch does not exist

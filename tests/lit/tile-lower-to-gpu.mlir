@@ -240,13 +240,13 @@ module {
 // -----
 
 // A tile.parallel the lowering would unroll into more than 2048 elements a
-// thread (here 2^31 - 1 columns) is an error, not a compile that runs out of
-// memory.
+// thread (here 8 x 268435455, just under the verifier's 2^31 iterations) is
+// an error, not a compile that runs out of memory.
 module attributes {tile.target = #tile.target<"sm_80">} {
   tile.kernel @unroll_limit() grid(affine_map<()[] -> (1)>) threads(64) blocks(%bx) {
     %s = tile.alloc_shared {name = "s", offset = 0} : !tile.buffer<16x16xf32, shared>
-    // expected-error @+1 {{'tile.parallel' op puts 536870912 elements of its iteration space on each of the kernel's 64 threads, over the limit of 2048 (the lowering unrolls them per thread): use a smaller tile or more threads}}
-    tile.parallel (%i, %j) in [16, 2147483647] attributes {distribution = #tile.distribution<threads = 64, vector = 1>} {
+    // expected-error @+1 {{'tile.parallel' op puts 33554432 elements of its iteration space on each of the kernel's 64 threads, over the limit of 2048 (the lowering unrolls them per thread): use a smaller tile or more threads}}
+    tile.parallel (%i, %j) in [8, 268435455] attributes {distribution = #tile.distribution<threads = 64, vector = 1>} {
       %x = tile.load %s[%i, %i] : !tile.buffer<16x16xf32, shared>
       tile.store %x, %s[%i, %i] : !tile.buffer<16x16xf32, shared>
     }

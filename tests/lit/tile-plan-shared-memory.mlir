@@ -2,6 +2,12 @@
 // shared memory line, the kernel records its total, and a total over the
 // backend's per-block limit is an error that names every buffer.
 // RUN: %tessera-opt %s --split-input-file --tile-plan-shared-memory --verify-diagnostics | FileCheck %s
+// A buffer allocated inside a pipelined loop compiles for every target
+// (see @alloc_in_loop below).
+// RUN: %tessera-compile %S/Inputs/alloc-in-pipelined-loop.mlir --target=sm_60 -o %t.60.ptx
+// RUN: %tessera-compile %S/Inputs/alloc-in-pipelined-loop.mlir --target=sm_70 -o %t.70.ptx
+// RUN: %tessera-compile %S/Inputs/alloc-in-pipelined-loop.mlir --target=sm_80 -o %t.80.ptx
+// RUN: %tessera-compile %S/Inputs/alloc-in-pipelined-loop.mlir --target=sm_90a -o %t.90a.ptx
 
 // 400 bytes at 0; 20 bytes at 512 (not 400); 8192 bytes at 640 (not 532).
 // CHECK-LABEL: tile.kernel @aligned
@@ -166,5 +172,27 @@ module attributes {tile.target = #tile.target<"sm_80">} {
       tile.copy %A[%row, %c0] to %b : !tile.tensor<?x64xf16> to !tile.buffer<32x64xf16, shared>
     }
     tile.copy %out to %C[%c0, %c0] : !tile.buffer<64x64xf16, shared> to !tile.tensor<64x64xf16>
+  }
+}
+
+// -----
+
+// A buffer allocated inside the loop is a new buffer each iteration: it is
+// not staged (staged, the pipelining strategies lowered its copy ahead of
+// the body that allocates it, and sm_70, sm_80 and sm_90a crashed). Found by
+// the frontend fuzzer.
+// CHECK-LABEL: tile.kernel @alloc_in_loop
+// CHECK: tile.pipelined
+// CHECK-NEXT: tile.alloc_shared {name = "a", offset = 0 : i64} : <32x64xf16, shared>
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @alloc_in_loop(%A: !tile.tensor<?x64xf16>) grid(affine_map<()[s0] -> (1)>) threads(128) blocks(%bx) {
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c32 = arith.constant 32 : index
+    tile.pipelined %k = 0 to %c4 stages 3 {
+      %a = tile.alloc_shared {name = "a"} : !tile.buffer<32x64xf16, shared>
+      %row = arith.muli %k, %c32 : index
+      tile.copy %A[%row, %c0] to %a : !tile.tensor<?x64xf16> to !tile.buffer<32x64xf16, shared>
+    }
   }
 }

@@ -1,7 +1,10 @@
 //===- bundle_test.cc - Tests of kernel file I/O --------------------------===//
 //
 // This file tests that bundles and single kernels survive a write/read round
-// trip and that missing or corrupt files give clear statuses.
+// trip, that damaged files (empty, truncated, extended, bit-flipped, bare
+// protobufs, another format version) are refused with DataLoss or a version
+// error naming the file, and that every field of a kernel is validated when
+// it is read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,7 +12,9 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -19,6 +24,9 @@ namespace tessera::runtime {
 namespace {
 
 using ::testing::HasSubstr;
+using test_kernels::Binary;
+using test_kernels::Constant;
+using test_kernels::Symbol;
 using test_kernels::VectorAddKernel;
 
 /// A path in the test's temporary directory.
@@ -27,14 +35,38 @@ std::string TempPath(const std::string& name) {
   return std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
 }
 
-TEST(Bundle, RoundTripsThroughAFile) {
+/// Writes `bytes` to `path` as they are.
+void WriteRaw(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+/// Vector add with PTX: a kernel every check accepts.
+CompiledKernel ValidKernel(const std::string& entry = "vector_add") {
+  CompiledKernel kernel = VectorAddKernel();
+  kernel.set_entry(entry);
+  kernel.set_ptx(".version 8.0\n.target sm_80\n");
+  return kernel;
+}
+
+/// A bundle of two valid kernels.
+KernelBundle ValidBundle() {
   KernelBundle bundle;
-  CompiledKernel* kernel = bundle.add_kernels();
-  *kernel = VectorAddKernel();
-  kernel->set_ptx(".version 8.0\n.target sm_80\n");
-  kernel->set_cubin(std::string("\x7f" "ELF\0\1\2", 7));
-  kernel->set_registers(32);
-  bundle.add_kernels()->set_entry("second");
+  *bundle.add_kernels() = ValidKernel();
+  *bundle.add_kernels() = ValidKernel("second");
+  return bundle;
+}
+
+/// The bytes of ValidBundle() as a kernel file.
+std::string ValidBundleBytes() {
+  absl::StatusOr<std::string> bytes = SerializeBundle(ValidBundle());
+  EXPECT_TRUE(bytes.ok()) << bytes.status();
+  return bytes.ok() ? *bytes : "";
+}
+
+TEST(Bundle, RoundTripsThroughAFile) {
+  KernelBundle bundle = ValidBundle();
+  bundle.mutable_kernels(0)->set_cubin(std::string("\x7f" "ELF\0\1\2", 7));
+  bundle.mutable_kernels(0)->set_registers(32);
   const std::string path = TempPath("roundtrip.pb");
 
   ASSERT_TRUE(WriteBundle(bundle, path).ok());
@@ -53,11 +85,37 @@ TEST(Bundle, RoundTripsThroughAFile) {
 
 TEST(Bundle, RoundTripsASingleCompiledKernel) {
   const std::string path = TempPath("kernel.pb");
-  ASSERT_TRUE(WriteCompiledKernel(VectorAddKernel(), path).ok());
+  ASSERT_TRUE(WriteCompiledKernel(ValidKernel(), path).ok());
   absl::StatusOr<CompiledKernel> read = ReadCompiledKernel(path);
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->entry(), "vector_add");
   EXPECT_EQ(read->params_size(), 4);
+}
+
+TEST(Bundle, RoundTripsABundleWithoutKernels) {
+  const std::string path = TempPath("none.pb");
+  ASSERT_TRUE(WriteBundle(KernelBundle(), path).ok());
+  absl::StatusOr<KernelBundle> read = ReadBundle(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->kernels_size(), 0);
+}
+
+TEST(Bundle, WritesTheDocumentedHeader) {
+  const std::string bytes = ValidBundleBytes();
+  ASSERT_GE(bytes.size(), kKernelFileHeaderBytes);
+  EXPECT_EQ(bytes.substr(0, 8), std::string("\x89TESSERA", 8));
+  EXPECT_EQ(bytes.substr(8, 4), std::string("\x01\0\0\0", 4));   // version 1
+  EXPECT_EQ(bytes.substr(12, 4), std::string("\x01\0\0\0", 4));  // a bundle
+  const std::string payload = bytes.substr(kKernelFileHeaderBytes);
+  uint64_t length = 0, checksum = 0;
+  for (int i = 0; i < 8; ++i) {
+    length |= uint64_t(static_cast<unsigned char>(bytes[16 + i])) << (8 * i);
+    checksum |= uint64_t(static_cast<unsigned char>(bytes[24 + i])) << (8 * i);
+  }
+  EXPECT_EQ(length, payload.size());
+  EXPECT_EQ(checksum, Fnv1a64(payload));
+  EXPECT_EQ(Fnv1a64(""), 14695981039346656037ull);
+  EXPECT_EQ(Fnv1a64("a"), 0xaf63dc4c8601ec8cull);  // the published test vector
 }
 
 TEST(Bundle, ReportsMissingFileAsNotFound) {
@@ -66,18 +124,264 @@ TEST(Bundle, ReportsMissingFileAsNotFound) {
   EXPECT_THAT(read.status().message(), HasSubstr("missing.pb"));
 }
 
-TEST(Bundle, ReportsCorruptFileAsDataLoss) {
-  const std::string path = TempPath("corrupt.pb");
-  std::ofstream(path, std::ios::binary) << "\xff\xff\xff\xff garbage";
+TEST(Bundle, RefusesAnEmptyFile) {
+  const std::string path = TempPath("empty.pb");
+  WriteRaw(path, "");
   absl::StatusOr<KernelBundle> read = ReadBundle(path);
   EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(read.status().message(),
-              HasSubstr("is corrupt: not a binary tessera.runtime.KernelBundle"));
+  EXPECT_THAT(read.status().message(), HasSubstr("empty.pb is empty"));
 }
 
-TEST(Bundle, ReportsUnwritablePath) {
-  EXPECT_FALSE(
-      WriteBundle(KernelBundle(), "/nonexistent-dir/tessera/out.pb").ok());
+TEST(Bundle, RefusesAFileWithoutTheMagic) {
+  const std::string path = TempPath("corrupt.pb");
+  WriteRaw(path, "\xff\xff\xff\xff garbage");
+  absl::StatusOr<KernelBundle> read = ReadBundle(path);
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(read.status().message(), HasSubstr("corrupt.pb is not a Tessera kernel file"));
+}
+
+TEST(Bundle, RefusesABareProtobuf) {
+  const std::string path = TempPath("bare.pb");
+  WriteRaw(path, ValidBundle().SerializeAsString());
+  absl::StatusOr<KernelBundle> read = ReadBundle(path);
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(read.status().message(), HasSubstr("no magic header"));
+}
+
+TEST(Bundle, RefusesEveryTruncation) {
+  const std::string bytes = ValidBundleBytes();
+  const std::string path = TempPath("truncated.pb");
+  for (size_t size = 1; size < bytes.size(); ++size) {
+    WriteRaw(path, bytes.substr(0, size));
+    absl::StatusOr<KernelBundle> read = ReadBundle(path);
+    ASSERT_EQ(read.status().code(), absl::StatusCode::kDataLoss) << "size " << size;
+    EXPECT_THAT(read.status().message(), HasSubstr("truncated.pb")) << "size " << size;
+  }
+  // Cut at the boundary between the two kernels: a bare protobuf would
+  // parse as a bundle of one kernel.
+  const std::string one = [] {
+    KernelBundle first;
+    *first.add_kernels() = ValidKernel();
+    return first.SerializeAsString();
+  }();
+  WriteRaw(path, bytes.substr(0, kKernelFileHeaderBytes + one.size()));
+  absl::StatusOr<KernelBundle> read = ReadBundle(path);
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(read.status().message(), HasSubstr("truncated.pb is truncated"));
+}
+
+TEST(Bundle, RefusesAnExtendedFile) {
+  const std::string path = TempPath("extended.pb");
+  WriteRaw(path, ValidBundleBytes() + std::string(1, '\0'));
+  absl::StatusOr<KernelBundle> read = ReadBundle(path);
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(read.status().message(), HasSubstr("extended.pb is extended"));
+}
+
+TEST(Bundle, RefusesEveryFlippedBit) {
+  const std::string bytes = ValidBundleBytes();
+  const std::string path = TempPath("flipped.pb");
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string flipped = bytes;
+      flipped[i] = static_cast<char>(flipped[i] ^ (1 << bit));
+      absl::StatusOr<KernelBundle> read = ParseBundle(flipped, path);
+      ASSERT_FALSE(read.ok()) << "byte " << i << " bit " << bit;
+      // The version and kind fields have their own errors; every other
+      // flipped bit is damage.
+      if (i < 8 || i >= 16) {
+        ASSERT_EQ(read.status().code(), absl::StatusCode::kDataLoss)
+            << "byte " << i << " bit " << bit << ": " << read.status();
+      }
+    }
+  }
+  WriteRaw(path, bytes.substr(0, 40) + std::string(1, bytes[40] ^ 4) + bytes.substr(41));
+  absl::StatusOr<KernelBundle> read = ReadBundle(path);
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(read.status().message(), HasSubstr("flipped.pb is corrupt: the payload's checksum"));
+}
+
+TEST(Bundle, RefusesAnotherFormatVersionNamingBoth) {
+  std::string bytes = ValidBundleBytes();
+  bytes[8] = 2;
+  const std::string path = TempPath("version2.pb");
+  WriteRaw(path, bytes);
+  absl::StatusOr<KernelBundle> read = ReadBundle(path);
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(read.status().message(),
+              HasSubstr("version2.pb is kernel file format version 2; this build reads version 1"));
+}
+
+TEST(Bundle, RefusesAKernelFileWhereABundleIsExpected) {
+  const std::string path = TempPath("single.pb");
+  ASSERT_TRUE(WriteCompiledKernel(ValidKernel(), path).ok());
+  absl::StatusOr<KernelBundle> read = ReadBundle(path);
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(read.status().message(),
+              HasSubstr("single.pb holds a CompiledKernel, not a KernelBundle"));
+}
+
+TEST(Bundle, ReportsAMissingDirectoryAsNotFound) {
+  absl::Status written = WriteBundle(KernelBundle(), "/nonexistent-dir/tessera/out.pb");
+  EXPECT_EQ(written.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(written.message(), HasSubstr("/nonexistent-dir/tessera/out.pb"));
+}
+
+TEST(Bundle, RefusesToWriteAnInvalidKernel) {
+  KernelBundle bundle;
+  *bundle.add_kernels() = ValidKernel();
+  bundle.mutable_kernels(0)->set_block_threads(-5);
+  absl::Status written = WriteBundle(bundle, TempPath("invalid.pb"));
+  EXPECT_EQ(written.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(written.message(), HasSubstr("block_threads must be in [1, 1024], got -5"));
+}
+
+TEST(Bundle, RefusesDuplicateEntries) {
+  KernelBundle bundle;
+  *bundle.add_kernels() = ValidKernel();
+  *bundle.add_kernels() = ValidKernel();
+  EXPECT_THAT(ValidateBundle(bundle).message(), HasSubstr("'vector_add' appears twice"));
+}
+
+/// One way to break a valid kernel, and the message it should give.
+struct Breakage {
+  const char* name;
+  std::function<void(CompiledKernel&)> edit;
+  const char* message;
+};
+
+TEST(Bundle, ValidatesEveryFieldAtLoad) {
+  const std::vector<Breakage> breakages = {
+      {"empty entry", [](CompiledKernel& k) { k.set_entry(""); }, "is not a PTX identifier"},
+      {"path entry", [](CompiledKernel& k) { k.set_entry("../x"); }, "is not a PTX identifier"},
+      {"target", [](CompiledKernel& k) { k.set_target("ampere"); }, "target 'ampere'"},
+      {"no code", [](CompiledKernel& k) { k.clear_ptx(); }, "has neither PTX nor a cubin"},
+      {"negative block", [](CompiledKernel& k) { k.set_block_threads(-1); },
+       "block_threads must be in [1, 1024], got -1"},
+      {"zero block", [](CompiledKernel& k) { k.set_block_threads(0); },
+       "block_threads must be in [1, 1024], got 0"},
+      {"huge block", [](CompiledKernel& k) { k.set_block_threads(2048); },
+       "block_threads must be in [1, 1024], got 2048"},
+      {"negative shared", [](CompiledKernel& k) { k.set_shared_memory_bytes(-4096); },
+       "shared_memory_bytes must be in [0, 1048576], got -4096"},
+      {"huge shared", [](CompiledKernel& k) { k.set_shared_memory_bytes(int64_t(1) << 40); },
+       "shared_memory_bytes must be in"},
+      {"no grid", [](CompiledKernel& k) { k.clear_grid(); }, "grid has 0 extents"},
+      {"four extents",
+       [](CompiledKernel& k) {
+         for (int i = 0; i < 3; ++i) *k.add_grid() = Constant(1);
+       },
+       "grid has 4 extents"},
+      {"zero extent", [](CompiledKernel& k) { *k.mutable_grid(0) = Constant(0); },
+       "grid extent 0 is the constant 0"},
+      {"symbol out of range",
+       [](CompiledKernel& k) { *k.mutable_grid(0) = Symbol(3); },
+       "grid extent 0 names dynamic dimension 3, but the params have 3"},
+      {"negative symbol", [](CompiledKernel& k) { *k.mutable_grid(0) = Symbol(-1); },
+       "names dynamic dimension -1"},
+      {"missing operand",
+       [](CompiledKernel& k) { k.mutable_grid(0)->clear_rhs(); }, "lacks an operand"},
+      {"unknown operator",
+       [](CompiledKernel& k) { k.mutable_grid(0)->set_op(static_cast<Expr::Op>(42)); },
+       "unknown operator 42"},
+      {"unspecified operator",
+       [](CompiledKernel& k) { k.mutable_grid(0)->set_op(Expr::OP_UNSPECIFIED); },
+       "unknown operator 0"},
+      {"operands under a leaf",
+       [](CompiledKernel& k) { *k.mutable_grid(0)->mutable_lhs()->mutable_lhs() = Constant(1); },
+       "operands under a constant or symbol"},
+      {"deep expression",
+       [](CompiledKernel& k) {
+         Expr e = Constant(1);
+         for (int i = 0; i < 40; ++i) e = Binary(Expr::OP_ADD, e, Constant(1));
+         *k.mutable_grid(0) = e;
+       },
+       "nested deeper than 32 levels"},
+      {"param kind", [](CompiledKernel& k) { k.mutable_params(0)->set_kind(Param::KIND_UNSPECIFIED); },
+       "param #0 'A' has no valid kind"},
+      {"param dtype", [](CompiledKernel& k) { k.mutable_params(1)->set_dtype(DTYPE_UNSPECIFIED); },
+       "param #1 'B' has no valid dtype"},
+      {"unknown dtype",
+       [](CompiledKernel& k) { k.mutable_params(1)->set_dtype(static_cast<DType>(99)); },
+       "has no valid dtype (99)"},
+      {"zero dimension", [](CompiledKernel& k) { k.mutable_params(0)->set_shape(0, 0); },
+       "dimensions must be positive or -1 (dynamic), got 0"},
+      {"negative dimension", [](CompiledKernel& k) { k.mutable_params(0)->set_shape(0, -2); },
+       "dimensions must be positive or -1 (dynamic), got -2"},
+      {"rank 0 tensor", [](CompiledKernel& k) { k.mutable_params(0)->clear_shape(); },
+       "is a tensor of rank 0"},
+      {"scalar shape", [](CompiledKernel& k) { k.mutable_params(3)->add_shape(4); },
+       "is a scalar with a shape"},
+      {"alignment", [](CompiledKernel& k) { k.mutable_params(0)->set_alignment(12); },
+       "alignment must be 0 or a power of two up to 4096, got 12"},
+      {"negative alignment", [](CompiledKernel& k) { k.mutable_params(0)->set_alignment(-16); },
+       "got -16"},
+      {"dim group", [](CompiledKernel& k) { k.mutable_dim_groups(0)->add_dims(7); },
+       "dim group 'N' names dynamic dimension 7"},
+      {"divisibility count", [](CompiledKernel& k) { k.add_dim_divisibility(8); },
+       "dim_divisibility has 1 entries for 3 dynamic dimensions"},
+      {"divisibility value",
+       [](CompiledKernel& k) {
+         for (int64_t d : {8, 0, 8}) k.add_dim_divisibility(d);
+       },
+       "dim_divisibility entries must be in [1, 2^31], got 0"},
+      {"tensor map param",
+       [](CompiledKernel& k) { k.add_tensor_maps()->set_param(3); },
+       "tensor map #0 describes param 3, which is not a tensor"},
+      {"tensor map out of range",
+       [](CompiledKernel& k) { k.add_tensor_maps()->set_param(-1); }, "describes param -1"},
+      {"tensor map rank",
+       [](CompiledKernel& k) {
+         TensorMap* map = k.add_tensor_maps();
+         map->add_box(64);
+         map->add_box(64);
+       },
+       "has a box of rank 2 for a tensor of rank 1"},
+      {"tensor map box",
+       [](CompiledKernel& k) { k.add_tensor_maps()->add_box(512); },
+       "box extents must be in [1, 256], got 512"},
+      {"tensor map swizzle",
+       [](CompiledKernel& k) {
+         TensorMap* map = k.add_tensor_maps();
+         map->add_box(64);
+         map->set_swizzle_bytes(48);
+       },
+       "swizzle must be 0, 32, 64 or 128 bytes, got 48"},
+      {"registers", [](CompiledKernel& k) { k.set_registers(-3); },
+       "registers must be in [0, 255], got -3"},
+      {"spills", [](CompiledKernel& k) { k.set_spill_bytes(-1); }, "must be non-negative"},
+      {"stream-K slot", [](CompiledKernel& k) { k.set_stream_k_slot_bytes(-8); },
+       "stream_k_slot_bytes must be in [0, 2^30], got -8"},
+      {"stream-K without persistent", [](CompiledKernel& k) { k.set_stream_k_slot_bytes(64); },
+       "not persistent"},
+      {"negative cluster", [](CompiledKernel& k) { k.set_cluster_x(-2); },
+       "cluster_x must be in [0, 16], got -2"},
+      {"huge cluster", [](CompiledKernel& k) { k.set_cluster_x(64); },
+       "cluster_x must be in [0, 16], got 64"},
+  };
+  const std::string path = TempPath("invalid-field.pb");
+  for (const Breakage& breakage : breakages) {
+    CompiledKernel kernel = ValidKernel();
+    breakage.edit(kernel);
+    absl::Status valid = ValidateKernel(kernel);
+    EXPECT_EQ(valid.code(), absl::StatusCode::kInvalidArgument) << breakage.name;
+    EXPECT_THAT(valid.message(), HasSubstr(breakage.message)) << breakage.name;
+
+    // The same kernel in a well-formed file is refused at load, naming the
+    // file.
+    KernelBundle bundle;
+    *bundle.add_kernels() = kernel;
+    std::string payload = bundle.SerializeAsString();
+    std::string bytes = ValidBundleBytes().substr(0, 16);
+    for (uint64_t v : {uint64_t(payload.size()), Fnv1a64(payload)})
+      for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>(v >> (8 * i)));
+    WriteRaw(path, bytes + payload);
+    absl::StatusOr<KernelBundle> read = ReadBundle(path);
+    EXPECT_EQ(read.status().code(), absl::StatusCode::kInvalidArgument) << breakage.name;
+    EXPECT_THAT(read.status().message(), HasSubstr("invalid-field.pb: "))
+        << breakage.name;
+    EXPECT_THAT(read.status().message(), HasSubstr(breakage.message)) << breakage.name;
+  }
 }
 
 }  // namespace
