@@ -84,7 +84,8 @@ absl::Status WriteFile(absl::string_view path, absl::string_view contents);
 /// stream-K workspace and clusters. InvalidArgument names the field.
 absl::Status ValidateKernel(const CompiledKernel& kernel);
 
-/// ValidateKernel for each kernel, and entries unique within the bundle.
+/// ValidateKernel for each kernel, and each (entry, target) pair once: a
+/// bundle may hold one kernel built for several targets.
 absl::Status ValidateBundle(const KernelBundle& bundle);
 
 /// `bundle` as the bytes of a kernel file (header and payload).

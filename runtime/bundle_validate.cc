@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <set>
+#include <utility>
 #include <string>
 
 #include "absl/strings/ascii.h"
@@ -211,11 +212,14 @@ absl::Status ValidateKernel(const CompiledKernel& kernel) {
 }
 
 absl::Status ValidateBundle(const KernelBundle& bundle) {
-  std::set<std::string> entries;
+  // One kernel may be built for several targets (a loader picks the one
+  // for its device); each (entry, target) pair appears once.
+  std::set<std::pair<std::string, std::string>> entries;
   for (const CompiledKernel& kernel : bundle.kernels()) {
     TESSERA_RETURN_IF_ERROR(ValidateKernel(kernel));
-    if (!entries.insert(kernel.entry()).second)
-      return Invalid(absl::StrCat("kernel '", kernel.entry(), "' appears twice"));
+    if (!entries.insert({kernel.entry(), kernel.target()}).second)
+      return Invalid(absl::StrCat("kernel '", kernel.entry(), "' for ", kernel.target(),
+                                  " appears twice"));
   }
   return absl::OkStatus();
 }

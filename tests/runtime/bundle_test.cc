@@ -236,11 +236,21 @@ TEST(Bundle, RefusesToWriteAnInvalidKernel) {
   EXPECT_THAT(written.message(), HasSubstr("block_threads must be in [1, 1024], got -5"));
 }
 
-TEST(Bundle, RefusesDuplicateEntries) {
+TEST(Bundle, RefusesAKernelTwiceForOneTarget) {
   KernelBundle bundle;
   *bundle.add_kernels() = ValidKernel();
   *bundle.add_kernels() = ValidKernel();
-  EXPECT_THAT(ValidateBundle(bundle).message(), HasSubstr("'vector_add' appears twice"));
+  EXPECT_THAT(ValidateBundle(bundle).message(),
+              HasSubstr("'vector_add' for " + bundle.kernels(0).target() + " appears twice"));
+}
+
+TEST(Bundle, TakesOneKernelForSeveralTargets) {
+  KernelBundle bundle;
+  *bundle.add_kernels() = ValidKernel();
+  *bundle.add_kernels() = ValidKernel();
+  bundle.mutable_kernels(1)->set_target(bundle.kernels(0).target() == "sm_80" ? "sm_90a"
+                                                                              : "sm_80");
+  EXPECT_TRUE(ValidateBundle(bundle).ok()) << ValidateBundle(bundle);
 }
 
 /// One way to break a valid kernel, and the message it should give.
