@@ -8,6 +8,7 @@
 
 #include "passes/KernelLowering.h"
 
+#include "backends/NvvmOps.h"
 #include "llvm/ADT/ScopeExit.h"
 
 #include <functional>
@@ -241,7 +242,7 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
     } else {
       issueCopies(CopyBounds::kAll);
     }
-    ptx("cp.async.commit_group;", "", {});
+    cpAsyncCommitGroup(b_, loc_);
     map_ = saved;
   };
   // A body that is one mma.sync gemm (ldmatrix from the staged buffers)
@@ -317,7 +318,7 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
     return fragments;
   };
   auto waitAndSync = [&] {
-    ptx("cp.async.wait_group " + std::to_string(distance - 1) + ";", "", {});
+    cpAsyncWaitGroup(b_, loc_, distance - 1);
     // cp.async writes through the generic proxy; wgmma reads through the
     // async proxy (PTX ISA §8.6 "Proxies").
     if (asyncMma)
@@ -482,11 +483,11 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
       return failure();
   }
   if (inFlight)
-    ptx("wgmma.wait_group.sync.aligned 0;", "", {});
+    wgmmaWaitGroup(b_, loc_, 0);
   for (auto [fragment, regs] : asyncAccumulators_)
     fenceRegisters(fragment, regs);
   asyncAccumulators_.clear();
-  ptx("cp.async.wait_group 0;", "", {});
+  cpAsyncWaitGroup(b_, loc_, 0);
   lastWasBarrier_ = false;
   return success();
 }
@@ -704,6 +705,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     secondTile = lt(add(mul(blockIdY_, cst(2)), cst(1)), gridExtent(1));
     Value alone = arith::XOrIOp::create(b_, loc_, secondTile,
                                         arith::ConstantIntOp::create(b_, loc_, 1, 1));
+    // Inline PTX: nvvm.exit is noreturn to LLVM, which then duplicates the
+    // paths around it (other branches, more exit instructions).
     ifThen(andi(eq(slot, cst(1)), alone), [&] { ptx("exit;", "", {}); });
   }
 
@@ -795,7 +798,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     }
     ifThen(arith::XOrIOp::create(b_, loc_, present,
                                  arith::ConstantIntOp::create(b_, loc_, 1, 1)),
-           [&] { ptx("exit;", "", {}); });
+           [&] { ptx("exit;", "", {}); }); // inline PTX: nvvm.exit is noreturn (above)
   } else if (multicastCopy) {
     // A persistent kernel: every block passes the cluster barrier once.
     clusterBarrier();
@@ -828,7 +831,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPoint(producer.thenBlock()->getTerminator());
     if (rebalance)
-      ptx("setmaxnreg.dec.sync.aligned.u32 " + std::to_string(producerRegs) + ";", "", {});
+      setMaxRegisters(b_, loc_, producerRegs, /*increase=*/false);
     auto elected = scf::IfOp::create(b_, loc_, isThread(consumers), false);
     {
       OpBuilder::InsertionGuard inner(b_);
@@ -1057,12 +1060,12 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
           return failure();
       }
     }
-    ptx("exit;", "", {});
+    ptx("exit;", "", {}); // inline PTX: nvvm.exit is noreturn (above)
   }
 
   // The consumers: the kernel's own threads.
   if (rebalance)
-    ptx("setmaxnreg.inc.sync.aligned.u32 " + std::to_string(consumerRegs) + ";", "", {});
+    setMaxRegisters(b_, loc_, consumerRegs, /*increase=*/true);
   b_.restoreInsertionPoint(atLoop);
   lastWasBarrier_ = false;
   // Ping-pong: slot 1's iterations follow slot 0's in the ring, and it
@@ -1149,7 +1152,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   }
   if (pingPong_)
     ifThen(andi(eq(slot, cst(0)), secondTile), [&] { ptx("bar.arrive " + order + ";", "", {}); });
-  ptx("wgmma.wait_group.sync.aligned 0;", "", {});
+  wgmmaWaitGroup(b_, loc_, 0);
   // Ping-pong and persistent: the last stage goes back too (iterations of
   // another tile follow in the ring).
   // Multicasting, the last too (the producers' tails wait for it).

@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/KernelLowering.h"
+#include "backends/NvvmOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -79,7 +80,7 @@ Value KernelLowering::convert(Value value, Type to) {
 }
 
 void KernelLowering::fenceProxyAsync() {
-  ptx("fence.proxy.async.shared::cta;", "", {});
+  fenceProxyAsyncShared(b_, loc_);
   lastWasBarrier_ = false;
   genericSharedWrites_ = false;
 }
@@ -331,7 +332,7 @@ LogicalResult KernelLowering::run() {
   // Bulk tensor stores still in flight read shared memory and write the
   // output: their issuing thread waits for them before the block ends.
   if (bulkStoresPending_)
-    ifThen(isThread(0), [&] { ptx("cp.async.bulk.wait_group 0;", "", {}); });
+    ifThen(isThread(0), [&] { bulkWaitGroup(b_, loc_, 0, /*read=*/false); });
   gpu::ReturnOp::create(b_, loc_);
   kernel_.erase();
   return success();
@@ -1430,11 +1431,11 @@ bool KernelLowering::lowerMmaFragmentStoreBulk(CopyOp copy) {
   for (int64_t p = 0; p < shape[1] / kPanelColumns; ++p) {
     staging.stage = cst(p % 2);
     // The buffer's previous store (two groups back) has read it.
-    ifThen(issuer, [&] { ptx("cp.async.bulk.wait_group.read 1;", "", {}); });
+    ifThen(issuer, [&] { bulkWaitGroup(b_, loc_, 1, /*read=*/true); });
     lastWasBarrier_ = false;
     barrier();
     storeMatrices(frag, staging, p * kPanelColumns, kPanelColumns);
-    ptx("fence.proxy.async.shared::cta;", "", {});
+    fenceProxyAsyncShared(b_, loc_);
     lastWasBarrier_ = false;
     barrier();
     ifThen(issuer, [&] {
@@ -1442,7 +1443,7 @@ bool KernelLowering::lowerMmaFragmentStoreBulk(CopyOp copy) {
           "l,r,r,r",
           {tensorMap, toI32(add(col0, cst(p * kPanelColumns))), row0,
            sharedAddress32(staging, {cst(0), cst(0)})});
-      ptx("cp.async.bulk.commit_group;", "", {});
+      bulkCommitGroup(b_, loc_);
     });
   }
   bulkStoresPending_ = true;
@@ -1912,6 +1913,12 @@ namespace {
 using tessera::lowering::KernelLowering;
 
 struct LowerToGPU : tessera::impl::TileLowerToGPUBase<LowerToGPU> {
+  /// The declared dialects and NVVM (the typed instructions; its header is
+  /// NvvmOps.cpp's alone, so it is not named in Passes.td).
+  void getDependentDialects(DialectRegistry &registry) const override {
+    TileLowerToGPUBase::getDependentDialects(registry);
+    tessera::lowering::insertNvvmDialect(registry);
+  }
   void runOnOperation() override {
     SmallVector<KernelOp> kernels;
     getOperation().walk([&](KernelOp kernel) { kernels.push_back(kernel); });

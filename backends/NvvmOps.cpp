@@ -1,0 +1,49 @@
+//===- NvvmOps.cpp - Typed NVVM ops for the kernel lowering ---------------===//
+//
+// This file implements the builders of NvvmOps.h: one NVVM op each, the
+// only file of the lowering that includes NVVMDialect.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "backends/NvvmOps.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+namespace tessera::lowering {
+
+using namespace mlir;
+
+void insertNvvmDialect(DialectRegistry &registry) { registry.insert<NVVM::NVVMDialect>(); }
+
+void cpAsyncCommitGroup(OpBuilder &b, Location loc) { NVVM::CpAsyncCommitGroupOp::create(b, loc); }
+
+void cpAsyncWaitGroup(OpBuilder &b, Location loc, int64_t n) {
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(n));
+}
+
+void fenceProxyAsyncShared(OpBuilder &b, Location loc) {
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+}
+
+void wgmmaWaitGroup(OpBuilder &b, Location loc, int64_t n) {
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(n));
+}
+
+void setMaxRegisters(OpBuilder &b, Location loc, int64_t count, bool increase) {
+  NVVM::SetMaxRegisterOp::create(
+      b, loc, b.getI32IntegerAttr(count),
+      NVVM::SetMaxRegisterActionAttr::get(b.getContext(),
+                                          increase ? NVVM::SetMaxRegisterAction::increase
+                                                   : NVVM::SetMaxRegisterAction::decrease));
+}
+
+void bulkCommitGroup(OpBuilder &b, Location loc) { NVVM::CpAsyncBulkCommitGroupOp::create(b, loc); }
+
+void bulkWaitGroup(OpBuilder &b, Location loc, int64_t n, bool read) {
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(n),
+                                       read ? b.getUnitAttr() : UnitAttr());
+}
+
+} // namespace tessera::lowering

@@ -1,0 +1,43 @@
+//===- NvvmOps.h - Typed NVVM ops for the kernel lowering -------*- C++ -*-===//
+//
+// This file declares the builders of the instructions the kernel lowering
+// and the atoms' lowerings emit as typed NVVM ops (MLIR 22's NVVM dialect)
+// rather than inline PTX. They live in one file so that the costly
+// NVVMDialect.h is parsed once, not by every file of the lowering. Each
+// builder names the PTX instruction its op prints.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_BACKENDS_NVVMOPS_H
+#define TESSERA_BACKENDS_NVVMOPS_H
+
+#include <cstdint>
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectRegistry.h"
+
+namespace tessera::lowering {
+
+/// Adds the NVVM dialect to `registry` (a dependent dialect of the passes
+/// that build these ops).
+void insertNvvmDialect(mlir::DialectRegistry &registry);
+
+/// `cp.async.commit_group;` (PTX ISA, cp.async.commit_group).
+void cpAsyncCommitGroup(mlir::OpBuilder &b, mlir::Location loc);
+/// `cp.async.wait_group n;` (PTX ISA, cp.async.wait_group).
+void cpAsyncWaitGroup(mlir::OpBuilder &b, mlir::Location loc, int64_t n);
+/// `fence.proxy.async.shared::cta;` (PTX ISA, membar/fence).
+void fenceProxyAsyncShared(mlir::OpBuilder &b, mlir::Location loc);
+/// `wgmma.wait_group.sync.aligned n;` (PTX ISA, wgmma.wait_group).
+void wgmmaWaitGroup(mlir::OpBuilder &b, mlir::Location loc, int64_t n);
+/// `setmaxnreg.{inc,dec}.sync.aligned.u32 count;` (PTX ISA, setmaxnreg).
+void setMaxRegisters(mlir::OpBuilder &b, mlir::Location loc, int64_t count, bool increase);
+/// `cp.async.bulk.commit_group;` (PTX ISA, cp.async.bulk.commit_group).
+void bulkCommitGroup(mlir::OpBuilder &b, mlir::Location loc);
+/// `cp.async.bulk.wait_group{.read} n;` (PTX ISA, cp.async.bulk.wait_group):
+/// with `read`, until the groups' sources have been read.
+void bulkWaitGroup(mlir::OpBuilder &b, mlir::Location loc, int64_t n, bool read);
+
+} // namespace tessera::lowering
+
+#endif // TESSERA_BACKENDS_NVVMOPS_H
