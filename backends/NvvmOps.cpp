@@ -46,4 +46,18 @@ void bulkWaitGroup(OpBuilder &b, Location loc, int64_t n, bool read) {
                                        read ? b.getUnitAttr() : UnitAttr());
 }
 
+void fenceMbarrierInit(OpBuilder &b, Location loc) { NVVM::FenceMbarrierInitOp::create(b, loc); }
+
+Value clusterCtaRank(OpBuilder &b, Location loc) {
+  return NVVM::ClusterId::create(b, loc, b.getI32Type());
+}
+
+void clusterArrive(OpBuilder &b, Location loc) {
+  NVVM::ClusterArriveOp::create(b, loc, /*aligned=*/b.getUnitAttr());
+}
+
+void clusterWait(OpBuilder &b, Location loc) {
+  NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/b.getUnitAttr());
+}
+
 } // namespace tessera::lowering

@@ -37,6 +37,16 @@ void bulkCommitGroup(mlir::OpBuilder &b, mlir::Location loc);
 /// `cp.async.bulk.wait_group{.read} n;` (PTX ISA, cp.async.bulk.wait_group):
 /// with `read`, until the groups' sources have been read.
 void bulkWaitGroup(mlir::OpBuilder &b, mlir::Location loc, int64_t n, bool read);
+/// `fence.mbarrier_init.release.cluster;` (PTX ISA, membar/fence).
+void fenceMbarrierInit(mlir::OpBuilder &b, mlir::Location loc);
+/// `mov.u32 %r, %cluster_ctarank;`: the block's rank in its cluster, i32
+/// (PTX ISA, special registers: %cluster_ctarank).
+mlir::Value clusterCtaRank(mlir::OpBuilder &b, mlir::Location loc);
+/// `barrier.cluster.arrive.aligned;` and `barrier.cluster.wait.aligned;`
+/// (PTX ISA, barrier.cluster): without a qualifier, arrive has .release
+/// and wait .acquire semantics.
+void clusterArrive(mlir::OpBuilder &b, mlir::Location loc);
+void clusterWait(mlir::OpBuilder &b, mlir::Location loc);
 
 } // namespace tessera::lowering
 

@@ -722,7 +722,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
       ptx("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(emptyCount) + ";", "r",
           {empty(cst(s))});
     }
-    ptx("fence.mbarrier_init.release.cluster;", "", {});
+    fenceMbarrierInit(b_, loc_);
   });
   // Multicasting: `multicast` says whether the tile at hand does (set per
   // tile below in a persistent kernel), `agree` computes it.
@@ -766,11 +766,10 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     });
   };
   if (multicastCopy)
-    rank = emitPtx(b_, loc_, "mov.u32 $0, %cluster_ctarank;", "=r", {}, {i32},
-                   /*sideEffects=*/false)[0];
+    rank = clusterCtaRank(b_, loc_);
   auto clusterBarrier = [&] {
-    ptx("barrier.cluster.arrive.release.aligned;", "", {});
-    ptx("barrier.cluster.wait.acquire.aligned;", "", {});
+    clusterArrive(b_, loc_);
+    clusterWait(b_, loc_);
   };
   if (multicastCopy && !persistent_) {
     // A grid launch: the block's one tile, and its peers' (blocks x ^ j; a
@@ -1105,6 +1104,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     for (int64_t j = 1; j < clusterBlocks; ++j) {
       Value peer =
           arith::XOrIOp::create(b_, loc_, rank, arith::ConstantIntOp::create(b_, loc_, i32, j));
+      // Inline PTX: nvvm.mapa maps pointers (64-bit mapa.shared::cluster.u64
+      // and conversions), not the 32-bit shared addresses used here.
       Value remote = emitPtx(b_, loc_, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r",
                              {local, peer}, {i32}, /*sideEffects=*/false)[0];
       peerOffsets.push_back(arith::SubIOp::create(b_, loc_, remote, local));

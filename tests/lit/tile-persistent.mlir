@@ -13,7 +13,7 @@
 // CHECK: memref.store %{{.*}}, %[[RING]]
 // Once per block: the mbarriers.
 // CHECK: "mbarrier.init.shared::cta.b64 [$0], 1;"
-// CHECK: "fence.mbarrier_init.release.cluster;"
+// CHECK: nvvm.fence.mbarrier.init
 // The producer's own loop over the block's tiles, the ring position carried.
 // CHECK: scf.for %{{.*}} = %block_id_x to %{{.*}} step %grid_dim_x iter_args(
 // CHECK: cp.async.bulk.tensor.2d
