@@ -60,4 +60,23 @@ void clusterWait(OpBuilder &b, Location loc) {
   NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/b.getUnitAttr());
 }
 
+/// An i32 constant operand (printed as an immediate).
+static Value i32Constant(OpBuilder &b, Location loc, int64_t v) {
+  return LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(v));
+}
+
+void namedBarrierSync(OpBuilder &b, Location loc, Value id, int64_t threads) {
+  NVVM::BarrierOp::create(b, loc, TypeRange{}, id, i32Constant(b, loc, threads),
+                          /*reductionOp=*/{}, /*reductionPredicate=*/Value());
+}
+
+void namedBarrierSync(OpBuilder &b, Location loc, int64_t id, int64_t threads) {
+  namedBarrierSync(b, loc, i32Constant(b, loc, id), threads);
+}
+
+void membarGpu(OpBuilder &b, Location loc) {
+  NVVM::MembarOp::create(b, loc,
+                         NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU));
+}
+
 } // namespace tessera::lowering

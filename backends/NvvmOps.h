@@ -47,6 +47,14 @@ mlir::Value clusterCtaRank(mlir::OpBuilder &b, mlir::Location loc);
 /// and wait .acquire semantics.
 void clusterArrive(mlir::OpBuilder &b, mlir::Location loc);
 void clusterWait(mlir::OpBuilder &b, mlir::Location loc);
+/// `bar.sync id, threads;` (PTX ISA, bar/barrier: bar.sync is
+/// barrier.sync.aligned): named barrier `id` (an i32 value, or a constant)
+/// over `threads` threads.
+void namedBarrierSync(mlir::OpBuilder &b, mlir::Location loc, mlir::Value id, int64_t threads);
+void namedBarrierSync(mlir::OpBuilder &b, mlir::Location loc, int64_t id, int64_t threads);
+/// `membar.gl;` (PTX ISA, membar/fence): orders this thread's memory
+/// accesses at GPU scope.
+void membarGpu(mlir::OpBuilder &b, mlir::Location loc);
 
 } // namespace tessera::lowering
 

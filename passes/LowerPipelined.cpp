@@ -1073,7 +1073,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   Value base;
   if (persistent_)
     base = memref::LoadOp::create(b_, loc_, ringBase_, ValueRange{zero});
-  std::string order = "3, " + std::to_string(consumers);
+  // The named barrier ordering the slots (1 and 2 are their consumers').
+  constexpr int64_t kOrderBarrier = 3;
   if (pingPong_) {
     IRMapping at;
     at.map(kernel_.getBlockIndices()[1], mul(blockIdY_, cst(2)));
@@ -1082,7 +1083,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
       return loop.emitOpError() << "ping-pong: the iteration count depends on more than the "
                                    "block coordinates and kernel arguments";
     base = mul(slot, *firstCount);
-    ifThen(eq(slot, cst(1)), [&] { ptx("bar.sync " + order + ";", "", {}); });
+    ifThen(eq(slot, cst(1)), [&] { namedBarrierSync(b_, loc_, kOrderBarrier, consumers); });
   }
   // A stage goes back to the producer: in clusters, with one arrival per
   // consumer warp, to all blocks' producers where the tile multicasts (any
@@ -1152,7 +1153,12 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     release(previousStage);
   }
   if (pingPong_)
-    ifThen(andi(eq(slot, cst(0)), secondTile), [&] { ptx("bar.arrive " + order + ";", "", {}); });
+    // Inline PTX: nvvm.barrier.arrive has no intrinsic; only the
+    // convert-nvvm-to-llvm pass (not in this pipeline) lowers it, to this PTX.
+    ifThen(andi(eq(slot, cst(0)), secondTile), [&] {
+      ptx("bar.arrive " + std::to_string(kOrderBarrier) + ", " + std::to_string(consumers) + ";",
+          "", {});
+    });
   wgmmaWaitGroup(b_, loc_, 0);
   // Ping-pong and persistent: the last stage goes back too (iterations of
   // another tile follow in the ring).
@@ -1513,7 +1519,7 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
       ptx("st.global.cg.v4.f32 [$4], {$0, $1, $2, $3};", "f,f,f,f,l", values);
     });
     if (!scoped)
-      ptx("membar.gl;", "", {});
+      membarGpu(b_, loc_);
     lastWasBarrier_ = false;
     barrier();
     ifThen(isThread0, [&] {

@@ -91,9 +91,9 @@ void KernelLowering::barrier() {
   // After a warp-specialized loop only the consumers run on: a named
   // barrier over their count (the producers have exited).
   if (consumerBarrierId_)
-    ptx("bar.sync $0, " + std::to_string(consumerThreads_) + ";", "r", {consumerBarrierId_});
+    namedBarrierSync(b_, loc_, consumerBarrierId_, consumerThreads_);
   else if (consumerThreads_)
-    ptx("bar.sync 1, " + std::to_string(consumerThreads_) + ";", "", {});
+    namedBarrierSync(b_, loc_, 1, consumerThreads_);
   else
     gpu::BarrierOp::create(b_, loc_);
   lastWasBarrier_ = true;
