@@ -1,11 +1,14 @@
 //===- NvvmOps.cpp - Typed NVVM ops for the kernel lowering ---------------===//
 //
-// This file implements the builders of NvvmOps.h: one NVVM op each, the
-// only file of the lowering that includes NVVMDialect.h.
+// This file implements the builders of NvvmOps.h: one NVVM op each (with
+// the constants, casts and extractions it needs), the only file of the
+// lowering that includes NVVMDialect.h.
 //
 //===----------------------------------------------------------------------===//
 
 #include "backends/NvvmOps.h"
+
+#include <array>
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
@@ -77,6 +80,34 @@ void namedBarrierSync(OpBuilder &b, Location loc, int64_t id, int64_t threads) {
 void membarGpu(OpBuilder &b, Location loc) {
   NVVM::MembarOp::create(b, loc,
                          NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU));
+}
+
+/// The members of an LLVM struct value.
+static SmallVector<Value> members(OpBuilder &b, Location loc, Value aggregate, int64_t count) {
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < count; ++i)
+    values.push_back(LLVM::ExtractValueOp::create(b, loc, aggregate, ArrayRef<int64_t>{i}));
+  return values;
+}
+
+SmallVector<Value> mmaM8n8k4(OpBuilder &b, Location loc, bool colA, bool colB, ValueRange a,
+                             ValueRange bRegs, ValueRange c) {
+  MLIRContext *ctx = b.getContext();
+  Type pair = VectorType::get({2}, b.getF16Type());
+  auto asPairs = [&](ValueRange regs) {
+    SmallVector<Value> pairs;
+    for (Value reg : regs)
+      pairs.push_back(LLVM::BitcastOp::create(b, loc, pair, reg));
+    return pairs;
+  };
+  SmallVector<Type> f32s(8, b.getF32Type());
+  auto layout = [](bool col) { return col ? NVVM::MMALayout::col : NVVM::MMALayout::row; };
+  auto mma = NVVM::MmaOp::create(
+      b, loc, LLVM::LLVMStructType::getLiteral(ctx, f32s), asPairs(a), asPairs(bRegs), c,
+      ArrayRef<int64_t>{8, 8, 4}, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::f16, NVVM::MMATypes::f16},
+      std::array<NVVM::MMALayout, 2>{layout(colA), layout(colB)});
+  return members(b, loc, mma, 8);
 }
 
 } // namespace tessera::lowering

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "llvm/ADT/SmallVector.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectRegistry.h"
 
@@ -55,6 +56,11 @@ void namedBarrierSync(mlir::OpBuilder &b, mlir::Location loc, int64_t id, int64_
 /// `membar.gl;` (PTX ISA, membar/fence): orders this thread's memory
 /// accesses at GPU scope.
 void membarGpu(mlir::OpBuilder &b, mlir::Location loc);
+/// `mma.sync.aligned.m8n8k4.{row,col}.{row,col}.f32.f16.f16.f32` (PTX ISA,
+/// mma): A and B two i32 (f16 pairs) each, C eight f32; returns D.
+llvm::SmallVector<mlir::Value> mmaM8n8k4(mlir::OpBuilder &b, mlir::Location loc, bool colA,
+                                         bool colB, mlir::ValueRange a, mlir::ValueRange bRegs,
+                                         mlir::ValueRange c);
 
 } // namespace tessera::lowering
 

@@ -1353,6 +1353,8 @@ void KernelLowering::storeMatrices(const BufferInfo &frag, const BufferInfo &dst
           sharedAddress32(dst, {row, col}, {mi * 16, q * 16 - colBegin})};
       for (int64_t i = 0; i < 4; ++i)
         operands.push_back(packedPair(frag, ((mi * nt + 2 * q + i / 2) * 2 + i % 2) * 2, elt));
+      // Inline PTX: nvvm.stmatrix takes a 64-bit shared pointer (a cvt.u64.u32
+      // of this 32-bit address before every store).
       ptx("stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};", "r,r,r,r,r",
           operands);
     }
