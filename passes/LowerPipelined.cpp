@@ -682,6 +682,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   };
   // Waits until the phase of parity `parity` of an mbarrier completed.
   auto wait = [&](Value barrier, Value parity) {
+    // Inline PTX: nvvm.mbarrier.try_wait.parity has no intrinsic (only
+    // convert-nvvm-to-llvm lowers it) and always adds a suspend-time hint.
     ptx("{\n.reg .pred done;\nwait:\nmbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
         "@done bra ready;\nbra wait;\nready:\n}",
         "r,r", {barrier, parity});
@@ -718,6 +720,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   int64_t emptyCount = multicastCopy ? clusterBlocks * threads / 32 : threads;
   ifThen(isThread(0), [&] {
     for (int64_t s = 0; s < stages; ++s) {
+      // Inline PTX: nvvm.mbarrier.init takes a 64-bit shared pointer and a
+      // register count (mbarrier.init.shared.b64 [%rd], %r; 64-bit arithmetic).
       ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", {full(cst(s))});
       ptx("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(emptyCount) + ";", "r",
           {empty(cst(s))});
@@ -861,6 +865,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
         b_.setInsertionPoint(forOp.getBody()->getTerminator());
         Value k = forOp.getInductionVar();
         Value stage = waitFree(base, k);
+        // Inline PTX: nvvm.mbarrier.arrive.expect_tx takes a 64-bit shared
+        // pointer and a register count, and returns the state (no `_` sink).
         ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], " + std::to_string(stageBytes) +
                 ";",
             "r", {full(stage)});
@@ -878,6 +884,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
             SmallVector<Value> operands = {target, tensorMap,
                                            toI32(add(col, cst(p * map.columns))), toI32(row),
                                            full(stage)};
+            // Inline PTX: nvvm.cp.async.bulk.tensor.shared.cluster.global takes 64-bit
+            // shared pointers and moves its unused cache-hint and mask into registers.
             if (!toBoth) {
               ptx("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::"
                   "bytes [$0], [$1, {$2, $3}], [$4];",
@@ -1117,6 +1125,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   }
   auto release = [&](Value stage) {
     if (!multicastCopy) {
+      // Inline PTX (the three arrives): nvvm.mbarrier.arrive takes 64-bit
+      // pointers; on shared::cta it also returns the state (no `_` sink).
       ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", {empty(stage)});
       return;
     }
@@ -1333,9 +1343,9 @@ void KernelLowering::precomputeEdgeBytes(CopyOp copy, ArrayRef<bool> varying) {
       return; // a guarded last chunk: computed where it is issued
     Value bytes = toI32(
         chunkBytes(tensor, tensorCoords(offsets, chunk), dist.getVector(), varying));
-    // Through an opaque move: LICM would otherwise hoist the arithmetic out
-    // of every loop around, and the counts would stay live (in registers)
-    // through the hot loop too.
+    // Through an opaque move (inline PTX: no op is opaque to LLVM): LICM
+    // would otherwise hoist the arithmetic out of every loop around, and the
+    // counts would stay live (in registers) through the hot loop too.
     edgeBytes_[{copy.getOperation(), chunk.firstSlot}] =
         emitPtx(b_, loc_, "mov.b32 $0, $1;", "=r,r", {bytes}, {b_.getI32Type()},
                 /*sideEffects=*/true)[0];
@@ -1370,6 +1380,8 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
     Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), safe);
     if (bytes.getType().isIndex())
       bytes = toI32(bytes);
+    // Inline PTX: nvvm.cp.async.shared.global takes a 64-bit shared pointer
+    // (a cvt.u64.u32 of this 32-bit address before every copy).
     ptx("cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r",
         {chunkSharedAddress(dst, chunk), src, bytes});
   };
@@ -1418,6 +1430,7 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
         return;
       }
       Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), address);
+      // Inline PTX: as copySized's cp.async (a 64-bit pointer in the op).
       ptx("cp.async.cg.shared.global [$0], [$1], 16;", "r,l", {chunkSharedAddress(dst, chunk), src});
       return;
     }
@@ -1516,6 +1529,7 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
                              : arith::ConstantOp::create(b_, loc_, b_.getF32FloatAttr(0))
                                    .getResult());
       values.push_back(quadAddress(block, quad));
+      // Inline PTX: no NVVM op stores with the .cg cache operator.
       ptx("st.global.cg.v4.f32 [$4], {$0, $1, $2, $3};", "f,f,f,f,l", values);
     });
     if (!scoped)
@@ -1523,6 +1537,7 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
     lastWasBarrier_ = false;
     barrier();
     ifThen(isThread0, [&] {
+      // Inline PTX: MLIR's NVVM dialect has no op for red.
       ptx(scoped ? "fence.acq_rel.gpu;\nred.relaxed.gpu.global.add.u32 [$0], 1;"
                  : "red.global.add.u32 [$0], 1;",
           "l", {flag});
@@ -1544,6 +1559,7 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
         b_, loc_, arith::SubIOp::create(b_, loc_, add(start, iters), cst32(1)), q));
     Value others = arith::SubIOp::create(b_, loc_, lastBlock, firstBlock);
     ifThen(isThread0, [&] {
+      // Inline PTX: a spin loop of volatile or acquire loads; no NVVM op for it.
       ptx(std::string("{\n.reg .pred p;\n.reg .u32 v;\nwait:\n") +
               (scoped ? "ld.acquire.gpu.global.u32 v, [$0];\n" : "ld.volatile.global.u32 v, [$0];\n") +
               "setp.lt.u32 p, v, $1;\n@p bra wait;\n" + (scoped ? "" : "membar.gl;\n") +
@@ -1559,6 +1575,7 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
     Value other = others_.getInductionVar();
     Type f32 = b_.getF32Type();
     forEachQuad([&](const BufferInfo &info, int64_t slots, int64_t first, int64_t quad) {
+      // Inline PTX: no NVVM op loads with the .cg cache operator.
       SmallVector<Value> parts = emitPtx(b_, loc_, "ld.global.cg.v4.f32 {$0, $1, $2, $3}, [$4];",
                                          "=f,=f,=f,=f,l", {quadAddress(other, quad)},
                                          {f32, f32, f32, f32}, /*sideEffects=*/true);

@@ -1441,6 +1441,8 @@ bool KernelLowering::lowerMmaFragmentStoreBulk(CopyOp copy) {
     lastWasBarrier_ = false;
     barrier();
     ifThen(issuer, [&] {
+      // Inline PTX: nvvm.cp.async.bulk.tensor.global.shared.cta takes a 64-bit
+      // shared pointer (and prints .tile.bulk_group).
       ptx("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
           "l,r,r,r",
           {tensorMap, toI32(add(col0, cst(p * kPanelColumns))), row0,
@@ -1568,6 +1570,8 @@ Value KernelLowering::lowerFastMath(Operation &op, IRMapping &map) {
   auto f32 = [&](double value) {
     return arith::ConstantOp::create(b_, loc_, b_.getF32FloatAttr(float(value)));
   };
+  // Inline PTX (unary and divide): MLIR has no NVVM op for the approximate
+  // ex2, tanh and div (LLVM intrinsics only).
   auto unary = [&](StringRef text, Value x) {
     return emitPtx(b_, loc_, text, "=f,f", {x}, {b_.getF32Type()}, /*sideEffects=*/false).front();
   };
