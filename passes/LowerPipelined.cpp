@@ -8,6 +8,7 @@
 
 #include "passes/KernelLowering.h"
 
+#include "backends/NvvmOps.h"
 #include "llvm/ADT/ScopeExit.h"
 
 #include <functional>
@@ -241,7 +242,7 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
     } else {
       issueCopies(CopyBounds::kAll);
     }
-    ptx("cp.async.commit_group;", "", {});
+    cpAsyncCommitGroup(b_, loc_);
     map_ = saved;
   };
   // A body that is one mma.sync gemm (ldmatrix from the staged buffers)
@@ -317,7 +318,7 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
     return fragments;
   };
   auto waitAndSync = [&] {
-    ptx("cp.async.wait_group " + std::to_string(distance - 1) + ";", "", {});
+    cpAsyncWaitGroup(b_, loc_, distance - 1);
     // cp.async writes through the generic proxy; wgmma reads through the
     // async proxy (PTX ISA §8.6 "Proxies").
     if (asyncMma)
@@ -482,11 +483,11 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
       return failure();
   }
   if (inFlight)
-    ptx("wgmma.wait_group.sync.aligned 0;", "", {});
+    wgmmaWaitGroup(b_, loc_, 0);
   for (auto [fragment, regs] : asyncAccumulators_)
     fenceRegisters(fragment, regs);
   asyncAccumulators_.clear();
-  ptx("cp.async.wait_group 0;", "", {});
+  cpAsyncWaitGroup(b_, loc_, 0);
   lastWasBarrier_ = false;
   return success();
 }
@@ -681,6 +682,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   };
   // Waits until the phase of parity `parity` of an mbarrier completed.
   auto wait = [&](Value barrier, Value parity) {
+    // Inline PTX: nvvm.mbarrier.try_wait.parity has no intrinsic (only
+    // convert-nvvm-to-llvm lowers it) and always adds a suspend-time hint.
     ptx("{\n.reg .pred done;\nwait:\nmbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
         "@done bra ready;\nbra wait;\nready:\n}",
         "r,r", {barrier, parity});
@@ -704,6 +707,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     secondTile = lt(add(mul(blockIdY_, cst(2)), cst(1)), gridExtent(1));
     Value alone = arith::XOrIOp::create(b_, loc_, secondTile,
                                         arith::ConstantIntOp::create(b_, loc_, 1, 1));
+    // Inline PTX: nvvm.exit is noreturn to LLVM, which then duplicates the
+    // paths around it (other branches, more exit instructions).
     ifThen(andi(eq(slot, cst(1)), alone), [&] { ptx("exit;", "", {}); });
   }
 
@@ -715,11 +720,13 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   int64_t emptyCount = multicastCopy ? clusterBlocks * threads / 32 : threads;
   ifThen(isThread(0), [&] {
     for (int64_t s = 0; s < stages; ++s) {
+      // Inline PTX: nvvm.mbarrier.init takes a 64-bit shared pointer and a
+      // register count (mbarrier.init.shared.b64 [%rd], %r; 64-bit arithmetic).
       ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", {full(cst(s))});
       ptx("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(emptyCount) + ";", "r",
           {empty(cst(s))});
     }
-    ptx("fence.mbarrier_init.release.cluster;", "", {});
+    fenceMbarrierInit(b_, loc_);
   });
   // Multicasting: `multicast` says whether the tile at hand does (set per
   // tile below in a persistent kernel), `agree` computes it.
@@ -763,11 +770,10 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     });
   };
   if (multicastCopy)
-    rank = emitPtx(b_, loc_, "mov.u32 $0, %cluster_ctarank;", "=r", {}, {i32},
-                   /*sideEffects=*/false)[0];
+    rank = clusterCtaRank(b_, loc_);
   auto clusterBarrier = [&] {
-    ptx("barrier.cluster.arrive.release.aligned;", "", {});
-    ptx("barrier.cluster.wait.acquire.aligned;", "", {});
+    clusterArrive(b_, loc_);
+    clusterWait(b_, loc_);
   };
   if (multicastCopy && !persistent_) {
     // A grid launch: the block's one tile, and its peers' (blocks x ^ j; a
@@ -795,7 +801,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     }
     ifThen(arith::XOrIOp::create(b_, loc_, present,
                                  arith::ConstantIntOp::create(b_, loc_, 1, 1)),
-           [&] { ptx("exit;", "", {}); });
+           [&] { ptx("exit;", "", {}); }); // inline PTX: nvvm.exit is noreturn (above)
   } else if (multicastCopy) {
     // A persistent kernel: every block passes the cluster barrier once.
     clusterBarrier();
@@ -828,7 +834,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPoint(producer.thenBlock()->getTerminator());
     if (rebalance)
-      ptx("setmaxnreg.dec.sync.aligned.u32 " + std::to_string(producerRegs) + ";", "", {});
+      setMaxRegisters(b_, loc_, producerRegs, /*increase=*/false);
     auto elected = scf::IfOp::create(b_, loc_, isThread(consumers), false);
     {
       OpBuilder::InsertionGuard inner(b_);
@@ -859,6 +865,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
         b_.setInsertionPoint(forOp.getBody()->getTerminator());
         Value k = forOp.getInductionVar();
         Value stage = waitFree(base, k);
+        // Inline PTX: nvvm.mbarrier.arrive.expect_tx takes a 64-bit shared
+        // pointer and a register count, and returns the state (no `_` sink).
         ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], " + std::to_string(stageBytes) +
                 ";",
             "r", {full(stage)});
@@ -876,6 +884,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
             SmallVector<Value> operands = {target, tensorMap,
                                            toI32(add(col, cst(p * map.columns))), toI32(row),
                                            full(stage)};
+            // Inline PTX: nvvm.cp.async.bulk.tensor.shared.cluster.global takes 64-bit
+            // shared pointers and moves its unused cache-hint and mask into registers.
             if (!toBoth) {
               ptx("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::"
                   "bytes [$0], [$1, {$2, $3}], [$4];",
@@ -1057,12 +1067,12 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
           return failure();
       }
     }
-    ptx("exit;", "", {});
+    ptx("exit;", "", {}); // inline PTX: nvvm.exit is noreturn (above)
   }
 
   // The consumers: the kernel's own threads.
   if (rebalance)
-    ptx("setmaxnreg.inc.sync.aligned.u32 " + std::to_string(consumerRegs) + ";", "", {});
+    setMaxRegisters(b_, loc_, consumerRegs, /*increase=*/true);
   b_.restoreInsertionPoint(atLoop);
   lastWasBarrier_ = false;
   // Ping-pong: slot 1's iterations follow slot 0's in the ring, and it
@@ -1071,7 +1081,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   Value base;
   if (persistent_)
     base = memref::LoadOp::create(b_, loc_, ringBase_, ValueRange{zero});
-  std::string order = "3, " + std::to_string(consumers);
+  // The named barrier ordering the slots (1 and 2 are their consumers').
+  constexpr int64_t kOrderBarrier = 3;
   if (pingPong_) {
     IRMapping at;
     at.map(kernel_.getBlockIndices()[1], mul(blockIdY_, cst(2)));
@@ -1080,7 +1091,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
       return loop.emitOpError() << "ping-pong: the iteration count depends on more than the "
                                    "block coordinates and kernel arguments";
     base = mul(slot, *firstCount);
-    ifThen(eq(slot, cst(1)), [&] { ptx("bar.sync " + order + ";", "", {}); });
+    ifThen(eq(slot, cst(1)), [&] { namedBarrierSync(b_, loc_, kOrderBarrier, consumers); });
   }
   // A stage goes back to the producer: in clusters, with one arrival per
   // consumer warp, to all blocks' producers where the tile multicasts (any
@@ -1102,6 +1113,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     for (int64_t j = 1; j < clusterBlocks; ++j) {
       Value peer =
           arith::XOrIOp::create(b_, loc_, rank, arith::ConstantIntOp::create(b_, loc_, i32, j));
+      // Inline PTX: nvvm.mapa maps pointers (64-bit mapa.shared::cluster.u64
+      // and conversions), not the 32-bit shared addresses used here.
       Value remote = emitPtx(b_, loc_, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r",
                              {local, peer}, {i32}, /*sideEffects=*/false)[0];
       peerOffsets.push_back(arith::SubIOp::create(b_, loc_, remote, local));
@@ -1112,6 +1125,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
   }
   auto release = [&](Value stage) {
     if (!multicastCopy) {
+      // Inline PTX (the three arrives): nvvm.mbarrier.arrive takes 64-bit
+      // pointers; on shared::cta it also returns the state (no `_` sink).
       ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r", {empty(stage)});
       return;
     }
@@ -1148,8 +1163,13 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(
     release(previousStage);
   }
   if (pingPong_)
-    ifThen(andi(eq(slot, cst(0)), secondTile), [&] { ptx("bar.arrive " + order + ";", "", {}); });
-  ptx("wgmma.wait_group.sync.aligned 0;", "", {});
+    // Inline PTX: nvvm.barrier.arrive has no intrinsic; only the
+    // convert-nvvm-to-llvm pass (not in this pipeline) lowers it, to this PTX.
+    ifThen(andi(eq(slot, cst(0)), secondTile), [&] {
+      ptx("bar.arrive " + std::to_string(kOrderBarrier) + ", " + std::to_string(consumers) + ";",
+          "", {});
+    });
+  wgmmaWaitGroup(b_, loc_, 0);
   // Ping-pong and persistent: the last stage goes back too (iterations of
   // another tile follow in the ring).
   // Multicasting, the last too (the producers' tails wait for it).
@@ -1323,9 +1343,9 @@ void KernelLowering::precomputeEdgeBytes(CopyOp copy, ArrayRef<bool> varying) {
       return; // a guarded last chunk: computed where it is issued
     Value bytes = toI32(
         chunkBytes(tensor, tensorCoords(offsets, chunk), dist.getVector(), varying));
-    // Through an opaque move: LICM would otherwise hoist the arithmetic out
-    // of every loop around, and the counts would stay live (in registers)
-    // through the hot loop too.
+    // Through an opaque move (inline PTX: no op is opaque to LLVM): LICM
+    // would otherwise hoist the arithmetic out of every loop around, and the
+    // counts would stay live (in registers) through the hot loop too.
     edgeBytes_[{copy.getOperation(), chunk.firstSlot}] =
         emitPtx(b_, loc_, "mov.b32 $0, $1;", "=r,r", {bytes}, {b_.getI32Type()},
                 /*sideEffects=*/true)[0];
@@ -1360,6 +1380,8 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
     Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), safe);
     if (bytes.getType().isIndex())
       bytes = toI32(bytes);
+    // Inline PTX: nvvm.cp.async.shared.global takes a 64-bit shared pointer
+    // (a cvt.u64.u32 of this 32-bit address before every copy).
     ptx("cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r",
         {chunkSharedAddress(dst, chunk), src, bytes});
   };
@@ -1408,6 +1430,7 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
         return;
       }
       Value src = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), address);
+      // Inline PTX: as copySized's cp.async (a 64-bit pointer in the op).
       ptx("cp.async.cg.shared.global [$0], [$1], 16;", "r,l", {chunkSharedAddress(dst, chunk), src});
       return;
     }
@@ -1506,13 +1529,15 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
                              : arith::ConstantOp::create(b_, loc_, b_.getF32FloatAttr(0))
                                    .getResult());
       values.push_back(quadAddress(block, quad));
+      // Inline PTX: no NVVM op stores with the .cg cache operator.
       ptx("st.global.cg.v4.f32 [$4], {$0, $1, $2, $3};", "f,f,f,f,l", values);
     });
     if (!scoped)
-      ptx("membar.gl;", "", {});
+      membarGpu(b_, loc_);
     lastWasBarrier_ = false;
     barrier();
     ifThen(isThread0, [&] {
+      // Inline PTX: MLIR's NVVM dialect has no op for red.
       ptx(scoped ? "fence.acq_rel.gpu;\nred.relaxed.gpu.global.add.u32 [$0], 1;"
                  : "red.global.add.u32 [$0], 1;",
           "l", {flag});
@@ -1534,6 +1559,7 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
         b_, loc_, arith::SubIOp::create(b_, loc_, add(start, iters), cst32(1)), q));
     Value others = arith::SubIOp::create(b_, loc_, lastBlock, firstBlock);
     ifThen(isThread0, [&] {
+      // Inline PTX: a spin loop of volatile or acquire loads; no NVVM op for it.
       ptx(std::string("{\n.reg .pred p;\n.reg .u32 v;\nwait:\n") +
               (scoped ? "ld.acquire.gpu.global.u32 v, [$0];\n" : "ld.volatile.global.u32 v, [$0];\n") +
               "setp.lt.u32 p, v, $1;\n@p bra wait;\n" + (scoped ? "" : "membar.gl;\n") +
@@ -1549,6 +1575,7 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
     Value other = others_.getInductionVar();
     Type f32 = b_.getF32Type();
     forEachQuad([&](const BufferInfo &info, int64_t slots, int64_t first, int64_t quad) {
+      // Inline PTX: no NVVM op loads with the .cg cache operator.
       SmallVector<Value> parts = emitPtx(b_, loc_, "ld.global.cg.v4.f32 {$0, $1, $2, $3}, [$4];",
                                          "=f,=f,=f,=f,l", {quadAddress(other, quad)},
                                          {f32, f32, f32, f32}, /*sideEffects=*/true);

@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/KernelLowering.h"
+#include "backends/NvvmOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -79,7 +80,7 @@ Value KernelLowering::convert(Value value, Type to) {
 }
 
 void KernelLowering::fenceProxyAsync() {
-  ptx("fence.proxy.async.shared::cta;", "", {});
+  fenceProxyAsyncShared(b_, loc_);
   lastWasBarrier_ = false;
   genericSharedWrites_ = false;
 }
@@ -90,9 +91,9 @@ void KernelLowering::barrier() {
   // After a warp-specialized loop only the consumers run on: a named
   // barrier over their count (the producers have exited).
   if (consumerBarrierId_)
-    ptx("bar.sync $0, " + std::to_string(consumerThreads_) + ";", "r", {consumerBarrierId_});
+    namedBarrierSync(b_, loc_, consumerBarrierId_, consumerThreads_);
   else if (consumerThreads_)
-    ptx("bar.sync 1, " + std::to_string(consumerThreads_) + ";", "", {});
+    namedBarrierSync(b_, loc_, 1, consumerThreads_);
   else
     gpu::BarrierOp::create(b_, loc_);
   lastWasBarrier_ = true;
@@ -331,7 +332,7 @@ LogicalResult KernelLowering::run() {
   // Bulk tensor stores still in flight read shared memory and write the
   // output: their issuing thread waits for them before the block ends.
   if (bulkStoresPending_)
-    ifThen(isThread(0), [&] { ptx("cp.async.bulk.wait_group 0;", "", {}); });
+    ifThen(isThread(0), [&] { bulkWaitGroup(b_, loc_, 0, /*read=*/false); });
   gpu::ReturnOp::create(b_, loc_);
   kernel_.erase();
   return success();
@@ -1352,6 +1353,8 @@ void KernelLowering::storeMatrices(const BufferInfo &frag, const BufferInfo &dst
           sharedAddress32(dst, {row, col}, {mi * 16, q * 16 - colBegin})};
       for (int64_t i = 0; i < 4; ++i)
         operands.push_back(packedPair(frag, ((mi * nt + 2 * q + i / 2) * 2 + i % 2) * 2, elt));
+      // Inline PTX: nvvm.stmatrix takes a 64-bit shared pointer (a cvt.u64.u32
+      // of this 32-bit address before every store).
       ptx("stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};", "r,r,r,r,r",
           operands);
     }
@@ -1430,19 +1433,21 @@ bool KernelLowering::lowerMmaFragmentStoreBulk(CopyOp copy) {
   for (int64_t p = 0; p < shape[1] / kPanelColumns; ++p) {
     staging.stage = cst(p % 2);
     // The buffer's previous store (two groups back) has read it.
-    ifThen(issuer, [&] { ptx("cp.async.bulk.wait_group.read 1;", "", {}); });
+    ifThen(issuer, [&] { bulkWaitGroup(b_, loc_, 1, /*read=*/true); });
     lastWasBarrier_ = false;
     barrier();
     storeMatrices(frag, staging, p * kPanelColumns, kPanelColumns);
-    ptx("fence.proxy.async.shared::cta;", "", {});
+    fenceProxyAsyncShared(b_, loc_);
     lastWasBarrier_ = false;
     barrier();
     ifThen(issuer, [&] {
+      // Inline PTX: nvvm.cp.async.bulk.tensor.global.shared.cta takes a 64-bit
+      // shared pointer (and prints .tile.bulk_group).
       ptx("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
           "l,r,r,r",
           {tensorMap, toI32(add(col0, cst(p * kPanelColumns))), row0,
            sharedAddress32(staging, {cst(0), cst(0)})});
-      ptx("cp.async.bulk.commit_group;", "", {});
+      bulkCommitGroup(b_, loc_);
     });
   }
   bulkStoresPending_ = true;
@@ -1565,6 +1570,8 @@ Value KernelLowering::lowerFastMath(Operation &op, IRMapping &map) {
   auto f32 = [&](double value) {
     return arith::ConstantOp::create(b_, loc_, b_.getF32FloatAttr(float(value)));
   };
+  // Inline PTX (unary and divide): MLIR has no NVVM op for the approximate
+  // ex2, tanh and div (LLVM intrinsics only).
   auto unary = [&](StringRef text, Value x) {
     return emitPtx(b_, loc_, text, "=f,f", {x}, {b_.getF32Type()}, /*sideEffects=*/false).front();
   };
@@ -1912,6 +1919,12 @@ namespace {
 using tessera::lowering::KernelLowering;
 
 struct LowerToGPU : tessera::impl::TileLowerToGPUBase<LowerToGPU> {
+  /// The declared dialects and NVVM (the typed instructions; its header is
+  /// NvvmOps.cpp's alone, so it is not named in Passes.td).
+  void getDependentDialects(DialectRegistry &registry) const override {
+    TileLowerToGPUBase::getDependentDialects(registry);
+    tessera::lowering::insertNvvmDialect(registry);
+  }
   void runOnOperation() override {
     SmallVector<KernelOp> kernels;
     getOperation().walk([&](KernelOp kernel) { kernels.push_back(kernel); });

@@ -9,9 +9,8 @@
 
 #include "backends/sm70/QuadpairMma.h"
 
-#include <string>
-
 #include "backends/AtomLowering.h"
+#include "backends/NvvmOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -42,7 +41,7 @@ LogicalResult QuadpairMmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::Gem
   bool transA = gemm.getTransposeA(), transB = gemm.getTransposeB();
   int64_t tm = gemm.getM() / mma.getWarpsM(), tn = gemm.getN() / mma.getWarpsN();
   int64_t mt = tm / 16, nt = tn / 16;
-  Type i32 = builder.getI32Type(), f32 = builder.getF32Type();
+  Type i32 = builder.getI32Type();
   ctx.barrier();
   SmallVector<int64_t> shape = {gemm.getM(), gemm.getN()};
   Value warp = ctx.warpId(), lane = ctx.laneId();
@@ -64,11 +63,6 @@ LogicalResult QuadpairMmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::Gem
   // A .row: lane's row, k0..k0+3; A transposed (K x M) .col: k = lane mod 4,
   // its 4 rows. B .row (K x N): k = lane mod 4, its 4 columns; B transposed
   // (N x K) .col: its column, k0..k0+3.
-  // Inline PTX: MLIR 22's nvvm.mma.sync has no m8n8k4 shape.
-  std::string mmaText = std::string("mma.sync.aligned.m8n8k4.") + (transA ? "col" : "row") + "." +
-                        (transB ? "col" : "row") +
-                        ".f32.f16.f16.f32 {$0, $1, $2, $3, $4, $5, $6, $7}, {$8, $9}, {$10, $11}, "
-                        "{$12, $13, $14, $15, $16, $17, $18, $19};";
   // The accumulators stay SSA values through the gemm (one load and one
   // store of each, not one per k-step).
   SmallVector<Value> acc;
@@ -90,12 +84,8 @@ LogicalResult QuadpairMmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::Gem
     for (int64_t mi = 0; mi < mt; ++mi) {
       for (int64_t ni = 0; ni < nt; ++ni) {
         int64_t base = (mi * nt + ni) * 8;
-        SmallVector<Value> operands(aRegs[mi].begin(), aRegs[mi].end());
-        operands.append(bRegs[ni].begin(), bRegs[ni].end());
-        operands.append(acc.begin() + base, acc.begin() + base + 8);
-        SmallVector<Value> d =
-            emitPtx(builder, loc, mmaText, "=f,=f,=f,=f,=f,=f,=f,=f,r,r,r,r,f,f,f,f,f,f,f,f",
-                    operands, SmallVector<Type>(8, f32), false);
+        SmallVector<Value> d = mmaM8n8k4(builder, loc, transA, transB, aRegs[mi], bRegs[ni],
+                                         ValueRange(acc).slice(base, 8));
         std::copy(d.begin(), d.end(), acc.begin() + base);
       }
     }

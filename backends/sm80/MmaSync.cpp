@@ -60,6 +60,8 @@ MmaFragments MmaSyncLowering::loadFragments(GemmLoweringContext &ctx, tile::Gemm
   // one thread share address registers).
   auto ldmatrix = [&](const BufferInfo &buffer, Value row, Value col, int64_t rowShift,
                       int64_t colShift, bool trans) {
+    // Inline PTX: nvvm.ldmatrix takes a shared pointer, 64-bit in NVPTX: a
+    // cvt.u64.u32 of this 32-bit address before every load.
     std::string text = std::string("ldmatrix.sync.aligned.m8n8.x4") + (trans ? ".trans" : "") +
                        ".shared.b16 {$0, $1, $2, $3}, [$4];";
     return emitPtx(builder, loc, text, "=r,=r,=r,=r,r",

@@ -12,6 +12,7 @@
 
 #include <string>
 
+#include "backends/NvvmOps.h"
 #include "backends/sm80/MmaSync.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -214,7 +215,7 @@ LogicalResult WgmmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp ge
   acc =
       emitPtx(builder, loc, text, constraints, operands, SmallVector<Type>(regs * reps, f32), true);
   int64_t wait = ctx.inAsyncMmaPipeline() ? ctx.asyncMmaInFlight() : 0;
-  ctx.ptx("wgmma.wait_group.sync.aligned " + std::to_string(wait) + ";", "", {});
+  wgmmaWaitGroup(builder, loc, wait);
   if (wait == 0)
     acc = fenceValues(builder, loc, acc);
   for (int64_t r = 0; r < reps; ++r)

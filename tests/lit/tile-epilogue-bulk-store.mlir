@@ -30,7 +30,6 @@
 // CHECK: bar.sync 1, 128;
 // CHECK: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [{{%rd[0-9]+}}, {{{%r[0-9]+}}, {{%r[0-9]+}}}], [{{%r[0-9]+}}];
 // CHECK-NEXT: // end inline asm
-// CHECK-NEXT: // begin inline asm
 // CHECK-NEXT: cp.async.bulk.commit_group;
 // CHECK: cp.async.bulk.wait_group.read 1;
 // CHECK: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group

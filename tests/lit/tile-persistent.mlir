@@ -9,11 +9,13 @@
 // RUN: %tessera-compile %S/Inputs/gemm-persistent-bias-first.mlir --target=sm_90a --emit=gpu | FileCheck %s --check-prefix=FIRST
 
 // CHECK: gpu.func @gemm{{.*}}tessera.persistent
+// CHECK-DAG: %[[N128:.*]] = llvm.mlir.constant(128 : i32) : i32
+// CHECK-DAG: %[[ID1:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK: %[[RING:.*]] = memref.alloca() : memref<1xindex>
 // CHECK: memref.store %{{.*}}, %[[RING]]
 // Once per block: the mbarriers.
 // CHECK: "mbarrier.init.shared::cta.b64 [$0], 1;"
-// CHECK: "fence.mbarrier_init.release.cluster;"
+// CHECK: nvvm.fence.mbarrier.init
 // The producer's own loop over the block's tiles, the ring position carried.
 // CHECK: scf.for %{{.*}} = %block_id_x to %{{.*}} step %grid_dim_x iter_args(
 // CHECK: cp.async.bulk.tensor.2d
@@ -26,7 +28,7 @@
 // CHECK: "mbarrier.arrive.shared::cta.b64 _, [$0];"
 // CHECK: memref.store %{{.*}}, %[[RING]]
 // The epilogue, per tile, on the consumers' named barrier.
-// CHECK: "bar.sync 1, 128;"
+// CHECK: nvvm.barrier id = %[[ID1]] number_of_threads = %[[N128]]
 
 // Without warp specialization the body still loops over the tiles.
 // SM80: gpu.func @gemm{{.*}}tessera.persistent
@@ -36,9 +38,11 @@
 // A shared copy before the loop (the bias row, gemm-persistent-bias-first)
 // runs in the consumers' loop over tiles, which the producer never enters:
 // its barrier is theirs, and no block-wide one follows the producer's exit.
+// FIRST-DAG: %[[N128:.*]] = llvm.mlir.constant(128 : i32) : i32
+// FIRST-DAG: %[[ID1:.*]] = llvm.mlir.constant(1 : i32) : i32
 // FIRST: "exit;"
 // FIRST-NOT: gpu.barrier
-// FIRST: "bar.sync 1, 128;"
+// FIRST: nvvm.barrier id = %[[ID1]] number_of_threads = %[[N128]]
 // FIRST-NOT: gpu.barrier
 // FIRST: wgmma.mma_async
 // FIRST-NOT: gpu.barrier

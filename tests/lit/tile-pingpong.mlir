@@ -21,8 +21,6 @@
 // FIRST: ld.global.b16
 // FIRST: st.shared.b16
 // FIRST: fence.proxy.async.shared::cta;
-// FIRST-NEXT: // end inline asm
-// FIRST-NEXT: // begin inline asm
 // FIRST-NEXT: bar.sync %r{{[0-9]+}}, 128;
 // FIRST: bar.sync 3, 256;
 // FIRST: wgmma.mma_async

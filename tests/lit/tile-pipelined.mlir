@@ -39,15 +39,12 @@
 // the checked body.)
 // ASYNC-COUNT-4: cp.async.cg.shared.global [{{%r[0-9]+}}], [{{%rd[0-9]+}}], 16, {{%r[0-9]+}};
 // ASYNC-NEXT: // end inline asm
-// ASYNC-NEXT: // begin inline asm
 // ASYNC-NEXT: cp.async.commit_group
 // ASYNC: cp.async.wait_group 1
-// ASYNC-NEXT: // end inline asm
 // ASYNC-NEXT: bar.sync 0;
 // ASYNC-NOT: mma.sync
 // ASYNC: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // ASYNC: cp.async.wait_group 1
-// ASYNC-NEXT: // end inline asm
 // ASYNC-NEXT: bar.sync 0;
 // ASYNC-NOT: mma.sync
 // ASYNC: ldmatrix.sync.aligned.m8n8.x4.shared.b16
@@ -63,7 +60,6 @@
 // ASYNC-NOT: bar.sync
 // ASYNC: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // ASYNC: cp.async.wait_group 1
-// ASYNC-NEXT: // end inline asm
 // ASYNC-NEXT: bar.sync 0;
 // ASYNC: cp.async.wait_group 0
 // ASYNC-NOT: cp.async.cg
@@ -96,7 +92,6 @@
 // WGMMA: wgmma.commit_group.sync.aligned
 // WGMMA: wgmma.wait_group.sync.aligned 1
 // WGMMA: fence.proxy.async.shared::cta;
-// WGMMA-NEXT: // end inline asm
 // WGMMA-NEXT: bar.sync 0;
 // WGMMA: wgmma.wait_group.sync.aligned 0
 
@@ -145,7 +140,6 @@
 // EDGE: cp.async.commit_group
 // EDGE: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // EDGE: cp.async.wait_group 1
-// EDGE-NEXT: // end inline asm
 // EDGE-NEXT: bar.sync 0;
 // EDGE-NOT: cp.async.cg
 // EDGE: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32

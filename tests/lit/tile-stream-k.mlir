@@ -11,6 +11,8 @@
 
 // CHECK: gpu.func @gemm({{.*}}, %[[WS:.*]]: !llvm.ptr<1>, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64}
 // CHECK-SAME: tessera.persistent,{{.*}} tessera.stream_k_slot_bytes = 65536
+// CHECK-DAG: %[[N128:.*]] = llvm.mlir.constant(128 : i32) : i32
+// CHECK-DAG: %[[ID1:.*]] = llvm.mlir.constant(1 : i32) : i32
 // The decomposition divides in 32 bits.
 // CHECK: arith.divui %{{.*}}, %{{.*}} : i32
 // The last wave is split only when that saves each block more iterations
@@ -30,7 +32,7 @@
 // The block's barrier orders every thread's stores before thread 0's fence
 // and relaxed add (no fence per thread).
 // CHECK-NOT: fence.acq_rel
-// CHECK: "bar.sync 1, 128;"
+// CHECK: nvvm.barrier id = %[[ID1]] number_of_threads = %[[N128]]
 // CHECK: "fence.acq_rel.gpu;\0Ared.relaxed.gpu.global.add.u32 [$0], 1;"
 // A first piece: waits for the others, takes their partials.
 // CHECK: ld.acquire.gpu.global.u32

@@ -38,12 +38,12 @@
 // CHECK: mbarrier.init.shared::cta.b64 [{{%r[0-9]+}}], 1;
 // CHECK: mbarrier.init.shared::cta.b64 [{{%r[0-9]+}}], 8;
 // CHECK: fence.mbarrier_init.release.cluster;
-// CHECK: mov.u32 {{%r[0-9]+}}, %cluster_ctarank;
 // CHECK: xor.b64 {{%rd[0-9]+}}, {{%rd[0-9]+}}, 1;
-// CHECK: barrier.cluster.arrive.release.aligned;
-// CHECK: barrier.cluster.wait.acquire.aligned;
+// CHECK: barrier.cluster.arrive.aligned;
+// CHECK: barrier.cluster.wait.aligned;
 // CHECK: bar.sync 0;
 // CHECK: exit;
+// CHECK: mov.u32 {{%r[0-9]+}}, %cluster_ctarank;
 // CHECK: mbarrier.arrive.expect_tx.shared::cta.b64 _, [{{%r[0-9]+}}], 32768;
 // CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [
 // CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [{{.*}}], {{%rs[0-9]+}};
@@ -59,8 +59,8 @@
 
 // PERSISTENT: mbarrier.init.shared::cta.b64 [{{%r[0-9]+}}], 8;
 // PERSISTENT: fence.mbarrier_init.release.cluster;
-// PERSISTENT: barrier.cluster.arrive.release.aligned;
-// PERSISTENT: barrier.cluster.wait.acquire.aligned;
+// PERSISTENT: barrier.cluster.arrive.aligned;
+// PERSISTENT: barrier.cluster.wait.aligned;
 // PERSISTENT-NOT: bar.sync
 // The producer's tile loop: the peer's tile t ^ 1 and its column.
 // PERSISTENT: xor.b64 [[PEER:%rd[0-9]+]], {{%rd[0-9]+}}, 1;
@@ -82,7 +82,7 @@
 
 // FOUR: mbarrier.init.shared::cta.b64 [{{%r[0-9]+}}], 32;
 // FOUR: mov.u32 {{%r[0-9]+}}, %cluster_ctarank;
-// FOUR: barrier.cluster.arrive.release.aligned;
+// FOUR: barrier.cluster.arrive.aligned;
 // FOUR: xor.b64 {{%rd[0-9]+}}, {{%rd[0-9]+}}, 1;
 // FOUR: xor.b64 {{%rd[0-9]+}}, {{%rd[0-9]+}}, 2;
 // FOUR: xor.b64 {{%rd[0-9]+}}, {{%rd[0-9]+}}, 3;
@@ -97,7 +97,7 @@
 // FOUR-REMARK-NOT: multicast::cluster
 
 // STREAMK: mbarrier.init.shared::cta.b64 [{{%r[0-9]+}}], 8;
-// STREAMK: barrier.cluster.arrive.release.aligned;
+// STREAMK: barrier.cluster.arrive.aligned;
 // STREAMK: xor.b64 {{%rd[0-9]+}}, {{%rd[0-9]+}}, 1;
 // STREAMK: bytes.multicast::cluster
 // STREAMK: mbarrier.try_wait.parity.shared::cta.b64

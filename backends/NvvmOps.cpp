@@ -1,0 +1,113 @@
+//===- NvvmOps.cpp - Typed NVVM ops for the kernel lowering ---------------===//
+//
+// This file implements the builders of NvvmOps.h: one NVVM op each (with
+// the constants, casts and extractions it needs), the only file of the
+// lowering that includes NVVMDialect.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "backends/NvvmOps.h"
+
+#include <array>
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+namespace tessera::lowering {
+
+using namespace mlir;
+
+void insertNvvmDialect(DialectRegistry &registry) { registry.insert<NVVM::NVVMDialect>(); }
+
+void cpAsyncCommitGroup(OpBuilder &b, Location loc) { NVVM::CpAsyncCommitGroupOp::create(b, loc); }
+
+void cpAsyncWaitGroup(OpBuilder &b, Location loc, int64_t n) {
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(n));
+}
+
+void fenceProxyAsyncShared(OpBuilder &b, Location loc) {
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+}
+
+void wgmmaWaitGroup(OpBuilder &b, Location loc, int64_t n) {
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(n));
+}
+
+void setMaxRegisters(OpBuilder &b, Location loc, int64_t count, bool increase) {
+  NVVM::SetMaxRegisterOp::create(
+      b, loc, b.getI32IntegerAttr(count),
+      NVVM::SetMaxRegisterActionAttr::get(b.getContext(),
+                                          increase ? NVVM::SetMaxRegisterAction::increase
+                                                   : NVVM::SetMaxRegisterAction::decrease));
+}
+
+void bulkCommitGroup(OpBuilder &b, Location loc) { NVVM::CpAsyncBulkCommitGroupOp::create(b, loc); }
+
+void bulkWaitGroup(OpBuilder &b, Location loc, int64_t n, bool read) {
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(n),
+                                       read ? b.getUnitAttr() : UnitAttr());
+}
+
+void fenceMbarrierInit(OpBuilder &b, Location loc) { NVVM::FenceMbarrierInitOp::create(b, loc); }
+
+Value clusterCtaRank(OpBuilder &b, Location loc) {
+  return NVVM::ClusterId::create(b, loc, b.getI32Type());
+}
+
+void clusterArrive(OpBuilder &b, Location loc) {
+  NVVM::ClusterArriveOp::create(b, loc, /*aligned=*/b.getUnitAttr());
+}
+
+void clusterWait(OpBuilder &b, Location loc) {
+  NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/b.getUnitAttr());
+}
+
+/// An i32 constant operand (printed as an immediate).
+static Value i32Constant(OpBuilder &b, Location loc, int64_t v) {
+  return LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(v));
+}
+
+void namedBarrierSync(OpBuilder &b, Location loc, Value id, int64_t threads) {
+  NVVM::BarrierOp::create(b, loc, TypeRange{}, id, i32Constant(b, loc, threads),
+                          /*reductionOp=*/{}, /*reductionPredicate=*/Value());
+}
+
+void namedBarrierSync(OpBuilder &b, Location loc, int64_t id, int64_t threads) {
+  namedBarrierSync(b, loc, i32Constant(b, loc, id), threads);
+}
+
+void membarGpu(OpBuilder &b, Location loc) {
+  NVVM::MembarOp::create(b, loc,
+                         NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU));
+}
+
+/// The members of an LLVM struct value.
+static SmallVector<Value> members(OpBuilder &b, Location loc, Value aggregate, int64_t count) {
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < count; ++i)
+    values.push_back(LLVM::ExtractValueOp::create(b, loc, aggregate, ArrayRef<int64_t>{i}));
+  return values;
+}
+
+SmallVector<Value> mmaM8n8k4(OpBuilder &b, Location loc, bool colA, bool colB, ValueRange a,
+                             ValueRange bRegs, ValueRange c) {
+  MLIRContext *ctx = b.getContext();
+  Type pair = VectorType::get({2}, b.getF16Type());
+  auto asPairs = [&](ValueRange regs) {
+    SmallVector<Value> pairs;
+    for (Value reg : regs)
+      pairs.push_back(LLVM::BitcastOp::create(b, loc, pair, reg));
+    return pairs;
+  };
+  SmallVector<Type> f32s(8, b.getF32Type());
+  auto layout = [](bool col) { return col ? NVVM::MMALayout::col : NVVM::MMALayout::row; };
+  auto mma = NVVM::MmaOp::create(
+      b, loc, LLVM::LLVMStructType::getLiteral(ctx, f32s), asPairs(a), asPairs(bRegs), c,
+      ArrayRef<int64_t>{8, 8, 4}, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::f16, NVVM::MMATypes::f16},
+      std::array<NVVM::MMALayout, 2>{layout(colA), layout(colB)});
+  return members(b, loc, mma, 8);
+}
+
+} // namespace tessera::lowering

@@ -1,0 +1,67 @@
+//===- NvvmOps.h - Typed NVVM ops for the kernel lowering -------*- C++ -*-===//
+//
+// This file declares the builders of the instructions the kernel lowering
+// and the atoms' lowerings emit as typed NVVM ops (MLIR 22's NVVM dialect)
+// rather than inline PTX. They live in one file so that the costly
+// NVVMDialect.h is parsed once, not by every file of the lowering. Each
+// builder names the PTX instruction its op prints.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_BACKENDS_NVVMOPS_H
+#define TESSERA_BACKENDS_NVVMOPS_H
+
+#include <cstdint>
+
+#include "llvm/ADT/SmallVector.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectRegistry.h"
+
+namespace tessera::lowering {
+
+/// Adds the NVVM dialect to `registry` (a dependent dialect of the passes
+/// that build these ops).
+void insertNvvmDialect(mlir::DialectRegistry &registry);
+
+/// `cp.async.commit_group;` (PTX ISA, cp.async.commit_group).
+void cpAsyncCommitGroup(mlir::OpBuilder &b, mlir::Location loc);
+/// `cp.async.wait_group n;` (PTX ISA, cp.async.wait_group).
+void cpAsyncWaitGroup(mlir::OpBuilder &b, mlir::Location loc, int64_t n);
+/// `fence.proxy.async.shared::cta;` (PTX ISA, membar/fence).
+void fenceProxyAsyncShared(mlir::OpBuilder &b, mlir::Location loc);
+/// `wgmma.wait_group.sync.aligned n;` (PTX ISA, wgmma.wait_group).
+void wgmmaWaitGroup(mlir::OpBuilder &b, mlir::Location loc, int64_t n);
+/// `setmaxnreg.{inc,dec}.sync.aligned.u32 count;` (PTX ISA, setmaxnreg).
+void setMaxRegisters(mlir::OpBuilder &b, mlir::Location loc, int64_t count, bool increase);
+/// `cp.async.bulk.commit_group;` (PTX ISA, cp.async.bulk.commit_group).
+void bulkCommitGroup(mlir::OpBuilder &b, mlir::Location loc);
+/// `cp.async.bulk.wait_group{.read} n;` (PTX ISA, cp.async.bulk.wait_group):
+/// with `read`, until the groups' sources have been read.
+void bulkWaitGroup(mlir::OpBuilder &b, mlir::Location loc, int64_t n, bool read);
+/// `fence.mbarrier_init.release.cluster;` (PTX ISA, membar/fence).
+void fenceMbarrierInit(mlir::OpBuilder &b, mlir::Location loc);
+/// `mov.u32 %r, %cluster_ctarank;`: the block's rank in its cluster, i32
+/// (PTX ISA, special registers: %cluster_ctarank).
+mlir::Value clusterCtaRank(mlir::OpBuilder &b, mlir::Location loc);
+/// `barrier.cluster.arrive.aligned;` and `barrier.cluster.wait.aligned;`
+/// (PTX ISA, barrier.cluster): without a qualifier, arrive has .release
+/// and wait .acquire semantics.
+void clusterArrive(mlir::OpBuilder &b, mlir::Location loc);
+void clusterWait(mlir::OpBuilder &b, mlir::Location loc);
+/// `bar.sync id, threads;` (PTX ISA, bar/barrier: bar.sync is
+/// barrier.sync.aligned): named barrier `id` (an i32 value, or a constant)
+/// over `threads` threads.
+void namedBarrierSync(mlir::OpBuilder &b, mlir::Location loc, mlir::Value id, int64_t threads);
+void namedBarrierSync(mlir::OpBuilder &b, mlir::Location loc, int64_t id, int64_t threads);
+/// `membar.gl;` (PTX ISA, membar/fence): orders this thread's memory
+/// accesses at GPU scope.
+void membarGpu(mlir::OpBuilder &b, mlir::Location loc);
+/// `mma.sync.aligned.m8n8k4.{row,col}.{row,col}.f32.f16.f16.f32` (PTX ISA,
+/// mma): A and B two i32 (f16 pairs) each, C eight f32; returns D.
+llvm::SmallVector<mlir::Value> mmaM8n8k4(mlir::OpBuilder &b, mlir::Location loc, bool colA,
+                                         bool colB, mlir::ValueRange a, mlir::ValueRange bRegs,
+                                         mlir::ValueRange c);
+
+} // namespace tessera::lowering
+
+#endif // TESSERA_BACKENDS_NVVMOPS_H
