@@ -35,7 +35,9 @@ for run in "${runs[@]}"; do
   wait "$pid"
   rc=$?
   log="$out/$tool.$target.log"
-  summary=$(grep -o 'ERROR SUMMARY: [0-9]* error[s]*' "$log" | tail -n1)
+  # memcheck and synccheck close with "ERROR SUMMARY: n errors", racecheck
+  # with "RACECHECK SUMMARY: n hazards displayed (e errors, w warnings)".
+  summary=$(grep -oE '(ERROR SUMMARY: [0-9]+ errors?|RACECHECK SUMMARY: [0-9]+ hazards? displayed \([0-9]+ errors?, [0-9]+ warnings?\))' "$log" | tail -n1)
   # device_runner's own closing line: "<n> passed, <m> failed".
   checks=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$log" | tail -n1)
   case $rc in
