@@ -1,0 +1,473 @@
+//===- LowerCopy.cpp - tile.copy, tile.fill and tile.clear ----------------===//
+//
+// Copies between tensors, shared buffers and fragments: vector global
+// loads and stores with tails, accumulator stores transposed within quads,
+// stmatrix to shared memory, the bulk-store epilogue of persistent
+// warp-specialized kernels; and fills.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/KernelLowering.h"
+#include "backends/NvvmOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <limits>
+#include <numeric>
+
+using namespace mlir;
+using namespace tessera;
+using namespace tessera::tile;
+
+namespace tessera::lowering {
+
+SmallVector<Value> KernelLowering::loadGlobal(const TensorInfo &tensor, ArrayRef<Value> coords,
+                                              int64_t vector, bool aligned) {
+  Type eltType = tensor.type.getElementType();
+  int64_t eltBytes = getElementBytes(eltType);
+  Value rows, full;
+  boundsPredicates(tensor, coords, vector, rows, full);
+  Value zero = arith::ConstantOp::create(b_, loc_, b_.getZeroAttr(eltType));
+  auto loadScalars = [&](OpBuilder &b, Location loc) {
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
+    SmallVector<Value> values;
+    for (int64_t v = 0; v < vector; ++v) {
+      SmallVector<Value> at(coords.begin(), coords.end());
+      at.back() = add(at.back(), cst(v));
+      Value inBounds = andi(rows, lt(at.back(), tensor.dims.back()));
+      auto guarded = scf::IfOp::create(
+          b_, loc_, inBounds,
+          [&](OpBuilder &tb, Location l) {
+            OpBuilder::InsertionGuard g(b_);
+            b_.setInsertionPoint(tb.getInsertionBlock(), tb.getInsertionPoint());
+            Value x = LLVM::LoadOp::create(b_, l, eltType, elementAddress(tensor, at), eltBytes);
+            scf::YieldOp::create(b_, l, x);
+          },
+          [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, zero); });
+      values.push_back(guarded.getResult(0));
+    }
+    return values;
+  };
+  if (!aligned || vector == 1) {
+    return loadScalars(b_, loc_);
+  }
+  auto vecType = VectorType::get({vector}, eltType);
+  // As in storeGlobal: when the row length is a multiple of the vector, an
+  // aligned vector lies wholly inside the tensor or wholly past its end, so
+  // the other branch reads zeros, with no per-element tail.
+  bool wholeVectors = tensor.divisors.back() % vector == 0;
+  auto ifOp = scf::IfOp::create(
+      b_, loc_, full,
+      [&](OpBuilder &tb, Location l) {
+        OpBuilder::InsertionGuard g(b_);
+        b_.setInsertionPoint(tb.getInsertionBlock(), tb.getInsertionPoint());
+        Value vec = LLVM::LoadOp::create(b_, l, vecType, elementAddress(tensor, coords),
+                                         vectorAlignment(vector * eltBytes));
+        scf::YieldOp::create(b_, l, vec);
+      },
+      [&](OpBuilder &eb, Location l) {
+        OpBuilder::InsertionGuard g(b_);
+        b_.setInsertionPoint(eb.getInsertionBlock(), eb.getInsertionPoint());
+        if (wholeVectors) {
+          scf::YieldOp::create(
+              b_, l, Value(arith::ConstantOp::create(b_, l, cast<TypedAttr>(b_.getZeroAttr(vecType)))));
+          return;
+        }
+        scf::YieldOp::create(b_, l, packVector(loadScalars(eb, l)));
+      });
+  return unpackVector(ifOp.getResult(0));
+}
+
+void KernelLowering::storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coords,
+                                 ArrayRef<Value> values, bool aligned) {
+  Type eltType = tensor.type.getElementType();
+  int64_t eltBytes = getElementBytes(eltType);
+  int64_t vector = values.size();
+  Value rows, full;
+  boundsPredicates(tensor, coords, vector, rows, full);
+  auto storeScalars = [&]() {
+    for (int64_t v = 0; v < vector; ++v) {
+      SmallVector<Value> at(coords.begin(), coords.end());
+      at.back() = add(at.back(), cst(v));
+      Value inBounds = andi(rows, lt(at.back(), tensor.dims.back()));
+      auto guarded = scf::IfOp::create(b_, loc_, inBounds, /*withElse=*/false);
+      OpBuilder::InsertionGuard g(b_);
+      b_.setInsertionPointToStart(guarded.thenBlock());
+      LLVM::StoreOp::create(b_, loc_, values[v], elementAddress(tensor, at), eltBytes);
+    }
+  };
+  if (!aligned || vector == 1) {
+    storeScalars();
+    return;
+  }
+  // When the row length is a multiple of the vector, an aligned vector is
+  // wholly inside the tensor or wholly past its end: no scalar tail.
+  bool wholeVectors = tensor.divisors.back() % vector == 0;
+  auto ifOp = scf::IfOp::create(b_, loc_, full, /*withElse=*/!wholeVectors);
+  {
+    OpBuilder::InsertionGuard g(b_);
+    b_.setInsertionPointToStart(ifOp.thenBlock());
+    LLVM::StoreOp::create(b_, loc_, packVector(values), elementAddress(tensor, coords),
+                          vectorAlignment(vector * eltBytes));
+    if (wholeVectors)
+      return;
+    b_.setInsertionPointToStart(ifOp.elseBlock());
+    storeScalars();
+  }
+}
+
+Value KernelLowering::packedPair(const BufferInfo &frag, int64_t slot, Type elt) {
+  SmallVector<Value> pair;
+  for (int64_t e = 0; e < 2; ++e)
+    pair.push_back(
+        convert(memref::LoadOp::create(b_, loc_, frag.memref, ValueRange{cst(slot + e)}), elt));
+  return LLVM::BitcastOp::create(b_, loc_, b_.getI32Type(), packVector(pair));
+}
+
+bool KernelLowering::lowerMmaFragmentStore(CopyOp copy) {
+  // Loads keep the generic path: a guarded 16-byte load per lane followed
+  // by the shuffles serializes the loads' latency, slower on the H200 than
+  // many 4-byte loads in flight.
+  auto srcBuffer = dyn_cast<BufferType>(copy.getSrc().getType());
+  auto dstTensor = dyn_cast<TileTensorType>(copy.getDst().getType());
+  if (!srcBuffer || !srcBuffer.isFragment() || !dstTensor ||
+      getElementBytes(dstTensor.getElementType()) != 2)
+    return false;
+  const BufferInfo &frag = buffers_[copy.getSrc()];
+  MmaLayoutAttr mma = frag.mma;
+  ArrayRef<int64_t> shape = frag.type.getShape();
+  if (!mma || mma.getM() != 16 || mma.getN() != 8)
+    return false;
+  int64_t tm = shape[0] / mma.getWarpsM(), tn = shape[1] / mma.getWarpsN();
+  int64_t mt = tm / 16, nt = tn / 8;
+  if (nt % 4 != 0)
+    return false;
+  const TensorInfo &tensor = tensors_[copy.getDst()];
+  Type elt = dstTensor.getElementType();
+  Type i32 = b_.getI32Type();
+  auto pairType = VectorType::get({2}, elt);
+  bool aligned = isVectorAligned(tensor, copy.getDstOffsets(), 8);
+  SmallVector<Value> offsets;
+  for (Value v : copy.getDstOffsets())
+    offsets.push_back(map_.lookupOrDefault(v));
+
+  Value warp = warpId(), lane = laneId();
+  Value quad = arith::RemUIOp::create(b_, loc_, lane, cst(4));
+  Value quadI32 = toI32(quad);
+  Value rowBase =
+      add(warpTileRow(shape, mma, warp), arith::DivUIOp::create(b_, loc_, lane, cst(4)));
+  Value colBase = add(warpTileCol(shape, mma, warp), mul(quad, cst(8)));
+  // Whether bit 0 / bit 1 of this lane's index in its quad is set.
+  Value quadBit[2];
+  for (int64_t bit = 0; bit < 2; ++bit)
+    quadBit[bit] = arith::CmpIOp::create(
+        b_, loc_, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(b_, loc_, quadI32,
+                              arith::ConstantIntOp::create(b_, loc_, i32, 1 << bit)),
+        arith::ConstantIntOp::create(b_, loc_, i32, 0));
+  for (int64_t mi = 0; mi < mt; ++mi)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t g = 0; g < nt / 4; ++g) {
+        SmallVector<Value> coords = {add(offsets[0], add(rowBase, cst(mi * 16 + 8 * h))),
+                                     add(offsets[1], add(colBase, cst(g * 32)))};
+        // P[j]: this lane's pair (packed in 32 bits) of atom tile 4 g + j.
+        SmallVector<Value> pairs;
+        for (int64_t j = 0; j < 4; ++j)
+          pairs.push_back(packedPair(frag, ((mi * nt + 4 * g + j) * 2 + h) * 2, elt));
+        // The 4 x 4 transpose within the quad (lane t ends with Q[s] = the
+        // pair of lane s in tile t: 8 consecutive elements) as two butterfly
+        // stages: stage b swaps bit b of the lane with bit b of the slot, so
+        // each pair of slots (j, j ^ m), m = 2^b, sends the one whose bit b
+        // differs from the lane's to lane t ^ m, which puts it in the other.
+        SmallVector<Value> quads(pairs);
+        for (int64_t bit = 0; bit < 2; ++bit) {
+          int64_t m = int64_t(1) << bit;
+          for (int64_t lo = 0; lo < 4; ++lo) {
+            if (lo & m)
+              continue;
+            int64_t hi = lo | m;
+            Value send = arith::SelectOp::create(b_, loc_, quadBit[bit], quads[lo], quads[hi]);
+            Value got = gpu::ShuffleOp::create(b_, loc_, send, m, 32, gpu::ShuffleMode::XOR)
+                            .getShuffleResult();
+            quads[lo] = arith::SelectOp::create(b_, loc_, quadBit[bit], got, quads[lo]);
+            quads[hi] = arith::SelectOp::create(b_, loc_, quadBit[bit], quads[hi], got);
+          }
+        }
+        SmallVector<Value> values;
+        for (Value q : quads)
+          llvm::append_range(values,
+                             unpackVector(LLVM::BitcastOp::create(b_, loc_, pairType, q)));
+        storeGlobal(tensor, coords, values, aligned);
+      }
+  lastWasBarrier_ = false;
+  return true;
+}
+
+bool KernelLowering::lowerMmaFragmentToShared(CopyOp copy) {
+  auto srcBuffer = dyn_cast<BufferType>(copy.getSrc().getType());
+  auto dstBuffer = dyn_cast<BufferType>(copy.getDst().getType());
+  if (!caps_.hasStmatrix || !srcBuffer || !srcBuffer.isFragment() || !dstBuffer ||
+      !dstBuffer.isShared() || getElementBytes(dstBuffer.getElementType()) != 2 ||
+      srcBuffer.getShape() != dstBuffer.getShape() || dstBuffer.getRank() != 2)
+    return false;
+  const BufferInfo &frag = buffers_[copy.getSrc()];
+  const BufferInfo &dst = buffers_[copy.getDst()];
+  MmaLayoutAttr mma = frag.mma;
+  ArrayRef<int64_t> shape = frag.type.getShape();
+  if (!mma || mma.getM() != 16 || mma.getN() != 8 || dst.stages > 1 || shape[1] % 8 != 0)
+    return false;
+  int64_t tn = shape[1] / mma.getWarpsN();
+  if ((tn / 8) % 2 != 0)
+    return false;
+  storeMatrices(frag, dst, 0, tn);
+  lastWasBarrier_ = false;
+  return true;
+}
+
+void KernelLowering::storeMatrices(const BufferInfo &frag, const BufferInfo &dst,
+                                   int64_t colBegin, int64_t cols) {
+  MmaLayoutAttr mma = frag.mma;
+  ArrayRef<int64_t> shape = frag.type.getShape();
+  int64_t tm = shape[0] / mma.getWarpsM(), tn = shape[1] / mma.getWarpsN();
+  int64_t mt = tm / 16, nt = tn / 8;
+  Type elt = dst.type.getElementType();
+  // stmatrix.x4 stores four 8 x 8 matrices; lanes 8i..8i+7 give the row
+  // addresses of matrix i, and each lane's register i holds its pair of
+  // matrix i in the accumulator's own layout (row lane / 4, columns
+  // 2 (lane mod 4) and + 1). Matrix i of the 16 x 16 block (mi, q) is rows
+  // 8 (i mod 2) of atom tile 2 q + i / 2.
+  Value warp = warpId(), lane = laneId();
+  Value mat = arith::DivUIOp::create(b_, loc_, lane, cst(8));
+  Value row = add(warpTileRow(shape, mma, warp),
+                  add(arith::RemUIOp::create(b_, loc_, lane, cst(8)),
+                      mul(arith::RemUIOp::create(b_, loc_, mat, cst(2)), cst(8))));
+  Value col = add(warpTileCol(shape, mma, warp),
+                  mul(arith::DivUIOp::create(b_, loc_, mat, cst(2)), cst(8)));
+  for (int64_t mi = 0; mi < mt; ++mi)
+    for (int64_t q = colBegin / 16; q < std::min(nt / 2, (colBegin + cols) / 16); ++q) {
+      SmallVector<Value> operands = {
+          sharedAddress32(dst, {row, col}, {mi * 16, q * 16 - colBegin})};
+      for (int64_t i = 0; i < 4; ++i)
+        operands.push_back(packedPair(frag, ((mi * nt + 2 * q + i / 2) * 2 + i % 2) * 2, elt));
+      // Inline PTX: nvvm.stmatrix takes a 64-bit shared pointer (a cvt.u64.u32
+      // of this 32-bit address before every store).
+      ptx("stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};", "r,r,r,r,r",
+          operands);
+    }
+}
+
+bool KernelLowering::lowerMmaFragmentStoreBulk(CopyOp copy) {
+  // A persistent warp-specialized kernel's accumulator tile (one warp
+  // column, 16-bit elements, whole 64-column panels in pairs) to a tensor
+  // whose rows are 16-byte multiples: unless it is the block's last tile,
+  // each panel goes through one of two swizzled shared buffers after the
+  // planned bytes and leaves by a bulk tensor store that one thread issues,
+  // so the consumers start the next tile while the stores drain (the edges
+  // clip in TMA). The last tile stores directly (lowerMmaFragmentStore):
+  // nothing follows that the stores could overlap, and the block need not
+  // wait for them.
+  auto srcBuffer = dyn_cast<BufferType>(copy.getSrc().getType());
+  auto dstTensor = dyn_cast<TileTensorType>(copy.getDst().getType());
+  if (!persistent_ || !consumerThreads_ || !caps_.hasStmatrix ||
+      !caps_.hasBulkTensorCopy || !srcBuffer || !srcBuffer.isFragment() || !dstTensor ||
+      dstTensor.getRank() != 2 || getElementBytes(dstTensor.getElementType()) != 2 ||
+      copy->getBlock() != &kernel_.getBodyBlock())
+    return false;
+  // Only the main loop's accumulator as it leaves the loop: with epilogue
+  // math on it in between (the fused GEMMs) the staged stores are 2-8%
+  // slower than direct ones on the H200.
+  Block &body = kernel_.getBodyBlock();
+  for (Operation *user : copy.getSrc().getUsers()) {
+    Operation *at = body.findAncestorOpInBlock(*user);
+    if (at && at != copy && specialized_ && specialized_->isBeforeInBlock(at) &&
+        at->isBeforeInBlock(copy))
+      return false;
+  }
+  const BufferInfo &frag = buffers_[copy.getSrc()];
+  MmaLayoutAttr mma = frag.mma;
+  ArrayRef<int64_t> shape = frag.type.getShape();
+  const TensorInfo &tensor = tensors_[copy.getDst()];
+  constexpr int64_t kPanelColumns = 64, kRowBytes = 128;
+  if (!mma || mma.getM() != 16 || mma.getN() != 8 || mma.getWarpsN() != 1 ||
+      shape[0] > 256 || shape[0] % 16 != 0 || shape[1] % (2 * kPanelColumns) != 0 ||
+      (tensor.divisors[1] * 2) % 16 != 0)
+    return false;
+  auto planned = func_->getAttrOfType<IntegerAttr>(kLoweredSharedBytesAttr);
+  int64_t offset = llvm::alignTo(planned ? planned.getInt() : 0, 1024);
+  int64_t bufferBytes = shape[0] * kRowBytes;
+  if (offset + 2 * bufferBytes > caps_.sharedMemoryPerBlock)
+    return false;
+  MLIRContext *ctx = b_.getContext();
+  Value mapArg = addTensorMap(copy.getDst(), shape[0], kPanelColumns, kRowBytes);
+  if (!mapArg)
+    return false;
+  func_->setAttr(kLoweredSharedBytesAttr, b_.getI64IntegerAttr(offset + 2 * bufferBytes));
+
+  Type elt = dstTensor.getElementType();
+  auto addressSpace = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  BufferInfo staging{BufferType::get(ctx, {shape[0], kPanelColumns}, elt, MemoryScope::shared),
+                     memref::ViewOp::create(
+                         b_, loc_, MemRefType::get({2, shape[0], kPanelColumns}, elt, nullptr,
+                                                   addressSpace),
+                         sharedBase_, cst(offset), ValueRange{}),
+                     {}};
+  staging.stages = 2;
+  staging.swizzle = SharedSwizzle{kRowBytes, 1};
+  Value hasNext = lt(add(tileLoop_.getInductionVar(), tileLoop_.getStep()),
+                     tileLoop_.getUpperBound());
+  auto branch = scf::IfOp::create(b_, loc_, hasNext, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b_);
+  b_.setInsertionPoint(branch.elseBlock()->getTerminator());
+  bool direct = lowerMmaFragmentStore(copy);
+  assert(direct && "the bulk store's conditions imply the direct store's");
+  (void)direct;
+  b_.setInsertionPoint(branch.thenBlock()->getTerminator());
+  Value issuer = isThread(0);
+  Value tensorMap = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), mapArg);
+  Value row0 = toI32(map_.lookupOrDefault(copy.getDstOffsets()[0]));
+  Value col0 = map_.lookupOrDefault(copy.getDstOffsets()[1]);
+  for (int64_t p = 0; p < shape[1] / kPanelColumns; ++p) {
+    staging.stage = cst(p % 2);
+    // The buffer's previous store (two groups back) has read it.
+    ifThen(issuer, [&] { bulkWaitGroup(b_, loc_, 1, /*read=*/true); });
+    lastWasBarrier_ = false;
+    barrier();
+    storeMatrices(frag, staging, p * kPanelColumns, kPanelColumns);
+    fenceProxyAsyncShared(b_, loc_);
+    lastWasBarrier_ = false;
+    barrier();
+    ifThen(issuer, [&] {
+      // Inline PTX: nvvm.cp.async.bulk.tensor.global.shared.cta takes a 64-bit
+      // shared pointer (and prints .tile.bulk_group).
+      ptx("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
+          "l,r,r,r",
+          {tensorMap, toI32(add(col0, cst(p * kPanelColumns))), row0,
+           sharedAddress32(staging, {cst(0), cst(0)})});
+      bulkCommitGroup(b_, loc_);
+    });
+  }
+  bulkStoresPending_ = true;
+  lastWasBarrier_ = false;
+  return true;
+}
+
+LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
+  BufferType tile = copy.getTileType();
+  auto srcTensor = dyn_cast<TileTensorType>(copy.getSrc().getType());
+  auto dstTensor = dyn_cast<TileTensorType>(copy.getDst().getType());
+  auto srcBuffer = dyn_cast<BufferType>(copy.getSrc().getType());
+  auto dstBuffer = dyn_cast<BufferType>(copy.getDst().getType());
+  Type dstElt = dstTensor ? dstTensor.getElementType() : dstBuffer.getElementType();
+  bool touchesShared = (srcBuffer && srcBuffer.isShared()) || (dstBuffer && dstBuffer.isShared());
+  if (touchesShared)
+    barrier();
+  genericSharedWrites_ |= dstBuffer && dstBuffer.isShared();
+
+  if (lowerMmaFragmentStoreBulk(copy) || lowerMmaFragmentStore(copy) ||
+      lowerMmaFragmentToShared(copy))
+    return success();
+
+  // Fragments keep their own layout; otherwise the copy picks a distribution.
+  DistributionAttr dist;
+  MmaLayoutAttr mma;
+  if (srcBuffer && srcBuffer.isFragment()) {
+    dist = buffers_[copy.getSrc()].distribution;
+    mma = buffers_[copy.getSrc()].mma;
+  } else if (dstBuffer && dstBuffer.isFragment()) {
+    dist = buffers_[copy.getDst()].distribution;
+    mma = buffers_[copy.getDst()].mma;
+  } else {
+    dist = copyDistribution(tile, srcTensor   ? srcTensor.getElementType()
+                                  : dstTensor ? dstTensor.getElementType()
+                                              : tile.getElementType());
+  }
+  int64_t vector = mma ? 2 : dist.getVector();
+  bool aligned = true;
+  if (srcTensor)
+    aligned = isVectorAligned(tensors_[copy.getSrc()], copy.getSrcOffsets(), vector);
+  if (dstTensor)
+    aligned = isVectorAligned(tensors_[copy.getDst()], copy.getDstOffsets(), vector);
+
+  SmallVector<Value> srcOffsets, dstOffsets;
+  for (Value v : copy.getSrcOffsets())
+    srcOffsets.push_back(map_.lookupOrDefault(v));
+  for (Value v : copy.getDstOffsets())
+    dstOffsets.push_back(map_.lookupOrDefault(v));
+
+  forEachOwned(tile.getShape(), dist, mma, [&](const Chunk &chunk) {
+    auto at = [&](ArrayRef<Value> offsets) { return tensorCoords(offsets, chunk); };
+    // Read the chunk's elements.
+    SmallVector<Value> values;
+    if (srcTensor) {
+      values = loadGlobal(tensors_[copy.getSrc()], at(srcOffsets), vector, aligned);
+    } else {
+      const BufferInfo &src = buffers_[copy.getSrc()];
+      if (src.type.isFragment()) {
+        for (int64_t v = 0; v < vector; ++v)
+          values.push_back(memref::LoadOp::create(b_, loc_, src.memref,
+                                                  ValueRange{cst(chunk.firstSlot + v)}));
+      } else {
+        values = loadShared(src, chunk.coords, vector);
+      }
+    }
+    for (Value &value : values)
+      value = convert(value, dstElt);
+    // Write them.
+    if (dstTensor) {
+      storeGlobal(tensors_[copy.getDst()], at(dstOffsets), values, aligned);
+      return;
+    }
+    const BufferInfo &dst = buffers_[copy.getDst()];
+    if (!dst.type.isFragment()) {
+      storeShared(dst, chunk.coords, values);
+      return;
+    }
+    for (int64_t v = 0; v < vector; ++v)
+      memref::StoreOp::create(b_, loc_, values[v], dst.memref,
+                              ValueRange{cst(chunk.firstSlot + v)});
+  });
+  // No barrier after: every lowering that touches shared memory starts with
+  // one, which also orders this copy's shared accesses before the next
+  // writer's (a trailing barrier here was redundant, and at a kernel's end
+  // it cost a synchronization before exit).
+  lastWasBarrier_ = false;
+  return success();
+}
+
+LogicalResult KernelLowering::lowerClear(Value buffer) {
+  Type type = cast<BufferType>(buffer.getType()).getElementType();
+  return lowerFill(buffer, arith::ConstantOp::create(b_, loc_, b_.getZeroAttr(type)));
+}
+
+LogicalResult KernelLowering::lowerFill(Value buffer, Value value) {
+  const BufferInfo &info = buffers_[buffer];
+  if (info.type.isFragment()) {
+    int64_t slots = cast<MemRefType>(info.memref.getType()).getDimSize(0);
+    for (int64_t s = 0; s < slots; ++s)
+      memref::StoreOp::create(b_, loc_, value, info.memref, ValueRange{cst(s)});
+    lastWasBarrier_ = false;
+    return success();
+  }
+  barrier();
+  genericSharedWrites_ = true;
+  auto dist = DistributionAttr::get(b_.getContext(), kernel_.getThreads(), 1);
+  forEachChunk(info.type.getShape(), dist, [&](const Chunk &chunk) {
+    memref::StoreOp::create(b_, loc_, value, info.memref, sharedIndices(info, chunk.coords));
+  });
+  lastWasBarrier_ = false;
+  barrier();
+  return success();
+}
+
+/// Approximate forms of f32 math under CompileOptions::fastMath, or null.
+
+} // namespace tessera::lowering
