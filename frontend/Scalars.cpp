@@ -1,0 +1,232 @@
+//===- Scalars.cpp - Dimensions, indices and scalars of the frontend ------===//
+//
+// This file implements Dim, GridExtent, Index and Scalar: their arithmetic
+// builds index and scalar operations through the current KernelBuilder.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/internal/BuilderState.h"
+
+namespace tessera {
+
+using namespace detail;
+
+
+Dim Dim::Dynamic(std::string name, int64_t divisibility) {
+  Dim d;
+  d.name_ = std::move(name);
+  d.divisibility_ = std::max<int64_t>(divisibility, 1);
+  return d;
+}
+
+GridExtent::GridExtent(const Dim &dim) : hasDim_(true), dim_(dim) {
+  if (dim.isStatic()) {
+    hasDim_ = false;
+    constant_ = dim.size();
+  }
+}
+
+GridExtent CeilDiv(const Dim &dim, int64_t tile) {
+  if (dim.isStatic() && tile >= 1)
+    return GridExtent(dim.size() / tile + (dim.size() % tile != 0));
+  // A dynamic dimension, or a tile that is not positive: Launch and
+  // Pipelined read the divisor (and report a bad one as the author's error).
+  GridExtent extent(dim);
+  extent.divisor_ = tile;
+  return extent;
+}
+
+Index::Index(int64_t value) : constant_(value) {}
+
+namespace {
+
+/// An Index arithmetic error between two constants (a division by zero, an
+/// overflow): reported by Build like any author's error; the value is 0.
+Index constantError(const char *what, const Index &a, const Index &b) {
+  state().errors += std::string("tessera: Index ") + what + " of constants " +
+                    std::to_string(a.constant()) + " and " + std::to_string(b.constant()) + "\n";
+  return Index(int64_t(0));
+}
+
+/// True when a / b (and a % b) of constants is defined.
+bool divisible(const Index &a, const Index &b) {
+  return b.constant() != 0 &&
+         !(a.constant() == std::numeric_limits<int64_t>::min() && b.constant() == -1);
+}
+
+} // namespace
+
+Index operator+(const Index &a, const Index &b) {
+  int64_t sum;
+  if (!a.handle() && !b.handle())
+    return __builtin_add_overflow(a.constant(), b.constant(), &sum)
+               ? constantError("addition overflows", a, b)
+               : Index(sum);
+  return indexBinary<mlir::arith::AddIOp>(a, b);
+}
+Index operator-(const Index &a, const Index &b) {
+  int64_t difference;
+  if (!a.handle() && !b.handle())
+    return __builtin_sub_overflow(a.constant(), b.constant(), &difference)
+               ? constantError("subtraction overflows", a, b)
+               : Index(difference);
+  return indexBinary<mlir::arith::SubIOp>(a, b);
+}
+Index operator*(const Index &a, const Index &b) {
+  int64_t product;
+  if (!a.handle() && !b.handle())
+    return __builtin_mul_overflow(a.constant(), b.constant(), &product)
+               ? constantError("multiplication overflows", a, b)
+               : Index(product);
+  return indexBinary<mlir::arith::MulIOp>(a, b);
+}
+Index operator/(const Index &a, const Index &b) {
+  if (!a.handle() && !b.handle())
+    return divisible(a, b) ? Index(a.constant() / b.constant())
+                           : constantError("division by zero or overflowing", a, b);
+  return indexBinary<mlir::arith::DivUIOp>(a, b);
+}
+Index operator%(const Index &a, const Index &b) {
+  if (!a.handle() && !b.handle())
+    return divisible(a, b) ? Index(a.constant() % b.constant())
+                           : constantError("remainder by zero or overflowing", a, b);
+  return indexBinary<mlir::arith::RemUIOp>(a, b);
+}
+
+Index Min(const Index &a, const Index &b) {
+  if (!a.handle() && !b.handle())
+    return Index(std::min(a.constant(), b.constant()));
+  return indexBinary<mlir::arith::MinUIOp>(a, b);
+}
+
+Index CeilDiv(const Index &a, const Index &b) {
+  if (!a.handle() && !b.handle()) {
+    if (!divisible(a, b))
+      return constantError("ceiling division by zero or overflowing", a, b);
+    int64_t quotient = a.constant() / b.constant();
+    bool up = a.constant() % b.constant() != 0 && ((a.constant() < 0) == (b.constant() < 0));
+    return Index(quotient + (up ? 1 : 0));
+  }
+  return indexBinary<mlir::arith::CeilDivUIOp>(a, b);
+}
+
+std::pair<Index, Index> SwizzleBlocks(const Index &bx, const Index &by, const Index &gridX,
+                                      const Index &gridY, int64_t group) {
+  Index pid = by * gridX + bx;
+  Index width = gridX * group;
+  Index firstRow = (pid / width) * group;
+  Index rows = Min(gridY - firstRow, Index(group));
+  Index inGroup = pid % width;
+  return {inGroup / rows, firstRow + inGroup % rows};
+}
+
+Scalar::Scalar(double value) : constant_(value) {}
+
+Scalar operator+(const Scalar &a, const Scalar &b) {
+  if (isConstant(a) && isConstant(b))
+    return Scalar(a.constant() + b.constant());
+  return binary<mlir::arith::AddFOp, mlir::arith::AddIOp>(a, b);
+}
+Scalar operator-(const Scalar &a, const Scalar &b) {
+  if (isConstant(a) && isConstant(b))
+    return Scalar(a.constant() - b.constant());
+  return binary<mlir::arith::SubFOp, mlir::arith::SubIOp>(a, b);
+}
+Scalar operator*(const Scalar &a, const Scalar &b) {
+  if (isConstant(a) && isConstant(b))
+    return Scalar(a.constant() * b.constant());
+  return binary<mlir::arith::MulFOp, mlir::arith::MulIOp>(a, b);
+}
+Scalar operator/(const Scalar &a, const Scalar &b) {
+  if (isConstant(a) && isConstant(b))
+    return Scalar(a.constant() / b.constant());
+  return binary<mlir::arith::DivFOp, mlir::arith::DivSIOp>(a, b);
+}
+Scalar operator-(const Scalar &a) { return Scalar(0.0) - a; }
+
+Scalar Max(const Scalar &a, const Scalar &b) {
+  if (isConstant(a) && isConstant(b))
+    return Scalar(std::max(a.constant(), b.constant()));
+  return binary<mlir::arith::MaximumFOp, mlir::arith::MaxSIOp>(a, b);
+}
+Scalar Min(const Scalar &a, const Scalar &b) {
+  if (isConstant(a) && isConstant(b))
+    return Scalar(std::min(a.constant(), b.constant()));
+  return binary<mlir::arith::MinimumFOp, mlir::arith::MinSIOp>(a, b);
+}
+Scalar Exp(const Scalar &x) { return unary<mlir::math::ExpOp>(x); }
+Scalar Log(const Scalar &x) { return unary<mlir::math::LogOp>(x); }
+Scalar Exp2(const Scalar &x) { return unary<mlir::math::Exp2Op>(x); }
+Scalar Rsqrt(const Scalar &x) { return unary<mlir::math::RsqrtOp>(x); }
+Scalar Erf(const Scalar &x) { return unary<mlir::math::ErfOp>(x); }
+Scalar Sqrt(const Scalar &x) { return unary<mlir::math::SqrtOp>(x); }
+Scalar Tanh(const Scalar &x) { return unary<mlir::math::TanhOp>(x); }
+Scalar Abs(const Scalar &x) { return unary<mlir::math::AbsFOp>(x); }
+
+Scalar Cast(const Scalar &x, DType to) {
+  BuilderState &s = state();
+  mlir::Type type = toMlirType(s.context.get(), to);
+  if (isConstant(x))
+    return BuilderState::scalar(s.materialize(x, type));
+  mlir::Value v = s.resolve(x);
+  mlir::Location loc = s.here();
+  mlir::Type from = v.getType();
+  if (from == type)
+    return x;
+  auto fromFloat = mlir::dyn_cast<mlir::FloatType>(from);
+  auto toFloat = mlir::dyn_cast<mlir::FloatType>(type);
+  if (fromFloat && toFloat) {
+    if (fromFloat.getWidth() < toFloat.getWidth())
+      return BuilderState::scalar(mlir::arith::ExtFOp::create(s.b(), loc, type, v));
+    if (fromFloat.getWidth() == toFloat.getWidth())
+      v = mlir::arith::ExtFOp::create(s.b(), loc, s.b().getF32Type(), v);
+    return BuilderState::scalar(mlir::arith::TruncFOp::create(s.b(), loc, type, v));
+  }
+  if (fromFloat)
+    return BuilderState::scalar(mlir::arith::FPToSIOp::create(s.b(), loc, type, v));
+  if (toFloat)
+    return BuilderState::scalar(mlir::arith::SIToFPOp::create(s.b(), loc, type, v));
+  if (from.getIntOrFloatBitWidth() < type.getIntOrFloatBitWidth())
+    return BuilderState::scalar(mlir::arith::ExtSIOp::create(s.b(), loc, type, v));
+  return BuilderState::scalar(mlir::arith::TruncIOp::create(s.b(), loc, type, v));
+}
+
+ElementRef::operator Scalar() const {
+  BuilderState &s = state();
+  mlir::Value buffer = BuilderState::value(buffer_);
+  llvm::SmallVector<mlir::Value> indices;
+  for (const Index &i : indices_)
+    indices.push_back(s.materialize(i));
+  return BuilderState::scalar(
+      tile::LoadOp::create(s.b(), s.here(), buffer, indices));
+}
+
+ElementRef &ElementRef::operator=(const Scalar &value) {
+  BuilderState &s = state();
+  mlir::Value buffer = BuilderState::value(buffer_);
+  mlir::Type type = mlir::cast<tile::BufferType>(buffer.getType()).getElementType();
+  mlir::Value v = s.materialize(value, type);
+  if (v.getType() != type) {
+    s.errors += "tessera: storing a value of another element type into a buffer; use Cast\n";
+    v = s.materialize(Scalar(0.0), type);
+  }
+  llvm::SmallVector<mlir::Value> indices;
+  for (const Index &i : indices_)
+    indices.push_back(s.materialize(i));
+  tile::StoreOp::create(s.b(), s.here(), v, buffer, indices);
+  return *this;
+}
+
+ElementRef &ElementRef::operator=(const ElementRef &other) {
+  return *this = static_cast<Scalar>(other);
+}
+
+Index Tensor::dim(int i) const {
+  BuilderState &s = *state_;
+  mlir::Value tensor = s.kernel.getKernelArgument(argument_);
+  return BuilderState::index(
+      tile::DimOp::create(s.b(), s.here(), tensor, static_cast<int64_t>(i)));
+}
+
+
+} // namespace tessera

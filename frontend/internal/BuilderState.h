@@ -1,0 +1,191 @@
+//===- BuilderState.h - The frontend's state while a kernel is built -*- C++ -*-===//
+//
+// Private to frontend/: the state a KernelBuilder holds (thread-local, so
+// that Index and Scalar arithmetic can build operations) and the helpers
+// that build scalar and index arithmetic, shared by Tessera.cpp (kernels and
+// their statements) and Scalars.cpp (dimensions, indices and scalars).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_FRONTEND_INTERNAL_BUILDERSTATE_H
+#define TESSERA_FRONTEND_INTERNAL_BUILDERSTATE_H
+
+#include "frontend/Tessera.h"
+
+#include "backends/Compiler.h"
+#include "backends/common/Dialects.h"
+#include "ir/TileDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <limits>
+#include <map>
+#include <optional>
+
+namespace tessera {
+
+namespace detail {
+
+/// Everything a KernelBuilder holds; the current one is thread-local so that
+/// Index and Scalar arithmetic can build operations.
+struct BuilderState {
+  std::unique_ptr<mlir::MLIRContext> context;
+  std::unique_ptr<mlir::OpBuilder> builder;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::string name;
+  tile::KernelOp kernel;
+
+  struct Argument {
+    std::string name;
+    mlir::Type type;
+    std::vector<Dim> shape;
+    mlir::Location loc;
+  };
+  std::vector<Argument> arguments;
+  /// Dynamic dimension symbol -> dynamic dimension numbers.
+  std::map<std::string, std::vector<int64_t>> symbols;
+  std::vector<std::string> symbolOrder;
+  /// Dynamic dimension number -> (tensor argument, axis).
+  std::vector<std::pair<int, int>> dynamicDims;
+  /// Dynamic dimension number -> promised divisibility.
+  std::vector<int64_t> divisibility;
+  int numDynamicDims = 0;
+  int bufferCount = 0;
+  std::string errors;
+
+  static thread_local BuilderState *current;
+
+  mlir::Location loc(const SourceLoc &where) {
+    return mlir::FileLineColLoc::get(context.get(), where.file ? where.file : "<unknown>",
+                                     where.line, 1);
+  }
+  /// The location of the innermost statement whose body is being built
+  /// (Launch, Parallel, Pipelined): element reads and writes and scalar
+  /// arithmetic have no SourceLoc of their own, so their diagnostics point
+  /// at that statement's line.
+  std::optional<mlir::Location> statement;
+  mlir::Location here() { return statement ? *statement : b().getUnknownLoc(); }
+  /// Sets `statement` to `where` until the returned guard ends.
+  auto enter(const SourceLoc &where) {
+    std::optional<mlir::Location> saved = statement;
+    statement = loc(where);
+    return llvm::make_scope_exit([this, saved] { statement = saved; });
+  }
+  mlir::OpBuilder &b() { return *builder; }
+
+  static mlir::Value value(void *handle) { return mlir::Value::getFromOpaquePointer(handle); }
+  static Index index(mlir::Value v) { return Index(v.getAsOpaquePointer()); }
+  static Scalar scalar(mlir::Value v) { return Scalar(v.getAsOpaquePointer(), 0); }
+
+  mlir::Value materialize(const Index &i) {
+    if (i.handle())
+      return value(i.handle());
+    return mlir::arith::ConstantIndexOp::create(b(), here(), i.constant());
+  }
+  /// The IR value of a scalar, or null for a constant.
+  mlir::Value resolve(const Scalar &s) {
+    if (s.handle())
+      return value(s.handle());
+    if (s.argument() >= 0)
+      return kernel.getKernelArgument(s.argument());
+    return nullptr;
+  }
+  mlir::Value materialize(const Scalar &s, mlir::Type type) {
+    if (mlir::Value v = resolve(s))
+      return v;
+    if (mlir::isa<mlir::FloatType>(type))
+      return mlir::arith::ConstantOp::create(b(), here(), b().getFloatAttr(type, s.constant()));
+    // An integer constant from a double: NaN, infinities and values past
+    // int64 have no integer value (the cast would be undefined).
+    double constant = s.constant();
+    if (!(constant >= -0x1p63 && constant < 0x1p63)) {
+      errors += "tessera: the constant " + std::to_string(constant) + " has no value of type " +
+                stringify(type) + "\n";
+      constant = 0;
+    }
+    return mlir::arith::ConstantOp::create(b(), here(),
+                                           b().getIntegerAttr(type, int64_t(constant)));
+  }
+  static std::string stringify(mlir::Type type) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << type;
+    return text;
+  }
+};
+
+} // namespace detail
+
+namespace detail {
+
+
+inline BuilderState &state() {
+  if (!BuilderState::current) {
+    llvm::errs() << "tessera: Index and Scalar arithmetic is only valid inside "
+                    "KernelBuilder::Launch\n";
+    std::abort();
+  }
+  return *BuilderState::current;
+}
+
+inline mlir::Type toMlirType(mlir::MLIRContext *ctx, DType dtype) {
+  mlir::Builder b(ctx);
+  switch (dtype) {
+  case DType::kF16:
+    return b.getF16Type();
+  case DType::kBF16:
+    return b.getBF16Type();
+  case DType::kF32:
+    return b.getF32Type();
+  case DType::kF64:
+    return b.getF64Type();
+  case DType::kI8:
+    return b.getI8Type();
+  case DType::kI32:
+    return b.getI32Type();
+  case DType::kI64:
+    return b.getI64Type();
+  }
+  return b.getF32Type();
+}
+
+/// True for a compile-time constant scalar.
+inline bool isConstant(const Scalar &x) { return !x.handle() && x.argument() < 0; }
+
+/// Combines two scalars with a float or an integer operation.
+template <typename FloatOp, typename IntOp>
+inline Scalar binary(const Scalar &a, const Scalar &b) {
+  BuilderState &s = state();
+  mlir::Value known = s.resolve(a) ? s.resolve(a) : s.resolve(b);
+  mlir::Type type = known.getType();
+  mlir::Value x = s.materialize(a, type), y = s.materialize(b, type);
+  mlir::Location loc = s.here();
+  if (mlir::isa<mlir::FloatType>(type))
+    return BuilderState::scalar(FloatOp::create(s.b(), loc, x, y));
+  return BuilderState::scalar(IntOp::create(s.b(), loc, x, y));
+}
+
+template <typename Op> Index indexBinary(const Index &a, const Index &b) {
+  BuilderState &s = state();
+  return BuilderState::index(
+      Op::create(s.b(), s.here(), s.materialize(a), s.materialize(b)));
+}
+
+template <typename Op> Scalar unary(const Scalar &x) {
+  BuilderState &s = state();
+  mlir::Value v = s.materialize(x, s.b().getF32Type());
+  return BuilderState::scalar(Op::create(s.b(), s.here(), v));
+}
+
+
+} // namespace detail
+} // namespace tessera
+
+#endif // TESSERA_FRONTEND_INTERNAL_BUILDERSTATE_H
