@@ -1,8 +1,10 @@
 //===- Backend.h - The backend plugin contract ------------------*- C++ -*-===//
 //
 // This file declares what a backend plugin is: static capability data for
-// the compute capabilities it serves, and a few decisions (the tail of the
-// lowering pipeline it owns, the conformance cases it skips). Shared passes
+// the compute capabilities it serves, the code it owns (its MMA atoms'
+// lowering, backends/AtomLowering.h; its pipelining strategies,
+// backends/PipelineStrategy.h; the tail of the lowering pipeline), and the
+// conformance cases it skips. Shared passes
 // ask a backend questions through this interface and never test its name or
 // number. Adding an architecture means adding one folder under backends/ and
 // one line in backends/Registration.cpp.
@@ -30,6 +32,7 @@ namespace tessera {
 namespace lowering {
 class MmaAtomLowering;
 } // namespace lowering
+class PipelineStrategy;
 
 /// A compute capability such as 8.0 or 9.0a. `sm_90a` is not `sm_90`: the
 /// architecture-specific variant has features (wgmma, setmaxnreg) that run on
@@ -182,6 +185,12 @@ public:
   /// atom carries its lowering; the last is usually the SIMT FMA atom every
   /// backend can fall back to (backends/common/MmaAtoms.h).
   virtual std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &cc) const = 0;
+  /// Pipelining strategies in order of preference for `cc`
+  /// (backends/PipelineStrategy.h); tile-plan-pipelines gives each
+  /// tile.pipelined loop the first that can run it. The last should run any
+  /// loop (the in-order strategy of backends/common).
+  virtual std::vector<const PipelineStrategy *>
+  getPipelineStrategies(const ComputeCapability &cc) const = 0;
   /// Conformance cases this backend skips, each with a reason.
   virtual std::vector<ConformanceSkip> getConformanceSkips() const { return {}; }
 

@@ -315,6 +315,7 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
   if (mlir::failed(runPasses(module, verifyEach, [](mlir::OpPassManager &pm) {
         pm.addPass(createTileLayoutInference());
         pm.addPass(createTilePlanSharedMemory());
+        pm.addPass(createTilePlanPipelines());
       })))
     return mlir::failure();
   phase("tile passes");

@@ -22,7 +22,8 @@ namespace tessera::compiler {
 
 /// The stages a compilation can print.
 enum class Stage {
-  /// Tile IR after layout inference and shared memory planning.
+  /// Tile IR after layout inference, shared memory planning and each
+  /// pipelined loop's schedule.
   Tile,
   /// gpu/scf/arith/memref level, after tile-lower-to-gpu.
   Gpu,

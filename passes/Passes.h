@@ -7,9 +7,7 @@
 #ifndef TESSERA_PASSES_PASSES_H
 #define TESSERA_PASSES_PASSES_H
 
-#include "backends/AtomLowering.h"
-#include "backends/Backend.h"
-#include "ir/TileDialect.h"
+#include "lowering/TileQueries.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -29,44 +27,11 @@ class LLVMDialect;
 
 namespace tessera {
 
-/// The kernel attribute holding the planned shared memory size in bytes.
-constexpr llvm::StringLiteral kSharedMemoryBytesAttr = "tile.shared_memory_bytes";
-
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
-
-/// How a block's warps tile an MMA accumulator, and the register pattern
-/// of one warp's share: a grid of layoutM x layoutN tiles in the m16n8
-/// accumulator layout (a warpgroup atom's m64nN accumulator is, per warp,
-/// 16 rows of N / 8 such tiles).
-struct WarpTiling {
-  int64_t warpsM, warpsN;
-  int64_t layoutM = 16, layoutN = 8;
-};
-
-/// The warp tiling of an m x n accumulator for a warp-level atom (or a
-/// warpgroup atom: warpgroups stacked along M, 64 rows each), or none.
-/// `wholeRows`: every warp spans all n columns (a gemm reading A from
-/// registers: each warp holds whole rows of A).
-std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
-                                           int64_t threads, bool wholeRows = false);
-
-/// The swizzle of a shared buffer of `type` (SharedSwizzle, backends/AtomLowering.h).
-SharedSwizzle getSharedSwizzle(tile::BufferType type);
-
-/// Selects the MMA atom for `gemm` from the backend's preference list: a
-/// forced atom (error if illegal), else the first legal one (a remark when
-/// it is not the backend's first choice).
-mlir::FailureOr<MmaAtom> selectMmaAtom(tile::GemmOp gemm, const Backend &backend,
-                                       const ComputeCapability &cc, int64_t threads);
-
-/// The atom selectMmaAtom would pick, without diagnostics; none when no atom
-/// is legal for the gemm's operands as they are.
-std::optional<MmaAtom> findMmaAtom(tile::GemmOp gemm, const Backend &backend,
-                                   const ComputeCapability &cc, int64_t threads);
 
 /// Adds the cleanup that follows the lowering to the gpu dialect (folding,
 /// canonicalization, CSE).

@@ -36,7 +36,10 @@ def TileLowerToGPU : Pass<"tile-lower-to-gpu", "::mlir::ModuleOp"> {
     shared memory at the offsets `tile-plan-shared-memory` assigned. Copies
     move each thread's elements with the widest aligned global access the
     target allows (proved from the offsets' divisibility) and check bounds
-    per vector, so tiles that overhang the tensor are handled.
+    per vector, so tiles that overhang the tensor are handled. Each
+    `tile.pipelined` loop goes to the backend strategy its `tile.schedule`
+    names (`tile-plan-pipelines` writes it); a loop without one, or whose
+    schedule the loop cannot take, is an error on the loop.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::LLVM::LLVMDialect",
@@ -51,6 +54,23 @@ def TilePlanSharedMemory : Pass<"tile-plan-shared-memory", "::mlir::ModuleOp"> {
     `tile.shared_memory_bytes` attribute and checks it against the backend's
     per-block limit. Over the limit is a compile-time error that names every
     buffer, its size and the limit.
+  }];
+  let dependentDialects = ["::tessera::tile::TileDialect"];
+}
+
+def TilePlanPipelines : Pass<"tile-plan-pipelines", "::mlir::ModuleOp"> {
+  let summary = "Decides the schedule of every tile.pipelined loop";
+  let description = [{
+    Asks the target's backend for its pipelining strategies in order of
+    preference (register double buffering, cp.async multi-stage, TMA warp
+    specialization, in order) and gives each `tile.pipelined` loop the first
+    that can run it, as a `tile.schedule` attribute:
+    `{strategy = "<name>", stages = S, in_flight = F[, ping_pong]}`. Where
+    the backend's first choice cannot run a loop that stages copies, a
+    remark names the strategy used instead and why. Runs after
+    `tile-plan-shared-memory` (stages and offsets are planned) and before
+    `tile-lower-to-gpu`, which reads the attribute and hands the loop to
+    that strategy.
   }];
   let dependentDialects = ["::tessera::tile::TileDialect"];
 }

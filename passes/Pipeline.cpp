@@ -29,6 +29,7 @@ void addLoweredCleanup(mlir::OpPassManager &pm) {
 void addTilePipeline(mlir::OpPassManager &pm) {
   pm.addPass(createTileLayoutInference());
   pm.addPass(createTilePlanSharedMemory());
+  pm.addPass(createTilePlanPipelines());
   pm.addPass(createTileLowerToGPU());
   addLoweredCleanup(pm);
 }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "backends/Backend.h"
+#include "backends/common/Pipelines.h"
 #include "backends/common/MmaAtoms.h"
 #include "backends/common/NVVMLowering.h"
 
@@ -46,6 +47,10 @@ public:
   /// Pascal has no tensor cores: every gemm is SIMT FMA.
   std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
     return {getSimtFmaAtom()};
+  }
+  std::vector<const PipelineStrategy *>
+  getPipelineStrategies(const ComputeCapability &) const override {
+    return {&common::registerDoubleBufferPipeline(), &common::inOrderPipeline()};
   }
 };
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "backends/Backend.h"
+#include "backends/common/Pipelines.h"
 #include "backends/common/MmaAtoms.h"
 #include "backends/common/NVVMLowering.h"
 #include "backends/sm70/QuadpairMma.h"
@@ -44,6 +45,10 @@ public:
   /// (Volta has no bf16), SIMT FMA for the rest.
   std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
     return {getSm70QuadpairAtom(), getSimtFmaAtom()};
+  }
+  std::vector<const PipelineStrategy *>
+  getPipelineStrategies(const ComputeCapability &) const override {
+    return {&common::registerDoubleBufferPipeline(), &common::inOrderPipeline()};
   }
 };
 

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "backends/Backend.h"
+#include "backends/common/Pipelines.h"
+#include "backends/sm80/AsyncCopyPipeline.h"
 #include "backends/common/MmaAtoms.h"
 #include "backends/sm80/MmaSync.h"
 #include "backends/common/NVVMLowering.h"
@@ -57,6 +59,10 @@ public:
     std::vector<MmaAtom> atoms = getSm80MmaSyncAtoms();
     atoms.push_back(getSimtFmaAtom());
     return atoms;
+  }
+  std::vector<const PipelineStrategy *>
+  getPipelineStrategies(const ComputeCapability &) const override {
+    return {&sm80::asyncCopyPipeline(), &common::inOrderPipeline()};
   }
 };
 

@@ -9,6 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "backends/Backend.h"
+#include "backends/common/Pipelines.h"
+#include "backends/sm80/AsyncCopyPipeline.h"
+#include "backends/sm90/TmaWarpSpecialized.h"
 #include "backends/common/MmaAtoms.h"
 #include "backends/common/NVVMLowering.h"
 #include "backends/sm80/MmaSync.h"
@@ -67,6 +70,11 @@ public:
     atoms.insert(atoms.end(), mmaSync.begin(), mmaSync.end());
     atoms.push_back(getSimtFmaAtom());
     return atoms;
+  }
+  std::vector<const PipelineStrategy *>
+  getPipelineStrategies(const ComputeCapability &) const override {
+    return {&sm90::tmaWarpSpecializedPipeline(), &sm80::asyncCopyPipeline(),
+            &common::inOrderPipeline()};
   }
 };
 

@@ -17,6 +17,7 @@
 #include "backends/Compiler.h"
 #include "backends/common/Dialects.h"
 #include "backends/common/MmaAtoms.h"
+#include "backends/common/Pipelines.h"
 #include "backends/common/NVVMLowering.h"
 #include "tests/backends/sm75/TestSm75Backend.h"
 #include "gmock/gmock.h"
@@ -346,6 +347,10 @@ TEST(BackendRegistry, LaterBackendWinsForTheSameCapability) {
     }
     std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
       return {getSimtFmaAtom()};
+    }
+    std::vector<const PipelineStrategy *>
+    getPipelineStrategies(const ComputeCapability &) const override {
+      return {&common::inOrderPipeline()};
     }
   };
   BackendRegistry registry = builtInRegistry();

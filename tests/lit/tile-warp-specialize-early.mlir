@@ -66,7 +66,7 @@
 // RUN: sed -e 's/KEEP/20000/g' -e '/tile.copy %keep to/d' %S/Inputs/gemm-full-shared.mlir > %t.big.mlir
 // RUN: %tessera-compile %t.big.mlir --emit=ptx -o %t.big.ptx 2>&1 | FileCheck %s --check-prefix=BIG
 // RUN: FileCheck %s --check-prefix=BIGPTX < %t.big.ptx
-// BIG: remark: warp specialization not applied: the producer fills the stages while the code before the loop uses keep (40000 bytes), planned on the stages' bytes, and after the mbarriers they would need 236800 bytes, over the 232448-byte per-block limit
+// BIG: remark: pipelining with cp-async-multistage instead of tma-warp-specialized: the producer fills the stages while the code before the loop uses keep (40000 bytes), planned on the stages' bytes, and after the mbarriers they would need 236800 bytes, over the 232448-byte per-block limit
 // BIGPTX: .maxntid 256, 1, 1
 // BIGPTX-NOT: cp.async.bulk.tensor
 // BIGPTX: cp.async.cg.shared.global

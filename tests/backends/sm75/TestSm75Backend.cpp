@@ -1,12 +1,15 @@
 //===- TestSm75Backend.cpp - A backend that lives outside backends/ ------===//
 //
 // This file defines a test-only Turing (sm_75) backend that brings its own
-// MMA atom family and that family's lowering, to prove the plugin seam:
-// nothing in passes/ or backends/ names it, and it passes the shared
-// conformance compile suite (//tests/backends:sm75_conformance). Its atom,
-// TEST_SM75_SIMT_1x1x2_F32, is a SIMT atom that steps k by two (two fused
-// multiply-adds per element and step); the built-in SIMT atom follows it in
-// the preference list for gemms whose K is odd.
+// MMA atom family and that family's lowering, and its own pipelining
+// strategy, to prove the plugin seam: nothing in passes/, lowering/ or
+// backends/ names it, and it passes the shared conformance compile suite
+// (//tests/backends:sm75_conformance). Its atom, TEST_SM75_SIMT_1x1x2_F32,
+// is a SIMT atom that steps k by two (two fused multiply-adds per element
+// and step); the built-in SIMT atom follows it in the preference list for
+// gemms whose K is odd. Its strategy, "test-sm75-single-stage-prefetch",
+// loads the next iteration's tiles into registers while the body computes
+// on one shared stage, then stores them over it between two barriers.
 //
 // //tests/backends:test_sm75_registered adds it to the global registry when
 // linked (alwayslink), as an out-of-tree plugin would; registry_test adds
@@ -22,6 +25,9 @@
 #include "backends/Backend.h"
 #include "backends/common/MmaAtoms.h"
 #include "backends/common/NVVMLowering.h"
+#include "backends/common/Pipelines.h"
+#include "backends/PipelineStrategy.h"
+#include "lowering/KernelLowering.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -83,6 +89,61 @@ public:
   }
 };
 
+/// Register prefetch over a single shared stage: iteration k's tiles are in
+/// stage 0; while the body computes on them, iteration k + 1's load into
+/// registers; a barrier, the registers stored over stage 0, a barrier.
+/// (Slower than double buffering, which needs no first barrier: a strategy
+/// of this backend's own, written with the lowering's public helpers.)
+class SingleStagePrefetch final : public PipelineStrategy {
+public:
+  llvm::StringRef getName() const override { return "test-sm75-single-stage-prefetch"; }
+  std::string tryPlan(lowering::KernelLowering &, tile::PipelinedOp,
+                      PipelineLoopPlan &plan) const override {
+    return plan.ahead.empty() ? "the loop copies nothing into staged shared buffers" : "";
+  }
+  LogicalResult lower(lowering::KernelLowering &kl, tile::PipelinedOp loop, Value count,
+                      const PipelineLoopPlan &plan) const override {
+    OpBuilder &b = kl.b_;
+    Location loc = kl.loc_;
+    auto load = [&](Value iteration) {
+      IRMapping saved = kl.map_;
+      SmallVector<Value> tiles;
+      kl.mapIteration(loop, plan.ahead, iteration,
+                      [&](tile::CopyOp copy) { tiles.push_back(kl.loadTileToRegisters(copy)); });
+      kl.map_ = saved;
+      return tiles;
+    };
+    auto store = [&](ArrayRef<Value> tiles) {
+      unsigned i = 0;
+      for (Operation &op : loop.getBodyBlock().without_terminator())
+        if (plan.ahead.contains(&op)) {
+          auto copy = cast<tile::CopyOp>(op);
+          auto staged = kl.useStage({copy.getDst()}, kl.cst(0));
+          kl.storeRegistersToTile(copy, tiles[i++]);
+        }
+      kl.lastWasBarrier_ = false;
+      kl.barrier();
+    };
+    kl.barrier();
+    store(load(kl.cst(0)));
+    auto forOp = scf::ForOp::create(b, loc, kl.cst(0), count, kl.cst(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forOp.getBody()->getTerminator());
+    Value k = forOp.getInductionVar();
+    Value next = arith::MinUIOp::create(b, loc, kl.add(k, kl.cst(1)),
+                                        arith::SubIOp::create(b, loc, count, kl.cst(1)));
+    SmallVector<Value> tiles = load(next);
+    kl.lastWasBarrier_ = true;
+    if (failed(kl.lowerStagedBody(loop, plan.ahead, k, kl.cst(0), /*inFlight=*/-1)))
+      return failure();
+    kl.lastWasBarrier_ = false;
+    kl.barrier();
+    store(tiles);
+    kl.lastWasBarrier_ = false;
+    return success();
+  }
+};
+
 /// Turing TU10x (7.5): 64 KiB of shared memory per SM and per block,
 /// ldmatrix, no cp.async. From the CUDA C++ Programming Guide, "Technical
 /// Specifications per Compute Capability".
@@ -117,6 +178,11 @@ public:
                    {"f16", "bf16", "f32"}, 1};
     paired.lowering = &lowering;
     return {paired, getSimtFmaAtom()};
+  }
+  std::vector<const PipelineStrategy *>
+  getPipelineStrategies(const ComputeCapability &) const override {
+    static const SingleStagePrefetch prefetch;
+    return {&prefetch, &common::inOrderPipeline()};
   }
   std::vector<ConformanceSkip> getConformanceSkips() const override { return {}; }
 };

@@ -35,6 +35,21 @@ absl::StatusOr<std::string> Ptx(const Kernel &kernel, const std::string &target)
   return kernel.GetKernelSource(Stage::kPTX, options);
 }
 
+TEST(TestSm75Backend, ItsOwnPipeliningStrategyRunsThePipelinedLoop) {
+  CompileOptions options;
+  options.target = "sm_75";
+  absl::StatusOr<std::string> tile = SmallGemm(16, "").GetKernelSource(Stage::kTile, options);
+  ASSERT_TRUE(tile.ok()) << tile.status();
+  EXPECT_NE(tile->find("strategy = \"test-sm75-single-stage-prefetch\""), std::string::npos)
+      << *tile;
+  absl::StatusOr<std::string> ptx = Ptx(SmallGemm(16, ""), "sm_75");
+  ASSERT_TRUE(ptx.ok()) << ptx.status();
+  // The strategy's shape: loads of the next tiles before the compute, two
+  // barriers around the store over the single stage; no cp.async.
+  EXPECT_EQ(ptx->find("cp.async"), std::string::npos);
+  EXPECT_NE(ptx->find("bar.sync"), std::string::npos);
+}
+
 TEST(TestSm75Backend, CompilesAGemmWithItsOwnAtomByName) {
   absl::StatusOr<std::string> ptx = Ptx(SmallGemm(16, "TEST_SM75_SIMT_1x1x2_F32"), "sm_75");
   ASSERT_TRUE(ptx.ok()) << ptx.status();

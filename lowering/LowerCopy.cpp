@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/KernelLowering.h"
+#include "lowering/KernelLowering.h"
 #include "backends/NvvmOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -265,101 +265,6 @@ void KernelLowering::storeMatrices(const BufferInfo &frag, const BufferInfo &dst
     }
 }
 
-bool KernelLowering::lowerMmaFragmentStoreBulk(CopyOp copy) {
-  // A persistent warp-specialized kernel's accumulator tile (one warp
-  // column, 16-bit elements, whole 64-column panels in pairs) to a tensor
-  // whose rows are 16-byte multiples: unless it is the block's last tile,
-  // each panel goes through one of two swizzled shared buffers after the
-  // planned bytes and leaves by a bulk tensor store that one thread issues,
-  // so the consumers start the next tile while the stores drain (the edges
-  // clip in TMA). The last tile stores directly (lowerMmaFragmentStore):
-  // nothing follows that the stores could overlap, and the block need not
-  // wait for them.
-  auto srcBuffer = dyn_cast<BufferType>(copy.getSrc().getType());
-  auto dstTensor = dyn_cast<TileTensorType>(copy.getDst().getType());
-  if (!persistent_ || !consumerThreads_ || !caps_.hasStmatrix ||
-      !caps_.hasBulkTensorCopy || !srcBuffer || !srcBuffer.isFragment() || !dstTensor ||
-      dstTensor.getRank() != 2 || getElementBytes(dstTensor.getElementType()) != 2 ||
-      copy->getBlock() != &kernel_.getBodyBlock())
-    return false;
-  // Only the main loop's accumulator as it leaves the loop: with epilogue
-  // math on it in between (the fused GEMMs) the staged stores are 2-8%
-  // slower than direct ones on the H200.
-  Block &body = kernel_.getBodyBlock();
-  for (Operation *user : copy.getSrc().getUsers()) {
-    Operation *at = body.findAncestorOpInBlock(*user);
-    if (at && at != copy && specialized_ && specialized_->isBeforeInBlock(at) &&
-        at->isBeforeInBlock(copy))
-      return false;
-  }
-  const BufferInfo &frag = buffers_[copy.getSrc()];
-  MmaLayoutAttr mma = frag.mma;
-  ArrayRef<int64_t> shape = frag.type.getShape();
-  const TensorInfo &tensor = tensors_[copy.getDst()];
-  constexpr int64_t kPanelColumns = 64, kRowBytes = 128;
-  if (!mma || mma.getM() != 16 || mma.getN() != 8 || mma.getWarpsN() != 1 ||
-      shape[0] > 256 || shape[0] % 16 != 0 || shape[1] % (2 * kPanelColumns) != 0 ||
-      (tensor.divisors[1] * 2) % 16 != 0)
-    return false;
-  auto planned = func_->getAttrOfType<IntegerAttr>(kLoweredSharedBytesAttr);
-  int64_t offset = llvm::alignTo(planned ? planned.getInt() : 0, 1024);
-  int64_t bufferBytes = shape[0] * kRowBytes;
-  if (offset + 2 * bufferBytes > caps_.sharedMemoryPerBlock)
-    return false;
-  MLIRContext *ctx = b_.getContext();
-  Value mapArg = addTensorMap(copy.getDst(), shape[0], kPanelColumns, kRowBytes);
-  if (!mapArg)
-    return false;
-  func_->setAttr(kLoweredSharedBytesAttr, b_.getI64IntegerAttr(offset + 2 * bufferBytes));
-
-  Type elt = dstTensor.getElementType();
-  auto addressSpace = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  BufferInfo staging{BufferType::get(ctx, {shape[0], kPanelColumns}, elt, MemoryScope::shared),
-                     memref::ViewOp::create(
-                         b_, loc_, MemRefType::get({2, shape[0], kPanelColumns}, elt, nullptr,
-                                                   addressSpace),
-                         sharedBase_, cst(offset), ValueRange{}),
-                     {}};
-  staging.stages = 2;
-  staging.swizzle = SharedSwizzle{kRowBytes, 1};
-  Value hasNext = lt(add(tileLoop_.getInductionVar(), tileLoop_.getStep()),
-                     tileLoop_.getUpperBound());
-  auto branch = scf::IfOp::create(b_, loc_, hasNext, /*withElseRegion=*/true);
-  OpBuilder::InsertionGuard guard(b_);
-  b_.setInsertionPoint(branch.elseBlock()->getTerminator());
-  bool direct = lowerMmaFragmentStore(copy);
-  assert(direct && "the bulk store's conditions imply the direct store's");
-  (void)direct;
-  b_.setInsertionPoint(branch.thenBlock()->getTerminator());
-  Value issuer = isThread(0);
-  Value tensorMap = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), mapArg);
-  Value row0 = toI32(map_.lookupOrDefault(copy.getDstOffsets()[0]));
-  Value col0 = map_.lookupOrDefault(copy.getDstOffsets()[1]);
-  for (int64_t p = 0; p < shape[1] / kPanelColumns; ++p) {
-    staging.stage = cst(p % 2);
-    // The buffer's previous store (two groups back) has read it.
-    ifThen(issuer, [&] { bulkWaitGroup(b_, loc_, 1, /*read=*/true); });
-    lastWasBarrier_ = false;
-    barrier();
-    storeMatrices(frag, staging, p * kPanelColumns, kPanelColumns);
-    fenceProxyAsyncShared(b_, loc_);
-    lastWasBarrier_ = false;
-    barrier();
-    ifThen(issuer, [&] {
-      // Inline PTX: nvvm.cp.async.bulk.tensor.global.shared.cta takes a 64-bit
-      // shared pointer (and prints .tile.bulk_group).
-      ptx("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
-          "l,r,r,r",
-          {tensorMap, toI32(add(col0, cst(p * kPanelColumns))), row0,
-           sharedAddress32(staging, {cst(0), cst(0)})});
-      bulkCommitGroup(b_, loc_);
-    });
-  }
-  bulkStoresPending_ = true;
-  lastWasBarrier_ = false;
-  return true;
-}
-
 LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
   BufferType tile = copy.getTileType();
   auto srcTensor = dyn_cast<TileTensorType>(copy.getSrc().getType());
@@ -372,8 +277,11 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
     barrier();
   genericSharedWrites_ |= dstBuffer && dstBuffer.isShared();
 
-  if (lowerMmaFragmentStoreBulk(copy) || lowerMmaFragmentStore(copy) ||
-      lowerMmaFragmentToShared(copy))
+  // A copy after a warp-specialized loop may take its strategy's epilogue
+  // form (sm90: bulk tensor stores that drain while the next tile runs).
+  if (specialized_ && schedules_[specialized_].strategy->lowerEpilogueCopy(*this, copy))
+    return success();
+  if (lowerMmaFragmentStore(copy) || lowerMmaFragmentToShared(copy))
     return success();
 
   // Fragments keep their own layout; otherwise the copy picks a distribution.

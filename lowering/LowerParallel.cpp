@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/KernelLowering.h"
+#include "lowering/KernelLowering.h"
 #include "backends/NvvmOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/KernelLowering.h"
+#include "lowering/KernelLowering.h"
 
 namespace tessera::lowering {
 

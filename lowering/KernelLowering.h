@@ -1,9 +1,11 @@
 //===- KernelLowering.h - tile-lower-to-gpu's per-kernel lowering -*- C++ -*-===//
 //
-// The state and helpers of lowering one tile.kernel to a gpu.func, shared
-// by the files of tile-lower-to-gpu: LowerToGPU.cpp (the kernel, copies,
-// parallel bodies, reductions), LowerPipelined.cpp (the pipelining
-// strategies) and LowerGemm.cpp (the MMA atoms). Private to passes/.
+// The state and helpers of lowering one tile.kernel to a gpu.func: the
+// lowering library tile-lower-to-gpu (passes/) runs and the backends'
+// pipelining strategies drive. Its files: LowerKernel.cpp (the kernel and
+// the op dispatch), LowerLayouts.cpp, LowerCopy.cpp, LowerParallel.cpp,
+// LowerPipelined.cpp (planning a loop, handing it to its strategy),
+// LowerStreamK.cpp and LowerGemm.cpp (which asks the gemm's atom).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +17,8 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "backends/AtomLowering.h"
 #include "backends/Backend.h"
-#include "passes/Passes.h"
+#include "backends/PipelineStrategy.h"
+#include "lowering/TileQueries.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -88,7 +91,11 @@ public:
       asyncAccumulators_.push_back(inFlight);
   }
 
-private:
+  // Everything below is the lowering's state and helpers. The pipelining
+  // strategies of the backends (backends/PipelineStrategy.h) drive the
+  // lowering through them, so they are public: this class is the lowering
+  // library the shared passes and the backends both build on.
+
   // Helpers building index arithmetic.
   /// An index constant: one per value, at the start of the kernel's entry
   /// block once there is one (it dominates every use; the canonicalizer
@@ -163,11 +170,6 @@ private:
   /// column colBegin at dst's column 0.
   void storeMatrices(const BufferInfo &frag, const BufferInfo &dst, int64_t colBegin,
                      int64_t cols);
-  /// A persistent warp-specialized kernel's accumulator tile to a tensor
-  /// through two shared panel buffers and bulk tensor stores that drain
-  /// while the next tile runs (sm_90: stmatrix and TMA). False (nothing
-  /// emitted) for any other copy, or without room for the buffers.
-  bool lowerMmaFragmentStoreBulk(CopyOp copy);
   /// Bulk tensor stores were issued: thread 0 waits for them at the end.
   bool bulkStoresPending_ = false;
   /// This thread's warp in the block, and lane in its warp.
@@ -189,81 +191,23 @@ private:
   LogicalResult lowerParallel(ParallelOp loop);
   Value lowerFastMath(Operation &op, IRMapping &map);
   LogicalResult lowerPipelined(PipelinedOp loop);
-  LogicalResult lowerPipelinedInOrder(PipelinedOp loop, Value count);
   /// Maps `loop`'s induction variable to `iteration`, then walks the body:
   /// clones its index arithmetic (dimensions, pure ops) and calls `onCopy`
   /// for each copy in `ahead`, in body order. The caller saves and restores
   /// map_.
   void mapIteration(PipelinedOp loop, const llvm::SmallPtrSetImpl<Operation *> &ahead,
                     Value iteration, llvm::function_ref<void(CopyOp)> onCopy);
-  /// Register double buffering over two shared stages (no cp.async).
-  LogicalResult lowerPipelinedRegisterPrefetch(PipelinedOp loop, Value count,
-                                               const llvm::SmallPtrSetImpl<Operation *> &ahead,
-                                               int64_t stages);
   /// This thread's elements of a tensor -> shared copy's source tile, in a
   /// per-thread array (registers after SROA; converted to the buffer's type),
   /// and their store to the copy's destination.
   Value loadTileToRegisters(CopyOp copy);
   void storeRegistersToTile(CopyOp copy, Value registers);
-  /// True when `copy` (tensor -> staged swizzled shared buffer) can be one
-  /// bulk tensor copy (TMA) per panel: rank 2, no conversion, a row pitch
-  /// the tensor's divisibility proves a multiple of 16 bytes, boxes of at
-  /// most 256 rows and columns.
-  bool canUseBulkTensorCopy(CopyOp copy);
   /// Lowers a pipelined loop's body for iteration `k` on stage `stage` of
   /// its staged buffers (the copies in `ahead` were issued earlier).
   /// `inFlight` >= 0: the body's async MMA keeps that many groups in flight
   /// (the loop fenced the proxies); -1: no async MMA.
   LogicalResult lowerStagedBody(PipelinedOp loop, const llvm::SmallPtrSetImpl<Operation *> &ahead,
                                 Value k, Value stage, int64_t inFlight);
-  /// Warp specialization (the sm90 strategy, chosen by capabilities): a
-  /// producer warpgroup issues the loop's copies as bulk tensor copies that
-  /// complete on per-stage "full" mbarriers; the kernel's own threads (the
-  /// consumers) wait on them, run the body, and release each stage on its
-  /// "empty" mbarrier once the MMAs reading it are done. No block barrier
-  /// per iteration. The mbarriers go at `barrierOffset` of the dynamic
-  /// shared memory (after the planned buffers).
-  LogicalResult lowerPipelinedSpecialized(PipelinedOp loop, Value count,
-                                          const llvm::SmallPtrSetImpl<Operation *> &ahead,
-                                          int64_t stages, int64_t barrierOffset);
-  /// How a cp.async copy's chunks are bounded (lowerAsyncCopy).
-  enum class CopyBounds {
-    /// The caller proved the tile inside the tensor (tileInBounds) and
-    /// `valid`: 16 bytes a chunk, no checks.
-    kNone,
-    /// Every chunk checked against every dimension and `valid`.
-    kAll,
-    /// The caller proved the tile inside the tensor along the `varying`
-    /// dimensions (those that move with the loop's iteration) and `valid`;
-    /// along the others (a tile on the M or N edge) each chunk's byte count
-    /// is the same every iteration (precomputeEdgeBytes computes it before
-    /// the edge loop).
-    kInvariant,
-  };
-  /// A tensor -> shared copy issued ahead with cp.async (zero-filled when
-  /// `valid` is false or past the tensor), bounded as `bounds` says;
-  /// `varying` marks the source dimensions that move with the iteration
-  /// (kInvariant only).
-  void lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
-                      ArrayRef<bool> varying = {});
-  /// Whether the source tile of `copy` lies entirely inside its tensor
-  /// (with `only`: along the dimensions it marks).
-  Value tileInBounds(CopyOp copy, ArrayRef<bool> only = {});
-  /// Which source dimensions of `copy` (in pipelined loop `loop`) move with
-  /// the loop's induction variable.
-  SmallVector<bool> varyingDims(PipelinedOp loop, CopyOp copy);
-  /// The bytes of the chunk at `coords` (`vector` elements) inside the
-  /// tensor along the dimensions `varying` does not mark (every dimension
-  /// when it is empty; the caller knows the others inside), 0 where `also`
-  /// (if given) is false: 0 or the chunk's size, or part of it at the last
-  /// dimension's end.
-  Value chunkBytes(const TensorInfo &tensor, ArrayRef<Value> coords, int64_t vector,
-                   ArrayRef<bool> varying, Value also = {});
-  /// Computes chunkBytes for each chunk of `copy` here (before an
-  /// edge loop), for lowerAsyncCopy's kInvariant copies to use.
-  void precomputeEdgeBytes(CopyOp copy, ArrayRef<bool> varying);
-  /// precomputeEdgeBytes's counts: (copy, chunk's first slot) -> i32.
-  llvm::DenseMap<std::pair<Operation *, int64_t>, Value> edgeBytes_;
   /// Asks the gemm's atom (MmaAtom::lowering) to emit it.
   LogicalResult lowerGemm(GemmOp gemm);
 
@@ -465,30 +409,35 @@ private:
   SmallVector<Value> loopAccumulators(PipelinedOp loop);
   /// Why the kernel cannot take stream-K, or nothing.
   std::optional<std::string> whyNoStreamK();
-  /// After a stream-K piece's loop: pieces after a tile's first give their
-  /// accumulators to the workspace; the first piece adds them, and only
-  /// whole tiles and first pieces run the rest of the body (the insertion
-  /// point is left inside that condition).
+  /// Hands `loop` to the strategy its schedule names (schedules_).
   LogicalResult lowerPipelinedStrategy(PipelinedOp loop);
-  /// What a pipelined loop's lowering takes from the tile IR alone, decided
-  /// before the kernel's body is lowered: run() plans the kernel's first
-  /// top-level loop, so that when it is warp-specialized the code before it
-  /// already runs on the consumers alone (the producer leaves at
-  /// onceAnchor_) and synchronizes on their named barrier.
-  struct PipelinePlan {
-    /// The copies into staged shared buffers, issued ahead of the compute.
-    llvm::SmallPtrSet<Operation *, 4> ahead;
-    int64_t stages = 1;
-    /// The body's gemm reads shared memory through the async proxy (wgmma);
-    /// `inFlight` MMA groups stay in flight across iterations.
-    bool asyncMma = false;
-    int64_t inFlight = 0;
-    /// The body's first gemm reads its operands with ldmatrix.
-    bool bodyUsesLdmatrix = false;
-    /// Warp specialization, and with it the ping-pong schedule.
-    bool specialize = false, pingPong = false;
-  };
+  /// What planning finds out about a pipelined loop from the tile IR
+  /// (backends/PipelineStrategy.h): the staged copies, the stages, the MMA
+  /// groups that may stay in flight. The schedule attribute then decides.
+  using PipelinePlan = PipelineLoopPlan;
   PipelinePlan planPipelined(PipelinedOp loop);
+  /// Sets up what planning asks of the kernel (the schedules requested by
+  /// the tile.kernel, the tensors' divisibility, the shared memory moved
+  /// after the mbarriers) without lowering anything: for
+  /// tile-plan-pipelines, whose KernelLowering lowers nothing.
+  void prepareForPlanning();
+  /// The schedule of `loop` (kScheduleAttr): the backend's first strategy
+  /// that can run it, and what it decided; a remark when the backend's
+  /// first choice could not (naming why). Failure when none can.
+  FailureOr<DictionaryAttr> planSchedule(PipelinedOp loop);
+  /// A loop's schedule as lowering uses it: its strategy and plan.
+  struct ScheduledLoop {
+    const PipelineStrategy *strategy = nullptr;
+    PipelinePlan plan;
+  };
+  /// Reads `loop`'s schedule attribute and checks it against the backend's
+  /// strategies and the loop (an error on the loop when it is missing,
+  /// names no strategy of the backend, or asks for what the loop cannot
+  /// take).
+  FailureOr<ScheduledLoop> readSchedule(PipelinedOp loop);
+  /// Every pipelined loop's schedule, read by run() before the kernel's
+  /// body is lowered.
+  llvm::DenseMap<Operation *, ScheduledLoop> schedules_;
   /// Whether `value` (tile IR at the kernel's top level) is pure arithmetic
   /// of the kernel's arguments, block coordinates and tensor dimensions:
   /// what valueAt can recompute elsewhere.
@@ -496,15 +445,25 @@ private:
   /// The values (not tensors or buffers) `loop`'s body takes from before it:
   /// what a producer, running apart from the consumers, recomputes.
   llvm::SetVector<Value> valuesFromBefore(PipelinedOp loop);
-  /// The loop run() planned to warp-specialize, if any.
+  /// The loop whose schedule splits the block into producer and consumer
+  /// warps, if any (the kernel's first top-level loop only).
   PipelinedOp specialized_;
   /// A grid-launched kernel's producer fills the stages from the kernel's
   /// start, while the consumers run the code before `loop`: the unstaged
-  /// buffers that code accesses move after the mbarriers (slotShift_) where
-  /// the plan gave them bytes of the stages (their lifetimes, in program
-  /// order, do not overlap). False, relocating nothing, when they would not
-  /// fit the block's shared memory.
-  bool relocateEarlyBuffers(PipelinedOp loop);
+  /// buffers that code accesses (earlyBuffers) move after the mbarriers
+  /// (slotShift_) where the plan gave them bytes of the stages (their
+  /// lifetimes, in program order, do not overlap). Planning checked that
+  /// they fit (earlyBuffersEnd).
+  void relocateEarlyBuffers(PipelinedOp loop);
+  /// The unstaged shared buffers the code before `loop` accesses that share
+  /// bytes with the stages.
+  llvm::SetVector<AllocSharedOp> earlyBuffers(PipelinedOp loop);
+  /// Where `buffers` end once packed after the mbarriers (relocationStart).
+  int64_t packedEnd(ArrayRef<AllocSharedOp> buffers);
+  /// After a stream-K piece's loop: pieces after a tile's first give their
+  /// accumulators to the workspace; the first piece adds them, and only
+  /// whole tiles and first pieces run the rest of the body (the insertion
+  /// point is left inside that condition).
   void exchangePartials(PipelinedOp loop);
   /// Shared buffers other than a pipelined loop's stages must not share
   /// bytes with the stages when a producer fills stages for another tile
@@ -519,6 +478,10 @@ private:
   bool keepRelocation_ = false;
   int64_t pingPongSlotBytes_ = 0, relocatedSharedBytes_ = 0;
   void dropPingPong();
+  /// Reads the schedules the tile.kernel asks for (ping-pong, persistent)
+  /// and, for them, packs the unstaged shared buffers after the mbarriers
+  /// (relocatedSharedBytes_): what run() and planning both start from.
+  void readKernelSchedule();
   /// Where buffers moved out of the plan start: after the mbarriers of the
   /// kernel's deepest staging, 128-byte aligned.
   int64_t relocationStart();
@@ -528,6 +491,8 @@ private:
   int64_t packAfterMbarriers(ArrayRef<AllocSharedOp> allocs, int64_t start);
   /// Where a warp-specialized loop's mbarriers start: after the buffers
   /// tile-plan-shared-memory placed, 8-byte aligned.
+  /// Whether tile-plan-shared-memory gave the kernel shared memory.
+  bool hasSharedMemory() { return mbarrierOffset() > 0; }
   int64_t mbarrierOffset() {
     auto bytes = kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr);
     return llvm::alignTo(bytes ? bytes.getInt() : 0, 8);
@@ -563,6 +528,10 @@ private:
   bool fastMath_ = true;
   gpu::GPUFuncOp func_;
 };
+
+/// Decides the schedule of each tile.pipelined loop of `kernel` and writes
+/// it into the loop (kScheduleAttr): tile-plan-pipelines.
+LogicalResult planPipelines(KernelOp kernel, const Backend &backend, const ComputeCapability &cc);
 
 /// Whether `op` is plain arithmetic (index math and the like): no regions,
 /// outside the tile dialect, free of memory effects. The lowering clones

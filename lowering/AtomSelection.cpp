@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "lowering/TileQueries.h"
 
 namespace tessera {
 

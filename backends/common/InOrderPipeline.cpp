@@ -1,0 +1,55 @@
+//===- InOrderPipeline.cpp - The in-order pipelining strategy -------------===//
+//
+// A tile.pipelined loop run as written: each iteration's copies, then its
+// compute, and a barrier before the next iteration's copies overwrite the
+// shared buffers this one read. Always correct; the strategy every backend
+// lists last (a loop with nothing staged, or staged buffers that did not
+// fit).
+//
+//===----------------------------------------------------------------------===//
+
+#include "backends/common/Pipelines.h"
+
+#include "lowering/KernelLowering.h"
+
+namespace tessera::common {
+
+using namespace mlir;
+using namespace tessera::tile;
+using lowering::KernelLowering;
+
+namespace {
+
+class InOrderPipeline final : public PipelineStrategy {
+public:
+  llvm::StringRef getName() const override { return "in-order"; }
+  std::string tryPlan(KernelLowering &, PipelinedOp, PipelineLoopPlan &) const override {
+    return "";
+  }
+  LogicalResult lower(KernelLowering &kl, PipelinedOp loop, Value count,
+                      const PipelineLoopPlan &) const override {
+    OpBuilder &b = kl.b_;
+    auto forOp = scf::ForOp::create(b, kl.loc_, kl.cst(0), count, kl.cst(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forOp.getBody()->getTerminator());
+    kl.map_.map(loop.getInductionVar(), kl.ivOffset_
+                                            ? kl.add(forOp.getInductionVar(), kl.ivOffset_)
+                                            : forOp.getInductionVar());
+    kl.lastWasBarrier_ = false;
+    if (failed(kl.lowerBlock(loop.getBodyBlock())))
+      return failure();
+    // The next iteration's copies overwrite shared buffers this one read.
+    kl.barrier();
+    kl.lastWasBarrier_ = false;
+    return success();
+  }
+};
+
+} // namespace
+
+const PipelineStrategy &inOrderPipeline() {
+  static const InOrderPipeline strategy;
+  return strategy;
+}
+
+} // namespace tessera::common

@@ -1,0 +1,92 @@
+//===- RegisterDoubleBuffer.cpp - Register double buffering ---------------===//
+//
+// The pipelining strategy of targets without cp.async (CUTLASS's sm70
+// mainloop): iteration k loads iteration k + 1's tiles from global memory
+// into registers, computes on stage k mod 2 meanwhile, stores the registers
+// to the other stage and synchronizes once. The global loads' latency hides
+// behind the MMAs. The stage iteration k stores to, (k + 1) mod 2, was last
+// read in iteration k - 1, and every thread passed the barrier that ended
+// it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "backends/common/Pipelines.h"
+
+#include "lowering/KernelLowering.h"
+
+namespace tessera::common {
+
+using namespace mlir;
+using namespace tessera::tile;
+using lowering::KernelLowering;
+
+namespace {
+
+class RegisterDoubleBufferPipeline final : public PipelineStrategy {
+public:
+  llvm::StringRef getName() const override { return "register-double-buffer"; }
+  std::string tryPlan(KernelLowering &, PipelinedOp, PipelineLoopPlan &plan) const override {
+    if (plan.ahead.empty())
+      return "the loop copies nothing into staged shared buffers";
+    return "";
+  }
+  LogicalResult lower(KernelLowering &kl, PipelinedOp loop, Value count,
+                      const PipelineLoopPlan &plan) const override;
+};
+
+LogicalResult RegisterDoubleBufferPipeline::lower(KernelLowering &kl, PipelinedOp loop,
+                                                  Value count,
+                                                  const PipelineLoopPlan &plan) const {
+  OpBuilder &b = kl.b_;
+  Location loc = kl.loc_;
+  const llvm::SmallPtrSetImpl<Operation *> &ahead = plan.ahead;
+  // This thread's share of iteration `iteration`'s tiles, in registers.
+  auto load = [&](Value iteration) {
+    IRMapping saved = kl.map_;
+    SmallVector<Value> tiles;
+    kl.mapIteration(loop, ahead, iteration,
+                    [&](CopyOp copy) { tiles.push_back(kl.loadTileToRegisters(copy)); });
+    kl.map_ = saved;
+    return tiles;
+  };
+  auto store = [&](ArrayRef<Value> tiles, Value stage) {
+    unsigned i = 0;
+    for (Operation &op : loop.getBodyBlock().without_terminator()) {
+      if (!ahead.contains(&op))
+        continue;
+      auto staged = kl.useStage({cast<CopyOp>(op).getDst()}, stage);
+      kl.storeRegistersToTile(cast<CopyOp>(op), tiles[i++]);
+    }
+    kl.lastWasBarrier_ = false;
+  };
+  kl.barrier();
+  store(load(kl.cst(0)), kl.cst(0));
+  kl.barrier();
+  auto forOp = scf::ForOp::create(b, loc, kl.cst(0), count, kl.cst(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(forOp.getBody()->getTerminator());
+  Value k = forOp.getInductionVar();
+  // The last iteration reloads its own tiles into the stage nobody reads
+  // again (cheaper than a branch around the loads).
+  Value next = arith::MinUIOp::create(b, loc, kl.add(k, kl.cst(1)),
+                                      arith::SubIOp::create(b, loc, count, kl.cst(1)));
+  SmallVector<Value> tiles = load(next);
+  kl.lastWasBarrier_ = true; // the barrier ending the previous iteration
+  if (failed(kl.lowerStagedBody(loop, ahead, k,
+                                arith::RemUIOp::create(b, loc, k, kl.cst(plan.stages)),
+                                /*inFlight=*/-1)))
+    return failure();
+  store(tiles, arith::RemUIOp::create(b, loc, kl.add(k, kl.cst(1)), kl.cst(plan.stages)));
+  kl.barrier();
+  kl.lastWasBarrier_ = false;
+  return success();
+}
+
+} // namespace
+
+const PipelineStrategy &registerDoubleBufferPipeline() {
+  static const RegisterDoubleBufferPipeline strategy;
+  return strategy;
+}
+
+} // namespace tessera::common

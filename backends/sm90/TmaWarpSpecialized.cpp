@@ -1,0 +1,761 @@
+//===- TmaWarpSpecialized.cpp - sm90's warp-specialized pipelining --------===//
+//
+// The TMA warp-specialized strategy of tile.pipelined: a producer warpgroup
+// fills a ring of stages (StageRing.h) with bulk tensor copies, optionally
+// multicast in a cluster; the kernel's own threads (the consumers) wait on
+// each stage's "full" mbarrier, run the body, and release the stage on its
+// "empty" one once the MMAs reading it are done. No block barrier per
+// iteration; registers move from the producer to the consumers with
+// setmaxnreg. Under the ping-pong schedule two tiles' consumers share the
+// ring; in persistent and stream-K kernels the producer runs its own loop
+// over the block's tiles or work items.
+//
+//===----------------------------------------------------------------------===//
+
+#include "backends/sm90/TmaWarpSpecialized.h"
+
+#include "backends/NvvmOps.h"
+#include "backends/sm90/StageRing.h"
+
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/ScopeExit.h"
+
+#include <functional>
+#include <optional>
+
+namespace tessera::sm90 {
+
+using namespace mlir;
+using namespace tessera::lowering;
+using namespace tessera::tile;
+using lowering::KernelLowering;
+
+namespace {
+
+/// The named barrier ordering the ping-pong slots (1 and 2 are their
+/// consumers').
+constexpr int64_t kOrderBarrier = 3;
+/// The producer warpgroup's registers after it gives the rest back.
+constexpr int64_t kProducerRegisters = 40;
+
+/// One warp-specialized loop being emitted: what its parts share.
+class WarpSpecializedLoop {
+public:
+  WarpSpecializedLoop(KernelLowering &kernel, PipelinedOp loop, Value count,
+                      const PipelineLoopPlan &plan)
+      : kl(kernel), b(kernel.b_), loc(kernel.loc_), loop(loop), count(count), ahead(plan.ahead),
+        stages(plan.stages), barrierOffset(kernel.mbarrierOffset()) {
+    // Under the ping-pong schedule two tiles' consumers (tile slots 0 and
+    // 1), `threads` each, share the ring of stages: the producer fills tile
+    // 0's iterations, then tile 1's; slot 1 starts its loop when slot 0 has
+    // left its own (a named barrier), so each waits on phases at most one
+    // round ahead, and its main loop runs while slot 0's epilogue does.
+    threads = kl.kernel_.getThreads();
+    tiles = kl.pingPong_ ? 2 : 1;
+    consumers = threads * tiles;
+    i32 = b.getI32Type();
+    clusterBlocks = kl.kernel_.getMulticastBlocks().value_or(2);
+  }
+
+  LogicalResult emit();
+
+private:
+  LogicalResult collectTensorMaps();
+  void chooseMulticast();
+  void emitPingPongSlots();
+  LogicalResult synchronizeBlocks();
+  // Multicast agreement: whether the peers' tiles load the same data.
+  FailureOr<Value> agree(IRMapping &ownAt, IRMapping &peerAt, Value peerPresent);
+  FailureOr<Value> agreeWithPeers(IRMapping &ownAt,
+                                  llvm::function_ref<Value(int64_t, IRMapping &)> peer);
+  FailureOr<Value> agreeOnTile(IRMapping &ownAt, Value tile, Value tileCount);
+  // The producer.
+  LogicalResult emitProducer();
+  void issueCopy(CopyOp copy, Value stage);
+  void issuePanel(const BufferInfo &dst, int64_t columns, Value tensorMap, Value row, Value col,
+                  Value stage, int64_t panel, bool toCluster);
+  void produce(Value tileCount, Value base);
+  void waitNextRound(Value end);
+  LogicalResult produceTile(scf::ForOp tileLoop, IRMapping &at,
+                            llvm::function_ref<FailureOr<Value>()> countOf, Value offset);
+  LogicalResult produceTiles(Value first, Value end, Value step,
+                             llvm::function_ref<void(Value, IRMapping &)> seed);
+  LogicalResult produceItems();
+  // The consumers.
+  LogicalResult emitConsumers();
+  void release(Value stage);
+
+  KernelLowering &kl;
+  OpBuilder &b;
+  Location loc;
+  PipelinedOp loop;
+  Value count;
+  const llvm::SmallPtrSetImpl<Operation *> &ahead;
+  int64_t stages, barrierOffset;
+  int64_t threads, tiles, consumers, clusterBlocks;
+  Type i32;
+
+  /// One tensor map per (tensor, box, swizzle), passed after the params.
+  struct Map {
+    Value tensor;
+    int64_t rows, columns, swizzle;
+    Value arg;
+  };
+  SmallVector<Map> maps;
+  DenseMap<Operation *, unsigned> mapOf;
+  int64_t stageBytes = 0;
+  CopyOp largestShared;
+  /// The copy multicast in clusters, and the values its tile depends on.
+  CopyOp multicastCopy;
+  llvm::SetVector<Value> multicastKey;
+
+  std::optional<StageRing> ring;
+  Value zero;
+  /// Ping-pong: this thread's tile slot, and whether the block has a second
+  /// tile.
+  Value slot, secondTile;
+  /// Multicasting: whether the tile at hand does, and this block's rank.
+  Value multicast, rank;
+  bool rebalance = false;
+  int64_t consumerRegs = 0;
+  /// The values the loop takes from before it.
+  llvm::SetVector<Value> outside;
+  /// The consumers' releases in clusters: the peers' barrier offsets, and
+  /// whether the thread is its warp's first lane.
+  SmallVector<Value> peerOffsets;
+  Value firstLane;
+};
+
+LogicalResult WarpSpecializedLoop::collectTensorMaps() {
+  // Clusters of `clusterBlocks` blocks multicast the largest copy of at
+  // least as many panels (chooseMulticast).
+  int64_t largestSharedBytes = 0;
+  for (Operation &op : loop.getBodyBlock().without_terminator()) {
+    if (!ahead.contains(&op))
+      continue;
+    auto copy = cast<CopyOp>(op);
+    const BufferInfo &dst = kl.buffers_[copy.getDst()];
+    int64_t element = getElementBytes(dst.type.getElementType());
+    int64_t rows = copy.getTileType().getShape()[0];
+    int64_t columns = dst.swizzle.rowBytes / element;
+    int64_t bytes = dst.type.getNumElements() * element;
+    stageBytes += bytes;
+    if (dst.swizzle.panels >= clusterBlocks && bytes > largestSharedBytes) {
+      largestSharedBytes = bytes;
+      largestShared = copy;
+    }
+    auto it = llvm::find_if(maps, [&](const Map &map) {
+      return map.tensor == copy.getSrc() && map.rows == rows && map.columns == columns &&
+             map.swizzle == dst.swizzle.rowBytes;
+    });
+    if (it == maps.end()) {
+      Value arg = kl.addTensorMap(copy.getSrc(), rows, columns, dst.swizzle.rowBytes);
+      if (!arg)
+        return failure();
+      maps.push_back({copy.getSrc(), rows, columns, dst.swizzle.rowBytes, arg});
+      it = std::prev(maps.end());
+    }
+    mapOf[&op] = it - maps.begin();
+  }
+  return success();
+}
+
+void WarpSpecializedLoop::chooseMulticast() {
+  // Clusters of n = `clusterBlocks` blocks along x (KernelOp `multicast`
+  // and `multicast_blocks`; the runtime launches a multiple of n blocks):
+  // where all blocks of a cluster load the same tile of the largest copy
+  // (whole panels, at least n) in every iteration, each loads 1/n of its
+  // panels (rank r panels [rP/n, (r+1)P/n)) and multicasts them to all,
+  // which cuts that copy's traffic from L2 to 1/n. Whether they do is
+  // decided per tile, by all blocks alike: each recomputes the values the
+  // copy's offsets and the iteration count take from before the loop
+  // (`multicastKey`) at its peers' coordinates (blocks x ^ j, 0 < j < n, of
+  // a grid launch, linear tiles t ^ j of a persistent one; stream-K: whole
+  // tiles only) and compares them with its own. A raster order that puts
+  // tile rows of one column side by side groups most tiles; the rest load
+  // alone. A persistent kernel's blocks share ring positions only if every
+  // tile runs the same iteration count.
+  const char *noMulticast = nullptr;
+  if (kl.kernel_.getMulticast()) {
+    if (!kl.caps_.hasClusters)
+      noMulticast = "the target has no thread block clusters";
+    else if (kl.pingPong_)
+      noMulticast = "not with the ping-pong schedule";
+    else if (!largestShared)
+      noMulticast = "no copy of at least as many panels as the cluster has blocks";
+    else if (kl.persistent_ && kl.dependsOnBlockIndices(loop.getCount()))
+      noMulticast = "the iteration count depends on the tile (a persistent kernel)";
+  }
+  if (kl.kernel_.getMulticast() && !noMulticast) {
+    multicastCopy = largestShared;
+    SmallVector<Value> work(multicastCopy.getSrcOffsets().begin(),
+                            multicastCopy.getSrcOffsets().end());
+    work.push_back(loop.getCount());
+    llvm::DenseSet<Value> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (!seen.insert(v).second || v == loop.getInductionVar() ||
+          matchPattern(v, m_Constant()))
+        continue;
+      Operation *def = v.getDefiningOp();
+      if (def && loop->isProperAncestor(def))
+        llvm::append_range(work, def->getOperands());
+      else
+        multicastKey.insert(v);
+    }
+  }
+  if (noMulticast)
+    loop.emitRemark() << "multicast not applied: " << noMulticast;
+  if (multicastCopy)
+    kl.func_->setAttr(kLoweredClusterXAttr, b.getI64IntegerAttr(clusterBlocks));
+  kl.func_->setAttr(kLoweredBlockThreadsAttr, b.getI64IntegerAttr(consumers + 128));
+  kl.func_.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(consumers + 128), 1, 1}));
+}
+
+void WarpSpecializedLoop::emitPingPongSlots() {
+  // Ping-pong: slot 1 runs tile y + 1 of the pair only when the grid has
+  // it (an odd extent leaves the last block one tile); otherwise its
+  // threads leave now (barriers over all threads stop counting them).
+  kl.func_->setAttr(kLoweredTilesPerBlockAttr, b.getI64IntegerAttr(tiles));
+  slot = kl.tileSlotOp_->getResult(0);
+  secondTile = kl.lt(kl.add(kl.mul(kl.blockIdY_, kl.cst(2)), kl.cst(1)), kl.gridExtent(1));
+  Value alone =
+      arith::XOrIOp::create(b, loc, secondTile, arith::ConstantIntOp::create(b, loc, 1, 1));
+  // Inline PTX: nvvm.exit is noreturn to LLVM, which then duplicates the
+  // paths around it (other branches, more exit instructions).
+  kl.ifThen(kl.andi(kl.eq(slot, kl.cst(1)), alone), [&] { kl.ptx("exit;", "", {}); });
+}
+
+FailureOr<Value> WarpSpecializedLoop::agree(IRMapping &ownAt, IRMapping &peerAt,
+                                            Value peerPresent) {
+  Value both = peerPresent;
+  for (Value v : multicastKey) {
+    FailureOr<Value> own = kl.valueAt(v, ownAt);
+    FailureOr<Value> theirs = succeeded(own) ? kl.valueAt(v, peerAt) : own;
+    if (failed(theirs))
+      return loop.emitOpError() << "a value the multicast copy uses depends on more than the "
+                                   "block coordinates and kernel arguments";
+    both = kl.andi(both, kl.eq(*own, *theirs));
+  }
+  return both;
+}
+
+FailureOr<Value>
+WarpSpecializedLoop::agreeWithPeers(IRMapping &ownAt,
+                                    llvm::function_ref<Value(int64_t, IRMapping &)> peer) {
+  // Whether every peer j (0 < j < n) agrees: `peer` maps the block
+  // coordinates to peer j's and returns whether that peer is present.
+  Value all;
+  for (int64_t j = 1; j < clusterBlocks; ++j) {
+    IRMapping peerAt;
+    Value present = peer(j, peerAt);
+    FailureOr<Value> both = agree(ownAt, peerAt, present);
+    if (failed(both))
+      return failure();
+    all = kl.andi(all, *both);
+  }
+  return all;
+}
+
+FailureOr<Value> WarpSpecializedLoop::agreeOnTile(IRMapping &ownAt, Value tile,
+                                                  Value tileCount) {
+  // The peers of linear tile t (a persistent kernel): tiles t ^ j, if any.
+  ArrayRef<BlockArgument> indices = kl.kernel_.getBlockIndices();
+  return agreeWithPeers(ownAt, [&](int64_t j, IRMapping &peerAt) {
+    Value peerTile = arith::XOrIOp::create(b, loc, tile, kl.cst(j));
+    for (auto [index, coord] : llvm::zip(indices, kl.tileCoords(peerTile)))
+      peerAt.map(index, coord);
+    return kl.lt(peerTile, tileCount);
+  });
+}
+
+LogicalResult WarpSpecializedLoop::synchronizeBlocks() {
+  // After the barriers' initialization: the block's threads, or a
+  // cluster's blocks, synchronize before anyone uses them.
+  if (multicastCopy)
+    rank = clusterCtaRank(b, loc);
+  auto clusterBarrier = [&] {
+    clusterArrive(b, loc);
+    clusterWait(b, loc);
+  };
+  if (multicastCopy && !kl.persistent_) {
+    // A grid launch: the block's one tile, and its peers' (blocks x ^ j; a
+    // block past the grid's x leaves, its peers load alone). All blocks
+    // agree, so all or none pass the cluster barrier that makes the peers'
+    // barriers ready before anyone multicasts or arrives remotely.
+    ArrayRef<BlockArgument> indices = kl.kernel_.getBlockIndices();
+    Value x = kl.map_.lookup(indices[0]);
+    Value present = kl.lt(x, kl.gridExtent(0));
+    IRMapping ownAt;
+    FailureOr<Value> all = agreeWithPeers(ownAt, [&](int64_t j, IRMapping &peerAt) {
+      Value peerX = arith::XOrIOp::create(b, loc, x, kl.cst(j));
+      peerAt.map(indices[0], peerX);
+      return kl.lt(peerX, kl.gridExtent(0));
+    });
+    if (failed(all))
+      return failure();
+    multicast = kl.andi(present, *all);
+    auto sync = scf::IfOp::create(b, loc, multicast, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard branch(b);
+      b.setInsertionPoint(sync.thenBlock()->getTerminator());
+      clusterBarrier();
+      b.setInsertionPoint(sync.elseBlock()->getTerminator());
+      gpu::BarrierOp::create(b, loc);
+    }
+    kl.ifThen(arith::XOrIOp::create(b, loc, present, arith::ConstantIntOp::create(b, loc, 1, 1)),
+              [&] { kl.ptx("exit;", "", {}); }); // inline PTX: nvvm.exit is noreturn
+  } else if (multicastCopy) {
+    // A persistent kernel: every block passes the cluster barrier once.
+    clusterBarrier();
+  } else {
+    gpu::BarrierOp::create(b, loc);
+  }
+  return success();
+}
+
+LogicalResult WarpSpecializedLoop::emit() {
+  if (failed(collectTensorMaps()))
+    return failure();
+  chooseMulticast();
+
+  // What runs once per block (the barriers' setup, the producer, the
+  // register rebalance) goes to onceAnchor_ at the kernel's start, or
+  // before a persistent kernel's loop over tiles (its producer then loops
+  // over the block's tiles itself); there every thread of the block still
+  // runs, and synchronizes on the block's barrier. The consumers' part
+  // stays where the loop is, after their code before it (planning chose
+  // this loop before the kernel was lowered, so that code ran on them
+  // alone, with their named barrier), whose generic shared writes are
+  // fenced for the MMAs' async proxy here.
+  if (kl.genericSharedWrites_) {
+    kl.fenceProxyAsync();
+    kl.barrier();
+  }
+  OpBuilder::InsertPoint atLoop = b.saveInsertionPoint();
+  b.setInsertionPoint(kl.onceAnchor_ ? kl.onceAnchor_ : kl.tileLoop_.getOperation());
+  // Shared buffers besides the stages move after the mbarriers (see
+  // KernelLowering::slotShift_) when the producer runs ahead of another
+  // tile's consumers, or (relocateEarlyBuffers) of the code before the loop.
+  kl.keepRelocation_ = kl.keepRelocation_ || kl.pingPong_ || kl.persistent_;
+
+  // mbarriers after the planned buffers: full[s], then empty[s].
+  kl.func_->setAttr(kLoweredSharedBytesAttr,
+                    b.getI64IntegerAttr(kl.keepRelocation_
+                                            ? std::max(kl.relocatedSharedBytes_,
+                                                       barrierOffset + 16 * stages)
+                                            : barrierOffset + 16 * stages));
+  Value sharedStart = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, kl.sharedBase_);
+  ring.emplace(kl, sharedStart, barrierOffset, stages);
+  zero = kl.cst(0);
+  if (kl.pingPong_)
+    emitPingPongSlots();
+
+  // Thread 0 initializes the barriers; everyone sees them after the barrier.
+  // In clusters, each stage's "empty" barrier counts the consumer warps of
+  // all n blocks (any block's producer may write the stage in all): a tile
+  // that multicasts releases it once here and once in each peer, one that
+  // does not n times here.
+  int64_t emptyCount = multicastCopy ? clusterBlocks * threads / 32 : threads;
+  kl.ifThen(kl.isThread(0), [&] { ring->init(emptyCount); });
+  if (failed(synchronizeBlocks()))
+    return failure();
+
+  // Register budget: the producer gives registers back to the consumers
+  // (setmaxnreg) when the block's default share would be tight.
+  int64_t blockThreads = consumers + 128;
+  int64_t share = std::min<int64_t>(kl.caps_.registersPerThread,
+                                    kl.caps_.registersPerSM / blockThreads / 8 * 8);
+  // setmaxnreg.inc takes registers only from the pool the block's own
+  // setmaxnreg.dec released (the producer's 128 threads, share - 40 each):
+  // asking the consumers for more than that pool holds blocks them forever
+  // (four consumer warpgroups at 96 registers: 104, not the 112 the SM's
+  // total would allow). ptxas gives a kernel with setmaxnreg exactly its
+  // launch-bound share.
+  consumerRegs = std::min<int64_t>(
+      240, (share + (share - kProducerRegisters) * 128 / consumers) / 8 * 8);
+  rebalance = kl.caps_.hasWarpgroupMma && share < kl.caps_.registersPerThread &&
+              consumerRegs > share;
+  if (failed(emitProducer()))
+    return failure();
+
+  // The consumers: the kernel's own threads.
+  if (rebalance)
+    setMaxRegisters(b, loc, consumerRegs, /*increase=*/true);
+  b.restoreInsertionPoint(atLoop);
+  return emitConsumers();
+}
+
+void WarpSpecializedLoop::issuePanel(const BufferInfo &dst, int64_t columns, Value tensorMap,
+                                     Value row, Value col, Value stage, int64_t panel,
+                                     bool toCluster) {
+  // Panel `panel` of a copy's tile (`columns` wide) with its tensor map.
+  Value target = arith::TruncIOp::create(
+      b, loc, i32, kl.sharedAddress(dst, {zero, kl.cst(panel * columns)}));
+  SmallVector<Value> operands = {target, tensorMap,
+                                 kl.toI32(kl.add(col, kl.cst(panel * columns))),
+                                 kl.toI32(row), ring->full(stage)};
+  // Inline PTX: nvvm.cp.async.bulk.tensor.shared.cluster.global takes 64-bit
+  // shared pointers and moves its unused cache-hint and mask into registers.
+  if (!toCluster) {
+    kl.ptx("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::"
+           "bytes [$0], [$1, {$2, $3}], [$4];",
+           "r,l,r,r,r", operands);
+    return;
+  }
+  // Into the same offsets of all blocks' shared memory, completing on the
+  // same barrier of each.
+  operands.push_back(
+      arith::ConstantIntOp::create(b, loc, b.getI16Type(), (1 << clusterBlocks) - 1));
+  kl.ptx("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::"
+         "bytes.multicast::cluster [$0], [$1, {$2, $3}], [$4], $5;",
+         "r,l,r,r,r,h", operands);
+}
+
+void WarpSpecializedLoop::issueCopy(CopyOp copy, Value stage) {
+  const BufferInfo &dst = kl.buffers_[copy.getDst()];
+  const Map &map = maps[mapOf[copy.getOperation()]];
+  Value row = kl.map_.lookupOrDefault(copy.getSrcOffsets()[0]);
+  Value col = kl.map_.lookupOrDefault(copy.getSrcOffsets()[1]);
+  auto staged = kl.useStage({copy.getDst()}, stage);
+  Value tensorMap = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), map.arg);
+  if (copy != multicastCopy) {
+    for (int64_t p = 0; p < dst.swizzle.panels; ++p)
+      issuePanel(dst, map.columns, tensorMap, row, col, stage, p, false);
+    return;
+  }
+  // This block's 1/n of the panels to all blocks (rank r the r-th share,
+  // chosen by halving the ranks: constant offsets in each branch), or all
+  // alone.
+  auto all = scf::IfOp::create(b, loc, multicast, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard branch(b);
+  int64_t panels = dst.swizzle.panels;
+  std::function<void(int64_t, int64_t)> issueShares = [&](int64_t first, int64_t end) {
+    if (end - first == 1) {
+      for (int64_t p = first * panels / clusterBlocks; p < end * panels / clusterBlocks; ++p)
+        issuePanel(dst, map.columns, tensorMap, row, col, stage, p, true);
+      return;
+    }
+    int64_t middle = (first + end) / 2;
+    Value upper = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, rank,
+                                        arith::ConstantIntOp::create(b, loc, i32, middle));
+    auto halves = scf::IfOp::create(b, loc, upper, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard inHalf(b);
+    b.setInsertionPoint(halves.thenBlock()->getTerminator());
+    issueShares(middle, end);
+    b.setInsertionPoint(halves.elseBlock()->getTerminator());
+    issueShares(first, middle);
+  };
+  b.setInsertionPoint(all.thenBlock()->getTerminator());
+  issueShares(0, clusterBlocks);
+  b.setInsertionPoint(all.elseBlock()->getTerminator());
+  for (int64_t p = 0; p < dst.swizzle.panels; ++p)
+    issuePanel(dst, map.columns, tensorMap, row, col, stage, p, false);
+}
+
+void WarpSpecializedLoop::produce(Value tileCount, Value base) {
+  // One tile's iterations [0, tileCount), at ring positions base + k.
+  auto forOp = scf::ForOp::create(b, loc, zero, tileCount, kl.cst(1));
+  OpBuilder::InsertionGuard loopGuard(b);
+  b.setInsertionPoint(forOp.getBody()->getTerminator());
+  Value k = forOp.getInductionVar();
+  StageRing::Position pos = ring->at(base, k);
+  ring->producerAcquire(pos);
+  ring->producerArm(pos.stage, stageBytes);
+  IRMapping saved = kl.map_;
+  kl.mapIteration(loop, ahead, k, [&](CopyOp copy) { issueCopy(copy, pos.stage); });
+  kl.map_ = saved;
+}
+
+void WarpSpecializedLoop::waitNextRound(Value end) {
+  // In clusters, the block stays until the consumers of all blocks have
+  // released every stage (the peers' may still arrive on this block's
+  // barriers): a wait for the ring's next round after position `end`.
+  auto next = scf::ForOp::create(b, loc, zero, kl.cst(stages), kl.cst(1));
+  OpBuilder::InsertionGuard tailGuard(b);
+  b.setInsertionPoint(next.getBody()->getTerminator());
+  ring->producerAcquire(ring->at(end, next.getInductionVar()));
+}
+
+LogicalResult WarpSpecializedLoop::produceTile(scf::ForOp tileLoop, IRMapping &at,
+                                               llvm::function_ref<FailureOr<Value>()> countOf,
+                                               Value offset) {
+  // In `tileLoop` (a loop whose one value is the ring position reached):
+  // iterations [offset, offset + tileCount) of the tile whose block
+  // coordinates `at` holds.
+  auto dependsOnMore = [&](StringRef what) {
+    return loop.emitOpError()
+           << what << " depends on more than the block coordinates and kernel arguments "
+           << "(ping-pong, persistent and stream-K kernels recompute it per tile)";
+  };
+  IRMapping saved = kl.map_;
+  for (Value v : outside) {
+    FailureOr<Value> value = kl.valueAt(v, at);
+    if (failed(value))
+      return dependsOnMore("a value the loop uses");
+    kl.map_.map(v, *value);
+  }
+  FailureOr<Value> counted = countOf();
+  if (failed(counted))
+    return dependsOnMore("the iteration count");
+  Value tileCount = *counted;
+  Value base = tileLoop.getRegionIterArgs()[0];
+  Value savedOffset = kl.ivOffset_;
+  kl.ivOffset_ = offset;
+  produce(tileCount, base);
+  kl.ivOffset_ = savedOffset;
+  kl.map_ = saved;
+  tileLoop.getBody()->getTerminator()->setOperand(0, kl.add(base, tileCount));
+  return success();
+}
+
+LogicalResult
+WarpSpecializedLoop::produceTiles(Value first, Value end, Value step,
+                                  llvm::function_ref<void(Value, IRMapping &)> seed) {
+  // Tiles [first, end) by `step`, their coordinates seeded by `seed`.
+  auto tileLoop = scf::ForOp::create(b, loc, first, end, step, ValueRange{zero},
+                                     [](OpBuilder &nested, Location at, Value, ValueRange args) {
+                                       scf::YieldOp::create(nested, at, args);
+                                     });
+  {
+    OpBuilder::InsertionGuard tileGuard(b);
+    b.setInsertionPoint(tileLoop.getBody()->getTerminator());
+    IRMapping at;
+    seed(tileLoop.getInductionVar(), at);
+    if (multicastCopy && kl.persistent_) {
+      FailureOr<Value> both = agreeOnTile(at, tileLoop.getInductionVar(), end);
+      if (failed(both))
+        return failure();
+      multicast = *both;
+    }
+    if (failed(produceTile(
+            tileLoop, at, [&] { return kl.valueAt(loop.getCount(), at); }, Value())))
+      return failure();
+  }
+  if (multicastCopy)
+    waitNextRound(tileLoop.getResult(0));
+  return success();
+}
+
+LogicalResult WarpSpecializedLoop::produceItems() {
+  // Stream-K: the same work items as the consumers', each a tile's
+  // iterations [begin, end).
+  OpBuilder::InsertionGuard itemGuard(b);
+  // The decomposition recomputed here, after setmaxnreg.dec: values from
+  // before the branch would stay live into the producer's 40 registers (and
+  // spill).
+  SmallVector<Value> savedExtents = kl.gridExtents_;
+  Value savedParams[] = {kl.skIters_, kl.skGrid_, kl.skDp_, kl.skSplit_, kl.skQ_};
+  kl.emitStreamKParams(loop);
+  auto restoreParams = llvm::make_scope_exit([&] {
+    kl.gridExtents_ = savedExtents;
+    std::tie(kl.skIters_, kl.skGrid_, kl.skDp_, kl.skSplit_, kl.skQ_) = std::make_tuple(
+        savedParams[0], savedParams[1], savedParams[2], savedParams[3], savedParams[4]);
+  });
+  Value tile, begin, end;
+  scf::ForOp items = kl.emitWorkItems(ValueRange{zero}, tile, begin, end);
+  IRMapping at;
+  for (auto [index, coord] : llvm::zip(kl.kernel_.getBlockIndices(), kl.tileCoords(tile)))
+    at.map(index, coord);
+  if (multicastCopy) {
+    // Whole tiles multicast as a persistent kernel's do (the cluster's
+    // blocks run them in the same rounds, at the same ring positions);
+    // pieces of split tiles load alone.
+    FailureOr<Value> all = agreeOnTile(at, tile, kl.skDp_);
+    if (failed(all))
+      return failure();
+    multicast = kl.andi(kl.lt(tile, kl.skDp_), *all);
+  }
+  if (failed(produceTile(
+          items, at,
+          [&]() -> FailureOr<Value> {
+            return arith::SubIOp::create(b, loc, end, begin).getResult();
+          },
+          begin)))
+    return failure();
+  b.setInsertionPointAfter(items);
+  if (multicastCopy)
+    waitNextRound(items.getResult(0));
+  return success();
+}
+
+LogicalResult WarpSpecializedLoop::emitProducer() {
+  // The producer warpgroup: one thread issues every stage's copies.
+  Value isProducer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, kl.rawThreadId_,
+                                           kl.cst(consumers));
+  auto producer = scf::IfOp::create(b, loc, isProducer, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(producer.thenBlock()->getTerminator());
+  if (rebalance)
+    setMaxRegisters(b, loc, kProducerRegisters, /*increase=*/false);
+  auto elected = scf::IfOp::create(b, loc, kl.isThread(consumers), false);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(elected.thenBlock()->getTerminator());
+    // Several tiles (the pair, a persistent block's tiles, or stream-K work
+    // items): the values the loop takes from before it (offsets, the count)
+    // recomputed with each tile's block coordinates.
+    outside = kl.valuesFromBefore(loop);
+    ArrayRef<BlockArgument> indices = kl.kernel_.getBlockIndices();
+    LogicalResult produced = success();
+    if (kl.pingPong_) {
+      // The pair: y = 2 blockIdx.y + t.
+      Value tilesHere = arith::SelectOp::create(b, loc, secondTile, kl.cst(2), kl.cst(1));
+      produced = produceTiles(zero, tilesHere, kl.cst(1), [&](Value t, IRMapping &at) {
+        at.map(indices[1], kl.add(kl.mul(kl.blockIdY_, kl.cst(2)), t));
+      });
+    } else if (kl.streamK_) {
+      // This block's work items: whole tiles, then pieces of tiles (the
+      // iteration index offset by the piece's start).
+      produced = produceItems();
+    } else if (kl.persistent_) {
+      scf::ForOp tileLoop = kl.tileLoop_;
+      produced = produceTiles(tileLoop.getLowerBound(), tileLoop.getUpperBound(),
+                              tileLoop.getStep(), [&](Value t, IRMapping &at) {
+                                for (auto [index, coord] : llvm::zip(indices, kl.tileCoords(t)))
+                                  at.map(index, coord);
+                              });
+    } else {
+      // The block's one tile: what the loop takes from the consumers' code
+      // (which follows) recomputed here.
+      produced = produceTiles(zero, kl.cst(1), kl.cst(1), [](Value, IRMapping &) {});
+    }
+    if (failed(produced))
+      return failure();
+  }
+  kl.ptx("exit;", "", {}); // inline PTX: nvvm.exit is noreturn (emitPingPongSlots)
+  return success();
+}
+
+void WarpSpecializedLoop::release(Value stage) {
+  // A stage goes back to the producer: in clusters, with one arrival per
+  // consumer warp, to all blocks' producers where the tile multicasts (any
+  // writes it here), n times to this block's otherwise.
+  if (!multicastCopy) {
+    ring->consumerRelease(stage);
+    return;
+  }
+  // Each warp's first lane, once the warp's MMAs are done.
+  kl.ifThen(firstLane, [&] {
+    Value arrivals = arith::SelectOp::create(
+        b, loc, multicast, arith::ConstantIntOp::create(b, loc, i32, 1),
+        arith::ConstantIntOp::create(b, loc, i32, clusterBlocks));
+    ring->consumerRelease(stage, arrivals);
+    kl.ifThen(multicast, [&] {
+      for (Value peerOffset : peerOffsets)
+        ring->consumerReleaseRemote(stage, peerOffset);
+    });
+  });
+}
+
+LogicalResult WarpSpecializedLoop::emitConsumers() {
+  kl.lastWasBarrier_ = false;
+  // Ping-pong: slot 1's iterations follow slot 0's in the ring, and it
+  // starts when slot 0 has left its loop (named barrier kOrderBarrier, both
+  // slots). Persistent: this tile's iterations follow the block's earlier
+  // tiles'.
+  Value base;
+  if (kl.persistent_)
+    base = memref::LoadOp::create(b, loc, kl.ringBase_, ValueRange{zero});
+  if (kl.pingPong_) {
+    IRMapping at;
+    at.map(kl.kernel_.getBlockIndices()[1], kl.mul(kl.blockIdY_, kl.cst(2)));
+    FailureOr<Value> firstCount = kl.valueAt(loop.getCount(), at);
+    if (failed(firstCount))
+      return loop.emitOpError() << "ping-pong: the iteration count depends on more than the "
+                                   "block coordinates and kernel arguments";
+    base = kl.mul(slot, *firstCount);
+    kl.ifThen(kl.eq(slot, kl.cst(1)),
+              [&] { namedBarrierSync(b, loc, kOrderBarrier, consumers); });
+  }
+  if (multicastCopy && kl.persistent_) {
+    // This tile (stream-K: a whole one) and its peers'.
+    IRMapping ownAt;
+    Value tile = kl.streamK_ ? kl.skTile_ : kl.tileLoop_.getInductionVar();
+    Value tileCount = kl.streamK_ ? kl.skDp_ : kl.tileLoop_.getUpperBound();
+    FailureOr<Value> all = agreeOnTile(ownAt, tile, tileCount);
+    if (failed(all))
+      return failure();
+    multicast = kl.streamK_ ? kl.andi(kl.lt(tile, tileCount), *all) : *all;
+  }
+  if (multicastCopy) {
+    Value local = ring->full(zero);
+    for (int64_t j = 1; j < clusterBlocks; ++j) {
+      Value peer =
+          arith::XOrIOp::create(b, loc, rank, arith::ConstantIntOp::create(b, loc, i32, j));
+      // Inline PTX: nvvm.mapa maps pointers (64-bit mapa.shared::cluster.u64
+      // and conversions), not the 32-bit shared addresses used here.
+      Value remote = lowering::emitPtx(b, loc, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r",
+                                       {local, peer}, {i32}, /*sideEffects=*/false)[0];
+      peerOffsets.push_back(arith::SubIOp::create(b, loc, remote, local));
+    }
+    firstLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      arith::RemUIOp::create(b, loc, kl.rawThreadId_, kl.cst(32)),
+                                      zero);
+  }
+  auto forOp = scf::ForOp::create(b, loc, zero, count, kl.cst(1));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forOp.getBody()->getTerminator());
+    Value k = forOp.getInductionVar();
+    StageRing::Position pos = ring->at(base, k);
+    ring->consumerWait(pos);
+    kl.lastWasBarrier_ = true; // the full barrier orders this stage's reads
+    if (failed(kl.lowerStagedBody(loop, ahead, k, pos.stage, /*inFlight=*/1)))
+      return failure();
+    // The MMAs of iteration k - 1 are complete (one group stays in flight):
+    // its stage goes back to the producer.
+    Value positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, k, zero);
+    auto afterFirst = scf::IfOp::create(b, loc, positive, false);
+    b.setInsertionPoint(afterFirst.thenBlock()->getTerminator());
+    Value previousStage = arith::RemUIOp::create(
+        b, loc, kl.add(pos.position, kl.cst(stages - 1)), kl.cst(stages));
+    release(previousStage);
+  }
+  if (kl.pingPong_)
+    // Inline PTX: nvvm.barrier.arrive has no intrinsic; only the
+    // convert-nvvm-to-llvm pass (not in this pipeline) lowers it, to this PTX.
+    kl.ifThen(kl.andi(kl.eq(slot, kl.cst(0)), secondTile), [&] {
+      kl.ptx("bar.arrive " + std::to_string(kOrderBarrier) + ", " + std::to_string(consumers) +
+                 ";",
+             "", {});
+    });
+  wgmmaWaitGroup(b, loc, 0);
+  // Ping-pong and persistent: the last stage goes back too (iterations of
+  // another tile follow in the ring). Multicasting, the last too (the
+  // producers' tails wait for it).
+  if (kl.pingPong_ || kl.persistent_ || multicastCopy)
+    kl.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, count, zero), [&] {
+      Value end = kl.add(count, kl.cst(stages - 1));
+      Value last = arith::RemUIOp::create(b, loc, base ? kl.add(base, end) : end, kl.cst(stages));
+      release(last);
+    });
+  if (kl.persistent_)
+    memref::StoreOp::create(b, loc, kl.add(base, count), kl.ringBase_, ValueRange{zero});
+  for (auto [fragment, regs] : kl.asyncAccumulators_)
+    kl.fenceRegisters(fragment, regs);
+  kl.asyncAccumulators_.clear();
+  kl.lastWasBarrier_ = false;
+  return success();
+}
+
+} // namespace
+
+LogicalResult TmaWarpSpecializedPipeline::lower(KernelLowering &kernel, PipelinedOp loop,
+                                                Value count, const PipelineLoopPlan &plan) const {
+  if (plan.inFlight != 1)
+    return loop.emitOpError() << "schedule '" << getName()
+                              << "' keeps exactly one MMA group in flight, not " << plan.inFlight;
+  return WarpSpecializedLoop(kernel, loop, count, plan).emit();
+}
+
+bool TmaWarpSpecializedPipeline::lowerEpilogueCopy(KernelLowering &kernel, CopyOp copy) const {
+  return lowerBulkStoreEpilogue(kernel, copy);
+}
+
+const PipelineStrategy &tmaWarpSpecializedPipeline() {
+  static const TmaWarpSpecializedPipeline strategy;
+  return strategy;
+}
+
+} // namespace tessera::sm90

@@ -1,0 +1,158 @@
+//===- TmaWarpSpecializedPlan.cpp - When sm90 warp-specializes a loop -----===//
+//
+// Whether the TMA warp-specialized strategy can run a tile.pipelined loop,
+// and with which schedule (ping-pong): the producer warpgroup must be able
+// to issue every staged copy as a bulk tensor copy, recompute what the loop
+// takes from before it, and find room for its mbarriers and for the shared
+// buffers moved out of the stages' way.
+//
+//===----------------------------------------------------------------------===//
+
+#include "backends/sm90/TmaWarpSpecialized.h"
+
+namespace tessera::sm90 {
+
+using namespace mlir;
+using namespace tessera::lowering;
+using namespace tessera::tile;
+using lowering::KernelLowering;
+
+namespace {
+
+/// Why `copy` (tensor -> staged shared buffer) cannot be one bulk tensor
+/// copy (TMA) per panel, or "": rank 2, no conversion, a swizzled buffer, a
+/// row pitch the tensor's divisibility proves a multiple of 16 bytes, boxes
+/// of at most 256 rows and columns.
+std::string whyNoBulkTensorCopy(KernelLowering &kl, CopyOp copy) {
+  const lowering::TensorInfo &tensor = kl.tensors_[copy.getSrc()];
+  auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>();
+  if (!alloc || !alloc.getSwizzled())
+    return "its destination is not a swizzled shared buffer";
+  BufferType dst = alloc.getType();
+  SharedSwizzle swizzle = getSharedSwizzle(dst);
+  if (tensor.type.getRank() != 2)
+    return "its tensor is not 2-D";
+  if (swizzle.rowBytes == 0)
+    return "its buffer's rows are not 32, 64 or a multiple of 128 bytes";
+  if (tensor.type.getElementType() != dst.getElementType())
+    return "it converts the element type";
+  int64_t element = getElementBytes(tensor.type.getElementType());
+  ArrayRef<int64_t> tile = copy.getTileType().getShape();
+  if ((tensor.divisors[1] * element) % 16 != 0)
+    return "the tensor's row pitch is not known to be a multiple of 16 bytes";
+  if (tile[0] > 256 || swizzle.rowBytes / element > 256)
+    return "its box exceeds 256 rows or columns";
+  return "";
+}
+
+/// The name of the shared buffer a copy writes, for messages.
+std::string destinationName(CopyOp copy) {
+  auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>();
+  return alloc && alloc.getName() ? ("'" + alloc.getName()->str() + "'") : "a shared buffer";
+}
+
+/// Why a loop's body cannot run between a producer's stages, or "": the
+/// copies ahead must be bulk tensor copies, the rest the async MMA and
+/// plain arithmetic (nothing else touches shared memory between stages),
+/// and what the loop takes from before it recomputable by the producer.
+std::string whyBodyNotSpecializable(KernelLowering &kl, PipelinedOp loop,
+                                    const PipelineLoopPlan &plan) {
+  for (Operation &op : loop.getBodyBlock().without_terminator()) {
+    if (plan.ahead.contains(&op)) {
+      auto copy = cast<CopyOp>(op);
+      std::string why = whyNoBulkTensorCopy(kl, copy);
+      if (!why.empty())
+        return "the copy into " + destinationName(copy) + " cannot be a bulk tensor copy: " + why;
+    } else if (!isa<GemmOp, DimOp>(op) && !lowering::isPlainArithmetic(&op)) {
+      return "the body holds '" + op.getName().getStringRef().str() +
+             "' besides its copies, gemms and arithmetic (only those may run between the stages)";
+    }
+  }
+  // The producer leaves before the kernel's own code and computes what the
+  // loop takes from before it anew (per tile under ping-pong, persistence
+  // and stream-K): that must be arithmetic of the block coordinates and the
+  // kernel's arguments.
+  for (Value v : kl.valuesFromBefore(loop))
+    if (!kl.isRecomputable(v))
+      return "a value the body takes from before the loop is not arithmetic of the block "
+             "coordinates and kernel arguments (the producer recomputes it)";
+  if (!kl.isRecomputable(loop.getCount()))
+    return "the iteration count is not arithmetic of the block coordinates and kernel "
+           "arguments (the producer recomputes it)";
+  return "";
+}
+
+} // namespace
+
+std::string TmaWarpSpecializedPipeline::tryPlan(KernelLowering &kl, PipelinedOp loop,
+                                                PipelineLoopPlan &plan) const {
+  const TargetCapabilities &caps = kl.caps_;
+  KernelOp kernel = kl.kernel_;
+  int64_t threads = kernel.getThreads();
+  if (plan.ahead.empty())
+    return "the loop copies nothing into staged shared buffers";
+  if (!caps.hasBulkTensorCopy || !caps.hasMbarrier)
+    return "the target has no bulk tensor copies and mbarriers";
+  if (!plan.asyncMma)
+    return "no gemm of the body reads shared memory asynchronously (a wgmma atom)";
+  auto topLevel = kernel.getBodyBlock().getOps<PipelinedOp>();
+  if (loop->getBlock() != &kernel.getBodyBlock() || *topLevel.begin() != loop)
+    return "only the kernel's first top-level pipelined loop can run on a producer warpgroup";
+  if (threads % 128 != 0)
+    return "the kernel's " + std::to_string(threads) + " threads are not whole warpgroups";
+  if (threads + 128 > caps.maxThreadsPerBlock)
+    return "a producer warpgroup beside the kernel's " + std::to_string(threads) +
+           " threads exceeds the limit of " + std::to_string(caps.maxThreadsPerBlock);
+  if (plan.stages < 2)
+    return "the loop has fewer than 2 stages";
+  // The mbarriers (16 bytes a stage) go after the planned buffers.
+  if (kl.mbarrierOffset() + 16 * plan.stages > caps.sharedMemoryPerBlock)
+    return "the stages' mbarriers (16 bytes each) after the planned " +
+           std::to_string(kl.mbarrierOffset()) + " bytes exceed the " +
+           std::to_string(caps.sharedMemoryPerBlock) + "-byte per-block limit";
+  std::string why = whyBodyNotSpecializable(kl, loop, plan);
+  if (!why.empty())
+    return why;
+  // The ping-pong schedule doubles the consumers and the shared buffers
+  // other than this loop's stages (the ring the two tiles share), and needs
+  // this loop to be the kernel's only one; so does a persistent kernel's
+  // producer, which runs its own loop over the block's tiles. Their other
+  // shared buffers move after the mbarriers.
+  int64_t loops = 0;
+  kernel.walk([&](PipelinedOp) { ++loops; });
+  bool relocatedFits = kl.relocatedSharedBytes_ <= caps.sharedMemoryPerBlock;
+  if (kl.persistent_ && loops != 1)
+    return "a persistent kernel's producer needs this loop to be the kernel's only one";
+  if (kl.persistent_ && !relocatedFits)
+    return "the persistent kernel's shared buffers moved after the mbarriers need " +
+           std::to_string(kl.relocatedSharedBytes_) + " bytes, over the " +
+           std::to_string(caps.sharedMemoryPerBlock) + "-byte per-block limit";
+  // The consumers keep one wgmma group in flight: iteration k releases
+  // iteration k - 1's stage.
+  plan.inFlight = 1;
+  plan.pingPong = kl.pingPong_ && loops == 1 && 2 * threads + 128 <= caps.maxThreadsPerBlock &&
+                  relocatedFits;
+  if (plan.pingPong || kl.persistent_ || !kl.hasSharedMemory())
+    return "";
+  // A grid-launched kernel's producer fills the stages from the kernel's
+  // start, while the consumers run the code before the loop: the buffers
+  // that code uses move after the mbarriers, where they must fit.
+  llvm::SetVector<AllocSharedOp> early = kl.earlyBuffers(loop);
+  if (early.empty())
+    return "";
+  int64_t end = kl.packedEnd(early.getArrayRef());
+  if (end <= caps.sharedMemoryPerBlock)
+    return "";
+  std::string uses;
+  llvm::raw_string_ostream os(uses);
+  llvm::interleaveComma(early, os, [&](AllocSharedOp alloc) {
+    os << (alloc.getName() ? *alloc.getName() : StringRef("<unnamed>")) << " ("
+       << getBufferBytes(alloc.getType()) << " bytes)";
+  });
+  return "the producer fills the stages while the code before the loop uses " + uses +
+         ", planned on the stages' bytes, and after the mbarriers they would need " +
+         std::to_string(end) + " bytes, over the " + std::to_string(caps.sharedMemoryPerBlock) +
+         "-byte per-block limit";
+}
+
+} // namespace tessera::sm90

@@ -1,0 +1,199 @@
+//===- LowerPipelined.cpp - tile.pipelined loops to their strategies -----===//
+//
+// tile.pipelined loops: what planning finds out about a loop from the tile
+// IR (planPipelined), the schedule tile-plan-pipelines chose for it
+// (readSchedule), and the hand-off to the strategy it names, which the
+// backend provides (backends/PipelineStrategy.h). What strategies share:
+// mapping an iteration, lowering the body on a stage, moving a tile
+// through registers. Stream-K's exchange of partials is in LowerStreamK.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/KernelLowering.h"
+
+#include "backends/NvvmOps.h"
+#include "llvm/ADT/ScopeExit.h"
+
+#include <functional>
+
+namespace tessera::lowering {
+
+LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
+  if (streamK_)
+    zeroLaterPieces(loop);
+  if (failed(lowerPipelinedStrategy(loop)))
+    return failure();
+  if (streamK_)
+    exchangePartials(loop);
+  return success();
+}
+
+KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
+  PipelinePlan plan;
+  auto stagesOf = [](Value buffer) -> int64_t {
+    auto alloc = buffer.getDefiningOp<AllocSharedOp>();
+    return alloc ? alloc.getStages().value_or(1) : 1;
+  };
+  // Copies into staged shared buffers (tile-plan-shared-memory staged them:
+  // S stages with asynchronous copies, 2 without) run ahead of the compute.
+  for (Operation &op : loop.getBodyBlock())
+    if (auto copy = dyn_cast<CopyOp>(op))
+      if (isa<TileTensorType>(copy.getSrc().getType()) && isa<BufferType>(copy.getDst().getType()))
+        if (stagesOf(copy.getDst()) > 1) {
+          plan.ahead.insert(copy);
+          plan.stages = std::max(plan.stages, stagesOf(copy.getDst()));
+        }
+  if (plan.ahead.empty() || !caps_.hasAsyncCopy)
+    return plan;
+
+  // A gemm whose atom reads shared memory through the async proxy (wgmma)
+  // needs the proxies fenced after the copies land, and may keep one MMA
+  // group in flight while the next iteration starts; the stage it reads is
+  // then refilled one iteration later, so copies run S - 2 ahead.
+  //
+  // A group stays in flight only when nothing else in the body touches the
+  // gemms' accumulators (an epilogue or a cast in the loop reads them right
+  // away) and no gemm reads A from registers (the next iteration would
+  // rewrite them under the MMA still reading them).
+  // Nor when the body writes shared memory other than through the copies
+  // ahead (a staged fragment operand, a tile.parallel): the write would land
+  // while the previous iteration's MMAs may still read the buffer.
+  //
+  // Whether the body's first gemm reads its operands with ldmatrix
+  // (mma.sync m16n8k16 from shared memory) is noted on the way.
+  bool keepInFlight = true, firstGemm = true;
+  auto isShared = [](Value buffer) {
+    auto type = dyn_cast<BufferType>(buffer.getType());
+    return type && type.isShared();
+  };
+  for (Operation &op : loop.getBodyBlock()) {
+    if (auto gemm = dyn_cast<GemmOp>(op)) {
+      std::optional<MmaAtom> atom = findMmaAtom(gemm, backend_, cc_, kernel_.getThreads());
+      plan.asyncMma |= atom && atom->readsSharedAsync;
+      if (firstGemm)
+        plan.bodyUsesLdmatrix = atom && atom->kind == MmaAtomKind::kWarpMma &&
+                                cast<BufferType>(gemm.getA().getType()).isShared();
+      firstGemm = false;
+      keepInFlight &= !cast<BufferType>(gemm.getA().getType()).isFragment();
+      for (Operation *user : gemm.getC().getUsers())
+        keepInFlight &= isa<GemmOp>(user) || !loop->isProperAncestor(user);
+    } else if (!plan.ahead.contains(&op)) {
+      op.walk([&](Operation *inner) {
+        if (auto copy = dyn_cast<CopyOp>(inner))
+          keepInFlight &= !isShared(copy.getDst());
+        else if (auto store = dyn_cast<StoreOp>(inner))
+          keepInFlight &= !isShared(store.getBuffer());
+        else if (isa<FillOp, ClearOp>(inner))
+          keepInFlight &= !isShared(inner->getOperand(0));
+      });
+    }
+  }
+  plan.inFlight = plan.asyncMma && keepInFlight && plan.stages >= 3 ? 1 : 0;
+  return plan;
+}
+
+llvm::SetVector<Value> KernelLowering::valuesFromBefore(PipelinedOp loop) {
+  llvm::SetVector<Value> outside;
+  loop.getBodyBlock().walk([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (!loop->isAncestor(v.getParentRegion()->getParentOp()) &&
+          !isa<TileTensorType, BufferType>(v.getType()))
+        outside.insert(v);
+  });
+  return outside;
+}
+
+bool KernelLowering::isRecomputable(Value value) {
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    return cast<BlockArgument>(value).getOwner() == &kernel_.getBodyBlock();
+  if (isa<DimOp>(op))
+    return true;
+  if (!isPlainArithmetic(op))
+    return false;
+  return llvm::all_of(op->getOperands(), [&](Value operand) { return isRecomputable(operand); });
+}
+
+LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
+  // A stream-K piece runs iterations [skBegin_, skEnd_) of its tile.
+  Value count = streamK_ ? arith::SubIOp::create(b_, loc_, skEnd_, skBegin_).getResult()
+                         : map_.lookupOrDefault(loop.getCount());
+  FailureOr<ScheduledLoop> scheduled = readSchedule(loop);
+  if (failed(scheduled))
+    return failure();
+  return scheduled->strategy->lower(*this, loop, count, scheduled->plan);
+}
+
+void KernelLowering::mapIteration(PipelinedOp loop,
+                                  const llvm::SmallPtrSetImpl<Operation *> &ahead,
+                                  Value iteration, llvm::function_ref<void(CopyOp)> onCopy) {
+  map_.map(loop.getInductionVar(), ivOffset_ ? add(iteration, ivOffset_) : iteration);
+  for (Operation &op : loop.getBodyBlock().without_terminator()) {
+    if (ahead.contains(&op))
+      onCopy(cast<CopyOp>(op));
+    else if (isa<DimOp>(op))
+      (void)lowerOp(op); // Maps the dimension's value; emits nothing.
+    else if (isPlainArithmetic(&op))
+      b_.clone(op, map_);
+  }
+}
+
+LogicalResult KernelLowering::lowerStagedBody(PipelinedOp loop,
+                                              const llvm::SmallPtrSetImpl<Operation *> &ahead,
+                                              Value k, Value stage, int64_t inFlight) {
+  SmallVector<Value> dsts;
+  for (Operation *op : ahead)
+    dsts.push_back(cast<CopyOp>(op).getDst());
+  auto staged = useStage(dsts, stage);
+  map_.map(loop.getInductionVar(), ivOffset_ ? add(k, ivOffset_) : k);
+  inAsyncMmaPipeline_ = inFlight >= 0;
+  asyncMmaInFlight_ = std::max<int64_t>(inFlight, 0);
+  for (Operation &op : loop.getBodyBlock().without_terminator())
+    if (!ahead.contains(&op) && failed(lowerOp(op)))
+      return failure();
+  inAsyncMmaPipeline_ = false;
+  asyncMmaInFlight_ = 0;
+  return success();
+}
+
+Value KernelLowering::loadTileToRegisters(CopyOp copy) {
+  BufferType tile = copy.getTileType();
+  const TensorInfo &tensor = tensors_[copy.getSrc()];
+  Type eltType = buffers_[copy.getDst()].type.getElementType();
+  DistributionAttr dist = copyDistribution(tile, tensor.type.getElementType());
+  bool aligned = isVectorAligned(tensor, copy.getSrcOffsets(), dist.getVector());
+  SmallVector<Value> offsets;
+  for (Value v : copy.getSrcOffsets())
+    offsets.push_back(map_.lookupOrDefault(v));
+  // The values go through a per-thread array (registers after SROA): a last
+  // chunk that overhangs the tile is loaded, and later stored, under a guard
+  // its SSA values could not leave.
+  int64_t slots = dist.slotsPerThread(tile.getNumElements());
+  Value registers;
+  {
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToStart(entry_);
+    registers = memref::AllocaOp::create(b_, loc_, MemRefType::get({slots}, eltType));
+  }
+  forEachChunk(tile.getShape(), dist, [&](const Chunk &chunk) {
+    int64_t slot = chunk.firstSlot;
+    for (Value v : loadGlobal(tensor, tensorCoords(offsets, chunk), dist.getVector(), aligned))
+      memref::StoreOp::create(b_, loc_, convert(v, eltType), registers, ValueRange{cst(slot++)});
+  });
+  return registers;
+}
+
+void KernelLowering::storeRegistersToTile(CopyOp copy, Value registers) {
+  BufferType tile = copy.getTileType();
+  const BufferInfo &dst = buffers_[copy.getDst()];
+  DistributionAttr dist = copyDistribution(tile, tensors_[copy.getSrc()].type.getElementType());
+  forEachChunk(tile.getShape(), dist, [&](const Chunk &chunk) {
+    SmallVector<Value> values;
+    for (int64_t v = 0; v < dist.getVector(); ++v)
+      values.push_back(
+          memref::LoadOp::create(b_, loc_, registers, ValueRange{cst(chunk.firstSlot + v)}));
+    storeShared(dst, chunk.coords, values);
+  });
+}
+
+} // namespace tessera::lowering

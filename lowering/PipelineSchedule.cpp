@@ -1,0 +1,146 @@
+//===- PipelineSchedule.cpp - Each pipelined loop's schedule --------------===//
+//
+// A tile.pipelined loop's schedule is decided once, before anything is
+// lowered, and written into the IR (kScheduleAttr):
+//
+//   tile.pipelined %k = 0 to %n {...} {tile.schedule = {in_flight = 1 : i64,
+//       ping_pong, stages = 4 : i64, strategy = "tma-warp-specialized"}}
+//
+// tile-plan-pipelines (planSchedule) asks the backend's strategies in order
+// of preference and takes the first that can run the loop; tile-lower-to-gpu
+// (readSchedule) reads the attribute, checks it, and hands the loop to that
+// strategy. A schedule written by hand (a test, a tuner) is checked the same
+// way: a strategy the backend lacks, or one that cannot run the loop, is an
+// error on the loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/KernelLowering.h"
+
+namespace tessera::lowering {
+
+namespace {
+constexpr llvm::StringLiteral kStrategyKey = "strategy";
+constexpr llvm::StringLiteral kStagesKey = "stages";
+constexpr llvm::StringLiteral kInFlightKey = "in_flight";
+constexpr llvm::StringLiteral kPingPongKey = "ping_pong";
+} // namespace
+
+void KernelLowering::prepareForPlanning() {
+  readKernelSchedule();
+  // The tensors' divisibility (what bulk tensor copies need): their types
+  // and known divisors, no values.
+  int64_t dynamicDim = 0;
+  for (unsigned i = 0, e = kernel_.getNumKernelArguments(); i < e; ++i) {
+    BlockArgument arg = kernel_.getKernelArgument(i);
+    auto tensor = dyn_cast<TileTensorType>(arg.getType());
+    if (!tensor)
+      continue;
+    TensorInfo info{tensor, Value(), {}, {}};
+    for (int64_t dim : tensor.getShape())
+      info.divisors.push_back(ShapedType::isDynamic(dim)
+                                  ? kernel_.getDynamicDimDivisibility(dynamicDim++)
+                                  : dim);
+    tensors_[arg] = info;
+  }
+}
+
+FailureOr<DictionaryAttr> KernelLowering::planSchedule(PipelinedOp loop) {
+  PipelinePlan facts = planPipelined(loop);
+  std::vector<const PipelineStrategy *> strategies = backend_.getPipelineStrategies(cc_);
+  for (auto [i, strategy] : llvm::enumerate(strategies)) {
+    PipelinePlan plan = facts;
+    std::string why = strategy->tryPlan(*this, loop, plan);
+    if (!why.empty()) {
+      // The backend's first choice lost, for a loop that stages copies:
+      // say which strategy runs it instead, and why.
+      if (i == 0 && !facts.ahead.empty() && i + 1 < strategies.size()) {
+        const PipelineStrategy *next = nullptr;
+        for (const PipelineStrategy *other : llvm::drop_begin(strategies)) {
+          PipelinePlan probe = facts;
+          if (other->tryPlan(*this, loop, probe).empty()) {
+            next = other;
+            break;
+          }
+        }
+        if (next)
+          loop.emitRemark() << "pipelining with " << next->getName() << " instead of "
+                            << strategy->getName() << ": " << why;
+      }
+      continue;
+    }
+    Builder b(loop.getContext());
+    SmallVector<NamedAttribute> entries = {
+        b.getNamedAttr(kStrategyKey, b.getStringAttr(strategy->getName())),
+        b.getNamedAttr(kStagesKey, b.getI64IntegerAttr(plan.stages)),
+        b.getNamedAttr(kInFlightKey, b.getI64IntegerAttr(plan.inFlight))};
+    if (plan.pingPong)
+      entries.push_back(b.getNamedAttr(kPingPongKey, b.getUnitAttr()));
+    return b.getDictionaryAttr(entries);
+  }
+  return loop.emitOpError() << "no pipelining strategy of backend '" << backend_.getName()
+                            << "' can run this loop";
+}
+
+FailureOr<KernelLowering::ScheduledLoop> KernelLowering::readSchedule(PipelinedOp loop) {
+  auto schedule = loop->getAttrOfType<DictionaryAttr>(kScheduleAttr);
+  if (!schedule)
+    return loop.emitOpError() << "has no schedule ('" << kScheduleAttr
+                              << "'): run tile-plan-pipelines before tile-lower-to-gpu";
+  auto name = schedule.getAs<StringAttr>(kStrategyKey);
+  auto stages = schedule.getAs<IntegerAttr>(kStagesKey);
+  auto inFlight = schedule.getAs<IntegerAttr>(kInFlightKey);
+  Attribute pingPong = schedule.get(kPingPongKey);
+  if (!name || !stages || !inFlight || (pingPong && !isa<UnitAttr>(pingPong)))
+    return loop.emitOpError() << "'" << kScheduleAttr
+                              << "' must be {strategy = \"<name>\", stages = <i64>, in_flight = "
+                                 "<i64>[, ping_pong]}, got "
+                              << schedule;
+  ScheduledLoop scheduled;
+  std::vector<const PipelineStrategy *> strategies = backend_.getPipelineStrategies(cc_);
+  for (const PipelineStrategy *strategy : strategies)
+    if (strategy->getName() == name.getValue())
+      scheduled.strategy = strategy;
+  if (!scheduled.strategy) {
+    InFlightDiagnostic error = loop.emitOpError()
+                               << "schedule names strategy '" << name.getValue()
+                               << "', which backend '" << backend_.getName()
+                               << "' does not provide (it provides: ";
+    llvm::interleaveComma(strategies, error,
+                          [&](const PipelineStrategy *s) { error << s->getName(); });
+    return error << ")";
+  }
+  scheduled.plan = planPipelined(loop);
+  std::string why = scheduled.strategy->tryPlan(*this, loop, scheduled.plan);
+  if (!why.empty())
+    return loop.emitOpError() << "schedule names strategy '" << name.getValue()
+                              << "', which cannot run this loop: " << why;
+  PipelinePlan &plan = scheduled.plan;
+  if (stages.getInt() != plan.stages)
+    return loop.emitOpError() << "schedule says " << stages.getInt()
+                              << " stages, but the loop's staged buffers have " << plan.stages;
+  if (inFlight.getInt() < 0 || inFlight.getInt() > plan.inFlight)
+    return loop.emitOpError() << "schedule keeps " << inFlight.getInt()
+                              << " MMA groups in flight; this loop allows 0 to " << plan.inFlight;
+  if (pingPong && !plan.pingPong)
+    return loop.emitOpError() << "schedule asks for ping-pong, which this loop cannot take";
+  plan.inFlight = inFlight.getInt();
+  plan.pingPong = pingPong != nullptr;
+  return scheduled;
+}
+
+LogicalResult planPipelines(KernelOp kernel, const Backend &backend,
+                            const ComputeCapability &cc) {
+  KernelLowering planner(kernel, backend, cc);
+  planner.prepareForPlanning();
+  WalkResult result = kernel.walk([&](PipelinedOp loop) {
+    FailureOr<DictionaryAttr> schedule = planner.planSchedule(loop);
+    if (failed(schedule))
+      return WalkResult::interrupt();
+    loop->setAttr(kScheduleAttr, *schedule);
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+} // namespace tessera::lowering
