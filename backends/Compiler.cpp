@@ -276,6 +276,69 @@ void parsePtxasLog(llvm::StringRef log, llvm::StringRef entry, int &registers,
   }
 }
 
+/// Copies what tile-lower-to-gpu changed about each kernel's launch (see
+/// kLoweredBlockThreadsAttr and its kin) into the kernels' descriptions.
+static void recordLoweredLaunches(mlir::ModuleOp module,
+                                  std::vector<runtime::CompiledKernel> &kernels) {
+  module.walk([&](mlir::Operation *op) {
+    auto name = op->getAttrOfType<mlir::StringAttr>(mlir::SymbolTable::getSymbolAttrName());
+    if (!name)
+      return;
+    for (runtime::CompiledKernel &kernel : kernels) {
+      if (kernel.entry() != name.getValue())
+        continue;
+      if (auto threads = op->getAttrOfType<mlir::IntegerAttr>(kLoweredBlockThreadsAttr))
+        kernel.set_block_threads(threads.getInt());
+      if (auto bytes = op->getAttrOfType<mlir::IntegerAttr>(kLoweredSharedBytesAttr))
+        kernel.set_shared_memory_bytes(bytes.getInt());
+      if (op->hasAttr(kLoweredPersistentAttr))
+        kernel.set_persistent(true);
+      if (auto cluster = op->getAttrOfType<mlir::IntegerAttr>(kLoweredClusterXAttr))
+        kernel.set_cluster_x(cluster.getInt());
+      if (auto bytes = op->getAttrOfType<mlir::IntegerAttr>(kLoweredStreamKSlotBytesAttr))
+        kernel.set_stream_k_slot_bytes(bytes.getInt());
+      if (auto tiles = op->getAttrOfType<mlir::IntegerAttr>(kLoweredTilesPerBlockAttr);
+          tiles && kernel.grid_size() > 1) {
+        runtime::Expr rows = kernel.grid(1);
+        runtime::Expr *grid = kernel.mutable_grid(1);
+        grid->Clear();
+        grid->set_op(runtime::Expr::OP_CEIL_DIV);
+        *grid->mutable_lhs() = rows;
+        grid->mutable_rhs()->set_op(runtime::Expr::OP_CONSTANT);
+        grid->mutable_rhs()->set_value(tiles.getInt());
+      }
+      if (auto maps = op->getAttrOfType<mlir::DenseI64ArrayAttr>(kTensorMapsAttr)) {
+        llvm::ArrayRef<int64_t> values = maps.asArrayRef();
+        for (size_t i = 0; i + 3 < values.size(); i += 4) {
+          runtime::TensorMap *map = kernel.add_tensor_maps();
+          map->set_param(static_cast<int32_t>(values[i]));
+          map->add_box(values[i + 1]);
+          map->add_box(values[i + 2]);
+          map->set_swizzle_bytes(static_cast<int32_t>(values[i + 3]));
+        }
+      }
+    }
+  });
+
+}
+
+/// Gives every kernel of `result` the module's PTX (and cubin, registers
+/// and spills where ptxas ran) and its compile time.
+static void recordCompiledCode(CompiledModule &result) {
+  for (runtime::CompiledKernel &kernel : result.kernels) {
+    kernel.set_ptx(result.ptx);
+    kernel.set_compile_micros(int64_t(result.compileMillis * 1000));
+    if (!result.cubin.empty()) {
+      kernel.set_cubin(result.cubin);
+      int registers = 0;
+      int64_t spills = 0;
+      parsePtxasLog(result.ptxasLog, kernel.entry(), registers, spills);
+      kernel.set_registers(registers);
+      kernel.set_spill_bytes(spills);
+    }
+  }
+}
+
 mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
                                               const CompileOptions &options) {
   auto start = std::chrono::steady_clock::now();
@@ -343,46 +406,7 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
   phase("lower to gpu");
   if (keep(Stage::Gpu))
     result.gpu = printOp(module);
-  // The lowering may have changed a launch (see kLoweredBlockThreadsAttr).
-  module.walk([&](mlir::Operation *op) {
-    auto name = op->getAttrOfType<mlir::StringAttr>(mlir::SymbolTable::getSymbolAttrName());
-    if (!name)
-      return;
-    for (runtime::CompiledKernel &kernel : result.kernels) {
-      if (kernel.entry() != name.getValue())
-        continue;
-      if (auto threads = op->getAttrOfType<mlir::IntegerAttr>(kLoweredBlockThreadsAttr))
-        kernel.set_block_threads(threads.getInt());
-      if (auto bytes = op->getAttrOfType<mlir::IntegerAttr>(kLoweredSharedBytesAttr))
-        kernel.set_shared_memory_bytes(bytes.getInt());
-      if (op->hasAttr(kLoweredPersistentAttr))
-        kernel.set_persistent(true);
-      if (auto cluster = op->getAttrOfType<mlir::IntegerAttr>(kLoweredClusterXAttr))
-        kernel.set_cluster_x(cluster.getInt());
-      if (auto bytes = op->getAttrOfType<mlir::IntegerAttr>(kLoweredStreamKSlotBytesAttr))
-        kernel.set_stream_k_slot_bytes(bytes.getInt());
-      if (auto tiles = op->getAttrOfType<mlir::IntegerAttr>(kLoweredTilesPerBlockAttr);
-          tiles && kernel.grid_size() > 1) {
-        runtime::Expr rows = kernel.grid(1);
-        runtime::Expr *grid = kernel.mutable_grid(1);
-        grid->Clear();
-        grid->set_op(runtime::Expr::OP_CEIL_DIV);
-        *grid->mutable_lhs() = rows;
-        grid->mutable_rhs()->set_op(runtime::Expr::OP_CONSTANT);
-        grid->mutable_rhs()->set_value(tiles.getInt());
-      }
-      if (auto maps = op->getAttrOfType<mlir::DenseI64ArrayAttr>(kTensorMapsAttr)) {
-        llvm::ArrayRef<int64_t> values = maps.asArrayRef();
-        for (size_t i = 0; i + 3 < values.size(); i += 4) {
-          runtime::TensorMap *map = kernel.add_tensor_maps();
-          map->set_param(static_cast<int32_t>(values[i]));
-          map->add_box(values[i + 1]);
-          map->add_box(values[i + 2]);
-          map->set_swizzle_bytes(static_cast<int32_t>(values[i + 3]));
-        }
-      }
-    }
-  });
+  recordLoweredLaunches(module, result.kernels);
 
   if (mlir::failed(runPasses(module, verifyEach, [&](mlir::OpPassManager &pm) {
         backend->buildLoweringTail(pm, cc);
@@ -441,18 +465,7 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
     }
     result.cubin = std::move(*cubin);
   }
-  for (runtime::CompiledKernel &kernel : result.kernels) {
-    kernel.set_ptx(result.ptx);
-    kernel.set_compile_micros(int64_t(result.compileMillis * 1000));
-    if (!result.cubin.empty()) {
-      kernel.set_cubin(result.cubin);
-      int registers = 0;
-      int64_t spills = 0;
-      parsePtxasLog(result.ptxasLog, kernel.entry(), registers, spills);
-      kernel.set_registers(registers);
-      kernel.set_spill_bytes(spills);
-    }
-  }
+  recordCompiledCode(result);
   return result;
 }
 

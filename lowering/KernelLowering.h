@@ -64,6 +64,8 @@ public:
     fastMath_ = !(module && module->hasAttr(kExactMathAttr));
   }
 
+  /// Lowers the kernel: creates the gpu.func, reads the schedules,
+  /// lowers the body, erases the tile.kernel.
   LogicalResult run();
 
   // GemmLoweringContext: what an atom's lowering uses (the index helpers,
@@ -478,6 +480,22 @@ public:
   bool keepRelocation_ = false;
   int64_t pingPongSlotBytes_ = 0, relocatedSharedBytes_ = 0;
   void dropPingPong();
+  // The steps of run(), in order.
+  /// The gpu.func in the module's gpu.module, with one parameter per
+  /// pointer, dynamic dimension and scalar (func_, entry_).
+  void createKernelFunc();
+  /// Maps the kernel's arguments, block indices and thread index to the
+  /// gpu.func's (tensors_, map_).
+  void mapArguments();
+  /// Ping-pong, persistence and stream-K as the kernel asks and can take:
+  /// the workspace parameter, the tile slots, the relocation placeholder.
+  LogicalResult setUpKernelSchedule();
+  /// Reads every pipelined loop's schedule (schedules_) and, for a
+  /// warp-specialized first loop, prepares the consumers' side.
+  LogicalResult readLoopSchedules();
+  /// A persistent kernel's loop over the grid's tiles (stream-K: over the
+  /// block's work items), the insertion point left inside it.
+  void emitTileLoop();
   /// Reads the schedules the tile.kernel asks for (ping-pong, persistent)
   /// and, for them, packs the unstaged shared buffers after the mbarriers
   /// (relocatedSharedBytes_): what run() and planning both start from.

@@ -138,6 +138,39 @@ static LogicalResult checkUnrolledSizes(KernelOp kernel) {
 LogicalResult KernelLowering::run() {
   if (failed(checkUnrolledSizes(kernel_)))
     return failure();
+  createKernelFunc();
+  mapArguments();
+  if (failed(setUpKernelSchedule()))
+    return failure();
+  if (kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr) &&
+      kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr).getInt() > 0) {
+    auto addressSpace = gpu::AddressSpaceAttr::get(b_.getContext(), gpu::AddressSpace::Workgroup);
+    sharedBase_ = gpu::DynamicSharedMemoryOp::create(
+        b_, loc_, MemRefType::get({ShapedType::kDynamic}, b_.getI8Type(), nullptr, addressSpace));
+  }
+  if (failed(readLoopSchedules()))
+    return failure();
+  if (persistent_)
+    emitTileLoop();
+  if (failed(lowerBlock(kernel_.getBodyBlock())))
+    return failure();
+  if (pingPong_ && !func_->hasAttr(kLoweredTilesPerBlockAttr))
+    dropPingPong();
+  if (relocateOp_ && !keepRelocation_)
+    foldPlaceholder(relocateOp_, 0);
+  if (persistent_)
+    b_.setInsertionPointAfter(tileLoop_);
+  // Bulk tensor stores still in flight read shared memory and write the
+  // output: their issuing thread waits for them before the block ends.
+  if (bulkStoresPending_)
+    ifThen(isThread(0), [&] { bulkWaitGroup(b_, loc_, 0, /*read=*/false); });
+  gpu::ReturnOp::create(b_, loc_);
+  kernel_.erase();
+  return success();
+}
+
+
+void KernelLowering::createKernelFunc() {
   MLIRContext *ctx = kernel_.getContext();
   auto module = kernel_->getParentOfType<ModuleOp>();
   module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(ctx));
@@ -162,21 +195,23 @@ LogicalResult KernelLowering::run() {
     gpuModule = gpu::GPUModuleOp::create(b_, loc_, kGpuModuleName);
   }
   b_.setInsertionPointToEnd(gpuModule.getBody());
-  auto func = gpu::GPUFuncOp::create(b_, loc_, kernel_.getSymName(),
+  func_ = gpu::GPUFuncOp::create(b_, loc_, kernel_.getSymName(),
                                      b_.getFunctionType(paramTypes, {}));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
-  func.setKnownBlockSizeAttr(
+  func_->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
+  func_.setKnownBlockSizeAttr(
       b_.getDenseI32ArrayAttr({int32_t(kernel_.getThreads()), 1, 1}));
-  func_ = func;
-  entry_ = &func.getBody().front();
+  entry_ = &func_.getBody().front();
   b_.setInsertionPointToStart(entry_);
 
+}
+
+void KernelLowering::mapArguments() {
   unsigned param = 0;
   int64_t dynamicDim = 0;
   for (unsigned i = 0, e = kernel_.getNumKernelArguments(); i < e; ++i) {
     BlockArgument arg = kernel_.getKernelArgument(i);
     if (auto tensor = dyn_cast<TileTensorType>(arg.getType())) {
-      func.setArgAttr(param, LLVM::LLVMDialect::getAlignAttrName(),
+      func_.setArgAttr(param, LLVM::LLVMDialect::getAlignAttrName(),
                       b_.getI64IntegerAttr(caps_.globalVectorBytes));
       TensorInfo info{tensor, entry_->getArgument(param++), {}, {}};
       for (int64_t dim : tensor.getShape()) {
@@ -204,6 +239,9 @@ LogicalResult KernelLowering::run() {
   for (auto [i, blockIndex] : llvm::enumerate(kernel_.getBlockIndices()))
     map_.map(blockIndex, gpu::BlockIdOp::create(b_, loc_, kDims[i]));
   rawThreadId_ = threadId_ = gpu::ThreadIdOp::create(b_, loc_, gpu::Dimension::x);
+}
+
+LogicalResult KernelLowering::setUpKernelSchedule() {
   readKernelSchedule();
   streamK_ = persistent_ && kernel_.getStreamK();
   if (streamK_) {
@@ -215,10 +253,10 @@ LogicalResult KernelLowering::run() {
   if (streamK_) {
     // The workspace pointer: a param after the kernel's own (tensor maps,
     // added later, follow it).
-    unsigned index = func.getNumArguments();
-    if (failed(func.insertArgument(index, ptrType, {}, loc_)))
+    unsigned index = func_.getNumArguments();
+    if (failed(func_.insertArgument(index, LLVM::LLVMPointerType::get(b_.getContext(), kGlobalAddressSpace), {}, loc_)))
       return failure();
-    workspace_ = func.getArgument(index);
+    workspace_ = func_.getArgument(index);
   }
   if (pingPong_ || persistent_)
     relocateOp_ = arith::ConstantIndexOp::create(b_, loc_, 1);
@@ -233,12 +271,10 @@ LogicalResult KernelLowering::run() {
     map_.map(y, add(mul(blockIdY_, tiles), slot));
     threadId_ = arith::SubIOp::create(b_, loc_, rawThreadId_, mul(slot, cst(threads)));
   }
-  if (kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr) &&
-      kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr).getInt() > 0) {
-    auto addressSpace = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-    sharedBase_ = gpu::DynamicSharedMemoryOp::create(
-        b_, loc_, MemRefType::get({ShapedType::kDynamic}, b_.getI8Type(), nullptr, addressSpace));
-  }
+  return success();
+}
+
+LogicalResult KernelLowering::readLoopSchedules() {
   // Every pipelined loop's schedule, as tile-plan-pipelines decided it.
   // When the kernel's first top-level loop is warp-specialized, the
   // producer warpgroup leaves at onceAnchor_ (the kernel's start, or before
@@ -278,63 +314,50 @@ LogicalResult KernelLowering::run() {
       onceAnchor_ = arith::ConstantIndexOp::create(b_, loc_, 0);
   }
 
-  if (persistent_) {
-    // The body runs once per tile of the grid this block takes: linear tile
-    // t = blockIdx.x, + gridDim.x, ... (the runtime launches as many blocks
-    // as the device holds).
-    func_->setAttr(kLoweredPersistentAttr, UnitAttr::get(ctx));
-    // Stream-K: the once-per-block part of a warp-specialized loop goes
-    // here, before the consumers' work-item decomposition (whose values
-    // would otherwise stay live through the producer's 40 registers).
-    if (streamK_)
-      onceAnchor_ = arith::ConstantIndexOp::create(b_, loc_, 0);
-    // The grid's block count (stream-K computes its own, with its split).
-    Value total = streamK_ ? Value() : emitGridExtents();
-    {
-      OpBuilder::InsertionGuard guard(b_);
-      b_.setInsertionPointToStart(entry_);
-      ringBase_ = memref::AllocaOp::create(b_, loc_, MemRefType::get({1}, b_.getIndexType()));
-    }
-    memref::StoreOp::create(b_, loc_, cst(0), ringBase_, ValueRange{cst(0)});
-    if (streamK_) {
-      PipelinedOp loop = *kernel_.getBodyBlock().getOps<PipelinedOp>().begin();
-      emitStreamKParams(loop);
-      int64_t threads = kernel_.getThreads(), quads = 0;
-      for (Value accumulator : loopAccumulators(loop))
-        quads += llvm::divideCeil(
-            llvm::divideCeil(cast<BufferType>(accumulator.getType()).getNumElements(), threads),
-            4);
-      skSlotBytes_ = quads * threads * 16;
-      func_->setAttr(kLoweredStreamKSlotBytesAttr, b_.getI64IntegerAttr(skSlotBytes_));
-      tileLoop_ = emitWorkItems({}, skTile_, skBegin_, skEnd_);
-      ivOffset_ = skBegin_;
-      for (auto [index, coord] : llvm::zip(kernel_.getBlockIndices(), tileCoords(skTile_)))
-        map_.map(index, coord);
-    } else {
-      tileLoop_ =
-          scf::ForOp::create(b_, loc_, gpu::BlockIdOp::create(b_, loc_, gpu::Dimension::x),
-                             total, gpu::GridDimOp::create(b_, loc_, gpu::Dimension::x));
-      b_.setInsertionPoint(tileLoop_.getBody()->getTerminator());
-      for (auto [index, coord] :
-           llvm::zip(kernel_.getBlockIndices(), tileCoords(tileLoop_.getInductionVar())))
-        map_.map(index, coord);
-    }
-  }
-  if (failed(lowerBlock(kernel_.getBodyBlock())))
-    return failure();
-  if (pingPong_ && !func_->hasAttr(kLoweredTilesPerBlockAttr))
-    dropPingPong();
-  if (relocateOp_ && !keepRelocation_)
-    foldPlaceholder(relocateOp_, 0);
-  if (persistent_)
-    b_.setInsertionPointAfter(tileLoop_);
-  // Bulk tensor stores still in flight read shared memory and write the
-  // output: their issuing thread waits for them before the block ends.
-  if (bulkStoresPending_)
-    ifThen(isThread(0), [&] { bulkWaitGroup(b_, loc_, 0, /*read=*/false); });
-  gpu::ReturnOp::create(b_, loc_);
-  kernel_.erase();
   return success();
+}
+
+void KernelLowering::emitTileLoop() {
+  // The body runs once per tile of the grid this block takes: linear tile
+  // t = blockIdx.x, + gridDim.x, ... (the runtime launches as many blocks
+  // as the device holds).
+  func_->setAttr(kLoweredPersistentAttr, UnitAttr::get(b_.getContext()));
+  // Stream-K: the once-per-block part of a warp-specialized loop goes
+  // here, before the consumers' work-item decomposition (whose values
+  // would otherwise stay live through the producer's 40 registers).
+  if (streamK_)
+    onceAnchor_ = arith::ConstantIndexOp::create(b_, loc_, 0);
+  // The grid's block count (stream-K computes its own, with its split).
+  Value total = streamK_ ? Value() : emitGridExtents();
+  {
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToStart(entry_);
+    ringBase_ = memref::AllocaOp::create(b_, loc_, MemRefType::get({1}, b_.getIndexType()));
+  }
+  memref::StoreOp::create(b_, loc_, cst(0), ringBase_, ValueRange{cst(0)});
+  if (streamK_) {
+    PipelinedOp loop = *kernel_.getBodyBlock().getOps<PipelinedOp>().begin();
+    emitStreamKParams(loop);
+    int64_t threads = kernel_.getThreads(), quads = 0;
+    for (Value accumulator : loopAccumulators(loop))
+      quads += llvm::divideCeil(
+          llvm::divideCeil(cast<BufferType>(accumulator.getType()).getNumElements(), threads),
+          4);
+    skSlotBytes_ = quads * threads * 16;
+    func_->setAttr(kLoweredStreamKSlotBytesAttr, b_.getI64IntegerAttr(skSlotBytes_));
+    tileLoop_ = emitWorkItems({}, skTile_, skBegin_, skEnd_);
+    ivOffset_ = skBegin_;
+    for (auto [index, coord] : llvm::zip(kernel_.getBlockIndices(), tileCoords(skTile_)))
+      map_.map(index, coord);
+  } else {
+    tileLoop_ =
+        scf::ForOp::create(b_, loc_, gpu::BlockIdOp::create(b_, loc_, gpu::Dimension::x),
+                           total, gpu::GridDimOp::create(b_, loc_, gpu::Dimension::x));
+    b_.setInsertionPoint(tileLoop_.getBody()->getTerminator());
+    for (auto [index, coord] :
+         llvm::zip(kernel_.getBlockIndices(), tileCoords(tileLoop_.getInductionVar())))
+      map_.map(index, coord);
+  }
 }
 
 void KernelLowering::readKernelSchedule() {
