@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ir/TileDialect.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -28,8 +29,10 @@ class KernelLowering;
 } // namespace lowering
 
 /// The discardable attribute of a tile.pipelined loop holding its schedule:
-/// a dictionary {strategy = "<name>", stages = S, in_flight = F[, ping_pong]}
-/// written by tile-plan-pipelines and read by tile-lower-to-gpu.
+/// a dictionary {strategy = "<name>", stages = S, in_flight = F[, ping_pong]
+/// [, multicast = N]} written by tile-plan-pipelines and read by
+/// tile-lower-to-gpu. On a tile.kernel, the schedules of the whole kernel
+/// that apply: {[persistent][, stream_k]}.
 inline constexpr llvm::StringLiteral kScheduleAttr = "tile.schedule";
 
 /// What planning found out about a tile.pipelined loop from the tile IR,
@@ -49,6 +52,12 @@ struct PipelineLoopPlan {
   /// The ping-pong schedule (two tiles' consumers share a warp-specialized
   /// loop's ring of stages).
   bool pingPong = false;
+  /// Blocks per thread block cluster that multicast the loop's largest copy
+  /// (the tile.kernel's `multicast`); 0: none.
+  int64_t multicastBlocks = 0;
+  /// What planning tells the author about the schedule (each a remark on
+  /// the loop), e.g. why a schedule the kernel asked for does not apply.
+  std::vector<std::string> remarks;
 };
 
 /// A pipelining strategy: one object per strategy, in the folder of the

@@ -427,6 +427,12 @@ public:
   /// that can run it, and what it decided; a remark when the backend's
   /// first choice could not (naming why). Failure when none can.
   FailureOr<DictionaryAttr> planSchedule(PipelinedOp loop);
+  /// The kernel's own schedule (kScheduleAttr on the tile.kernel): whether
+  /// it is persistent and runs stream-K, with a remark where stream-K or
+  /// multicast was asked for and does not apply. After planSchedule.
+  DictionaryAttr planKernelSchedule();
+  /// streamK_ from the kernel's schedule.
+  LogicalResult readKernelStreamK();
   /// A loop's schedule as lowering uses it: its strategy and plan.
   struct ScheduledLoop {
     const PipelineStrategy *strategy = nullptr;

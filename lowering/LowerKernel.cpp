@@ -243,13 +243,8 @@ void KernelLowering::mapArguments() {
 
 LogicalResult KernelLowering::setUpKernelSchedule() {
   readKernelSchedule();
-  streamK_ = persistent_ && kernel_.getStreamK();
-  if (streamK_) {
-    if (std::optional<std::string> why = whyNoStreamK()) {
-      kernel_.emitRemark() << "stream-K not applied (the kernel stays persistent): " << *why;
-      streamK_ = false;
-    }
-  }
+  if (failed(readKernelStreamK()))
+    return failure();
   if (streamK_) {
     // The workspace pointer: a param after the kernel's own (tensor maps,
     // added later, follow it).
@@ -303,9 +298,6 @@ LogicalResult KernelLowering::readLoopSchedules() {
     dropPingPong();
   if (specialized_ && !pingPong_ && !persistent_)
     relocateEarlyBuffers(specialized_);
-  if (kernel_.getMulticast() && !specialized_)
-    kernel_.emitRemark() << "multicast not applied: no warp-specialized pipelined loop (it "
-                            "needs bulk tensor copies, mbarriers and an asynchronous MMA)";
   if (specialized_) {
     consumerThreads_ = kernel_.getThreads();
     if (pingPong_)

@@ -24,6 +24,9 @@ constexpr llvm::StringLiteral kStrategyKey = "strategy";
 constexpr llvm::StringLiteral kStagesKey = "stages";
 constexpr llvm::StringLiteral kInFlightKey = "in_flight";
 constexpr llvm::StringLiteral kPingPongKey = "ping_pong";
+constexpr llvm::StringLiteral kMulticastKey = "multicast";
+constexpr llvm::StringLiteral kPersistentKey = "persistent";
+constexpr llvm::StringLiteral kStreamKKey = "stream_k";
 } // namespace
 
 void KernelLowering::prepareForPlanning() {
@@ -69,6 +72,8 @@ FailureOr<DictionaryAttr> KernelLowering::planSchedule(PipelinedOp loop) {
       }
       continue;
     }
+    for (const std::string &remark : plan.remarks)
+      loop.emitRemark() << remark;
     Builder b(loop.getContext());
     SmallVector<NamedAttribute> entries = {
         b.getNamedAttr(kStrategyKey, b.getStringAttr(strategy->getName())),
@@ -76,6 +81,8 @@ FailureOr<DictionaryAttr> KernelLowering::planSchedule(PipelinedOp loop) {
         b.getNamedAttr(kInFlightKey, b.getI64IntegerAttr(plan.inFlight))};
     if (plan.pingPong)
       entries.push_back(b.getNamedAttr(kPingPongKey, b.getUnitAttr()));
+    if (plan.multicastBlocks)
+      entries.push_back(b.getNamedAttr(kMulticastKey, b.getI64IntegerAttr(plan.multicastBlocks)));
     return b.getDictionaryAttr(entries);
   }
   return loop.emitOpError() << "no pipelining strategy of backend '" << backend_.getName()
@@ -91,10 +98,12 @@ FailureOr<KernelLowering::ScheduledLoop> KernelLowering::readSchedule(PipelinedO
   auto stages = schedule.getAs<IntegerAttr>(kStagesKey);
   auto inFlight = schedule.getAs<IntegerAttr>(kInFlightKey);
   Attribute pingPong = schedule.get(kPingPongKey);
-  if (!name || !stages || !inFlight || (pingPong && !isa<UnitAttr>(pingPong)))
+  Attribute multicast = schedule.get(kMulticastKey);
+  if (!name || !stages || !inFlight || (pingPong && !isa<UnitAttr>(pingPong)) ||
+      (multicast && !isa<IntegerAttr>(multicast)))
     return loop.emitOpError() << "'" << kScheduleAttr
                               << "' must be {strategy = \"<name>\", stages = <i64>, in_flight = "
-                                 "<i64>[, ping_pong]}, got "
+                                 "<i64>[, ping_pong][, multicast = <i64>]}, got "
                               << schedule;
   ScheduledLoop scheduled;
   std::vector<const PipelineStrategy *> strategies = backend_.getPipelineStrategies(cc_);
@@ -124,9 +133,51 @@ FailureOr<KernelLowering::ScheduledLoop> KernelLowering::readSchedule(PipelinedO
                               << " MMA groups in flight; this loop allows 0 to " << plan.inFlight;
   if (pingPong && !plan.pingPong)
     return loop.emitOpError() << "schedule asks for ping-pong, which this loop cannot take";
+  int64_t blocks = multicast ? cast<IntegerAttr>(multicast).getInt() : 0;
+  if (blocks != 0 && blocks != plan.multicastBlocks)
+    return loop.emitOpError() << "schedule multicasts over " << blocks
+                              << " blocks; this loop can take " << plan.multicastBlocks
+                              << " (0: none)";
   plan.inFlight = inFlight.getInt();
   plan.pingPong = pingPong != nullptr;
+  plan.multicastBlocks = blocks;
+  plan.remarks.clear();
   return scheduled;
+}
+
+DictionaryAttr KernelLowering::planKernelSchedule() {
+  Builder b(kernel_.getContext());
+  SmallVector<NamedAttribute> entries;
+  if (persistent_)
+    entries.push_back(b.getNamedAttr(kPersistentKey, b.getUnitAttr()));
+  if (persistent_ && kernel_.getStreamK()) {
+    if (std::optional<std::string> why = whyNoStreamK())
+      kernel_.emitRemark() << "stream-K not applied (the kernel stays persistent): " << *why;
+    else
+      entries.push_back(b.getNamedAttr(kStreamKKey, b.getUnitAttr()));
+  }
+  // Multicast is a warp-specialized loop's (its schedule says whether).
+  auto topLevel = kernel_.getBodyBlock().getOps<PipelinedOp>();
+  bool specialized = false;
+  if (!topLevel.empty())
+    if (auto schedule = (*topLevel.begin())->getAttrOfType<DictionaryAttr>(kScheduleAttr))
+      for (const PipelineStrategy *strategy : backend_.getPipelineStrategies(cc_))
+        if (strategy->specializesWarps() &&
+            schedule.getAs<StringAttr>(kStrategyKey) == strategy->getName())
+          specialized = true;
+  if (kernel_.getMulticast() && !specialized)
+    kernel_.emitRemark() << "multicast not applied: no warp-specialized pipelined loop (it "
+                            "needs bulk tensor copies, mbarriers and an asynchronous MMA)";
+  return b.getDictionaryAttr(entries);
+}
+
+LogicalResult KernelLowering::readKernelStreamK() {
+  auto schedule = kernel_->getAttrOfType<DictionaryAttr>(kScheduleAttr);
+  if (!schedule && kernel_.getStreamK() && persistent_)
+    return kernel_.emitOpError() << "asks for stream-K but has no schedule ('" << kScheduleAttr
+                                 << "'): run tile-plan-pipelines before tile-lower-to-gpu";
+  streamK_ = persistent_ && schedule && schedule.get(kStreamKKey);
+  return success();
 }
 
 LogicalResult planPipelines(KernelOp kernel, const Backend &backend,
@@ -140,7 +191,10 @@ LogicalResult planPipelines(KernelOp kernel, const Backend &backend,
     loop->setAttr(kScheduleAttr, *schedule);
     return WalkResult::advance();
   });
-  return failure(result.wasInterrupted());
+  if (result.wasInterrupted())
+    return failure();
+  kernel->setAttr(kScheduleAttr, planner.planKernelSchedule());
+  return success();
 }
 
 } // namespace tessera::lowering

@@ -55,6 +55,7 @@ public:
     consumers = threads * tiles;
     i32 = b.getI32Type();
     clusterBlocks = kl.kernel_.getMulticastBlocks().value_or(2);
+    multicastPlanned = plan.multicastBlocks > 0;
   }
 
   LogicalResult emit();
@@ -93,6 +94,8 @@ private:
   const llvm::SmallPtrSetImpl<Operation *> &ahead;
   int64_t stages, barrierOffset;
   int64_t threads, tiles, consumers, clusterBlocks;
+  /// The schedule multicasts the largest copy (PipelineLoopPlan).
+  bool multicastPlanned = false;
   Type i32;
 
   /// One tensor map per (tensor, box, swizzle), passed after the params.
@@ -175,18 +178,8 @@ void WarpSpecializedLoop::chooseMulticast() {
   // tile rows of one column side by side groups most tiles; the rest load
   // alone. A persistent kernel's blocks share ring positions only if every
   // tile runs the same iteration count.
-  const char *noMulticast = nullptr;
-  if (kl.kernel_.getMulticast()) {
-    if (!kl.caps_.hasClusters)
-      noMulticast = "the target has no thread block clusters";
-    else if (kl.pingPong_)
-      noMulticast = "not with the ping-pong schedule";
-    else if (!largestShared)
-      noMulticast = "no copy of at least as many panels as the cluster has blocks";
-    else if (kl.persistent_ && kl.dependsOnBlockIndices(loop.getCount()))
-      noMulticast = "the iteration count depends on the tile (a persistent kernel)";
-  }
-  if (kl.kernel_.getMulticast() && !noMulticast) {
+  // Whether it applies was planned (TmaWarpSpecializedPlan.cpp).
+  if (multicastPlanned && largestShared) {
     multicastCopy = largestShared;
     SmallVector<Value> work(multicastCopy.getSrcOffsets().begin(),
                             multicastCopy.getSrcOffsets().end());
@@ -204,8 +197,6 @@ void WarpSpecializedLoop::chooseMulticast() {
         multicastKey.insert(v);
     }
   }
-  if (noMulticast)
-    loop.emitRemark() << "multicast not applied: " << noMulticast;
   if (multicastCopy)
     kl.func_->setAttr(kLoweredClusterXAttr, b.getI64IntegerAttr(clusterBlocks));
   kl.func_->setAttr(kLoweredBlockThreadsAttr, b.getI64IntegerAttr(consumers + 128));

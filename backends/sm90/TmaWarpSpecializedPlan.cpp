@@ -82,6 +82,36 @@ std::string whyBodyNotSpecializable(KernelLowering &kl, PipelinedOp loop,
   return "";
 }
 
+/// Clusters of n = `multicast_blocks` blocks along x (tile.kernel's
+/// `multicast`) share the loads of the loop's largest copy of at least n
+/// panels: each block loads 1/n of its panels and multicasts them to all
+/// (TmaWarpSpecialized.cpp). Not on targets without clusters, under
+/// ping-pong, or in a persistent kernel whose iteration count depends on the
+/// tile (the cluster's blocks must share ring positions).
+void planMulticast(KernelLowering &kl, PipelinedOp loop, PipelineLoopPlan &plan) {
+  KernelOp kernel = kl.kernel_;
+  if (!kernel.getMulticast())
+    return;
+  int64_t blocks = kernel.getMulticastBlocks().value_or(2);
+  bool wideEnough = false;
+  for (Operation *op : plan.ahead)
+    if (auto alloc = cast<CopyOp>(op).getDst().getDefiningOp<AllocSharedOp>())
+      wideEnough |= getSharedSwizzle(alloc.getType()).panels >= blocks;
+  const char *why = nullptr;
+  if (!kl.caps_.hasClusters)
+    why = "the target has no thread block clusters";
+  else if (plan.pingPong)
+    why = "not with the ping-pong schedule";
+  else if (!wideEnough)
+    why = "no copy of at least as many panels as the cluster has blocks";
+  else if (kl.persistent_ && kl.dependsOnBlockIndices(loop.getCount()))
+    why = "the iteration count depends on the tile (a persistent kernel)";
+  if (why)
+    plan.remarks.push_back(std::string("multicast not applied: ") + why);
+  else
+    plan.multicastBlocks = blocks;
+}
+
 } // namespace
 
 std::string TmaWarpSpecializedPipeline::tryPlan(KernelLowering &kl, PipelinedOp loop,
@@ -132,6 +162,7 @@ std::string TmaWarpSpecializedPipeline::tryPlan(KernelLowering &kl, PipelinedOp 
   plan.inFlight = 1;
   plan.pingPong = kl.pingPong_ && loops == 1 && 2 * threads + 128 <= caps.maxThreadsPerBlock &&
                   relocatedFits;
+  planMulticast(kl, loop, plan);
   if (plan.pingPong || kl.persistent_ || !kl.hasSharedMemory())
     return "";
   // A grid-launched kernel's producer fills the stages from the kernel's

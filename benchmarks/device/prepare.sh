@@ -16,6 +16,10 @@ cp bazel-bin/tests/runtime/runtime_gpu_test .device/
 bazel build //examples:all_examples //tests/conformance:write_bundles //benchmarks:variants
 ./bazel-bin/examples/all_examples --no-run --bundle-dir=.device/bundles | tee .device/compile_table.txt
 ./bazel-bin/tests/conformance/write_bundles .device/bundles
+# The test-only Turing backend's cases (its own atom and pipelining strategy),
+# run through the driver's JIT like the other older targets.
+bazel build //tests/conformance:write_bundles_sm75
+./bazel-bin/tests/conformance/write_bundles_sm75 .device/bundles sm_75
 ./bazel-bin/benchmarks/variants --target=sm_90a .device/bundles/sm_90a.variants.pb
 ./bazel-bin/benchmarks/variants --target=sm_80 .device/bundles/sm_80.variants.pb
 if [ "${AB:-0}" = 1 ]; then

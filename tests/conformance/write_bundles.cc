@@ -1,6 +1,7 @@
 //===- write_bundles.cc - Conformance cases as kernel bundles -------------===//
 //
-// Compiles every shared case for every target not skipped by its backend
+// Compiles every shared case for every target named (default: every built-in
+// one) not skipped by its backend
 // and writes DIR/<target>.conformance.pb, so that the runtime-only
 // device_runner can run the conformance suite on a GPU machine that has no
 // compiler (benchmarks/device/prepare.sh).
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "backends/Backend.h"
@@ -22,11 +24,15 @@
 
 int main(int argc, char** argv) {
   using namespace tessera;
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: write_bundles DIR\n");
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: write_bundles DIR [TARGET...]\n");
     return 2;
   }
-  for (const std::string& target : examples::AllTargets()) {
+  // The targets named, or every built-in one.
+  std::vector<std::string> targets(argv + 2, argv + argc);
+  if (targets.empty())
+    targets = examples::AllTargets();
+  for (const std::string& target : targets) {
     std::string error;
     const Backend* backend = BackendRegistry::global().lookup(target, error);
     if (!backend) {

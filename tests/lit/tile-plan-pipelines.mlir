@@ -10,6 +10,11 @@
 // tile.parallel in the body (it would touch shared memory between stages).
 // RUN: sed -e 's/sm_80/sm_90a/' %S/Inputs/gemm-pipelined-unaligned.mlir | %tessera-opt - --tile-layout-inference --tile-plan-shared-memory --tile-plan-pipelines 2>&1 | FileCheck %s --check-prefix=UNALIGNED
 // RUN: %tessera-opt %s --tile-layout-inference --tile-plan-shared-memory --tile-plan-pipelines 2>&1 | FileCheck %s --check-prefix=PARALLEL
+// The kernel's own schedules, decided with its loops': multicast over a
+// cluster, ping-pong, persistence and stream-K, each where it applies.
+// RUN: %tessera-opt %S/Inputs/gemm-multicast.mlir --tile-layout-inference --tile-plan-shared-memory --tile-plan-pipelines | FileCheck %s --check-prefix=MULTICAST
+// RUN: %tessera-opt %S/Inputs/gemm-pingpong.mlir --tile-layout-inference --tile-plan-shared-memory --tile-plan-pipelines | FileCheck %s --check-prefix=PINGPONG
+// RUN: %tessera-opt %S/Inputs/gemm-streamk.mlir --tile-layout-inference --tile-plan-shared-memory --tile-plan-pipelines | FileCheck %s --check-prefix=STREAMK
 // The schedule prints at the tile stage of the compiler.
 // RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_90a --emit=tile | FileCheck %s --check-prefix=EMIT
 
@@ -26,6 +31,11 @@
 // A loop without staged copies runs in order, without a remark.
 // PARALLEL-NOT: remark
 // PARALLEL: tile.schedule = {in_flight = 0 : i64, stages = 1 : i64, strategy = "in-order"}
+// MULTICAST: tile.kernel {{.*}} tile.schedule = {}
+// MULTICAST: tile.schedule = {in_flight = 1 : i64, multicast = 2 : i64, stages = 4 : i64, strategy = "tma-warp-specialized"}
+// PINGPONG: tile.schedule = {in_flight = 1 : i64, ping_pong, stages = 4 : i64, strategy = "tma-warp-specialized"}
+// STREAMK: tile.kernel {{.*}} tile.schedule = {persistent, stream_k}
+// STREAMK: tile.schedule = {in_flight = 1 : i64, stages = 4 : i64, strategy = "tma-warp-specialized"}
 // EMIT: tile.schedule = {in_flight = 1 : i64, stages = 3 : i64, strategy = "tma-warp-specialized"}
 
 module attributes {tile.target = #tile.target<"sm_90a">} {
