@@ -79,8 +79,17 @@ Type tessera::tile::getReduceScratchElementType(Type element) {
 
 bool tessera::tile::isSupportedElementType(Type type) {
   return type.isF16() || type.isBF16() || type.isF32() || type.isF64() ||
-         type.isInteger(8) || type.isInteger(32) || type.isInteger(64);
+         type.isSignlessInteger(8) || type.isSignlessInteger(32) ||
+         type.isSignlessInteger(64) || isStorageOnlyType(type);
 }
+
+bool tessera::tile::isStorageOnlyType(Type type) {
+  return isa<Float8E4M3FNType, Float8E5M2Type>(type) || type.isUnsignedInteger(8);
+}
+
+/// The element types, as the dialect's messages list them.
+static constexpr const char *kElementTypes =
+    "f16, bf16, f32, f64, f8E4M3FN, f8E5M2, i8, ui8, i32 or i64";
 
 //===----------------------------------------------------------------------===//
 // Attributes
@@ -174,8 +183,8 @@ LogicalResult TileTensorType::verify(function_ref<InFlightDiagnostic()> emitErro
     if (!ShapedType::isDynamic(dim) && dim <= 0)
       return emitError() << "tensor dimensions must be positive or '?', got " << dim;
   if (!isSupportedElementType(elementType))
-    return emitError() << "unsupported tensor element type " << elementType
-                       << " (expected f16, bf16, f32, f64, i8, i32 or i64)";
+    return emitError() << "unsupported tensor element type " << elementType << " (expected "
+                       << kElementTypes << ")";
   return success();
 }
 
@@ -227,8 +236,8 @@ LogicalResult BufferType::verify(function_ref<InFlightDiagnostic()> emitError,
     elements *= dim;
   }
   if (!isSupportedElementType(elementType))
-    return emitError() << "unsupported buffer element type " << elementType
-                       << " (expected f16, bf16, f32, f64, i8, i32 or i64)";
+    return emitError() << "unsupported buffer element type " << elementType << " (expected "
+                       << kElementTypes << ")";
   return success();
 }
 
@@ -344,8 +353,11 @@ std::string KernelOp::getArgumentName(unsigned i) {
 LogicalResult KernelOp::verify() {
   for (auto [i, input] : llvm::enumerate(getFunctionType().getInputs())) {
     if (isa<TileTensorType>(input) || input.isIndex() ||
-        (input.isIntOrFloat() && isSupportedElementType(input)))
+        (input.isIntOrFloat() && isSupportedElementType(input) && !isStorageOnlyType(input)))
       continue;
+    if (isStorageOnlyType(input))
+      return emitOpError() << "argument #" << i << " is a scalar of storage type " << input
+                           << "; pass scalars as f16, bf16, f32, f64, i8, i32 or i64";
     return emitOpError() << "argument #" << i << " has type " << input
                          << "; kernel arguments are !tile.tensor values or scalars";
   }
@@ -546,6 +558,9 @@ LogicalResult CopyOp::verify() {
 
 LogicalResult FillOp::verify() {
   Type elementType = cast<BufferType>(getBuffer().getType()).getElementType();
+  // A ui8 buffer is filled with its bits as an i8 (arith has no ui8).
+  if (elementType.isUnsignedInteger(8) && getValue().getType().isSignlessInteger(8))
+    return success();
   if (getValue().getType() != elementType)
     return emitOpError() << "fill value has type " << getValue().getType()
                          << " but the buffer holds " << elementType;
@@ -635,7 +650,21 @@ LogicalResult ParallelOp::verifyRegions() {
             PipelinedOp, ReduceOp>(op))
       return op.emitOpError() << "is not allowed inside tile.parallel; the body computes one "
                                  "element at a time";
-  return success();
+  // FP8 and ui8 are storage types: only loads, stores and tile.cast touch
+  // them (computing in them would round every step, and arith has no
+  // unsigned integers).
+  WalkResult storage = getBody().walk([&](Operation *op) {
+    if (isa<TileDialect>(op->getDialect()))
+      return WalkResult::advance();
+    for (Type type : llvm::concat<const Type>(op->getOperandTypes(), op->getResultTypes()))
+      if (isStorageOnlyType(type)) {
+        op->emitOpError() << "computes in " << type
+                          << ", a storage type; tile.cast it to f32 (or i32) first";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(storage.wasInterrupted());
 }
 
 //===----------------------------------------------------------------------===//
@@ -698,14 +727,28 @@ LogicalResult GemmOp::verify() {
                          << b.getRank() << " and " << c.getRank();
   if (!c.isFragment())
     return emitOpError() << "accumulator C must be a fragment, got " << c;
-  Type elt = a.getElementType();
+  Type elt = a.getElementType(), acc = c.getElementType();
   if (elt != b.getElementType())
     return emitOpError() << "A holds " << elt << " but B holds " << b.getElementType()
                          << "; A and B must share their element type";
-  if (!(elt.isF16() || elt.isBF16() || elt.isF32()))
-    return emitOpError() << "A and B must hold f16, bf16 or f32, got " << elt;
-  if (!c.getElementType().isF32())
-    return emitOpError() << "accumulator C must hold f32, got " << c.getElementType();
+  bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(elt);
+  bool int8 = elt.isSignlessInteger(8) || elt.isUnsignedInteger(8);
+  if (!(elt.isF16() || elt.isBF16() || elt.isF32() || elt.isF64() || fp8 || int8))
+    return emitOpError() << "A and B must hold f16, bf16, f32, f64, f8E4M3FN, f8E5M2, i8 or "
+                            "ui8, got "
+                         << elt;
+  // What the tensor cores accumulate each input type in.
+  bool f16Acc = elt.isF16() || fp8;
+  StringRef expected = elt.isF64() ? "f64" : int8 ? "i32" : f16Acc ? "f32 or f16" : "f32";
+  bool accOk = elt.isF64() ? acc.isF64()
+               : int8      ? acc.isSignlessInteger(32)
+               : f16Acc    ? (acc.isF32() || acc.isF16())
+                           : acc.isF32();
+  if (!accOk)
+    return emitOpError() << "accumulator C must hold " << expected << " for " << elt
+                         << " inputs, got " << acc;
+  if (getPrecision() && *getPrecision() == Precision::tf32 && !elt.isF32())
+    return emitOpError() << "precision tf32 applies to f32 inputs, got " << elt;
   int64_t m = a.getShape()[getTransposeA() ? 1 : 0], ka = a.getShape()[getTransposeA() ? 0 : 1];
   int64_t kb = b.getShape()[getTransposeB() ? 1 : 0], n = b.getShape()[getTransposeB() ? 0 : 1];
   if (ka != kb)
@@ -790,9 +833,12 @@ LogicalResult ReduceOp::verify() {
   auto dst = cast<BufferType>(getDst().getType());
   if (!src.isFragment() || !dst.isFragment())
     return emitOpError() << "reduces a fragment into a fragment, got " << src << " and " << dst;
-  if (!isa<FloatType>(src.getElementType()) || !isa<FloatType>(dst.getElementType()))
-    return emitOpError() << "reduces float fragments, got " << src.getElementType() << " and "
-                         << dst.getElementType();
+  auto computable = [](Type type) {
+    return isa<FloatType>(type) && !isStorageOnlyType(type);
+  };
+  if (!computable(src.getElementType()) || !computable(dst.getElementType()))
+    return emitOpError() << "reduces f16, bf16, f32 or f64 fragments, got "
+                         << src.getElementType() << " and " << dst.getElementType();
   ArrayRef<int64_t> shape = src.getShape();
   SmallVector<int64_t> expected(shape.drop_back());
   if (expected.empty())
@@ -809,5 +855,20 @@ LogicalResult ReduceOp::verify() {
       return emitOpError() << "scratch must be an " << (expected.isF64() ? "f64" : "f32")
                            << " shared buffer, got " << scratch;
   }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CastOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CastOp::verify() {
+  Type from = getInput().getType(), to = getType();
+  for (Type type : {from, to})
+    if (!type.isIntOrFloat() || !isSupportedElementType(type))
+      return emitOpError() << "converts between element types (" << kElementTypes << "), got "
+                           << type;
+  if (!isa_and_nonnull<ParallelOp>((*this)->getParentOp()))
+    return emitOpError() << "converts elements inside a tile.parallel body";
   return success();
 }

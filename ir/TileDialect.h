@@ -51,6 +51,11 @@ mlir::Type getReduceScratchElementType(mlir::Type element);
 /// True for the element types tensors and buffers may hold.
 bool isSupportedElementType(mlir::Type type);
 
+/// True for the element types that are stored but not computed with: FP8
+/// (f8E4M3FN, f8E5M2) and ui8. Only tile.load, tile.store, tile.cast, copies
+/// and gemms touch them.
+bool isStorageOnlyType(mlir::Type type);
+
 } // namespace tessera::tile
 
 #endif // TESSERA_IR_TILEDIALECT_H
