@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/KernelLowering.h"
+#include "backends/ElementConversion.h"
 
 #include "backends/NvvmOps.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -115,7 +116,9 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
       for (int64_t v = 0; v < vector; ++v) {
         SmallVector<Value> at(chunk.coords);
         at.back() = add(at.back(), cst(v));
-        memref::StoreOp::create(b_, loc_, convert(values[v], dst.type.getElementType()),
+        memref::StoreOp::create(b_, loc_,
+                                convertElement(b_, loc_, values[v], tensor.type.getElementType(),
+                                               dst.type.getElementType()),
                                 dst.memref, sharedIndices(dst, at));
       }
       return;
