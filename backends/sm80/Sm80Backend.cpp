@@ -2,7 +2,8 @@
 //
 // This file implements the Ampere backend (and Ada, sm_89, which shares its
 // instruction set): cp.async (PTX ISA §9.7.9.25), ldmatrix (§9.7.14.5.15)
-// and mma.sync m16n8k16 (§9.7.14.5.8). Capability data from the CUDA C++
+// and mma.sync (§9.7.14.5.8: m16n8k16 f16/bf16, m16n8k8 TF32, m16n8k32
+// s8/u8; m8n8k4 f64). Capability data from the CUDA C++
 // Programming Guide, "Technical Specifications per Compute Capability".
 //
 //===----------------------------------------------------------------------===//
@@ -55,6 +56,7 @@ public:
   }
   std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
     std::vector<MmaAtom> atoms = getSm80MmaSyncAtoms();
+    atoms.push_back(getSm80DmmaAtom());
     atoms.push_back(getSimtFmaAtom());
     return atoms;
   }
