@@ -215,6 +215,8 @@ Value convertElement(OpBuilder &b, Location loc, Value value, Type from, Type to
   return value;
 }
 
+bool saturatesInto(Type type) { return isFp8(type); }
+
 Value storageConstant(OpBuilder &b, Location loc, Type type, double value) {
   if (isFp8(type)) {
     auto semantics = &cast<FloatType>(type).getFloatSemantics();

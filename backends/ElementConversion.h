@@ -30,6 +30,10 @@ mlir::Type getStorageType(mlir::Type type);
 mlir::Value convertElement(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
                            mlir::Type from, mlir::Type to, bool saturate = false);
 
+/// Whether copies into elements of `type` saturate: FP8 (a quantizing
+/// store keeps the finite range rather than overflowing to NaN).
+bool saturatesInto(mlir::Type type);
+
 /// The constant `value` of element type `type`, in its storage type (FP8
 /// rounded to nearest even and saturated).
 mlir::Value storageConstant(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,

@@ -211,7 +211,8 @@ def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
     per dimension: the tile's origin in the tensor (e.g. a block's offset).
     Elements of the tile that fall outside the tensor are not read (they
     read as zero) and not written, so tails need no code from the author.
-    Element types may differ between float types; the copy converts.
+    Element types may differ between float types; the copy converts
+    (rounding to nearest even; into FP8 saturating to its finite range).
 
     Example:
 
@@ -236,6 +237,9 @@ def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
 def Tile_FillOp : Tile_Op<"fill"> {
   let summary = "Sets every element of a buffer to a value";
   let description = [{
+    The value has the buffer's element type; a ui8 buffer takes its bits
+    as an i8 (arith has no unsigned integers).
+
     Example: `tile.fill %acc, %zero : !tile.buffer<128x128xf32, fragment>, f32`
   }];
   let arguments = (ins Tile_AnyBuffer:$buffer, AnyType:$value);

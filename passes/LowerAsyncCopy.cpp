@@ -118,7 +118,8 @@ void KernelLowering::lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
         at.back() = add(at.back(), cst(v));
         memref::StoreOp::create(b_, loc_,
                                 convertElement(b_, loc_, values[v], tensor.type.getElementType(),
-                                               dst.type.getElementType()),
+                                               dst.type.getElementType(),
+                                               saturatesInto(dst.type.getElementType())),
                                 dst.memref, sharedIndices(dst, at));
       }
       return;

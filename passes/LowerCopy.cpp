@@ -422,7 +422,7 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
       }
     }
     for (Value &value : values)
-      value = convertElement(b_, loc_, value, srcElt, dstElt);
+      value = convertElement(b_, loc_, value, srcElt, dstElt, saturatesInto(dstElt));
     // Write them.
     if (dstTensor) {
       storeGlobal(tensors_[copy.getDst()], at(dstOffsets), values, aligned);

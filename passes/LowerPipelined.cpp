@@ -617,7 +617,8 @@ Value KernelLowering::loadTileToRegisters(CopyOp copy) {
     int64_t slot = chunk.firstSlot;
     for (Value v : loadGlobal(tensor, tensorCoords(offsets, chunk), dist.getVector(), aligned))
       memref::StoreOp::create(b_, loc_,
-                              convertElement(b_, loc_, v, tensor.type.getElementType(), eltType),
+                              convertElement(b_, loc_, v, tensor.type.getElementType(), eltType,
+                                             saturatesInto(eltType)),
                               registers, ValueRange{cst(slot++)});
   });
   return registers;
