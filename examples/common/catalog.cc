@@ -16,6 +16,7 @@ Example RmsNormExample();
 Example LayerNormExample();
 Example GemmBiasGeluExample();
 Example Fp8GemmExample();
+Example Fp8GemmBlockwiseExample();
 
 const std::vector<std::string>& AllTargets() {
   static const auto* targets = new std::vector<std::string>{"sm_60", "sm_70", "sm_80", "sm_90a"};
@@ -26,7 +27,7 @@ const std::vector<Example>& AllExamples() {
   static const auto* examples = new std::vector<Example>{
       VectorAddExample(), GemmExample(),      SoftmaxExample(),
       RmsNormExample(),   LayerNormExample(), GemmBiasGeluExample(),
-      Fp8GemmExample()};
+      Fp8GemmExample(),   Fp8GemmBlockwiseExample()};
   return *examples;
 }
 

@@ -244,6 +244,66 @@ const GemmKernel kGemmKernels[] = {
     {"gemm_f64", {runtime::DTYPE_F64, runtime::DTYPE_F64}},
 };
 
+/// The block-scaled FP8 GEMM (examples/fp8_gemm_blockwise.cc): A (M x K)
+/// and B (N x K) e4m3, SA (M x K/128) and SB (N/128 x K/128) f32 scales,
+/// D bf16: against the float64 sum of each k-block's exact product scaled
+/// by its two scales, within bf16's rounding and the f32 partial sums'.
+absl::StatusOr<Report> RunFp8Blockwise(const LoadedKernel& kernel, int64_t m, int64_t n,
+                                       int64_t k, bool fullCheck, const RunOptions& options) {
+  constexpr int64_t kBlock = 128;
+  int64_t kb = (k + kBlock - 1) / kBlock, nb = (n + kBlock - 1) / kBlock;
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  Matrix a(runtime::DTYPE_F8E4M3, m * k, random), b(runtime::DTYPE_F8E4M3, n * k, random);
+  std::vector<float> sa(m * kb), sb(nb * kb);
+  for (float& s : sa) s = std::ldexp(1.0f + 0.5f * random.Uniform(), int(random.Index(5)) - 2);
+  for (float& s : sb) s = std::ldexp(1.0f + 0.5f * random.Uniform(), int(random.Index(5)) - 2);
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer da, Upload(a.bytes));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, Upload(b.bytes));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dsa, Upload(sa));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dsb, Upload(sb));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dd, DeviceBuffer::Allocate(m * n * 2));
+  std::vector<KernelArg> args = {TensorArg{da.ptr(), runtime::DTYPE_F8E4M3, {m, k}},
+                                 TensorArg{db.ptr(), runtime::DTYPE_F8E4M3, {n, k}},
+                                 TensorArg{dsa.ptr(), runtime::DTYPE_F32, {m, kb}},
+                                 TensorArg{dsb.ptr(), runtime::DTYPE_F32, {nb, kb}},
+                                 TensorArg{dd.ptr(), runtime::DTYPE_BF16, {m, n}}};
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
+                           TuneAndLaunch(kernel, args, options, dd, report));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  std::vector<uint16_t> d(m * n);
+  TESSERA_RETURN_IF_ERROR(dd.CopyToHost(d.data(), d.size() * 2));
+  double errSq = 0, refSq = 0;
+  for (auto [i, j] : Points(m, n, fullCheck, options.seed)) {
+    double ref = 0, slack = 0;
+    for (int64_t blk = 0; blk < kb; ++blk) {
+      double part = 0, partials = 0;
+      for (int64_t p = blk * kBlock; p < std::min(k, (blk + 1) * kBlock); ++p) {
+        part += a.values[i * k + p] * b.values[j * k + p];
+        partials += std::fabs(part);
+      }
+      double scale = double(sa[i * kb + blk]) * sb[(j / kBlock) * kb + blk];
+      ref += part * scale;
+      // FP8 tensor cores' accumulation, then the f32 running sum.
+      slack += std::fabs(scale) * (0x1p-12 * partials) + 0x1p-23 * std::fabs(ref);
+    }
+    uint32_t bits = uint32_t(d[i * n + j]) << 16;
+    float got;
+    std::memcpy(&got, &bits, 4);
+    double err = CheckElement(report, i, j, got, ref, 0x1p-8 * std::fabs(ref) + slack + 1e-30);
+    errSq += err * err;
+    refSq += ref * ref;
+  }
+  report.max_error = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
+  report.tolerance = 0x1p-8;
+  report.correct = report.mismatches == 0;
+  report.bytes = double(m * k + n * k) + 4.0 * (m + nb) * kb + 2.0 * m * n;
+  report.flops = 2.0 * m * n * k;
+  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
+  return report;
+}
+
 /// Q = e4m3(1000 X), R = e5m2(1000 X) saturated, Y = f32(Q) + f32(U) for
 /// X: f32 [M, 256] and U: u8 [M, 256]: every element exactly against the
 /// nearest pattern found by search.
@@ -321,6 +381,15 @@ std::vector<Workload> DtypeWorkloads() {
                                    true));
   list.push_back(TypedGemmWorkload("gemm_tf32", 4096, 4096, 4096, kGemmKernels[4].type, {},
                                    false, true));
+  for (auto [m, n, k, conformance] : {std::tuple<int64_t, int64_t, int64_t, bool>{
+                                          257, 200, 400, true},
+                                      {4096, 4096, 4096, false},
+                                      {8192, 8192, 8192, false}})
+    list.push_back(MakeWorkload(absl::StrCat("fp8_gemm_blockwise/", m, "x", n, "x", k),
+                                "fp8_gemm_blockwise", conformance, !conformance,
+                                [=](const LoadedKernel& loaded, const RunOptions& options) {
+                                  return RunFp8Blockwise(loaded, m, n, k, conformance, options);
+                                }));
   for (int64_t m : {37, 1000})
     list.push_back(MakeWorkload(absl::StrCat("cast_fp8/", m, "x256"), "cast_fp8", true, false,
                                 [m](const LoadedKernel& loaded, const RunOptions& options) {
