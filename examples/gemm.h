@@ -66,7 +66,7 @@ struct GemmConfig {
 
   /// ForTarget's schedule for A and B of `dtype` accumulated in `acc`,
   /// written to C of `out`: B stored N x K (the K-major form 8-bit and TF32
-  /// tensor cores read) for other types than f16 and bf16, and k-tiles of
+  /// tensor cores read; every type alike, so one workload fits all), k-tiles of
   /// the same bytes as the f16 defaults' (128 bytes on sm_90a, 64 elsewhere);
   /// f64 on 64 x 64 tiles of 128 threads (its accumulators take two
   /// registers each).
@@ -75,7 +75,7 @@ struct GemmConfig {
     GemmConfig c = ForTarget(target);
     c.dtype = dtype, c.acc = acc, c.out = out, c.precision = precision;
     int64_t bytes = dtype == f64 ? 8 : dtype == f32 ? 4 : (dtype == f16 || dtype == bf16) ? 2 : 1;
-    c.transposeB = bytes != 2;
+    c.transposeB = true;
     c.bk = (target == "sm_90a" ? 128 : 64) / bytes;
     if (dtype == f64) c.bm = c.bn = 64, c.threads = 128, c.persistent = false;
     return c;
