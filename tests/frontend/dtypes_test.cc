@@ -156,8 +156,8 @@ TEST(Dtypes, FillsU8AndFp8Buffers) {
   Kernel kernel = T.Build();
   ASSERT_TRUE(kernel.status().ok()) << kernel.status();
   std::string ptx = Ptx(kernel, "sm_80");
-  EXPECT_NE(ptx.find("-56"), std::string::npos);    // 200 as i8 bits
-  EXPECT_NE(ptx.find("-66"), std::string::npos);    // e5m2 -1.5: 0xbe
+  EXPECT_NE(ptx.find("{200, 200}"), std::string::npos) << ptx;  // u8 200
+  EXPECT_NE(ptx.find("], 190;"), std::string::npos) << ptx;  // e5m2 -1.5: 0xbe
 }
 
 }  // namespace
