@@ -103,6 +103,20 @@ MmaFragments MmaSyncLowering::loadFragments(GemmLoweringContext &ctx, tile::Gemm
   return fragments;
 }
 
+/// mma.sync.aligned.m16n8k32.row.col.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32 (PTX
+/// ISA §9.7.14.5.8, sm_89+): A four b32, B two, C four f32 (the s8 form's
+/// registers); returns D.
+static SmallVector<Value> mmaSyncFp8(OpBuilder &builder, Location loc, StringRef type,
+                              ArrayRef<Value> operands) {
+  // Inline PTX: MLIR 22's nvvm.mma.sync has no dense e4m3/e5m2 shape.
+  std::string text = ("mma.sync.aligned.m16n8k32.row.col.f32." + type + "." + type +
+                      ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, "
+                      "{$10, $11, $12, $13};")
+                         .str();
+  return emitPtx(builder, loc, text, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", operands,
+                 SmallVector<Type>(4, builder.getF32Type()), /*sideEffects=*/false);
+}
+
 LogicalResult MmaSyncLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
                                          const MmaAtom &atom) const {
   OpBuilder &builder = ctx.builder();
@@ -118,7 +132,10 @@ LogicalResult MmaSyncLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp 
                      : elt.isF32()               ? "tf32"
                      : elt.isUnsignedInteger(8)  ? "u8"
                      : elt.isSignlessInteger(8)  ? "s8"
+                     : isa<Float8E4M3FNType>(elt) ? "e4m3"
+                     : isa<Float8E5M2Type>(elt)  ? "e5m2"
                                                  : "f16";
+  bool fp8 = type == "e4m3" || type == "e5m2";
   std::string accType = accElt.isF16() ? "f16" : accElt.isSignlessInteger(32) ? "s32" : "f32";
   int64_t kStep = 32 / tile::getElementBytes(elt);
   int64_t tm = gemm.getM() / mma.getWarpsM(), tn = gemm.getN() / mma.getWarpsN();
@@ -164,10 +181,11 @@ LogicalResult MmaSyncLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp 
         operands.push_back(b[ni / 2][(ni % 2) * 2 + 1]);
         operands.append(acc.begin() + base, acc.begin() + base + 4);
         SmallVector<Value> d =
-            typedOp ? mmaSync(builder, loc, 16, 8, kStep, type, accType,
-                              ValueRange(operands).take_front(4),
-                              ValueRange(operands).slice(4, 2), ValueRange(operands).drop_front(6))
-                    : callIntrinsic(builder, loc, mmaIntrinsic, operands, SmallVector<Type>(4, f32));
+            fp8       ? mmaSyncFp8(builder, loc, type, operands)
+            : typedOp ? mmaSync(builder, loc, 16, 8, kStep, type, accType,
+                                ValueRange(operands).take_front(4),
+                                ValueRange(operands).slice(4, 2), ValueRange(operands).drop_front(6))
+                      : callIntrinsic(builder, loc, mmaIntrinsic, operands, SmallVector<Type>(4, f32));
         std::copy(d.begin(), d.end(), acc.begin() + base);
       }
     }
@@ -256,6 +274,25 @@ const std::vector<MmaAtom> &getSm80MmaSyncAtoms() {
       atom.aFromRegisters = sixteenBit;
       atom.kMajorOnly = !sixteenBit;
       atom.lowering = &lowering;
+    }
+    return list;
+  }();
+  return *atoms;
+}
+
+const std::vector<MmaAtom> &getSm89Fp8MmaAtoms() {
+  static const auto *atoms = [] {
+    // The same lowering as the other mma.sync atoms: FP8's registers are
+    // s8's (ldmatrix moves 32 bytes of K per step), both operands K-major.
+    const lowering::MmaAtomLowering *lowering = getSm80MmaSyncAtoms().front().lowering;
+    constexpr MmaAtomKind kWarp = MmaAtomKind::kWarpMma;
+    auto *list = new std::vector<MmaAtom>{
+        {kWarp, "SM89_16x8x32_F32E4M3E4M3F32_TN", 16, 8, 32, {"e4m3"}, 32},
+        {kWarp, "SM89_16x8x32_F32E5M2E5M2F32_TN", 16, 8, 32, {"e5m2"}, 32},
+    };
+    for (MmaAtom &atom : *list) {
+      atom.kMajorOnly = true;
+      atom.lowering = lowering;
     }
     return list;
   }();

@@ -22,6 +22,11 @@ namespace tessera {
 /// K-major): Ampere and later.
 const std::vector<MmaAtom> &getSm80MmaSyncAtoms();
 
+/// mma.sync.aligned.m16n8k32 with FP8 (e4m3, e5m2) inputs and f32
+/// accumulators, A and B K-major (PTX ISA §9.7.14.5.8): Ada (sm_89) and
+/// later, PTX ISA 8.4.
+const std::vector<MmaAtom> &getSm89Fp8MmaAtoms();
+
 /// mma.sync.aligned.m8n8k4.f64 (DMMA, PTX ISA §9.7.14.5.1), two per m16n8
 /// accumulator tile, operands read from shared memory element by element:
 /// Ampere and later.

@@ -12,6 +12,7 @@
 #include "backends/common/MmaAtoms.h"
 #include "backends/sm80/MmaSync.h"
 #include "backends/common/NVVMLowering.h"
+#include "llvm/ADT/STLExtras.h"
 
 namespace tessera {
 namespace {
@@ -42,6 +43,14 @@ const TargetCapabilities kSm86 = [] {
   return caps;
 }();
 
+/// AD10x (8.9) adds FP8 mma.sync (m16n8k32 e4m3/e5m2, PTX ISA 8.4).
+const TargetCapabilities kSm89 = [] {
+  TargetCapabilities caps = kSm86;
+  caps.mmaShapes.push_back("m16n8k32.e4m3");
+  caps.ptxFeature = "+ptx84";
+  return caps;
+}();
+
 class Sm80Backend final : public Backend {
 public:
   llvm::StringRef getName() const override { return "sm80"; }
@@ -49,13 +58,19 @@ public:
     return {{8, 0, false}, {8, 6, false}, {8, 7, false}, {8, 9, false}};
   }
   const TargetCapabilities &getCapabilities(const ComputeCapability &cc) const override {
+    if (cc.minor == 9)
+      return kSm89;
     return (cc.minor == 0 || cc.minor == 7) ? kSm80 : kSm86;
   }
   void buildLoweringTail(mlir::OpPassManager &pm, const ComputeCapability &cc) const override {
     addCommonNVVMLowering(pm, cc);
   }
-  std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
+  std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &cc) const override {
     std::vector<MmaAtom> atoms = getSm80MmaSyncAtoms();
+    if (llvm::is_contained(getCapabilities(cc).mmaShapes, "m16n8k32.e4m3")) {
+      const std::vector<MmaAtom> &fp8 = getSm89Fp8MmaAtoms();
+      atoms.insert(atoms.end(), fp8.begin(), fp8.end());
+    }
     atoms.push_back(getSm80DmmaAtom());
     atoms.push_back(getSimtFmaAtom());
     return atoms;

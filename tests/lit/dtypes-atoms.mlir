@@ -23,6 +23,10 @@
 // RUN: sed 's/ELT/f16/g; s/ACC/f16/g; s/PREC//' %S/Inputs/gemm-tn.mlir | %tessera-compile - --target=sm_90a --emit=ptx | FileCheck %s --check-prefix=WF16ACC
 // An FP8 gemm with B stored K x N: wgmma is passed over, with a remark.
 // RUN: sed 's/ELT/f8E4M3FN/g; s/ACC/f32/g; s/PREC//; s/ {transpose_b}//' %S/Inputs/gemm-tn.mlir | %tessera-compile - --target=sm_90a --emit=tile 2>&1 | FileCheck %s --check-prefix=FP8NN
+// sm_89 (the sm80 backend): FP8 mma.sync m16n8k32 (inline PTX, PTX ISA 8.4); sm_86 has none.
+// RUN: sed 's/ELT/f8E4M3FN/g; s/ACC/f32/g; s/PREC//' %S/Inputs/gemm-tn.mlir | %tessera-compile - --target=sm_89 --emit=ptx | FileCheck %s --check-prefix=SM89
+// RUN: sed 's/ELT/f8E5M2/g; s/ACC/f32/g; s/PREC//' %S/Inputs/gemm-tn.mlir | %tessera-compile - --target=sm_89 --emit=ptx | FileCheck %s --check-prefix=SM89E5M2
+// RUN: sed 's/ELT/f8E4M3FN/g; s/ACC/f32/g; s/PREC//' %S/Inputs/gemm-tn.mlir | %tessera-compile - --target=sm_86 --emit=ptx | FileCheck %s --check-prefix=FP8SIMT
 // sm70: f16 accumulators on m8n8k4 (summed in f32 within the gemm).
 // RUN: sed 's/ELT/f16/g; s/ACC/f16/g; s/PREC//' %S/Inputs/gemm-tn.mlir | %tessera-compile - --target=sm_70 --emit=tile | FileCheck %s --check-prefix=SM70F16ACC
 // sm60: every type through SIMT FMA.
@@ -50,6 +54,10 @@
 // WTF32: wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {{.*}}, p, 1, 1;
 // WF16ACC: wgmma.mma_async.sync.aligned.m64n64k16.f16.f16.f16
 // FP8NN: remark: using SIMT_1x1x1_F32F32F32F32 instead of SM90_64xNx32_F32E4M3E4M3F32_SS: SM90_64xNx32_F32E4M3E4M3F32_SS reads e4m3 operands K-major only: A as M x K, B as N x K (transpose_b)
+// SM89: .version 8.4
+// SM89: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// SM89: mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32
+// SM89E5M2: mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32
 // SM70F16ACC: tile.gemm {{.*}} {atom = "SM70_8x8x4_F32F16F16F32", transpose_b}
 // SM60U8: ld.shared.b8
 // SM60U8: mul.wide.u16
