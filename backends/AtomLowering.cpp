@@ -67,9 +67,18 @@ SmallVector<Value> callIntrinsic(OpBuilder &b, Location loc, StringRef name, Val
 SmallVector<Value> fenceValues(OpBuilder &b, Location loc, ArrayRef<Value> values) {
   // Inline assembly with no instruction (MLIR has no op that pins values in
   // place): each value an in/out operand of the same register.
+  // NVPTX's register classes: f32 "f", f64 "d", 16-bit "h", i32 "r", i64 "l".
+  auto constraint = [](Type type) -> std::string {
+    if (type.isF32())
+      return "f";
+    if (type.isF64())
+      return "d";
+    unsigned width = type.getIntOrFloatBitWidth();
+    return width == 16 ? "h" : width == 64 ? "l" : "r";
+  };
   std::string constraints;
   for (size_t r = 0; r < values.size(); ++r)
-    constraints += (r ? ",=f" : "=f");
+    constraints += (r ? ",=" : "=") + constraint(values[r].getType());
   for (size_t r = 0; r < values.size(); ++r)
     constraints += "," + std::to_string(r);
   SmallVector<Type> types;

@@ -132,7 +132,8 @@ struct MmaAtom {
   std::string name;
   /// The shape of one instruction.
   int64_t m = 1, n = 1, k = 1;
-  /// Element types of A and B it takes ("f16", "bf16", "f32").
+  /// Element types of A and B it takes ("f16", "bf16", "f32", "tf32" (f32
+  /// under precision tf32), "f64", "e4m3", "e5m2", "s8", "u8").
   std::vector<std::string> inputTypes;
   /// Threads that execute one instruction together (1 SIMT, 32 a warp,
   /// 128 a warpgroup).
@@ -157,6 +158,12 @@ struct MmaAtom {
   /// The code that emits a gemm with this atom (backends/AtomLowering.h),
   /// in the folder of the backend that introduced the instruction.
   const lowering::MmaAtomLowering *lowering = nullptr;
+  /// Accumulator types it takes ("f32", "f16", "f64", "s32").
+  std::vector<std::string> accumulatorTypes = {"f32"};
+  /// Reads A as M x K and B as N x K only (transpose_b): 8-bit and TF32
+  /// tensor-core operands are K-major (ldmatrix and wgmma transpose 16-bit
+  /// elements only).
+  bool kMajorOnly = false;
 };
 
 /// A conformance case a backend does not run, and why.

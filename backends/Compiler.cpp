@@ -90,8 +90,14 @@ runtime::DType toDType(mlir::Type type) {
     return runtime::DTYPE_F32;
   if (type.isF64())
     return runtime::DTYPE_F64;
+  if (type.isUnsignedInteger(8))
+    return runtime::DTYPE_U8;
   if (type.isInteger(8))
     return runtime::DTYPE_I8;
+  if (llvm::isa<mlir::Float8E4M3FNType>(type))
+    return runtime::DTYPE_F8E4M3;
+  if (llvm::isa<mlir::Float8E5M2Type>(type))
+    return runtime::DTYPE_F8E5M2;
   if (type.isInteger(32))
     return runtime::DTYPE_I32;
   if (type.isInteger(64) || type.isIndex())

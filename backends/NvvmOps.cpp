@@ -110,4 +110,54 @@ SmallVector<Value> mmaM8n8k4(OpBuilder &b, Location loc, bool colA, bool colB, V
   return members(b, loc, mma, 8);
 }
 
+SmallVector<Value> mmaSync(OpBuilder &b, Location loc, int64_t m, int64_t n, int64_t k,
+                           StringRef a, StringRef acc, ValueRange aRegs, ValueRange bRegs,
+                           ValueRange c) {
+  MLIRContext *ctx = b.getContext();
+  NVVM::MMATypes type = *NVVM::symbolizeMMATypes(a);
+  // Operands as the op types them: f16 pairs as vector<2xf16>, the other
+  // 32-bit registers as i32, f64 as f64.
+  Type half2 = VectorType::get({2}, b.getF16Type());
+  auto operand = [&](Value reg) -> Value {
+    if (a == "f16")
+      return LLVM::BitcastOp::create(b, loc, half2, reg);
+    return reg;
+  };
+  SmallVector<Value> aOps = llvm::map_to_vector(aRegs, operand);
+  SmallVector<Value> bOps = llvm::map_to_vector(bRegs, operand);
+  // f16 accumulators travel in pairs.
+  SmallVector<Value> cOps;
+  bool halfAcc = acc == "f16";
+  if (halfAcc) {
+    for (size_t i = 0; i < c.size(); i += 2) {
+      Value pair = LLVM::UndefOp::create(b, loc, half2);
+      for (int64_t e = 0; e < 2; ++e)
+        pair = LLVM::InsertElementOp::create(
+            b, loc, pair, c[i + e],
+            LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(e)));
+      cOps.push_back(pair);
+    }
+  } else {
+    cOps.assign(c.begin(), c.end());
+  }
+  SmallVector<Type> resultTypes(cOps.size(), cOps.front().getType());
+  std::optional<NVVM::MMAIntOverflow> overflow;
+  if (type == NVVM::MMATypes::s8 || type == NVVM::MMATypes::u8)
+    overflow = NVVM::MMAIntOverflow::wrapped;
+  auto mma = NVVM::MmaOp::create(
+      b, loc, LLVM::LLVMStructType::getLiteral(ctx, resultTypes), aOps, bOps, cOps,
+      ArrayRef<int64_t>{m, n, k}, std::nullopt, overflow,
+      std::array<NVVM::MMATypes, 2>{type, type},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+  SmallVector<Value> d = members(b, loc, mma, cOps.size());
+  if (!halfAcc)
+    return d;
+  SmallVector<Value> elements;
+  for (Value pair : d)
+    for (int64_t e = 0; e < 2; ++e)
+      elements.push_back(LLVM::ExtractElementOp::create(
+          b, loc, pair, LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(e))));
+  return elements;
+}
+
 } // namespace tessera::lowering

@@ -62,6 +62,17 @@ llvm::SmallVector<mlir::Value> mmaM8n8k4(mlir::OpBuilder &b, mlir::Location loc,
                                          bool colB, mlir::ValueRange a, mlir::ValueRange bRegs,
                                          mlir::ValueRange c);
 
+/// `mma.sync.aligned.mMnNkK.row.col.{acc}.{a}.{b}.{acc}` (PTX ISA, mma) of
+/// the types `a` and `acc` name ("f16", "bf16", "tf32", "s8", "u8", "f64";
+/// "f32", "f16", "s32", "f64"), B of A's type: A and B as the b32 registers
+/// the PTX ISA lists (f64: one f64 each), C one value per accumulator
+/// element (f16 packed in pairs here); returns D likewise. s8 and u8
+/// accumulate with wrapping (as the SIMT atom's i32 sums).
+llvm::SmallVector<mlir::Value> mmaSync(mlir::OpBuilder &b, mlir::Location loc, int64_t m,
+                                       int64_t n, int64_t k, llvm::StringRef a,
+                                       llvm::StringRef acc, mlir::ValueRange aRegs,
+                                       mlir::ValueRange bRegs, mlir::ValueRange c);
+
 } // namespace tessera::lowering
 
 #endif // TESSERA_BACKENDS_NVVMOPS_H

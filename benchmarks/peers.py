@@ -77,6 +77,41 @@ def matmul(m, n, k, dtype):
     return ms, 2.0 * m * n * k / (ms * 1e-3) / 1e12
 
 
+def scaled_mm_fp8(m, n, k):
+    """torch._scaled_mm (cuBLASLt) on e4m3: A (m x k), B (n x k) as the
+    column-major k x n it takes, per-tensor scales, e4m3 output."""
+    a = uniform(m, k).to(torch.float8_e4m3fn)
+    b = uniform(n, k).to(torch.float8_e4m3fn).t()
+    scale_a = torch.tensor(0.75, device="cuda")
+    scale_b = torch.tensor(1.5, device="cuda")
+    scale_out = torch.tensor(0.125, device="cuda")
+    ms = time_op(lambda: torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b,
+                                          scale_result=scale_out,
+                                          out_dtype=torch.float8_e4m3fn))
+    return ms, 2.0 * m * n * k / (ms * 1e-3) / 1e12
+
+
+def int_mm(m, n, k):
+    """torch._int_mm: i8 A (m x k) and B (k x n, stored n x k) into i32."""
+    a = torch.randint(-128, 128, (m, k), device="cuda", dtype=torch.int8)
+    b = torch.randint(-128, 128, (n, k), device="cuda", dtype=torch.int8).t()
+    ms = time_op(lambda: torch._int_mm(a, b))
+    return ms, 2.0 * m * n * k / (ms * 1e-3) / 1e12
+
+
+def matmul_tf32(m, n, k):
+    """torch.matmul on f32 with TF32 allowed (B stored n x k, as ours)."""
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        a = uniform(m, k)
+        b = uniform(n, k).t()
+        c = torch.empty(m, n, device="cuda")
+        ms = time_op(lambda: torch.matmul(a, b, out=c))
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = False
+    return ms, 2.0 * m * n * k / (ms * 1e-3) / 1e12
+
+
 def softmax(m, n, dtype):
     x = uniform(m, n, dtype=dtype)
     y = torch.empty_like(x)
@@ -179,6 +214,17 @@ def main():
             workload = f"gemm_{name}/{m}x{n}x{k}"
             if want(workload, gemm=True):
                 report("torch.matmul", workload, *matmul(m, n, k, dtype), "TFLOP/s")
+    # The data types' GEMMs (workloads_dtypes.cc): FP8 with per-tensor
+    # scales, int8, TF32.
+    for size in (4096, 8192):
+        workload = f"fp8_gemm/{size}x{size}x{size}"
+        if want(workload, gemm=True):
+            report("torch._scaled_mm", workload, *scaled_mm_fp8(size, size, size), "TFLOP/s")
+    for peer, kernel, fn in (("torch._int_mm", "gemm_i8", int_mm),
+                             ("torch.matmul tf32", "gemm_tf32", matmul_tf32)):
+        workload = f"{kernel}/4096x4096x4096"
+        if want(workload, gemm=True):
+            report(peer, workload, *fn(4096, 4096, 4096), "TFLOP/s")
 
 
 if __name__ == "__main__":

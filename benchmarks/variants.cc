@@ -237,6 +237,18 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
   examples::GemmConfig bf16Config = examples::GemmConfig::ForTarget(target);
   bf16Config.dtype = bf16;
   if (!Add(bundle, examples::GemmDynamic(bf16Config, "gemm_bf16"), target)) return false;
+  // The data types' GEMMs beside torch._int_mm and torch.matmul with TF32
+  // (fp8_gemm, beside torch._scaled_mm, is an example: in <target>.pb).
+  for (auto [name, dtype, acc, precision] :
+       {std::tuple<const char*, DType, DType, Precision>{"gemm_i8", i8, i32, Precision::kIEEE},
+        {"gemm_tf32", f32, f32, Precision::kTF32}}) {
+    examples::GemmConfig c = examples::GemmConfig::ForType(target, dtype, acc, acc, precision);
+    if (!Add(bundle,
+             examples::Gemm(Dim::Dynamic("M"), Dim::Dynamic("N", 8), Dim::Dynamic("K", 16), c,
+                            name),
+             target))
+      return false;
+  }
   // The fused epilogues the issue measures beside tanh GELU.
   for (auto [name, epilogue] :
        {std::pair<const char*, examples::Epilogue>{"gemm_bias_gelu_erf_f16",

@@ -21,7 +21,7 @@ Kernel Gemm(Dim M, Dim N, Dim K, const GemmConfig& c, const std::string& name) {
   KernelBuilder T(name);
   auto A = T.Tensor("A", {M, K}, c.dtype);
   auto B = c.transposeB ? T.Tensor("B", {N, K}, c.dtype) : T.Tensor("B", {K, N}, c.dtype);
-  auto C = T.Tensor("C", {M, N}, c.dtype);
+  auto C = T.Tensor("C", {M, N}, c.out.value_or(c.dtype));
   T.Launch({CeilDiv(N, c.bn), CeilDiv(M, c.bm)}, c.threads, [&](Index x, Index y) {
     std::pair<Index, Index> block =
         c.group ? SwizzleBlocks(x, y, CeilDiv(C.dim(1), c.bn), CeilDiv(C.dim(0), c.bm), c.group)
@@ -35,7 +35,7 @@ Kernel Gemm(Dim M, Dim N, Dim K, const GemmConfig& c, const std::string& name) {
     auto As = T.AllocShared({c.bm, c.bk}, c.dtype, "As");
     auto Bs = c.transposeB ? T.AllocShared({c.bn, c.bk}, c.dtype, "Bs")
                            : T.AllocShared({c.bk, c.bn}, c.dtype, "Bs");
-    auto acc = T.AllocFragment({c.bm, c.bn}, f32, "acc");
+    auto acc = T.AllocFragment({c.bm, c.bn}, c.acc, "acc");
     T.Clear(acc);
     T.Pipelined(CeilDiv(K, c.bk), c.stages, [&](Index k) {
       T.Copy(A.Tile(by * c.bm, k * c.bk), As);
@@ -43,7 +43,7 @@ Kernel Gemm(Dim M, Dim N, Dim K, const GemmConfig& c, const std::string& name) {
         T.Copy(B.Tile(bx * c.bn, k * c.bk), Bs);
       else
         T.Copy(B.Tile(k * c.bk, bx * c.bn), Bs);
-      T.Gemm(As, Bs, acc, /*transposeA=*/false, c.transposeB);
+      T.Gemm(As, Bs, acc, c.precision, /*transposeA=*/false, c.transposeB);
     });
     T.Copy(acc, C.Tile(by * c.bm, bx * c.bn));
   });

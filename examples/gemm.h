@@ -8,6 +8,7 @@
 #ifndef TESSERA_EXAMPLES_GEMM_H_
 #define TESSERA_EXAMPLES_GEMM_H_
 
+#include <optional>
 #include <string>
 
 #include "frontend/Tessera.h"
@@ -17,6 +18,12 @@ namespace tessera::examples {
 /// The knobs of the GEMM kernel.
 struct GemmConfig {
   DType dtype = f16;
+  /// The accumulator's type (f32; f16 for f16 and FP8 inputs; f64 for f64;
+  /// i32 for i8 and u8), C's type (A's when unset) and the precision of f32
+  /// products (Precision::kTF32: tensor cores).
+  DType acc = f32;
+  std::optional<DType> out;
+  Precision precision = Precision::kIEEE;
   bool transposeB = false;
   /// Tile and loop: the fastest of the variants timed on the H200
   /// (benchmarks/RESULTS.md): 4 warps, each a 64 x 64 accumulator.
@@ -54,6 +61,23 @@ struct GemmConfig {
       // quadpairs, so smaller warp tiles keep the registers in bounds.
       c.threads = 256;
     }
+    return c;
+  }
+
+  /// ForTarget's schedule for A and B of `dtype` accumulated in `acc`,
+  /// written to C of `out`: B stored N x K (the K-major form 8-bit and TF32
+  /// tensor cores read; every type alike, so one workload fits all), k-tiles of
+  /// the same bytes as the f16 defaults' (128 bytes on sm_90a, 64 elsewhere);
+  /// f64 on 64 x 64 tiles of 128 threads (its accumulators take two
+  /// registers each).
+  static GemmConfig ForType(const std::string& target, DType dtype, DType acc, DType out,
+                            Precision precision = Precision::kIEEE) {
+    GemmConfig c = ForTarget(target);
+    c.dtype = dtype, c.acc = acc, c.out = out, c.precision = precision;
+    int64_t bytes = dtype == f64 ? 8 : dtype == f32 ? 4 : (dtype == f16 || dtype == bf16) ? 2 : 1;
+    c.transposeB = true;
+    c.bk = (target == "sm_90a" ? 128 : 64) / bytes;
+    if (dtype == f64) c.bm = c.bn = 64, c.threads = 128, c.persistent = false;
     return c;
   }
 

@@ -173,6 +173,12 @@ Scalar Cast(const Scalar &x, DType to) {
   mlir::Type from = v.getType();
   if (from == type)
     return x;
+  // Storage types convert through tile.cast (arith computes with neither);
+  // to FP8 saturating, as quantization wants.
+  if (tile::isStorageOnlyType(from) || tile::isStorageOnlyType(type))
+    return BuilderState::scalar(tile::CastOp::create(s.b(), loc, type, v,
+                                                     /*saturate=*/tile::isStorageOnlyType(type) &&
+                                                         mlir::isa<mlir::FloatType>(type)));
   auto fromFloat = mlir::dyn_cast<mlir::FloatType>(from);
   auto toFloat = mlir::dyn_cast<mlir::FloatType>(type);
   if (fromFloat && toFloat) {

@@ -426,12 +426,20 @@ void KernelBuilder::Parallel(std::vector<int64_t> extents, std::function<void(In
 
 void KernelBuilder::Gemm(const Buffer &a, const Buffer &b, const Buffer &c, bool transposeA,
                          bool transposeB, const std::string &atom, SourceLoc loc) {
+  Gemm(a, b, c, Precision::kIEEE, transposeA, transposeB, atom, loc);
+}
+
+void KernelBuilder::Gemm(const Buffer &a, const Buffer &b, const Buffer &c, Precision precision,
+                         bool transposeA, bool transposeB, const std::string &atom,
+                         SourceLoc loc) {
   BuilderState &s = *state_;
-  auto gemm = tile::GemmOp::create(s.b(), s.loc(loc), BuilderState::value(a.handle()),
-                                   BuilderState::value(b.handle()),
-                                   BuilderState::value(c.handle()), transposeA, transposeB,
-                                   atom.empty() ? nullptr : s.b().getStringAttr(atom));
-  (void)gemm;
+  tile::PrecisionAttr precisionAttr;
+  if (precision == Precision::kTF32)
+    precisionAttr = tile::PrecisionAttr::get(s.context.get(), tile::Precision::tf32);
+  tile::GemmOp::create(s.b(), s.loc(loc), BuilderState::value(a.handle()),
+                       BuilderState::value(b.handle()), BuilderState::value(c.handle()),
+                       transposeA, transposeB,
+                       atom.empty() ? nullptr : s.b().getStringAttr(atom), precisionAttr);
 }
 
 namespace {

@@ -43,8 +43,11 @@ namespace runtime {
 class CompiledKernel;
 } // namespace runtime
 
-/// Element types of tensors, buffers and scalars.
-enum class DType { kF16, kBF16, kF32, kF64, kI8, kI32, kI64 };
+/// Element types of tensors, buffers and scalars. FP8 (e4m3: 4 exponent
+/// bits, max 448, no infinity; e5m2: 5 exponent bits, max 57344) and u8 are
+/// storage types: Parallel bodies Cast them to f32 (or i32) to compute, and
+/// Cast back, saturating to FP8's finite range.
+enum class DType { kF16, kBF16, kF32, kF64, kI8, kI32, kI64, kF8E4M3, kF8E5M2, kU8 };
 inline constexpr DType f16 = DType::kF16;
 inline constexpr DType bf16 = DType::kBF16;
 inline constexpr DType f32 = DType::kF32;
@@ -52,6 +55,14 @@ inline constexpr DType f64 = DType::kF64;
 inline constexpr DType i8 = DType::kI8;
 inline constexpr DType i32 = DType::kI32;
 inline constexpr DType i64 = DType::kI64;
+inline constexpr DType f8e4m3 = DType::kF8E4M3;
+inline constexpr DType f8e5m2 = DType::kF8E5M2;
+inline constexpr DType u8 = DType::kU8;
+
+/// How a Gemm of f32 tiles may round its operands: kIEEE computes exact f32
+/// products (CUDA cores); kTF32 lets tensor cores round A and B to TF32
+/// (10 explicit mantissa bits), as torch's allow_tf32 does.
+enum class Precision { kIEEE, kTF32 };
 
 /// Where in the author's code an operation was written. Defaulted at call
 /// sites, so diagnostics point at the author's line.
@@ -189,7 +200,8 @@ Scalar Log(const Scalar &x);
 Scalar Sqrt(const Scalar &x);
 Scalar Tanh(const Scalar &x);
 Scalar Abs(const Scalar &x);
-/// Converts between element types.
+/// Converts between element types: to FP8 rounded to nearest even and
+/// saturated to its finite range (NaN stays NaN); u8 zero-extends.
 Scalar Cast(const Scalar &x, DType to);
 
 class Buffer;
@@ -330,6 +342,14 @@ public:
   /// instruction (FMA, mma.sync, wgmma); `atom` forces one by name.
   void Gemm(const Buffer &a, const Buffer &b, const Buffer &c, bool transposeA = false,
             bool transposeB = false, const std::string &atom = "", SourceLoc loc = {});
+  /// The same with a precision for f32 tiles (Precision::kTF32: tensor cores
+  /// may round A and B to TF32). C's type follows A and B: f32 or f16 for
+  /// f16, bf16 and FP8; f32 for f32; f64 for f64; i32 for i8 and u8. FP8,
+  /// i8 and u8 tensor cores read K-major operands: A M x K, B N x K
+  /// (transposeB).
+  void Gemm(const Buffer &a, const Buffer &b, const Buffer &c, Precision precision,
+            bool transposeA = false, bool transposeB = false, const std::string &atom = "",
+            SourceLoc loc = {});
 
   /// A loop over [0, count) whose copies the backend may overlap with its
   /// compute, `stages` iterations deep.

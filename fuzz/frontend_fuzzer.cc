@@ -54,7 +54,8 @@ private:
   size_t at_ = 0;
 };
 
-const std::vector<DType> kDTypes = {f16, bf16, f32, f64, i8, i32, i64, f16, f32};
+const std::vector<DType> kDTypes = {f16, bf16, f32,    f64,    i8, i32,
+                                     i64, f16,  f32, f8e4m3, f8e5m2, u8};
 /// Sizes of tensor dimensions and buffer extents: the usual tiles, odd and
 /// degenerate sizes, and a few that are out of range.
 const std::vector<int64_t> kSizes = {1, 2, 4, 8, 16, 32, 64, 128, 256, 3, 7, 1000, 0, -4};

@@ -73,6 +73,13 @@ def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "how tile.reduce combines elemen
   let cppNamespace = "::tessera::tile";
 }
 
+def Tile_Precision : I32EnumAttr<"Precision", "how tile.gemm may round f32 operands", [
+    I32EnumAttrCase<"ieee", 0>,
+    I32EnumAttrCase<"tf32", 1>,
+  ]> {
+  let cppNamespace = "::tessera::tile";
+}
+
 class Tile_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Tile_Dialect, name, traits> {
   let mnemonic = attrMnemonic;

@@ -79,8 +79,15 @@ Type tessera::tile::getReduceScratchElementType(Type element) {
 
 bool tessera::tile::isSupportedElementType(Type type) {
   return type.isF16() || type.isBF16() || type.isF32() || type.isF64() ||
-         type.isInteger(8) || type.isInteger(32) || type.isInteger(64);
+         type.isSignlessInteger(8) || type.isSignlessInteger(32) ||
+         type.isSignlessInteger(64) || isStorageOnlyType(type);
 }
+
+bool tessera::tile::isStorageOnlyType(Type type) {
+  return isa<Float8E4M3FNType, Float8E5M2Type>(type) || type.isUnsignedInteger(8);
+}
+
+
 
 //===----------------------------------------------------------------------===//
 // Attributes
@@ -174,8 +181,8 @@ LogicalResult TileTensorType::verify(function_ref<InFlightDiagnostic()> emitErro
     if (!ShapedType::isDynamic(dim) && dim <= 0)
       return emitError() << "tensor dimensions must be positive or '?', got " << dim;
   if (!isSupportedElementType(elementType))
-    return emitError() << "unsupported tensor element type " << elementType
-                       << " (expected f16, bf16, f32, f64, i8, i32 or i64)";
+    return emitError() << "unsupported tensor element type " << elementType << " (expected "
+                       << kElementTypes << ")";
   return success();
 }
 
@@ -227,8 +234,8 @@ LogicalResult BufferType::verify(function_ref<InFlightDiagnostic()> emitError,
     elements *= dim;
   }
   if (!isSupportedElementType(elementType))
-    return emitError() << "unsupported buffer element type " << elementType
-                       << " (expected f16, bf16, f32, f64, i8, i32 or i64)";
+    return emitError() << "unsupported buffer element type " << elementType << " (expected "
+                       << kElementTypes << ")";
   return success();
 }
 
@@ -344,8 +351,11 @@ std::string KernelOp::getArgumentName(unsigned i) {
 LogicalResult KernelOp::verify() {
   for (auto [i, input] : llvm::enumerate(getFunctionType().getInputs())) {
     if (isa<TileTensorType>(input) || input.isIndex() ||
-        (input.isIntOrFloat() && isSupportedElementType(input)))
+        (input.isIntOrFloat() && isSupportedElementType(input) && !isStorageOnlyType(input)))
       continue;
+    if (isStorageOnlyType(input))
+      return emitOpError() << "argument #" << i << " is a scalar of storage type " << input
+                           << "; pass scalars as f16, bf16, f32, f64, i8, i32 or i64";
     return emitOpError() << "argument #" << i << " has type " << input
                          << "; kernel arguments are !tile.tensor values or scalars";
   }
@@ -546,6 +556,9 @@ LogicalResult CopyOp::verify() {
 
 LogicalResult FillOp::verify() {
   Type elementType = cast<BufferType>(getBuffer().getType()).getElementType();
+  // A ui8 buffer is filled with its bits as an i8 (arith has no ui8).
+  if (elementType.isUnsignedInteger(8) && getValue().getType().isSignlessInteger(8))
+    return success();
   if (getValue().getType() != elementType)
     return emitOpError() << "fill value has type " << getValue().getType()
                          << " but the buffer holds " << elementType;
@@ -635,7 +648,21 @@ LogicalResult ParallelOp::verifyRegions() {
             PipelinedOp, ReduceOp>(op))
       return op.emitOpError() << "is not allowed inside tile.parallel; the body computes one "
                                  "element at a time";
-  return success();
+  // FP8 and ui8 are storage types: only loads, stores and tile.cast touch
+  // them (computing in them would round every step, and arith has no
+  // unsigned integers).
+  WalkResult storage = getBody().walk([&](Operation *op) {
+    if (isa<TileDialect>(op->getDialect()))
+      return WalkResult::advance();
+    for (Type type : llvm::concat<const Type>(op->getOperandTypes(), op->getResultTypes()))
+      if (isStorageOnlyType(type)) {
+        op->emitOpError() << "computes in " << type
+                          << ", a storage type; tile.cast it to f32 (or i32) first";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(storage.wasInterrupted());
 }
 
 //===----------------------------------------------------------------------===//
@@ -683,37 +710,6 @@ LogicalResult LoadOp::verify() {
 
 LogicalResult StoreOp::verify() {
   return verifyIndices(*this, cast<BufferType>(getBuffer().getType()), getIndices());
-}
-
-//===----------------------------------------------------------------------===//
-// GemmOp
-//===----------------------------------------------------------------------===//
-
-LogicalResult GemmOp::verify() {
-  auto a = cast<BufferType>(getA().getType());
-  auto b = cast<BufferType>(getB().getType());
-  auto c = cast<BufferType>(getC().getType());
-  if (a.getRank() != 2 || b.getRank() != 2 || c.getRank() != 2)
-    return emitOpError() << "operands must be 2-D tiles, got ranks " << a.getRank() << ", "
-                         << b.getRank() << " and " << c.getRank();
-  if (!c.isFragment())
-    return emitOpError() << "accumulator C must be a fragment, got " << c;
-  Type elt = a.getElementType();
-  if (elt != b.getElementType())
-    return emitOpError() << "A holds " << elt << " but B holds " << b.getElementType()
-                         << "; A and B must share their element type";
-  if (!(elt.isF16() || elt.isBF16() || elt.isF32()))
-    return emitOpError() << "A and B must hold f16, bf16 or f32, got " << elt;
-  if (!c.getElementType().isF32())
-    return emitOpError() << "accumulator C must hold f32, got " << c.getElementType();
-  int64_t m = a.getShape()[getTransposeA() ? 1 : 0], ka = a.getShape()[getTransposeA() ? 0 : 1];
-  int64_t kb = b.getShape()[getTransposeB() ? 1 : 0], n = b.getShape()[getTransposeB() ? 0 : 1];
-  if (ka != kb)
-    return emitOpError() << "A has K = " << ka << " but B has K = " << kb;
-  if (m != c.getShape()[0] || n != c.getShape()[1])
-    return emitOpError() << "A x B is " << m << "x" << n << " but C is " << c.getShape()[0]
-                         << "x" << c.getShape()[1];
-  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -778,36 +774,5 @@ LogicalResult PipelinedOp::verify() {
     return emitOpError() << "iteration count must be non-negative, got " << count.getSExtValue();
   if (getBodyBlock().getNumArguments() != 1 || !getInductionVar().getType().isIndex())
     return emitOpError() << "body takes one index induction variable";
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
-// ReduceOp
-//===----------------------------------------------------------------------===//
-
-LogicalResult ReduceOp::verify() {
-  auto src = cast<BufferType>(getSrc().getType());
-  auto dst = cast<BufferType>(getDst().getType());
-  if (!src.isFragment() || !dst.isFragment())
-    return emitOpError() << "reduces a fragment into a fragment, got " << src << " and " << dst;
-  if (!isa<FloatType>(src.getElementType()) || !isa<FloatType>(dst.getElementType()))
-    return emitOpError() << "reduces float fragments, got " << src.getElementType() << " and "
-                         << dst.getElementType();
-  ArrayRef<int64_t> shape = src.getShape();
-  SmallVector<int64_t> expected(shape.drop_back());
-  if (expected.empty())
-    expected.push_back(1);
-  if (dst.getShape() != ArrayRef<int64_t>(expected)) {
-    InFlightDiagnostic diag = emitOpError() << "reducing " << src << " over its last axis gives shape [";
-    llvm::interleaveComma(expected, diag);
-    return diag << "], but the destination is " << dst;
-  }
-  if (getScratch()) {
-    auto scratch = cast<BufferType>(getScratch().getType());
-    Type expected = getReduceScratchElementType(dst.getElementType());
-    if (!scratch.isShared() || scratch.getElementType() != expected)
-      return emitOpError() << "scratch must be an " << (expected.isF64() ? "f64" : "f32")
-                           << " shared buffer, got " << scratch;
-  }
   return success();
 }

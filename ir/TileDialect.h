@@ -51,6 +51,15 @@ mlir::Type getReduceScratchElementType(mlir::Type element);
 /// True for the element types tensors and buffers may hold.
 bool isSupportedElementType(mlir::Type type);
 
+/// The element types, as the dialect's messages list them.
+inline constexpr const char *kElementTypes =
+    "f16, bf16, f32, f64, f8E4M3FN, f8E5M2, i8, ui8, i32 or i64";
+
+/// True for the element types that are stored but not computed with: FP8
+/// (f8E4M3FN, f8E5M2) and ui8. Only tile.load, tile.store, tile.cast, copies
+/// and gemms touch them.
+bool isStorageOnlyType(mlir::Type type);
+
 } // namespace tessera::tile
 
 #endif // TESSERA_IR_TILEDIALECT_H

@@ -211,7 +211,8 @@ def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
     per dimension: the tile's origin in the tensor (e.g. a block's offset).
     Elements of the tile that fall outside the tensor are not read (they
     read as zero) and not written, so tails need no code from the author.
-    Element types may differ between float types; the copy converts.
+    Element types may differ between float types; the copy converts
+    (rounding to nearest even; into FP8 saturating to its finite range).
 
     Example:
 
@@ -236,6 +237,9 @@ def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
 def Tile_FillOp : Tile_Op<"fill"> {
   let summary = "Sets every element of a buffer to a value";
   let description = [{
+    The value has the buffer's element type; a ui8 buffer takes its bits
+    as an i8 (arith has no unsigned integers).
+
     Example: `tile.fill %acc, %zero : !tile.buffer<128x128xf32, fragment>, f32`
   }];
   let arguments = (ins Tile_AnyBuffer:$buffer, AnyType:$value);
@@ -319,6 +323,27 @@ def Tile_StoreOp : Tile_Op<"store", [
   let hasVerifier = 1;
 }
 
+def Tile_CastOp : Tile_Op<"cast", [Pure]> {
+  let summary = "Converts one element between tile element types";
+  let description = [{
+    Converts a scalar inside a `tile.parallel` body between any two element
+    types the dialect holds, including the storage types `arith` does not
+    compute with: FP8 (f8E4M3FN, f8E5M2; exact to wider floats, rounded to
+    nearest even from them) and ui8 (zero-extended). With `saturate`, values
+    beyond the destination's finite range (infinities included) become its
+    largest finite value of the same sign (PTX's `.satfinite`, PTX ISA
+    §9.7.9.21); NaN stays NaN (0 for an integer destination). Without it an
+    FP8 overflow is NaN (e4m3, which has no infinity) or infinity (e5m2),
+    and float to integer conversion of values out of range is undefined.
+
+    Example: `%q = tile.cast %x {saturate} : f32 to f8E4M3FN`
+  }];
+  let arguments = (ins AnyType:$input, UnitAttr:$saturate);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+}
+
 def Tile_ReduceOp : Tile_Op<"reduce"> {
   let summary = "Reduces a fragment along its innermost axis";
   let description = [{
@@ -356,28 +381,46 @@ def Tile_GemmOp : Tile_Op<"gemm"> {
   let description = [{
     Multiplies the tiles A (M x K, or K x M with `transpose_a`) and B (K x N,
     or N x K with `transpose_b`), held in shared memory or fragments, and
-    adds the product to the fragment accumulator C (M x N). A and B hold
-    f16, bf16 or f32 and share their type; C holds f32.
+    adds the product to the fragment accumulator C (M x N). A and B share
+    their element type; C's type follows it:
+
+    | A and B                     | C              |
+    |-----------------------------|----------------|
+    | f16                         | f32 or f16     |
+    | f8E4M3FN, f8E5M2 (FP8)      | f32 or f16     |
+    | bf16, f32                   | f32            |
+    | f64                         | f64            |
+    | i8, ui8                     | i32 (wrapping) |
+
+    FP8, i8 and ui8 are storage types: tensor cores read them as stored,
+    CUDA cores convert them exactly. `precision = tf32` lets an f32 gemm
+    round A and B to TF32 (10 explicit mantissa bits) on tensor cores
+    (mma.sync m16n8k8, wgmma k8); without it f32 gemms are exact f32 FMAs.
 
     The backend chooses the instruction atoms (an ordered preference list
     with legality checks): FMA on CUDA cores (sm_60), mma.sync.m8n8k4
     (PTX ISA §9.7.14.5.1, sm_70), mma.sync.m16n8k16 with ldmatrix
-    (§9.7.14.5.8, sm_80), wgmma.mma_async (§9.7.15, sm_90a). `atom` forces
-    one by name; an atom that is illegal for the operands or the target is
-    an error.
+    (§9.7.14.5.8, sm_80; m16n8k32 for i8/ui8, m16n8k8 for TF32, m8n8k4 for
+    f64), wgmma.mma_async (§9.7.15, sm_90a; k32 for FP8 and i8/ui8, k8 for
+    TF32). `atom` forces one by name; an atom that is illegal for the
+    operands or the target is an error.
 
     Example:
 
     ```mlir
     tile.gemm %As, %Bs, %acc : !tile.buffer<128x32xf16, shared>,
         !tile.buffer<32x128xf16, shared>, !tile.buffer<128x128xf32, fragment>
+    tile.gemm %Xs, %Ws, %acc precision(tf32) {transpose_b} : !tile.buffer<128x32xf32, shared>,
+        !tile.buffer<128x32xf32, shared>, !tile.buffer<128x128xf32, fragment>
     ```
   }];
   let arguments = (ins Tile_AnyBuffer:$a, Tile_AnyBuffer:$b, Tile_AnyBuffer:$c,
                        UnitAttr:$transpose_a, UnitAttr:$transpose_b,
-                       OptionalAttr<StrAttr>:$atom);
+                       OptionalAttr<StrAttr>:$atom,
+                       OptionalAttr<Tile_Precision>:$precision);
   let assemblyFormat = [{
-    $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c)
+    $a `,` $b `,` $c (`precision` `(` $precision^ `)`)? attr-dict `:` type($a) `,` type($b)
+    `,` type($c)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

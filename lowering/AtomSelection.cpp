@@ -74,13 +74,41 @@ struct Illegality {
 
 } // namespace
 
+/// The name atoms give an element type (MmaAtom::inputTypes and
+/// accumulatorTypes): f32 inputs are "tf32" under precision tf32.
+static std::string atomTypeName(mlir::Type type, bool tf32 = false) {
+  if (type.isF32())
+    return tf32 ? "tf32" : "f32";
+  if (llvm::isa<mlir::Float8E4M3FNType>(type))
+    return "e4m3";
+  if (llvm::isa<mlir::Float8E5M2Type>(type))
+    return "e5m2";
+  if (type.isUnsignedInteger(8))
+    return "u8";
+  if (type.isSignlessInteger(8))
+    return "s8";
+  if (type.isSignlessInteger(32))
+    return "s32";
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  os << type;  // f16, bf16, f64
+  return name;
+}
+
 static Illegality whyIllegalFor(const MmaAtom &atom, tile::GemmOp gemm, int64_t threads) {
   auto a = llvm::cast<tile::BufferType>(gemm.getA().getType());
   auto b = llvm::cast<tile::BufferType>(gemm.getB().getType());
-  mlir::Type elt = a.getElementType();
-  std::string type = elt.isF16() ? "f16" : elt.isBF16() ? "bf16" : "f32";
+  auto c = llvm::cast<tile::BufferType>(gemm.getC().getType());
+  bool tf32 = gemm.getPrecision() == tile::Precision::tf32;
+  std::string type = atomTypeName(a.getElementType(), tf32);
   if (!llvm::is_contained(atom.inputTypes, type))
     return {atom.name + " does not take " + type + " inputs", true};
+  std::string acc = atomTypeName(c.getElementType());
+  if (!llvm::is_contained(atom.accumulatorTypes, acc))
+    return {atom.name + " does not accumulate in " + acc, true};
+  if (atom.kMajorOnly && (gemm.getTransposeA() || !gemm.getTransposeB()))
+    return {atom.name + " reads " + type +
+            " operands K-major only: A as M x K, B as N x K (transpose_b)"};
   if (!b.isShared())
     return {atom.name + " reads B from shared memory", true};
   bool aInRegisters = a.isFragment();

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/KernelLowering.h"
+#include "backends/ElementConversion.h"
 #include "backends/NvvmOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -31,7 +32,7 @@ namespace tessera::lowering {
 
 SmallVector<Value> KernelLowering::loadGlobal(const TensorInfo &tensor, ArrayRef<Value> coords,
                                               int64_t vector, bool aligned) {
-  Type eltType = tensor.type.getElementType();
+  Type eltType = getStorageType(tensor.type.getElementType());
   int64_t eltBytes = getElementBytes(eltType);
   Value rows, full;
   boundsPredicates(tensor, coords, vector, rows, full);
@@ -89,7 +90,7 @@ SmallVector<Value> KernelLowering::loadGlobal(const TensorInfo &tensor, ArrayRef
 
 void KernelLowering::storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coords,
                                  ArrayRef<Value> values, bool aligned) {
-  Type eltType = tensor.type.getElementType();
+  Type eltType = getStorageType(tensor.type.getElementType());
   int64_t eltBytes = getElementBytes(eltType);
   int64_t vector = values.size();
   Value rows, full;
@@ -272,6 +273,7 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
   auto srcBuffer = dyn_cast<BufferType>(copy.getSrc().getType());
   auto dstBuffer = dyn_cast<BufferType>(copy.getDst().getType());
   Type dstElt = dstTensor ? dstTensor.getElementType() : dstBuffer.getElementType();
+  Type srcElt = srcTensor ? srcTensor.getElementType() : srcBuffer.getElementType();
   bool touchesShared = (srcBuffer && srcBuffer.isShared()) || (dstBuffer && dstBuffer.isShared());
   if (touchesShared)
     barrier();
@@ -328,7 +330,7 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
       }
     }
     for (Value &value : values)
-      value = convert(value, dstElt);
+      value = convertElement(b_, loc_, value, srcElt, dstElt, saturatesInto(dstElt));
     // Write them.
     if (dstTensor) {
       storeGlobal(tensors_[copy.getDst()], at(dstOffsets), values, aligned);
@@ -352,12 +354,21 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
 }
 
 LogicalResult KernelLowering::lowerClear(Value buffer) {
-  Type type = cast<BufferType>(buffer.getType()).getElementType();
+  Type type = getStorageType(cast<BufferType>(buffer.getType()).getElementType());
   return lowerFill(buffer, arith::ConstantOp::create(b_, loc_, b_.getZeroAttr(type)));
 }
 
 LogicalResult KernelLowering::lowerFill(Value buffer, Value value) {
   const BufferInfo &info = buffers_[buffer];
+  // An FP8 constant as its bits (ui8 buffers are filled with i8 bits).
+  Type storage = getStorageType(info.type.getElementType());
+  if (value.getType() != storage) {
+    FloatAttr constant;
+    if (!matchPattern(value, m_Constant(&constant)))
+      return emitError(loc_) << "fills an " << info.type.getElementType()
+                             << " buffer with a value that is not a constant";
+    value = storageConstant(b_, loc_, info.type.getElementType(), constant.getValueAsDouble());
+  }
   if (info.type.isFragment()) {
     int64_t slots = cast<MemRefType>(info.memref.getType()).getDimSize(0);
     for (int64_t s = 0; s < slots; ++s)

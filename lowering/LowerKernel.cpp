@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/KernelLowering.h"
+#include "backends/ElementConversion.h"
 #include "backends/NvvmOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -65,18 +66,7 @@ int64_t knownDivisor(Value value) {
 }
 
 Value KernelLowering::convert(Value value, Type to) {
-  Type from = value.getType();
-  if (from == to)
-    return value;
-  auto fromFloat = dyn_cast<FloatType>(from), toFloat = dyn_cast<FloatType>(to);
-  if (fromFloat && toFloat) {
-    if (fromFloat.getWidth() == toFloat.getWidth()) // f16 <-> bf16
-      value = arith::ExtFOp::create(b_, loc_, b_.getF32Type(), value);
-    if (cast<FloatType>(value.getType()).getWidth() < toFloat.getWidth())
-      return arith::ExtFOp::create(b_, loc_, to, value);
-    return arith::TruncFOp::create(b_, loc_, to, value);
-  }
-  llvm_unreachable("copy verifier admits only float conversions");
+  return convertElement(b_, loc_, value, value.getType(), to);
 }
 
 void KernelLowering::fenceProxyAsync() {
@@ -566,7 +556,7 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
         }
         OpBuilder::InsertionGuard guard(b_);
         b_.setInsertionPointToStart(entry_);
-        auto memrefType = MemRefType::get({slots}, type.getElementType());
+        auto memrefType = MemRefType::get({slots}, getStorageType(type.getElementType()));
         BufferInfo info{type, memref::AllocaOp::create(b_, loc_, memrefType), dist};
         info.mma = mma;
         info.replicated = alloc.getReplicated();
@@ -588,7 +578,8 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
           shape = {swizzle.panels, shape[0], shape[1] / swizzle.panels};
         if (stages > 1)
           shape.insert(shape.begin(), stages);
-        auto memrefType = MemRefType::get(shape, type.getElementType(), nullptr, addressSpace);
+        auto memrefType = MemRefType::get(shape, getStorageType(type.getElementType()), nullptr,
+                                           addressSpace);
         // Ping-pong: moved out of the plan (where it may share bytes with the
         // stages, which the other tile still reads) to its slot's copy; the
         // planned offset again when the schedule is dropped (tiles = 1,

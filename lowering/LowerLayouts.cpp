@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/KernelLowering.h"
+#include "backends/ElementConversion.h"
 #include "backends/NvvmOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -318,7 +319,7 @@ SmallVector<Value> KernelLowering::loadShared(const BufferInfo &info, ArrayRef<V
     }
     return values;
   }
-  auto vecType = VectorType::get({vector}, info.type.getElementType());
+  auto vecType = VectorType::get({vector}, getStorageType(info.type.getElementType()));
   return unpackVector(LLVM::LoadOp::create(b_, loc_, vecType, sharedPointer(info, coords),
                                            vector * getElementBytes(info.type.getElementType())));
 }
@@ -355,7 +356,8 @@ Value KernelLowering::elementAddress(const TensorInfo &tensor, ArrayRef<Value> c
   for (size_t k = 1; k < coords.size(); ++k)
     linear = add(mul(linear, tensor.dims[k]), coords[k]);
   Value index = arith::IndexCastOp::create(b_, loc_, b_.getI64Type(), linear);
-  return LLVM::GEPOp::create(b_, loc_, tensor.ptr.getType(), tensor.type.getElementType(),
+  return LLVM::GEPOp::create(b_, loc_, tensor.ptr.getType(),
+                             getStorageType(tensor.type.getElementType()),
                              from ? from : tensor.ptr, ValueRange{index},
                              LLVM::GEPNoWrapFlags::inbounds);
 }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/KernelLowering.h"
+#include "backends/ElementConversion.h"
 #include "backends/NvvmOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -180,6 +181,11 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
           else
             memref::StoreOp::create(b_, loc_, value, info.memref,
                                     location(info, store.getIndices()));
+        } else if (auto cast = dyn_cast<CastOp>(op)) {
+          // Element values are in their storage types (FP8, ui8: i8 bits).
+          map.map(cast.getResult(),
+                  convertElement(b_, loc_, map.lookupOrDefault(cast.getInput()),
+                                 cast.getInput().getType(), cast.getType(), cast.getSaturate()));
         } else if (op.getNumRegions() != 0 || isa<TileDialect>(op.getDialect())) {
           result = op.emitOpError() << "is not supported inside tile.parallel yet";
           return;

@@ -11,6 +11,7 @@
 
 #include "lowering/KernelLowering.h"
 
+#include "backends/ElementConversion.h"
 #include "backends/NvvmOps.h"
 #include "llvm/ADT/ScopeExit.h"
 
@@ -173,12 +174,15 @@ Value KernelLowering::loadTileToRegisters(CopyOp copy) {
   {
     OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPointToStart(entry_);
-    registers = memref::AllocaOp::create(b_, loc_, MemRefType::get({slots}, eltType));
+    registers = memref::AllocaOp::create(b_, loc_, MemRefType::get({slots}, getStorageType(eltType)));
   }
   forEachChunk(tile.getShape(), dist, [&](const Chunk &chunk) {
     int64_t slot = chunk.firstSlot;
     for (Value v : loadGlobal(tensor, tensorCoords(offsets, chunk), dist.getVector(), aligned))
-      memref::StoreOp::create(b_, loc_, convert(v, eltType), registers, ValueRange{cst(slot++)});
+      memref::StoreOp::create(b_, loc_,
+                              convertElement(b_, loc_, v, tensor.type.getElementType(), eltType,
+                                             saturatesInto(eltType)),
+                              registers, ValueRange{cst(slot++)});
   });
   return registers;
 }

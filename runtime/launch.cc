@@ -216,6 +216,9 @@ int DTypeBytes(DType dtype) {
     case DTYPE_I64:
       return 8;
     case DTYPE_I8:
+    case DTYPE_U8:
+    case DTYPE_F8E4M3:
+    case DTYPE_F8E5M2:
       return 1;
     default:
       return 0;
@@ -504,6 +507,11 @@ absl::Status EncodeTensorMaps(const CudaDriver& driver, PackedLaunch& packed) {
       case DTYPE_F16: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT16; break;
       case DTYPE_BF16: type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; break;
       case DTYPE_F32: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; break;
+      // TMA moves bytes: 8-bit element types travel as UINT8.
+      case DTYPE_I8:
+      case DTYPE_U8:
+      case DTYPE_F8E4M3:
+      case DTYPE_F8E5M2: type = CU_TENSOR_MAP_DATA_TYPE_UINT8; break;
       default:
         return absl::InvalidArgumentError(
             absl::StrCat("tensor maps of ", DTypeName(map.dtype), " are not supported"));
@@ -605,6 +613,9 @@ std::string DTypeName(DType dtype) {
     case DTYPE_I32: return "i32";
     case DTYPE_I64: return "i64";
     case DTYPE_I8: return "i8";
+    case DTYPE_U8: return "u8";
+    case DTYPE_F8E4M3: return "f8e4m3";
+    case DTYPE_F8E5M2: return "f8e5m2";
     default: return absl::StrCat("dtype(", static_cast<int>(dtype), ")");
   }
 }

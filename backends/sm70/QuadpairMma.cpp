@@ -65,9 +65,14 @@ LogicalResult QuadpairMmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::Gem
   // (N x K) .col: its column, k0..k0+3.
   // The accumulators stay SSA values through the gemm (one load and one
   // store of each, not one per k-step).
+  // f16 accumulators are summed in f32 within the gemm: the instruction's
+  // f16-accumulator form lays C out differently (one row of 8 per lane),
+  // which the m8n8 accumulator layout does not describe.
+  Type accType = c.type.getElementType(), f32 = builder.getF32Type();
   SmallVector<Value> acc;
   for (int64_t r = 0; r < mt * nt * 8; ++r)
-    acc.push_back(memref::LoadOp::create(builder, loc, c.memref, ValueRange{ctx.cst(r)}));
+    acc.push_back(ctx.convert(
+        memref::LoadOp::create(builder, loc, c.memref, ValueRange{ctx.cst(r)}), f32));
   for (int64_t ks = 0; ks < gemm.getK() / 4; ++ks) {
     Value k0 = ctx.cst(ks * 4);
     SmallVector<SmallVector<Value>> aRegs, bRegs;
@@ -91,7 +96,8 @@ LogicalResult QuadpairMmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::Gem
     }
   }
   for (int64_t r = 0; r < mt * nt * 8; ++r)
-    memref::StoreOp::create(builder, loc, acc[r], c.memref, ValueRange{ctx.cst(r)});
+    memref::StoreOp::create(builder, loc, ctx.convert(acc[r], accType), c.memref,
+                            ValueRange{ctx.cst(r)});
   ctx.noteSharedAccess();
   return success();
 }
@@ -105,6 +111,7 @@ const MmaAtom &getSm70QuadpairAtom() {
     auto *quadpair =
         new MmaAtom{MmaAtomKind::kQuadpairMma, "SM70_8x8x4_F32F16F16F32", 8, 8, 4, {"f16"}, 32};
     quadpair->warpM = quadpair->warpN = 16;
+    quadpair->accumulatorTypes = {"f32", "f16"};
     quadpair->lowering = &lowering;
     return quadpair;
   }();

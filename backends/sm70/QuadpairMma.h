@@ -13,6 +13,7 @@ namespace tessera {
 
 /// mma.sync.aligned.m8n8k4 with f16 inputs and f32 accumulators (PTX ISA
 /// §9.7.14.5.1): the four quadpairs of a warp cover 16 x 16 per k-step of 4.
+/// It also takes f16 accumulators, summed in f32 within each gemm.
 const MmaAtom &getSm70QuadpairAtom();
 
 } // namespace tessera

@@ -9,6 +9,7 @@
 
 #include "backends/sm80/AsyncCopy.h"
 
+#include "backends/ElementConversion.h"
 #include "backends/NvvmOps.h"
 
 namespace tessera::sm80 {
@@ -120,7 +121,10 @@ void AsyncCopies::lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
       for (int64_t v = 0; v < vector; ++v) {
         SmallVector<Value> at(chunk.coords);
         at.back() = kl.add(at.back(), kl.cst(v));
-        memref::StoreOp::create(b, loc, kl.convert(values[v], dst.type.getElementType()),
+        memref::StoreOp::create(b, loc,
+                                convertElement(b, loc, values[v], tensor.type.getElementType(),
+                                               dst.type.getElementType(),
+                                               saturatesInto(dst.type.getElementType())),
                                 dst.memref, kl.sharedIndices(dst, at));
       }
       return;

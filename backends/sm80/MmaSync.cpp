@@ -2,10 +2,12 @@
 //
 // This file defines the sm80 family's MMA atoms and their lowering: each
 // warp's tile of the accumulator as m16n8 tiles, computed by
-// mma.sync.aligned.m16n8k16 (PTX ISA §9.7.14.5.8) per k-step of 16, its
-// operands loaded from swizzled shared buffers by ldmatrix.x4
-// (§9.7.14.5.15) or, for A, taken from a fragment in the A layout. Later
-// backends (sm90) list the same atoms.
+// mma.sync.aligned.m16n8kK (PTX ISA §9.7.14.5.8) per k-step of 32 bytes
+// (k16 for f16 and bf16, with f32 or, for f16, f16 accumulators; k8 for
+// TF32; k32 for s8 and u8 with s32 accumulators), its operands loaded from
+// swizzled shared buffers by ldmatrix.x4 (§9.7.14.5.15) or, for a 16-bit A,
+// taken from a fragment in the A layout. Later backends (sm90) list the
+// same atoms.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 
 #include <string>
 
+#include "backends/NvvmOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -54,6 +57,9 @@ MmaFragments MmaSyncLowering::loadFragments(GemmLoweringContext &ctx, tile::Gemm
   Value warpRow = ctx.warpTileRow(shape, mma, warp);
   Value warpCol = ctx.warpTileCol(shape, mma, warp);
   SmallVector<Type> four(4, builder.getI32Type());
+  // ldmatrix moves 8 x 16-byte rows per matrix: `chunk` elements of a row;
+  // a k-step is two chunks (32 bytes: k16 of f16, k8 of tf32, k32 of s8).
+  int64_t chunk = 16 / tile::getElementBytes(a.type.getElementType());
   // ldmatrix (PTX ISA §9.7.14.5.15): four 8x8 b16 matrices, row addresses
   // from lanes 8i..8i+7 for matrix i. The thread's row and column within
   // an x4 load and the load's constant offset from them (so the loads of
@@ -68,7 +74,7 @@ MmaFragments MmaSyncLowering::loadFragments(GemmLoweringContext &ctx, tile::Gemm
                    {ctx.sharedAddress32(buffer, {row, col}, {rowShift, colShift})}, four,
                    /*sideEffects=*/true);
   };
-  int64_t k0 = ks * 16;
+  int64_t k0 = ks * 2 * chunk;
   MmaFragments fragments;
   // A: one x4 load per 16-row atom tile (a0..a7 of mma.m16n8k16).
   for (int64_t mi = 0; mi < mt; ++mi) {
@@ -77,7 +83,7 @@ MmaFragments MmaSyncLowering::loadFragments(GemmLoweringContext &ctx, tile::Gemm
     else if (!transA)
       fragments.a.push_back(ldmatrix(a,
                                      ctx.add(warpRow, ctx.add(within, ctx.mul(matLow, ctx.cst(8)))),
-                                     ctx.mul(matHigh, ctx.cst(8)), mi * 16, k0, false));
+                                     ctx.mul(matHigh, ctx.cst(chunk)), mi * 16, k0, false));
     else
       fragments.a.push_back(ldmatrix(a, ctx.add(within, ctx.mul(matHigh, ctx.cst(8))),
                                      ctx.add(warpRow, ctx.mul(matLow, ctx.cst(8))), k0, mi * 16,
@@ -92,9 +98,23 @@ MmaFragments MmaSyncLowering::loadFragments(GemmLoweringContext &ctx, tile::Gemm
     else
       fragments.b.push_back(
           ldmatrix(b, ctx.add(warpCol, ctx.add(within, ctx.mul(matHigh, ctx.cst(8)))),
-                   ctx.mul(matLow, ctx.cst(8)), np * 16, k0, false));
+                   ctx.mul(matLow, ctx.cst(chunk)), np * 16, k0, false));
   }
   return fragments;
+}
+
+/// mma.sync.aligned.m16n8k32.row.col.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32 (PTX
+/// ISA §9.7.14.5.8, sm_89+): A four b32, B two, C four f32 (the s8 form's
+/// registers); returns D.
+static SmallVector<Value> mmaSyncFp8(OpBuilder &builder, Location loc, StringRef type,
+                              ArrayRef<Value> operands) {
+  // Inline PTX: MLIR 22's nvvm.mma.sync has no dense e4m3/e5m2 shape.
+  std::string text = ("mma.sync.aligned.m16n8k32.row.col.f32." + type + "." + type +
+                      ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, "
+                      "{$10, $11, $12, $13};")
+                         .str();
+  return emitPtx(builder, loc, text, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", operands,
+                 SmallVector<Type>(4, builder.getF32Type()), /*sideEffects=*/false);
 }
 
 LogicalResult MmaSyncLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
@@ -106,8 +126,18 @@ LogicalResult MmaSyncLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp 
     return failure();
   const BufferInfo &a = *buffers->a, &c = *buffers->c;
   MmaLayoutAttr mma = c.mma;
-  std::string type =
-      cast<tile::BufferType>(gemm.getA().getType()).getElementType().isBF16() ? "bf16" : "f16";
+  // The PTX types of the operands and the accumulator.
+  Type elt = a.type.getElementType(), accElt = c.type.getElementType();
+  std::string type = elt.isBF16()                ? "bf16"
+                     : elt.isF32()               ? "tf32"
+                     : elt.isUnsignedInteger(8)  ? "u8"
+                     : elt.isSignlessInteger(8)  ? "s8"
+                     : isa<Float8E4M3FNType>(elt) ? "e4m3"
+                     : isa<Float8E5M2Type>(elt)  ? "e5m2"
+                                                 : "f16";
+  bool fp8 = type == "e4m3" || type == "e5m2";
+  std::string accType = accElt.isF16() ? "f16" : accElt.isSignlessInteger(32) ? "s32" : "f32";
+  int64_t kStep = 32 / tile::getElementBytes(elt);
   int64_t tm = gemm.getM() / mma.getWarpsM(), tn = gemm.getN() / mma.getWarpsN();
   int64_t mt = tm / 16, nt = tn / 8;
   Type f32 = builder.getF32Type();
@@ -129,11 +159,13 @@ LogicalResult MmaSyncLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp 
   // one instruction: its f16 form takes the packed registers as <2 x half>,
   // the bf16 form as i32.
   bool bf16 = type == "bf16";
+  // The other types and accumulators: nvvm.mma.sync.
+  bool typedOp = accType != "f32" || (type != "f16" && type != "bf16");
   StringRef mmaIntrinsic =
       bf16 ? "llvm.nvvm.mma.m16n8k16.row.col.bf16" : "llvm.nvvm.mma.m16n8k16.row.col.f32.f32";
   Type half2 = VectorType::get({2}, builder.getF16Type());
   auto packed = [&](Value reg) -> Value {
-    return bf16 ? reg : LLVM::BitcastOp::create(builder, loc, half2, reg).getResult();
+    return (bf16 || typedOp) ? reg : LLVM::BitcastOp::create(builder, loc, half2, reg).getResult();
   };
   auto mmaStep = [&](const MmaFragments &fragments) {
     // Each fragment register packed once per step, not at every MMA using it.
@@ -149,14 +181,18 @@ LogicalResult MmaSyncLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp 
         operands.push_back(b[ni / 2][(ni % 2) * 2 + 1]);
         operands.append(acc.begin() + base, acc.begin() + base + 4);
         SmallVector<Value> d =
-            callIntrinsic(builder, loc, mmaIntrinsic, operands, SmallVector<Type>(4, f32));
+            fp8       ? mmaSyncFp8(builder, loc, type, operands)
+            : typedOp ? mmaSync(builder, loc, 16, 8, kStep, type, accType,
+                                ValueRange(operands).take_front(4),
+                                ValueRange(operands).slice(4, 2), ValueRange(operands).drop_front(6))
+                      : callIntrinsic(builder, loc, mmaIntrinsic, operands, SmallVector<Type>(4, f32));
         std::copy(d.begin(), d.end(), acc.begin() + base);
       }
     }
   };
   // A pipelined loop's deferred copies go after the first fragment loads.
   auto issueDeferred = [&] { ctx.issueDeferredCopies(); };
-  int64_t steps = gemm.getK() / 16;
+  int64_t steps = gemm.getK() / kStep;
   if (!ctx.fragmentPrefetch()) {
     for (int64_t ks = 0; ks < steps; ++ks) {
       MmaFragments fragments = loadFragments(ctx, gemm, ks);
@@ -218,15 +254,45 @@ SmallVector<Value> fragmentARegisters(GemmLoweringContext &ctx, const BufferInfo
 const std::vector<MmaAtom> &getSm80MmaSyncAtoms() {
   static const lowering::MmaSyncLowering lowering;
   static const auto *atoms = [] {
+    constexpr MmaAtomKind kWarp = MmaAtomKind::kWarpMma;
     auto *list = new std::vector<MmaAtom>{
-        {MmaAtomKind::kWarpMma, "SM80_16x8x16_F32F16F16F32_TN", 16, 8, 16, {"f16"}, 32},
-        {MmaAtomKind::kWarpMma, "SM80_16x8x16_F32BF16BF16F32_TN", 16, 8, 16, {"bf16"}, 32},
+        {kWarp, "SM80_16x8x16_F32F16F16F32_TN", 16, 8, 16, {"f16"}, 32},
+        {kWarp, "SM80_16x8x16_F32BF16BF16F32_TN", 16, 8, 16, {"bf16"}, 32},
+        {kWarp, "SM80_16x8x16_F16F16F16F16_TN", 16, 8, 16, {"f16"}, 32},
+        {kWarp, "SM80_16x8x8_F32TF32TF32F32_TN", 16, 8, 8, {"tf32"}, 32},
+        {kWarp, "SM80_16x8x32_S32S8S8S32_TN", 16, 8, 32, {"s8"}, 32},
+        {kWarp, "SM80_16x8x32_S32U8U8S32_TN", 16, 8, 32, {"u8"}, 32},
     };
-    // The instruction reads registers: A comes from ldmatrix on a shared
-    // buffer, or straight from a fragment in its A layout.
+    (*list)[2].accumulatorTypes = {"f16"};
+    (*list)[4].accumulatorTypes = (*list)[5].accumulatorTypes = {"s32"};
     for (MmaAtom &atom : *list) {
-      atom.aFromRegisters = true;
+      // 16-bit inputs: A from ldmatrix on a shared buffer, or straight from
+      // a fragment in its A layout; ldmatrix transposes them either way.
+      // TF32 and 8-bit inputs: both K-major (ldmatrix transposes 16-bit
+      // elements only), A from shared memory.
+      bool sixteenBit = atom.k == 16;
+      atom.aFromRegisters = sixteenBit;
+      atom.kMajorOnly = !sixteenBit;
       atom.lowering = &lowering;
+    }
+    return list;
+  }();
+  return *atoms;
+}
+
+const std::vector<MmaAtom> &getSm89Fp8MmaAtoms() {
+  static const auto *atoms = [] {
+    // The same lowering as the other mma.sync atoms: FP8's registers are
+    // s8's (ldmatrix moves 32 bytes of K per step), both operands K-major.
+    const lowering::MmaAtomLowering *lowering = getSm80MmaSyncAtoms().front().lowering;
+    constexpr MmaAtomKind kWarp = MmaAtomKind::kWarpMma;
+    auto *list = new std::vector<MmaAtom>{
+        {kWarp, "SM89_16x8x32_F32E4M3E4M3F32_TN", 16, 8, 32, {"e4m3"}, 32},
+        {kWarp, "SM89_16x8x32_F32E5M2E5M2F32_TN", 16, 8, 32, {"e5m2"}, 32},
+    };
+    for (MmaAtom &atom : *list) {
+      atom.kMajorOnly = true;
+      atom.lowering = lowering;
     }
     return list;
   }();

@@ -16,9 +16,21 @@
 
 namespace tessera {
 
-/// mma.sync.aligned.m16n8k16 with f16 and bf16 inputs and f32 accumulators
-/// (PTX ISA §9.7.14.5.8), operands loaded by ldmatrix: Ampere and later.
+/// mma.sync.aligned (PTX ISA §9.7.14.5.8), operands loaded by ldmatrix:
+/// m16n8k16 with f16 and bf16 inputs and f32 accumulators, f16 with f16
+/// accumulators, m16n8k8 TF32 and m16n8k32 s8/u8 (s32 accumulators, A and B
+/// K-major): Ampere and later.
 const std::vector<MmaAtom> &getSm80MmaSyncAtoms();
+
+/// mma.sync.aligned.m16n8k32 with FP8 (e4m3, e5m2) inputs and f32
+/// accumulators, A and B K-major (PTX ISA §9.7.14.5.8): Ada (sm_89) and
+/// later, PTX ISA 8.4.
+const std::vector<MmaAtom> &getSm89Fp8MmaAtoms();
+
+/// mma.sync.aligned.m8n8k4.f64 (DMMA, PTX ISA §9.7.14.5.1), two per m16n8
+/// accumulator tile, operands read from shared memory element by element:
+/// Ampere and later.
+const MmaAtom &getSm80DmmaAtom();
 
 namespace lowering {
 

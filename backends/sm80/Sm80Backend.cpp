@@ -2,7 +2,8 @@
 //
 // This file implements the Ampere backend (and Ada, sm_89, which shares its
 // instruction set): cp.async (PTX ISA §9.7.9.25), ldmatrix (§9.7.14.5.15)
-// and mma.sync m16n8k16 (§9.7.14.5.8). Capability data from the CUDA C++
+// and mma.sync (§9.7.14.5.8: m16n8k16 f16/bf16, m16n8k8 TF32, m16n8k32
+// s8/u8; m8n8k4 f64). Capability data from the CUDA C++
 // Programming Guide, "Technical Specifications per Compute Capability".
 //
 //===----------------------------------------------------------------------===//
@@ -13,6 +14,7 @@
 #include "backends/common/MmaAtoms.h"
 #include "backends/sm80/MmaSync.h"
 #include "backends/common/NVVMLowering.h"
+#include "llvm/ADT/STLExtras.h"
 
 namespace tessera {
 namespace {
@@ -43,6 +45,14 @@ const TargetCapabilities kSm86 = [] {
   return caps;
 }();
 
+/// AD10x (8.9) adds FP8 mma.sync (m16n8k32 e4m3/e5m2, PTX ISA 8.4).
+const TargetCapabilities kSm89 = [] {
+  TargetCapabilities caps = kSm86;
+  caps.mmaShapes.push_back("m16n8k32.e4m3");
+  caps.ptxFeature = "+ptx84";
+  return caps;
+}();
+
 class Sm80Backend final : public Backend {
 public:
   llvm::StringRef getName() const override { return "sm80"; }
@@ -50,13 +60,20 @@ public:
     return {{8, 0, false}, {8, 6, false}, {8, 7, false}, {8, 9, false}};
   }
   const TargetCapabilities &getCapabilities(const ComputeCapability &cc) const override {
+    if (cc.minor == 9)
+      return kSm89;
     return (cc.minor == 0 || cc.minor == 7) ? kSm80 : kSm86;
   }
   void buildLoweringTail(mlir::OpPassManager &pm, const ComputeCapability &cc) const override {
     addCommonNVVMLowering(pm, cc);
   }
-  std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
+  std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &cc) const override {
     std::vector<MmaAtom> atoms = getSm80MmaSyncAtoms();
+    if (llvm::is_contained(getCapabilities(cc).mmaShapes, "m16n8k32.e4m3")) {
+      const std::vector<MmaAtom> &fp8 = getSm89Fp8MmaAtoms();
+      atoms.insert(atoms.end(), fp8.begin(), fp8.end());
+    }
+    atoms.push_back(getSm80DmmaAtom());
     atoms.push_back(getSimtFmaAtom());
     return atoms;
   }

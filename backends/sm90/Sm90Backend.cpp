@@ -68,6 +68,7 @@ public:
       atoms = getSm90WgmmaAtoms();
     const std::vector<MmaAtom> &mmaSync = getSm80MmaSyncAtoms();
     atoms.insert(atoms.end(), mmaSync.begin(), mmaSync.end());
+    atoms.push_back(getSm80DmmaAtom());
     atoms.push_back(getSimtFmaAtom());
     return atoms;
   }

@@ -1,9 +1,11 @@
 //===- Wgmma.cpp - Hopper's wgmma.mma_async atoms -------------------------===//
 //
 // This file defines the sm90 family's MMA atoms and their lowering:
-// wgmma.mma_async.sync.aligned.m64nNk16 (PTX ISA §9.7.15.5), B from a
+// wgmma.mma_async.sync.aligned.m64nNkK (PTX ISA §9.7.15.5), B from a
 // swizzled shared buffer through a matrix descriptor and A either through
-// one too (_SS) or from registers in m16n8k16's A layout (_RS).
+// one too (_SS) or, for 16-bit types, from registers in m16n8k16's A layout
+// (_RS). k16 for f16 (f32 or f16 accumulators) and bf16, k8 for TF32, k32
+// for FP8 (e4m3, e5m2; f32 or f16 accumulators) and s8/u8 (s32).
 // Architecture-specific: sm_90a.
 //
 //===----------------------------------------------------------------------===//
@@ -35,7 +37,8 @@ public:
 
 /// The 64-bit wgmma matrix descriptors of `steps` operand tiles of
 /// `buffer`, the first starting at (row, col) (`row` a multiple of 8), each
-/// next one 16 elements further along K: along the rows when `mnMajor` (the
+/// next one a k-step (32 bytes: 16 16-bit elements) further along K: along
+/// the rows when `mnMajor` (16-bit elements only; the
 /// buffer's rows run along K, its columns along M or N), along the columns
 /// otherwise. `groupStride`: 8-row groups of a K-major operand this many
 /// groups apart (2 interleaves two m64 instructions' rows, see lowerGemm).
@@ -53,7 +56,6 @@ SmallVector<Value> wgmmaDescriptors(GemmLoweringContext &ctx, const BufferInfo &
   // are the leading offset apart.
   const SharedSwizzle &swizzle = buffer.swizzle;
   int64_t rows = buffer.type.getShape()[0];
-  int64_t element = tile::getElementBytes(buffer.type.getElementType());
   int64_t stride = 8 * swizzle.rowBytes * groupStride;
   int64_t leading = mnMajor ? rows * swizzle.rowBytes : 16;
   int64_t mode = swizzle.rowBytes == 128 ? 1 : swizzle.rowBytes == 64 ? 2 : 3;
@@ -75,10 +77,10 @@ SmallVector<Value> wgmmaDescriptors(GemmLoweringContext &ctx, const BufferInfo &
           i64, int64_t((uint64_t((stride >> 4) & 0x3FFF) << 32) | (uint64_t(mode) << 62))));
   SmallVector<Value> descriptors;
   for (int64_t ks = 0; ks < steps; ++ks) {
-    // 16 elements along K: whole 8-row groups of an MN-major tile (rows
-    // rowBytes apart); within a K-major tile's swizzled rows (the hardware
+    // A k-step along K: 16 whole rows of an MN-major tile (rows rowBytes
+    // apart); 32 bytes within a K-major tile's swizzled rows (the hardware
     // swizzles the addresses it forms), panels rows x rowBytes apart.
-    int64_t bytes = 16 * ks * element;
+    int64_t bytes = 32 * ks;
     int64_t offset =
         mnMajor ? 16 * ks * swizzle.rowBytes
                 : bytes / swizzle.rowBytes * rows * swizzle.rowBytes + bytes % swizzle.rowBytes;
@@ -89,6 +91,60 @@ SmallVector<Value> wgmmaDescriptors(GemmLoweringContext &ctx, const BufferInfo &
         builder, loc, arith::ExtUIOp::create(builder, loc, i64, stepLow), high));
   }
   return descriptors;
+}
+
+/// One gemm's wgmma instructions: shape, types and operand forms.
+struct WgmmaForm {
+  int64_t n = 8, reps = 1, kStep = 16, steps = 1;
+  bool registersA = false, transA = false, transB = false;
+  /// PTX types: "f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8"; and the
+  /// accumulator's: "f32", "f16", "s32".
+  std::string type, acc;
+};
+
+/// The inline assembly of one gemm: the fence, every k-step's instructions
+/// (the accumulators are in/out operands once, not once per k-step), the
+/// commit; and its constraints. Operands: the accumulator registers, then
+/// per k-step A (a descriptor per instruction, or four registers) and B's
+/// descriptor, then the accumulators again (tied).
+void wgmmaText(const WgmmaForm &form, std::string &text, std::string &constraints) {
+  int64_t elements = form.n / 2;
+  int64_t regs = form.acc == "f16" ? elements / 2 : elements;
+  int64_t perStep = form.registersA ? 5 : form.reps + 1;
+  bool sixteenBit = form.type == "f16" || form.type == "bf16";
+  auto operandRef = [&](int64_t index) { return "$" + std::to_string(regs * form.reps + index); };
+  text = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.fence.sync.aligned;\n";
+  for (int64_t ks = 0; ks < form.steps; ++ks) {
+    int64_t first = perStep * ks;
+    for (int64_t r = 0; r < form.reps; ++r) {
+      std::string regList;
+      for (int64_t i = 0; i < regs; ++i)
+        regList += (i ? ", $" : "$") + std::to_string(r * regs + i);
+      std::string aOperand = operandRef(first + r);
+      if (form.registersA)
+        aOperand = "{" + operandRef(first) + ", " + operandRef(first + 1) + ", " +
+                   operandRef(first + 2) + ", " + operandRef(first + 3) + "}";
+      // scale-d p; imm-scale-a/b 1 (floats); imm-trans-a/b (16-bit only;
+      // none for A in registers).
+      std::string tail = form.acc == "s32" ? "" : ", 1, 1";
+      if (sixteenBit)
+        tail += std::string(form.registersA ? "" : form.transA ? ", 1" : ", 0") +
+                (form.transB ? ", 0" : ", 1");
+      text += "wgmma.mma_async.sync.aligned.m64n" + std::to_string(form.n) + "k" +
+              std::to_string(form.kStep) + "." + form.acc + "." + form.type + "." + form.type +
+              " {" + regList + "}, " + aOperand + ", " + operandRef(first + perStep - 1) + ", p" +
+              tail + ";\n";
+    }
+  }
+  text += "wgmma.commit_group.sync.aligned;\n}";
+  std::string out = form.acc == "f32" ? "f" : "r";
+  constraints.clear();
+  for (int64_t r = 0; r < regs * form.reps; ++r)
+    constraints += (r ? ",=" : "=") + out;
+  for (int64_t ks = 0; ks < form.steps; ++ks)
+    constraints += form.registersA ? ",r,r,r,r,l" : form.reps == 1 ? ",l,l" : ",l,l,l";
+  for (int64_t r = 0; r < regs * form.reps; ++r)
+    constraints += "," + std::to_string(r);
 }
 
 LogicalResult WgmmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
@@ -110,8 +166,6 @@ LogicalResult WgmmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp ge
                               << " needs its accumulator, A fragment and swizzled shared "
                                  "operands laid out by tile-layout-inference";
   bool transA = gemm.getTransposeA(), transB = gemm.getTransposeB();
-  std::string type = a.type.getElementType().isBF16() ? "bf16" : "f16";
-  Type f32 = builder.getF32Type();
   if (!ctx.inAsyncMmaPipeline() || ctx.genericSharedWrites()) {
     // Shared writes so far went through the generic proxy.
     ctx.fenceProxyAsync();
@@ -141,48 +195,35 @@ LogicalResult WgmmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp ge
                                  "(128 only with A in shared memory, not transposed)";
   Value row0 = ctx.mul(arith::DivUIOp::create(builder, loc, ctx.threadId(), ctx.cst(128)),
                        ctx.cst(64 * reps));
-  int64_t regs = n / 2, tilesN = n / 8;
+  // The operand and accumulator types: 16-bit inputs take k16 steps and
+  // transpose flags; TF32 (k8), FP8 and 8-bit integers (k32) are K-major
+  // only. f16 accumulators travel as packed pairs, s32 as b32 registers.
+  Type elt = a.type.getElementType(), accElt = c.type.getElementType();
+  WgmmaForm form;
+  form.n = n;
+  form.reps = reps;
+  form.registersA = registersA;
+  form.transA = transA;
+  form.transB = transB;
+  form.type = elt.isBF16()                            ? "bf16"
+              : elt.isF16()                           ? "f16"
+              : elt.isF32()                           ? "tf32"
+              : isa<Float8E4M3FNType>(elt)            ? "e4m3"
+              : isa<Float8E5M2Type>(elt)              ? "e5m2"
+              : elt.isUnsignedInteger(8)              ? "u8"
+                                                      : "s8";
+  form.acc = accElt.isF16() ? "f16" : accElt.isSignlessInteger(32) ? "s32" : "f32";
+  form.kStep = 32 / tile::getElementBytes(elt);
+  form.steps = gemm.getK() / form.kStep;
+  int64_t elements = n / 2, tilesN = n / 8;
+  int64_t regs = form.acc == "f16" ? elements / 2 : elements;
   auto slot = [&](int64_t r, int64_t i) {
     int64_t j = i / 4, h = (i / 2) % 2, e = i % 2;
     return reps == 1 ? i : ((h * tilesN + j) * 2 + r) * 2 + e;
   };
-  // One inline-assembly block holds the fence and every k-step's
-  // instructions (the accumulators are its in/out operands once, not once
-  // per k-step), then commits the group.
-  int64_t steps = gemm.getK() / 16;
-  int64_t perStep = registersA ? 5 : reps + 1;
-  auto operandRef = [&](int64_t index) { return "$" + std::to_string(regs * reps + index); };
-  // Inline PTX: MLIR 22's nvvm.wgmma.mma_async takes its accumulators as
-  // one struct per instruction, where one asm block here keeps them in
-  // place across every k-step; the fence and commit go in the same block.
-  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.fence.sync.aligned;\n";
-  for (int64_t ks = 0; ks < steps; ++ks) {
-    int64_t first = perStep * ks;
-    for (int64_t r = 0; r < reps; ++r) {
-      std::string regList;
-      for (int64_t i = 0; i < regs; ++i)
-        regList += (i ? ", $" : "$") + std::to_string(r * regs + i);
-      std::string aOperand = operandRef(first + r);
-      if (registersA)
-        aOperand = "{" + operandRef(first) + ", " + operandRef(first + 1) + ", " +
-                   operandRef(first + 2) + ", " + operandRef(first + 3) + "}";
-      text += "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." +
-              type + " {" + regList + "}, " + aOperand + ", " + operandRef(first + perStep - 1) +
-              ", p, 1, 1, " +
-              (registersA ? ""
-               : transA   ? "1, "
-                          : "0, ") +
-              (transB ? "0" : "1") + ";\n";
-    }
-  }
-  text += "wgmma.commit_group.sync.aligned;\n}";
-  std::string constraints;
-  for (int64_t r = 0; r < regs * reps; ++r)
-    constraints += (r ? ",=f" : "=f");
-  for (int64_t ks = 0; ks < steps; ++ks)
-    constraints += registersA ? ",r,r,r,r,l" : reps == 1 ? ",l,l" : ",l,l,l";
-  for (int64_t r = 0; r < regs * reps; ++r)
-    constraints += "," + std::to_string(r);
+  int64_t steps = form.steps;
+  std::string text, constraints;
+  wgmmaText(form, text, constraints);
   // A is 64 x 16 at (row0, k0): K-major unless transposed; or this warp's
   // registers of it. B is 16 x N at k0: MN-major unless transposed (then
   // N x 16, K-major).
@@ -205,25 +246,42 @@ LogicalResult WgmmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp ge
   }
   // The accumulators stay SSA values through the gemm (one load and one
   // store of the fragment), fenced so LLVM orders other accesses around it.
+  // f16 accumulators: element pairs (2 i, 2 i + 1) share register i.
+  bool packed = form.acc == "f16";
+  Type regType = form.acc == "f32" ? Type(builder.getF32Type()) : Type(builder.getI32Type());
   SmallVector<Value> acc;
   for (int64_t r = 0; r < reps; ++r)
-    for (int64_t i = 0; i < regs; ++i)
-      acc.push_back(
-          memref::LoadOp::create(builder, loc, c.memref, ValueRange{ctx.cst(slot(r, i))}));
+    for (int64_t i = 0; i < elements; i += packed ? 2 : 1) {
+      auto element = [&](int64_t e) -> Value {
+        return memref::LoadOp::create(builder, loc, c.memref, ValueRange{ctx.cst(slot(r, e))});
+      };
+      if (!packed)
+        acc.push_back(element(i));
+      else
+        acc.push_back(LLVM::BitcastOp::create(builder, loc, regType,
+                                              ctx.packVector({element(i), element(i + 1)})));
+    }
   acc = fenceValues(builder, loc, acc);
   operands.append(acc.begin(), acc.end());
-  acc =
-      emitPtx(builder, loc, text, constraints, operands, SmallVector<Type>(regs * reps, f32), true);
+  acc = emitPtx(builder, loc, text, constraints, operands,
+                SmallVector<Type>(regs * reps, regType), true);
   int64_t wait = ctx.inAsyncMmaPipeline() ? ctx.asyncMmaInFlight() : 0;
   wgmmaWaitGroup(builder, loc, wait);
   if (wait == 0)
     acc = fenceValues(builder, loc, acc);
+  Type half2 = VectorType::get({2}, builder.getF16Type());
   for (int64_t r = 0; r < reps; ++r)
-    for (int64_t i = 0; i < regs; ++i)
-      memref::StoreOp::create(builder, loc, acc[r * regs + i], c.memref,
-                              ValueRange{ctx.cst(slot(r, i))});
+    for (int64_t i = 0; i < regs; ++i) {
+      Value reg = acc[r * regs + i];
+      SmallVector<Value> values = {reg};
+      if (packed)
+        values = ctx.unpackVector(LLVM::BitcastOp::create(builder, loc, half2, reg));
+      for (auto [e, value] : llvm::enumerate(values))
+        memref::StoreOp::create(builder, loc, value, c.memref,
+                                ValueRange{ctx.cst(slot(r, i * values.size() + e))});
+    }
   if (wait != 0)
-    ctx.addAsyncAccumulator(gemm.getC(), regs * reps);
+    ctx.addAsyncAccumulator(gemm.getC(), elements * reps);
   ctx.noteSharedAccess();
   return success();
 }
@@ -240,15 +298,33 @@ const std::vector<MmaAtom> &getSm90WgmmaAtoms() {
         {kWgmma, "SM90_64xNx16_F32BF16BF16F32_SS", 64, 8, 16, {"bf16"}, 128},
         {kWgmma, "SM90_64xNx16_F32F16F16F32_RS", 64, 8, 16, {"f16"}, 128},
         {kWgmma, "SM90_64xNx16_F32BF16BF16F32_RS", 64, 8, 16, {"bf16"}, 128},
+        {kWgmma, "SM90_64xNx16_F16F16F16F16_SS", 64, 8, 16, {"f16"}, 128},
+        {kWgmma, "SM90_64xNx16_F16F16F16F16_RS", 64, 8, 16, {"f16"}, 128},
+        {kWgmma, "SM90_64xNx32_F32E4M3E4M3F32_SS", 64, 8, 32, {"e4m3"}, 128},
+        {kWgmma, "SM90_64xNx32_F32E5M2E5M2F32_SS", 64, 8, 32, {"e5m2"}, 128},
+        {kWgmma, "SM90_64xNx32_F16E4M3E4M3F16_SS", 64, 8, 32, {"e4m3"}, 128},
+        {kWgmma, "SM90_64xNx32_F16E5M2E5M2F16_SS", 64, 8, 32, {"e5m2"}, 128},
+        {kWgmma, "SM90_64xNx8_F32TF32TF32F32_SS", 64, 8, 8, {"tf32"}, 128},
+        // Integer wgmma takes N of 8, 16, 24 and multiples of 16 to 256.
+        {kWgmma, "SM90_64xNx32_S32S8S8S32_SS", 64, 16, 32, {"s8"}, 128},
+        {kWgmma, "SM90_64xNx32_S32U8U8S32_SS", 64, 16, 32, {"u8"}, 128},
     };
     for (MmaAtom &atom : *list) {
       atom.maxN = 256;
       atom.readsSharedAsync = true;
+      llvm::StringRef name = atom.name;
       // _RS: A from registers (each warp its 16 rows in the m16n8k16 A
       // layout), B through a descriptor.
-      bool rs = llvm::StringRef(atom.name).ends_with("_RS");
+      bool rs = name.ends_with("_RS");
       atom.aFromShared = !rs;
       atom.aFromRegisters = rs;
+      // Only 16-bit operands may be MN-major (the instruction's transpose
+      // flags); the others are read K-major.
+      atom.kMajorOnly = atom.k != 16;
+      if (name.contains("F16F16F16F16") || name.starts_with("SM90_64xNx32_F16"))
+        atom.accumulatorTypes = {"f16"};
+      else if (name.contains("S32"))
+        atom.accumulatorTypes = {"s32"};
       atom.lowering = &lowering;
     }
     return list;

@@ -13,10 +13,11 @@
 
 namespace tessera {
 
-/// wgmma.mma_async.sync.aligned.m64nNk16 with f16 and bf16 inputs, f32
-/// accumulators, B from shared memory through a matrix descriptor and A
-/// either through one too (_SS) or from registers (_RS) (PTX ISA
-/// §9.7.15.5): sm_90a only.
+/// wgmma.mma_async.sync.aligned.m64nNkK (PTX ISA §9.7.15.5), B from shared
+/// memory through a matrix descriptor and A either through one too (_SS) or
+/// from registers (_RS, 16-bit inputs): f16 and bf16 (k16; f16 also with f16
+/// accumulators), TF32 (k8), FP8 e4m3/e5m2 (k32, f32 or f16 accumulators),
+/// s8/u8 (k32, s32): sm_90a only.
 const std::vector<MmaAtom> &getSm90WgmmaAtoms();
 
 } // namespace tessera

@@ -15,6 +15,8 @@ Example SoftmaxExample();
 Example RmsNormExample();
 Example LayerNormExample();
 Example GemmBiasGeluExample();
+Example Fp8GemmExample();
+Example Fp8GemmBlockwiseExample();
 
 const std::vector<std::string>& AllTargets() {
   static const auto* targets = new std::vector<std::string>{"sm_60", "sm_70", "sm_80", "sm_90a"};
@@ -24,7 +26,8 @@ const std::vector<std::string>& AllTargets() {
 const std::vector<Example>& AllExamples() {
   static const auto* examples = new std::vector<Example>{
       VectorAddExample(), GemmExample(),      SoftmaxExample(),
-      RmsNormExample(),   LayerNormExample(), GemmBiasGeluExample()};
+      RmsNormExample(),   LayerNormExample(), GemmBiasGeluExample(),
+      Fp8GemmExample(),   Fp8GemmBlockwiseExample()};
   return *examples;
 }
 

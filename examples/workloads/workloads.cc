@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "examples/workloads/workloads.h"
+#include "examples/workloads/internal.h"
 
 #include <cmath>
 #include <cstring>
@@ -22,45 +23,13 @@
 #include "runtime/status_macros.h"
 
 namespace tessera::workloads {
-namespace {
 
 using runtime::DeviceBuffer;
 using runtime::KernelArg;
 using runtime::LoadedKernel;
 using runtime::TensorArg;
 
-/// A small, fast generator (xorshift64*) for large random inputs.
-class Random {
- public:
-  explicit Random(uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ull + 1) {}
-  /// Uniform in [-1, 1).
-  float Uniform() {
-    state_ ^= state_ >> 12;
-    state_ ^= state_ << 25;
-    state_ ^= state_ >> 27;
-    uint64_t x = state_ * 0x2545F4914F6CDD1Dull;
-    return static_cast<float>((x >> 40) * (1.0 / (1ull << 24))) * 2.0f - 1.0f;
-  }
-  /// Uniform in [0, extent): which element or row a sampled check visits.
-  int64_t Index(int64_t extent) {
-    return std::min<int64_t>(extent - 1, int64_t((Uniform() + 1.0f) * 0.5f * extent));
-  }
-
- private:
-  uint64_t state_;
-};
-
-/// The byte pattern outputs are poisoned with: 0xFF.. is a NaN in every
-/// float type, so an unwritten element never passes a check.
-constexpr uint8_t kPoisonByte = 0xFF;
-
-/// A device copy of `host` (floats, 16-bit words or raw bytes).
-template <typename T>
-absl::StatusOr<DeviceBuffer> Upload(const std::vector<T>& host) {
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::Allocate(host.size() * sizeof(T)));
-  TESSERA_RETURN_IF_ERROR(buffer.CopyFromHost(host.data(), host.size() * sizeof(T)));
-  return buffer;
-}
+namespace internal {
 
 /// A workload whose `run` fills a Report; the workload's name is recorded on
 /// the report.
@@ -138,6 +107,12 @@ absl::Status TimeIfAsked(const LoadedKernel& kernel, const std::vector<KernelArg
       runtime::TimeIt([&] { return runtime::Launch(kernel, packed); }, options.timing));
   return absl::OkStatus();
 }
+
+}  // namespace internal
+
+namespace {
+
+using namespace internal;
 
 /// C = A + B in f32: the GPU's add.rn.f32 and the CPU's float addition are
 /// both IEEE round-to-nearest, so the check is exact equality.
@@ -951,6 +926,7 @@ const std::vector<Workload>& AllWorkloads() {
                              "gemm_bias_gelu_f16_persistent_mc4"})
     list->push_back(Gemm(kernel, 2100, 2104, 264, runtime::DTYPE_F16, false, true, false,
                          GemmEpilogue{true, Act::kGeluTanh, false}));
+  for (Workload& w : DtypeWorkloads()) list->push_back(std::move(w));
   return list;
   }();
   return *workloads;
@@ -971,7 +947,7 @@ std::optional<Workload> GemmBenchmarkAt(const std::string& kernel, int64_t m, in
   if (m < 1 || n < 1 || k < 1) return std::nullopt;
   if (base == "gemm_f16") return Gemm(base, m, n, k, runtime::DTYPE_F16, false, false, true);
   if (base == "gemm_bf16") return Gemm(base, m, n, k, runtime::DTYPE_BF16, false, false, true);
-  return std::nullopt;
+  return DtypeGemmBenchmarkAt(base, m, n, k);
 }
 
 std::string FormatReport(const Report& r) {

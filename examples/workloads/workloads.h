@@ -95,9 +95,9 @@ const std::vector<Workload>& AllWorkloads();
 /// "<kernel>__<knobs>" runs the workloads of <kernel>).
 std::vector<const Workload*> WorkloadsForKernel(const std::string& kernel);
 
-/// A benchmark of a plain GEMM entry (gemm_f16 or gemm_bf16, or a tuning
-/// variant of either) at m x n x k, as the built-in shapes run; nullopt for
-/// other kernels or a size below 1.
+/// A benchmark of a plain GEMM entry (gemm_f16, gemm_bf16, fp8_gemm,
+/// gemm_i8, gemm_tf32, or a tuning variant of one) at m x n x k, as the
+/// built-in shapes run; nullopt for other kernels or a size below 1.
 std::optional<Workload> GemmBenchmarkAt(const std::string& kernel, int64_t m, int64_t n,
                                         int64_t k);
 

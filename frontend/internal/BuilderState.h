@@ -79,6 +79,11 @@ struct BuilderState {
     return llvm::make_scope_exit([this, saved] { statement = saved; });
   }
   mlir::OpBuilder &b() { return *builder; }
+  /// True while a Parallel body is being built.
+  bool inParallel() {
+    mlir::Block *block = b().getInsertionBlock();
+    return block && mlir::isa_and_nonnull<tile::ParallelOp>(block->getParentOp());
+  }
 
   static mlir::Value value(void *handle) { return mlir::Value::getFromOpaquePointer(handle); }
   static Index index(mlir::Value v) { return Index(v.getAsOpaquePointer()); }
@@ -100,6 +105,17 @@ struct BuilderState {
   mlir::Value materialize(const Scalar &s, mlir::Type type) {
     if (mlir::Value v = resolve(s))
       return v;
+    // FP8 and u8 constants: an f32 (i32) constant converted, inside a
+    // Parallel body (arith has no such constants to compute with); a
+    // constant outside one (Fill) is the type's own.
+    if (tile::isStorageOnlyType(type) && inParallel()) {
+      mlir::Type wide = mlir::isa<mlir::FloatType>(type) ? mlir::Type(b().getF32Type())
+                                                        : mlir::Type(b().getI32Type());
+      return tile::CastOp::create(b(), here(), type, materialize(s, wide),
+                                  /*saturate=*/true);
+    }
+    if (type.isUnsignedInteger(8))  // tile.fill takes a ui8 buffer's bits as i8
+      type = b().getI8Type();
     if (mlir::isa<mlir::FloatType>(type))
       return mlir::arith::ConstantOp::create(b(), here(), b().getFloatAttr(type, s.constant()));
     // An integer constant from a double: NaN, infinities and values past
@@ -152,6 +168,12 @@ inline mlir::Type toMlirType(mlir::MLIRContext *ctx, DType dtype) {
     return b.getI32Type();
   case DType::kI64:
     return b.getI64Type();
+  case DType::kF8E4M3:
+    return b.getType<mlir::Float8E4M3FNType>();
+  case DType::kF8E5M2:
+    return b.getType<mlir::Float8E5M2Type>();
+  case DType::kU8:
+    return b.getIntegerType(8, /*isSigned=*/false);
   }
   return b.getF32Type();
 }

@@ -330,6 +330,7 @@ const std::vector<Case>& AllCases() {
                        return examples::Gemm(Dim::Dynamic("M"), Dim::Dynamic("N"),
                                              Dim::Dynamic("K"), c, "gemm_f16_any");
                      }});
+    AddDtypeCases(*list);
     return list;
   }();
   return *cases;

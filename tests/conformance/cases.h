@@ -30,6 +30,10 @@ struct Case {
 /// Every shared case.
 const std::vector<Case>& AllCases();
 
+/// Appends the data-type cases (FP8, int8, TF32, f16 accumulation, f64
+/// GEMMs; conversions): cases_dtypes.cc.
+void AddDtypeCases(std::vector<Case>& cases);
+
 }  // namespace tessera::conformance
 
 #endif  // TESSERA_TESTS_CONFORMANCE_CASES_H_

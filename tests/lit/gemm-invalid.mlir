@@ -35,18 +35,18 @@ tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
   %a = tile.alloc_shared : !tile.buffer<64x32xi32, shared>
   %b = tile.alloc_shared : !tile.buffer<32x64xi32, shared>
   %c = tile.alloc_fragment : !tile.buffer<64x64xf32, fragment>
-  // expected-error @+1 {{A and B must hold f16, bf16 or f32, got 'i32'}}
+  // expected-error @+1 {{A and B must hold f16, bf16, f32, f64, f8E4M3FN, f8E5M2, i8 or ui8, got 'i32'}}
   tile.gemm %a, %b, %c : !tile.buffer<64x32xi32, shared>, !tile.buffer<32x64xi32, shared>, !tile.buffer<64x64xf32, fragment>
 }
 
 // -----
 
 tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
-  %a = tile.alloc_shared : !tile.buffer<64x32xf16, shared>
-  %b = tile.alloc_shared : !tile.buffer<32x64xf16, shared>
+  %a = tile.alloc_shared : !tile.buffer<64x32xbf16, shared>
+  %b = tile.alloc_shared : !tile.buffer<32x64xbf16, shared>
   %c = tile.alloc_fragment : !tile.buffer<64x64xf16, fragment>
-  // expected-error @+1 {{accumulator C must hold f32, got 'f16'}}
-  tile.gemm %a, %b, %c : !tile.buffer<64x32xf16, shared>, !tile.buffer<32x64xf16, shared>, !tile.buffer<64x64xf16, fragment>
+  // expected-error @+1 {{accumulator C must hold f32 for 'bf16' inputs, got 'f16'}}
+  tile.gemm %a, %b, %c : !tile.buffer<64x32xbf16, shared>, !tile.buffer<32x64xbf16, shared>, !tile.buffer<64x64xf16, fragment>
 }
 
 // -----

@@ -95,13 +95,13 @@ tile.kernel @zero_dim(%A: !tile.tensor<0xf32>) grid(affine_map<()[] -> (1)>) thr
 
 // -----
 
-// expected-error @+1 {{unsupported tensor element type 'i16' (expected f16, bf16, f32, f64, i8, i32 or i64)}}
+// expected-error @+1 {{unsupported tensor element type 'i16' (expected f16, bf16, f32, f64, f8E4M3FN, f8E5M2, i8, ui8, i32 or i64)}}
 tile.kernel @i16(%A: !tile.tensor<4xi16>) grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {}
 
 // -----
 
-// expected-error @+1 {{unsupported tensor element type 'f8E4M3FN'}}
-tile.kernel @fp8(%A: !tile.tensor<4xf8E4M3FN>) grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {}
+// expected-error @+1 {{unsupported tensor element type 'f8E4M3B11FNUZ'}}
+tile.kernel @fp8(%A: !tile.tensor<4xf8E4M3B11FNUZ>) grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {}
 
 // -----
 
@@ -138,7 +138,7 @@ tile.kernel @buffer_dynamic_dim() grid(affine_map<()[] -> (1)>) threads(32) bloc
 // -----
 
 tile.kernel @buffer_element_type() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
-  // expected-error @+1 {{unsupported buffer element type 'i1' (expected f16, bf16, f32, f64, i8, i32 or i64)}}
+  // expected-error @+1 {{unsupported buffer element type 'i1' (expected f16, bf16, f32, f64, f8E4M3FN, f8E5M2, i8, ui8, i32 or i64)}}
   %a = tile.alloc_fragment : !tile.buffer<16xi1, fragment>
 }
 

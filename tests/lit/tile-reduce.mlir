@@ -64,7 +64,7 @@ tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
 tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
   %x = tile.alloc_fragment : !tile.buffer<4x64xi32, fragment>
   %m = tile.alloc_fragment : !tile.buffer<4xi32, fragment>
-  // expected-error @+1 {{reduces float fragments}}
+  // expected-error @+1 {{reduces f16, bf16, f32 or f64 fragments}}
   tile.reduce max %x into %m : !tile.buffer<4x64xi32, fragment>, !tile.buffer<4xi32, fragment>
 }
 

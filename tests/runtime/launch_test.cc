@@ -174,6 +174,24 @@ TEST(PrepareLaunch, RejectsWrongTensorDtype) {
               HasSubstr("argument 1 (B: f32[N]): expects element type f32, got f16"));
 }
 
+TEST(PrepareLaunch, ChecksFp8AndU8TensorsByTypeAndSize) {
+  CompiledKernel kernel;
+  kernel.set_entry("quantize");
+  kernel.set_block_threads(128);
+  AddTensor(kernel, "Q", DTYPE_F8E4M3, {-1}, 16);
+  AddTensor(kernel, "U", DTYPE_U8, {-1}, 16);
+  *kernel.add_grid() = Symbol(0);
+  absl::StatusOr<PackedLaunch> packed = PrepareLaunch(
+      kernel, {TensorArg{kBase, DTYPE_F8E4M3, {64}}, TensorArg{kBase, DTYPE_U8, {48}}});
+  ASSERT_TRUE(packed.ok()) << packed.status();
+  absl::Status status =
+      PrepareLaunch(kernel, {TensorArg{kBase, DTYPE_F8E5M2, {64}}, TensorArg{kBase, DTYPE_I8, {48}}})
+          .status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("expects element type f8e4m3, got f8e5m2"));
+  EXPECT_EQ(DTypeName(DTYPE_U8), "u8");
+}
+
 TEST(PrepareLaunch, RejectsWrongScalarDtype) {
   std::vector<KernelArg> args = VectorAddArgs(8, 8, 8);
   args[3] = ScalarArg::F64(2.5);

@@ -1,0 +1,413 @@
+//===- workloads_dtypes.cc - Workloads of the data-type kernels -----------===//
+//
+// This file implements the workloads of the FP8, int8, TF32, f16-accumulate
+// and f64 GEMMs, the FP8 GEMM example with per-tensor scales, and the
+// element conversions. Inputs are random values of each type's grid (FP8
+// drawn as bit patterns of moderate exponents), outputs are poisoned, and
+// every checked element is compared with a float64 (integers: exact)
+// reference of the exact inputs, within bounds that fit the type: for
+// float accumulators u times the sum of the magnitudes of the partial sums
+// (the rounding error of any summation order), for TF32 2^-9 of the sum of
+// the products' magnitudes (both inputs rounded to 10 mantissa bits), for
+// FP8 outputs half an e4m3 ulp of the exact scaled product.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "examples/workloads/internal.h"
+#include "runtime/device.h"
+
+namespace tessera::workloads::internal {
+namespace {
+
+using runtime::DeviceBuffer;
+using runtime::DType;
+using runtime::KernelArg;
+using runtime::LoadedKernel;
+using runtime::ScalarArg;
+using runtime::TensorArg;
+
+/// The value of FP8 bits (e4m3: bias 7, no infinity, NaN 0x7f/0xff; e5m2:
+/// bias 15, IEEE-like).
+double DecodeFp8(uint8_t bits, bool e5m2) {
+  int mantissaBits = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7;
+  int exponent = (bits >> mantissaBits) & (e5m2 ? 0x1f : 0xf);
+  int mantissa = bits & ((1 << mantissaBits) - 1);
+  double sign = (bits & 0x80) ? -1.0 : 1.0;
+  if (!e5m2 && (bits & 0x7f) == 0x7f) return std::numeric_limits<double>::quiet_NaN();
+  if (e5m2 && exponent == 0x1f)
+    return mantissa ? std::numeric_limits<double>::quiet_NaN()
+                    : sign * std::numeric_limits<double>::infinity();
+  if (exponent == 0) return sign * std::ldexp(mantissa, 1 - bias - mantissaBits);
+  return sign * std::ldexp((1 << mantissaBits) + mantissa, exponent - bias - mantissaBits);
+}
+
+/// The FP8 bits nearest `x` (ties to an even pattern), saturated to the
+/// largest finite value: by search over the finite patterns, independent of
+/// the kernels' bit arithmetic.
+uint8_t EncodeFp8Saturated(double x, bool e5m2) {
+  if (std::isnan(x)) return e5m2 ? 0x7e : 0x7f;
+  uint8_t best = 0;
+  double bestError = std::numeric_limits<double>::infinity();
+  for (int bits = 0; bits < 0x80; ++bits) {
+    double v = DecodeFp8(uint8_t(bits), e5m2);
+    if (!std::isfinite(v)) continue;
+    double error = std::fabs(std::fabs(x) - v);
+    if (error < bestError || (error == bestError && (bits & 1) == 0)) best = bits, bestError = error;
+  }
+  return uint8_t(best | (x < 0 ? 0x80 : 0));
+}
+
+/// What a data-type GEMM reads and writes.
+struct TypedGemm {
+  DType in, out;
+  /// Accumulation: "f32", "f16", "f64", "s32", and TF32 products.
+  bool halfAcc = false, tf32 = false;
+};
+
+int64_t Bytes(DType t) {
+  switch (t) {
+    case runtime::DTYPE_F64: return 8;
+    case runtime::DTYPE_F32:
+    case runtime::DTYPE_I32: return 4;
+    case runtime::DTYPE_F16:
+    case runtime::DTYPE_BF16: return 2;
+    default: return 1;
+  }
+}
+
+/// A random matrix of `t` (its values exact in double, its device bytes).
+struct Matrix {
+  std::vector<double> values;
+  std::vector<uint8_t> bytes;
+  Matrix(DType t, int64_t n, Random& random) : values(n), bytes(n * Bytes(t)) {
+    for (int64_t i = 0; i < n; ++i) {
+      float u = random.Uniform();
+      double v = 0;
+      if (t == runtime::DTYPE_F8E4M3 || t == runtime::DTYPE_F8E5M2) {
+        // Magnitudes 2^-4 .. 4 with every mantissa, either sign.
+        bool e5m2 = t == runtime::DTYPE_F8E5M2;
+        int bias = e5m2 ? 15 : 7, shift = e5m2 ? 2 : 3;
+        uint32_t r = uint32_t((u + 1.0f) * 0.5f * 16777216.0f);
+        uint8_t bits = uint8_t(((bias - 4 + r % 7) << shift) | ((r >> 3) & ((1 << shift) - 1)) |
+                               ((r >> 8) & 1 ? 0x80 : 0));
+        bytes[i] = bits;
+        v = DecodeFp8(bits, e5m2);
+      } else if (t == runtime::DTYPE_I8 || t == runtime::DTYPE_U8) {
+        int q = int((u + 1.0f) * 128.0f);  // 0 .. 255
+        if (q > 255) q = 255;
+        int value = t == runtime::DTYPE_I8 ? q - 128 : q;
+        bytes[i] = uint8_t(value);
+        v = value;
+      } else if (t == runtime::DTYPE_F16) {
+        uint16_t h = FloatToHalfBits(u);
+        std::memcpy(&bytes[2 * i], &h, 2);
+        v = HalfBitsToFloat(h);
+      } else if (t == runtime::DTYPE_F64) {
+        v = double(u) + double(random.Uniform()) * 0x1p-30;  // bits past f32's
+        std::memcpy(&bytes[8 * i], &v, 8);
+      } else {
+        std::memcpy(&bytes[4 * i], &u, 4);
+        v = u;
+      }
+      values[i] = v;
+    }
+  }
+};
+
+double Decode(DType t, const uint8_t* p) {
+  switch (t) {
+    case runtime::DTYPE_F64: { double d; std::memcpy(&d, p, 8); return d; }
+    case runtime::DTYPE_F32: { float f; std::memcpy(&f, p, 4); return f; }
+    case runtime::DTYPE_I32: { int32_t v; std::memcpy(&v, p, 4); return v; }
+    case runtime::DTYPE_F16: { uint16_t h; std::memcpy(&h, p, 2); return HalfBitsToFloat(h); }
+    case runtime::DTYPE_F8E4M3: return DecodeFp8(*p, false);
+    case runtime::DTYPE_F8E5M2: return DecodeFp8(*p, true);
+    default: return std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+/// The points a check visits: all of them, or 4096 and the corners.
+std::vector<std::pair<int64_t, int64_t>> Points(int64_t m, int64_t n, bool full, uint64_t seed) {
+  std::vector<std::pair<int64_t, int64_t>> points;
+  if (full) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) points.push_back({i, j});
+    return points;
+  }
+  Random pick(seed + 17);
+  for (int s = 0; s < 4096; ++s) points.push_back({pick.Index(m), pick.Index(n)});
+  points.push_back({m - 1, n - 1});
+  points.push_back({0, n - 1});
+  points.push_back({m - 1, 0});
+  return points;
+}
+
+/// C = A B^T (A: M x K, B: N x K) of a data type, with `scales` (the FP8
+/// example: A, B and output scales, e4m3 output) or none.
+absl::StatusOr<Report> RunTypedGemm(const LoadedKernel& kernel, int64_t m, int64_t n, int64_t k,
+                                    const TypedGemm& type, const std::vector<float>& scales,
+                                    bool fullCheck, const RunOptions& options) {
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  Matrix a(type.in, m * k, random), b(type.in, n * k, random);
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer da, Upload(a.bytes));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, Upload(b.bytes));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dc, DeviceBuffer::Allocate(m * n * Bytes(type.out)));
+  std::vector<KernelArg> args = {TensorArg{da.ptr(), type.in, {m, k}},
+                                 TensorArg{db.ptr(), type.in, {n, k}}};
+  for (float s : scales) args.push_back(ScalarArg::F32(s));
+  args.push_back(TensorArg{dc.ptr(), type.out, {m, n}});
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
+                           TuneAndLaunch(kernel, args, options, dc, report));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  std::vector<uint8_t> c(m * n * Bytes(type.out));
+  TESSERA_RETURN_IF_ERROR(dc.CopyToHost(c.data(), c.size()));
+  bool integer = type.out == runtime::DTYPE_I32;
+  bool fp8In = type.in == runtime::DTYPE_F8E4M3 || type.in == runtime::DTYPE_F8E5M2;
+  // The accumulation's unit roundoff (FP8 tensor cores add with about 13
+  // bits on Hopper), the inputs' (TF32), the output's.
+  double uAcc = type.halfAcc ? 0x1p-10 : type.in == runtime::DTYPE_F64 ? 0x1p-50
+                : fp8In      ? 0x1p-12
+                             : 0x1p-22;
+  double uIn = type.tf32 ? 0x1p-9 : 0;
+  double uOut = type.out == runtime::DTYPE_F16 ? 0x1p-11 : 0;
+  double scale = 1;
+  for (float s : scales) scale *= s;
+  double errSq = 0, refSq = 0;
+  for (auto [i, j] : Points(m, n, fullCheck, options.seed)) {
+    double ref = 0, partials = 0, products = 0;
+    for (int64_t p = 0; p < k; ++p) {
+      double product = a.values[i * k + p] * b.values[j * k + p];
+      ref += product;
+      partials += std::fabs(ref);
+      products += std::fabs(product);
+    }
+    double got = Decode(type.out, &c[(i * n + j) * Bytes(type.out)]);
+    double bound = 0;
+    if (!scales.empty()) {
+      // e4m3 output: the exact scaled product, saturated, within half an
+      // ulp (2^-4 relative; 2^-10 absolute among subnormals) plus the
+      // accumulation's error, scaled.
+      double exact = std::max(-448.0, std::min(448.0, ref * scale));
+      bound = 0x1p-4 * std::fabs(exact) + 0x1p-10 + std::fabs(scale) * uAcc * partials;
+      ref = exact;
+    } else if (!integer) {
+      bound = uAcc * partials + uIn * products + uOut * std::fabs(ref) + 1e-300;
+    }
+    double err = CheckElement(report, i, j, got, ref, bound);
+    errSq += err * err;
+    refSq += ref * ref;
+  }
+  report.max_error = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
+  report.tolerance = integer ? 0 : scales.empty() ? 1e-2 : 0x1p-4;
+  report.correct = report.mismatches == 0;
+  report.bytes = double(Bytes(type.in)) * (m * k + n * k) + double(Bytes(type.out)) * m * n;
+  report.flops = 2.0 * m * n * k;
+  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
+  return report;
+}
+
+/// The per-tensor scales the FP8 example runs with: A's and B's (as a
+/// quantizer picks them, inverse to their ranges) and the output's.
+const std::vector<float> kFp8Scales = {0.75f, 1.5f, 0.125f};
+
+Workload TypedGemmWorkload(const std::string& kernel, int64_t m, int64_t n, int64_t k,
+                           TypedGemm type, std::vector<float> scales, bool conformance,
+                           bool benchmark) {
+  return MakeWorkload(absl::StrCat(kernel, "/", m, "x", n, "x", k), kernel, conformance,
+                      benchmark, [=](const LoadedKernel& loaded, const RunOptions& options) {
+                        return RunTypedGemm(loaded, m, n, k, type, scales, conformance, options);
+                      });
+}
+
+/// The data-type GEMM kernels (tests/conformance/cases_dtypes.cc and
+/// benchmarks/variants.cc build them) and their types.
+struct GemmKernel {
+  const char* name;
+  TypedGemm type;
+};
+const GemmKernel kGemmKernels[] = {
+    {"gemm_e4m3", {runtime::DTYPE_F8E4M3, runtime::DTYPE_F32}},
+    {"gemm_e5m2_f16acc", {runtime::DTYPE_F8E5M2, runtime::DTYPE_F16, true}},
+    {"gemm_i8", {runtime::DTYPE_I8, runtime::DTYPE_I32}},
+    {"gemm_u8", {runtime::DTYPE_U8, runtime::DTYPE_I32}},
+    {"gemm_tf32", {runtime::DTYPE_F32, runtime::DTYPE_F32, false, true}},
+    {"gemm_f16_f16acc", {runtime::DTYPE_F16, runtime::DTYPE_F16, true}},
+    {"gemm_f64", {runtime::DTYPE_F64, runtime::DTYPE_F64}},
+};
+
+/// The block-scaled FP8 GEMM (examples/fp8_gemm_blockwise.cc): A (M x K)
+/// and B (N x K) e4m3, SA (M x K/128) and SB (N/128 x K/128) f32 scales,
+/// D bf16: against the float64 sum of each k-block's exact product scaled
+/// by its two scales, within bf16's rounding and the f32 partial sums'.
+absl::StatusOr<Report> RunFp8Blockwise(const LoadedKernel& kernel, int64_t m, int64_t n,
+                                       int64_t k, bool fullCheck, const RunOptions& options) {
+  constexpr int64_t kBlock = 128;
+  int64_t kb = (k + kBlock - 1) / kBlock, nb = (n + kBlock - 1) / kBlock;
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  Matrix a(runtime::DTYPE_F8E4M3, m * k, random), b(runtime::DTYPE_F8E4M3, n * k, random);
+  std::vector<float> sa(m * kb), sb(nb * kb);
+  for (float& s : sa) s = std::ldexp(1.0f + 0.5f * random.Uniform(), int(random.Index(5)) - 2);
+  for (float& s : sb) s = std::ldexp(1.0f + 0.5f * random.Uniform(), int(random.Index(5)) - 2);
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer da, Upload(a.bytes));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, Upload(b.bytes));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dsa, Upload(sa));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dsb, Upload(sb));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dd, DeviceBuffer::Allocate(m * n * 2));
+  std::vector<KernelArg> args = {TensorArg{da.ptr(), runtime::DTYPE_F8E4M3, {m, k}},
+                                 TensorArg{db.ptr(), runtime::DTYPE_F8E4M3, {n, k}},
+                                 TensorArg{dsa.ptr(), runtime::DTYPE_F32, {m, kb}},
+                                 TensorArg{dsb.ptr(), runtime::DTYPE_F32, {nb, kb}},
+                                 TensorArg{dd.ptr(), runtime::DTYPE_BF16, {m, n}}};
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
+                           TuneAndLaunch(kernel, args, options, dd, report));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  std::vector<uint16_t> d(m * n);
+  TESSERA_RETURN_IF_ERROR(dd.CopyToHost(d.data(), d.size() * 2));
+  double errSq = 0, refSq = 0;
+  for (auto [i, j] : Points(m, n, fullCheck, options.seed)) {
+    double ref = 0, slack = 0;
+    for (int64_t blk = 0; blk < kb; ++blk) {
+      double part = 0, partials = 0;
+      for (int64_t p = blk * kBlock; p < std::min(k, (blk + 1) * kBlock); ++p) {
+        part += a.values[i * k + p] * b.values[j * k + p];
+        partials += std::fabs(part);
+      }
+      double scale = double(sa[i * kb + blk]) * sb[(j / kBlock) * kb + blk];
+      ref += part * scale;
+      // FP8 tensor cores' accumulation, then the f32 running sum.
+      slack += std::fabs(scale) * (0x1p-12 * partials) + 0x1p-23 * std::fabs(ref);
+    }
+    uint32_t bits = uint32_t(d[i * n + j]) << 16;
+    float got;
+    std::memcpy(&got, &bits, 4);
+    double err = CheckElement(report, i, j, got, ref, 0x1p-8 * std::fabs(ref) + slack + 1e-30);
+    errSq += err * err;
+    refSq += ref * ref;
+  }
+  report.max_error = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
+  report.tolerance = 0x1p-8;
+  report.correct = report.mismatches == 0;
+  report.bytes = double(m * k + n * k) + 4.0 * (m + nb) * kb + 2.0 * m * n;
+  report.flops = 2.0 * m * n * k;
+  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
+  return report;
+}
+
+/// Q = e4m3(1000 X), R = e5m2(1000 X) saturated, Y = f32(Q) + f32(U) for
+/// X: f32 [M, 256] and U: u8 [M, 256]: every element exactly against the
+/// nearest pattern found by search.
+absl::StatusOr<Report> RunCastFp8(const LoadedKernel& kernel, int64_t m,
+                                  const RunOptions& options) {
+  constexpr int64_t kCols = 256;
+  Report report;
+  report.target = kernel.spec().target();
+  int64_t count = m * kCols;
+  Random random(options.seed);
+  std::vector<float> x(count);
+  std::vector<uint8_t> u(count), q(count), r(count);
+  std::vector<float> y(count);
+  for (int64_t i = 0; i < count; ++i) {
+    x[i] = random.Uniform() * std::ldexp(1.0f, int(random.Index(12)) - 8);
+    u[i] = uint8_t(random.Index(256));
+  }
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer du, Upload(u));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dq, DeviceBuffer::Allocate(count));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dr, DeviceBuffer::Allocate(count));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, DeviceBuffer::Allocate(count * 4));
+  TESSERA_RETURN_IF_ERROR(dq.Fill(kPoisonByte));
+  TESSERA_RETURN_IF_ERROR(dr.Fill(kPoisonByte));
+  TESSERA_RETURN_IF_ERROR(dy.Fill(kPoisonByte));
+  std::vector<KernelArg> args = {TensorArg{dx.ptr(), runtime::DTYPE_F32, {m, kCols}},
+                                 TensorArg{du.ptr(), runtime::DTYPE_U8, {m, kCols}},
+                                 TensorArg{dq.ptr(), runtime::DTYPE_F8E4M3, {m, kCols}},
+                                 TensorArg{dr.ptr(), runtime::DTYPE_F8E5M2, {m, kCols}},
+                                 TensorArg{dy.ptr(), runtime::DTYPE_F32, {m, kCols}}};
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  TESSERA_RETURN_IF_ERROR(dq.CopyToHost(q.data(), count));
+  TESSERA_RETURN_IF_ERROR(dr.CopyToHost(r.data(), count));
+  TESSERA_RETURN_IF_ERROR(dy.CopyToHost(y.data(), count * 4));
+  for (int64_t e = 0; e < count; ++e) {
+    int64_t i = e / kCols, j = e % kCols;
+    double scaled = double(x[e]) * 1000.0;
+    uint8_t wantQ = EncodeFp8Saturated(scaled, false), wantR = EncodeFp8Saturated(scaled, true);
+    // The FP8 bit patterns exactly; Y's value exactly.
+    for (auto [got, want, e5m2] : {std::tuple{q[e], wantQ, false}, {r[e], wantR, true}}) {
+      ++report.checked;
+      if (got == want) continue;
+      if (report.mismatches++ == 0)
+        report.detail = absl::StrFormat("first mismatch at (%d, %d): %s of %g is 0x%02x, "
+                                        "expected 0x%02x",
+                                        i, j, e5m2 ? "e5m2" : "e4m3", scaled, got, want);
+    }
+    CheckElement(report, i, j, y[e], DecodeFp8(wantQ, false) + u[e], 0);
+  }
+  report.correct = report.mismatches == 0;
+  report.bytes = 7.0 * count;
+  return report;
+}
+
+}  // namespace
+
+std::vector<Workload> DtypeWorkloads() {
+  std::vector<Workload> list;
+  // Conformance sizes: tails in M, N and K (257 x 200 x 208 against tiles
+  // of 64 or 128 and k-tiles of 8 to 128; N a multiple of 8, K of 16).
+  for (const GemmKernel& g : kGemmKernels)
+    list.push_back(TypedGemmWorkload(g.name, 257, 200, 208, g.type, {}, true, false));
+  // The FP8 example promises N and K multiples of 16 (16-byte rows of D).
+  list.push_back(TypedGemmWorkload("fp8_gemm", 257, 208, 208,
+                                   {runtime::DTYPE_F8E4M3, runtime::DTYPE_F8E4M3}, kFp8Scales,
+                                   true, false));
+  list.push_back(TypedGemmWorkload("fp8_gemm", 2100, 2112, 1424,
+                                   {runtime::DTYPE_F8E4M3, runtime::DTYPE_F8E4M3}, kFp8Scales,
+                                   true, false));
+  for (int64_t size : {4096, 8192})
+    list.push_back(TypedGemmWorkload("fp8_gemm", size, size, size,
+                                     {runtime::DTYPE_F8E4M3, runtime::DTYPE_F8E4M3}, kFp8Scales,
+                                     false, true));
+  list.push_back(TypedGemmWorkload("gemm_i8", 4096, 4096, 4096, kGemmKernels[2].type, {}, false,
+                                   true));
+  list.push_back(TypedGemmWorkload("gemm_tf32", 4096, 4096, 4096, kGemmKernels[4].type, {},
+                                   false, true));
+  for (auto [m, n, k, conformance] : {std::tuple<int64_t, int64_t, int64_t, bool>{
+                                          257, 208, 400, true},
+                                      {4096, 4096, 4096, false},
+                                      {8192, 8192, 8192, false}})
+    list.push_back(MakeWorkload(absl::StrCat("fp8_gemm_blockwise/", m, "x", n, "x", k),
+                                "fp8_gemm_blockwise", conformance, !conformance,
+                                [=](const LoadedKernel& loaded, const RunOptions& options) {
+                                  return RunFp8Blockwise(loaded, m, n, k, conformance, options);
+                                }));
+  for (int64_t m : {37, 1000})
+    list.push_back(MakeWorkload(absl::StrCat("cast_fp8/", m, "x256"), "cast_fp8", true, false,
+                                [m](const LoadedKernel& loaded, const RunOptions& options) {
+                                  return RunCastFp8(loaded, m, options);
+                                }));
+  return list;
+}
+
+std::optional<Workload> DtypeGemmBenchmarkAt(const std::string& kernel, int64_t m, int64_t n,
+                                             int64_t k) {
+  if (m < 1 || n < 1 || k < 1) return std::nullopt;
+  if (kernel == "fp8_gemm")
+    return TypedGemmWorkload(kernel, m, n, k, {runtime::DTYPE_F8E4M3, runtime::DTYPE_F8E4M3},
+                             kFp8Scales, false, true);
+  for (const GemmKernel& g : kGemmKernels)
+    if (kernel == g.name) return TypedGemmWorkload(kernel, m, n, k, g.type, {}, false, true);
+  return std::nullopt;
+}
+
+}  // namespace tessera::workloads::internal

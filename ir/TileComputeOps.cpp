@@ -1,0 +1,106 @@
+//===- TileComputeOps.cpp - Verifiers of the tile dialect's compute ops ---===//
+//
+// This file implements the verifiers of the operations that compute on
+// tiles and elements: tile.gemm (which element and accumulator types the
+// instruction atoms take), tile.reduce and tile.cast.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/TileDialect.h"
+
+using namespace mlir;
+using namespace tessera::tile;
+
+//===----------------------------------------------------------------------===//
+// GemmOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GemmOp::verify() {
+  auto a = cast<BufferType>(getA().getType());
+  auto b = cast<BufferType>(getB().getType());
+  auto c = cast<BufferType>(getC().getType());
+  if (a.getRank() != 2 || b.getRank() != 2 || c.getRank() != 2)
+    return emitOpError() << "operands must be 2-D tiles, got ranks " << a.getRank() << ", "
+                         << b.getRank() << " and " << c.getRank();
+  if (!c.isFragment())
+    return emitOpError() << "accumulator C must be a fragment, got " << c;
+  Type elt = a.getElementType(), acc = c.getElementType();
+  if (elt != b.getElementType())
+    return emitOpError() << "A holds " << elt << " but B holds " << b.getElementType()
+                         << "; A and B must share their element type";
+  bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(elt);
+  bool int8 = elt.isSignlessInteger(8) || elt.isUnsignedInteger(8);
+  if (!(elt.isF16() || elt.isBF16() || elt.isF32() || elt.isF64() || fp8 || int8))
+    return emitOpError() << "A and B must hold f16, bf16, f32, f64, f8E4M3FN, f8E5M2, i8 or "
+                            "ui8, got "
+                         << elt;
+  // What the tensor cores accumulate each input type in.
+  bool f16Acc = elt.isF16() || fp8;
+  StringRef expected = elt.isF64() ? "f64" : int8 ? "i32" : f16Acc ? "f32 or f16" : "f32";
+  bool accOk = elt.isF64() ? acc.isF64()
+               : int8      ? acc.isSignlessInteger(32)
+               : f16Acc    ? (acc.isF32() || acc.isF16())
+                           : acc.isF32();
+  if (!accOk)
+    return emitOpError() << "accumulator C must hold " << expected << " for " << elt
+                         << " inputs, got " << acc;
+  if (getPrecision() && *getPrecision() == Precision::tf32 && !elt.isF32())
+    return emitOpError() << "precision tf32 applies to f32 inputs, got " << elt;
+  int64_t m = a.getShape()[getTransposeA() ? 1 : 0], ka = a.getShape()[getTransposeA() ? 0 : 1];
+  int64_t kb = b.getShape()[getTransposeB() ? 1 : 0], n = b.getShape()[getTransposeB() ? 0 : 1];
+  if (ka != kb)
+    return emitOpError() << "A has K = " << ka << " but B has K = " << kb;
+  if (m != c.getShape()[0] || n != c.getShape()[1])
+    return emitOpError() << "A x B is " << m << "x" << n << " but C is " << c.getShape()[0]
+                         << "x" << c.getShape()[1];
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReduceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::verify() {
+  auto src = cast<BufferType>(getSrc().getType());
+  auto dst = cast<BufferType>(getDst().getType());
+  if (!src.isFragment() || !dst.isFragment())
+    return emitOpError() << "reduces a fragment into a fragment, got " << src << " and " << dst;
+  auto computable = [](Type type) {
+    return isa<FloatType>(type) && !isStorageOnlyType(type);
+  };
+  if (!computable(src.getElementType()) || !computable(dst.getElementType()))
+    return emitOpError() << "reduces f16, bf16, f32 or f64 fragments, got "
+                         << src.getElementType() << " and " << dst.getElementType();
+  ArrayRef<int64_t> shape = src.getShape();
+  SmallVector<int64_t> expected(shape.drop_back());
+  if (expected.empty())
+    expected.push_back(1);
+  if (dst.getShape() != ArrayRef<int64_t>(expected)) {
+    InFlightDiagnostic diag = emitOpError() << "reducing " << src << " over its last axis gives shape [";
+    llvm::interleaveComma(expected, diag);
+    return diag << "], but the destination is " << dst;
+  }
+  if (getScratch()) {
+    auto scratch = cast<BufferType>(getScratch().getType());
+    Type expected = getReduceScratchElementType(dst.getElementType());
+    if (!scratch.isShared() || scratch.getElementType() != expected)
+      return emitOpError() << "scratch must be an " << (expected.isF64() ? "f64" : "f32")
+                           << " shared buffer, got " << scratch;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CastOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CastOp::verify() {
+  Type from = getInput().getType(), to = getType();
+  for (Type type : {from, to})
+    if (!type.isIntOrFloat() || !isSupportedElementType(type))
+      return emitOpError() << "converts between element types (" << kElementTypes << "), got "
+                           << type;
+  if (!isa_and_nonnull<ParallelOp>((*this)->getParentOp()))
+    return emitOpError() << "converts elements inside a tile.parallel body";
+  return success();
+}
