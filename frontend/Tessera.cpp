@@ -310,13 +310,23 @@ Buffer KernelBuilder::AllocFragment(std::vector<int64_t> shape, DType dtype,
   return Buffer(op.getResult().getAsOpaquePointer());
 }
 
+namespace {
+
+/// tile.copy's tensor_dims for a slice (TileRef::Along), else null.
+mlir::DenseI64ArrayAttr sliceDims(BuilderState &s, const TileRef &tile) {
+  return tile.dims.empty() ? nullptr : s.b().getDenseI64ArrayAttr(tile.dims);
+}
+
+} // namespace
+
 void KernelBuilder::Copy(const TileRef &src, const Buffer &dst, SourceLoc loc) {
   BuilderState &s = *state_;
   llvm::SmallVector<mlir::Value> offsets;
   for (const Index &i : src.offsets)
     offsets.push_back(s.materialize(i));
   tile::CopyOp::create(s.b(), s.loc(loc), s.kernel.getKernelArgument(src.argument), offsets,
-                       BuilderState::value(dst.handle()), mlir::ValueRange{});
+                       BuilderState::value(dst.handle()), mlir::ValueRange{},
+                       sliceDims(s, src));
 }
 
 void KernelBuilder::Copy(const Buffer &src, const TileRef &dst, SourceLoc loc) {
@@ -325,13 +335,13 @@ void KernelBuilder::Copy(const Buffer &src, const TileRef &dst, SourceLoc loc) {
   for (const Index &i : dst.offsets)
     offsets.push_back(s.materialize(i));
   tile::CopyOp::create(s.b(), s.loc(loc), BuilderState::value(src.handle()), mlir::ValueRange{},
-                       s.kernel.getKernelArgument(dst.argument), offsets);
+                       s.kernel.getKernelArgument(dst.argument), offsets, sliceDims(s, dst));
 }
 
 void KernelBuilder::Copy(const Buffer &src, const Buffer &dst, SourceLoc loc) {
   BuilderState &s = *state_;
   tile::CopyOp::create(s.b(), s.loc(loc), BuilderState::value(src.handle()), mlir::ValueRange{},
-                       BuilderState::value(dst.handle()), mlir::ValueRange{});
+                       BuilderState::value(dst.handle()), mlir::ValueRange{}, nullptr);
 }
 
 void KernelBuilder::Fill(const Buffer &buffer, double value, SourceLoc loc) {

@@ -213,6 +213,19 @@ private:
 struct TileRef {
   int argument;
   std::vector<Index> offsets;
+  /// The tensor dimensions the tile's axes span (Along); empty: all.
+  std::vector<int64_t> dims;
+
+  /// Makes the tile a slice: its axes span tensor dimensions `dims`
+  /// (increasing, the innermost among them), the others stay at their
+  /// offsets. A [rows, dim] tile of a [batch, seq, heads, dim] tensor:
+  /// `Q.Tile(b, row, h, 0).Along({1, 3})`. Rows past `seq` read as zero and
+  /// are not written: bounds are the slice's, not the whole tensor's.
+  TileRef Along(std::vector<int64_t> spanned) const {
+    TileRef slice = *this;
+    slice.dims = std::move(spanned);
+    return slice;
+  }
 };
 
 /// A global tensor argument of a kernel.
