@@ -43,9 +43,13 @@ namespace {
 /// An Index arithmetic error between two constants (a division by zero, an
 /// overflow): reported by Build like any author's error; the value is 0.
 Index constantError(const char *what, const Index &a, const Index &b) {
-  state().errors += std::string("tessera: Index ") + what + " of constants " +
-                    std::to_string(a.constant()) + " and " + std::to_string(b.constant()) + "\n";
-  return Index(int64_t(0));
+  std::string message = std::string("Index ") + what + " of constants " +
+                        std::to_string(a.constant()) + " and " + std::to_string(b.constant());
+  if (BuilderState::current)
+    BuilderState::current->error(message);
+  else
+    recordMisuse("tessera: " + message);
+  return Index(0);
 }
 
 /// True when a / b (and a % b) of constants is defined.
@@ -62,7 +66,7 @@ Index operator+(const Index &a, const Index &b) {
     return __builtin_add_overflow(a.constant(), b.constant(), &sum)
                ? constantError("addition overflows", a, b)
                : Index(sum);
-  return indexBinary<mlir::arith::AddIOp>(a, b);
+  return indexBinary<mlir::arith::AddIOp>(a, b, "Index +");
 }
 Index operator-(const Index &a, const Index &b) {
   int64_t difference;
@@ -70,7 +74,7 @@ Index operator-(const Index &a, const Index &b) {
     return __builtin_sub_overflow(a.constant(), b.constant(), &difference)
                ? constantError("subtraction overflows", a, b)
                : Index(difference);
-  return indexBinary<mlir::arith::SubIOp>(a, b);
+  return indexBinary<mlir::arith::SubIOp>(a, b, "Index -");
 }
 Index operator*(const Index &a, const Index &b) {
   int64_t product;
@@ -78,25 +82,25 @@ Index operator*(const Index &a, const Index &b) {
     return __builtin_mul_overflow(a.constant(), b.constant(), &product)
                ? constantError("multiplication overflows", a, b)
                : Index(product);
-  return indexBinary<mlir::arith::MulIOp>(a, b);
+  return indexBinary<mlir::arith::MulIOp>(a, b, "Index *");
 }
 Index operator/(const Index &a, const Index &b) {
   if (!a.handle() && !b.handle())
     return divisible(a, b) ? Index(a.constant() / b.constant())
                            : constantError("division by zero or overflowing", a, b);
-  return indexBinary<mlir::arith::DivUIOp>(a, b);
+  return indexBinary<mlir::arith::DivUIOp>(a, b, "Index /");
 }
 Index operator%(const Index &a, const Index &b) {
   if (!a.handle() && !b.handle())
     return divisible(a, b) ? Index(a.constant() % b.constant())
                            : constantError("remainder by zero or overflowing", a, b);
-  return indexBinary<mlir::arith::RemUIOp>(a, b);
+  return indexBinary<mlir::arith::RemUIOp>(a, b, "Index %");
 }
 
 Index Min(const Index &a, const Index &b) {
   if (!a.handle() && !b.handle())
     return Index(std::min(a.constant(), b.constant()));
-  return indexBinary<mlir::arith::MinUIOp>(a, b);
+  return indexBinary<mlir::arith::MinUIOp>(a, b, "Min of indices");
 }
 
 Index CeilDiv(const Index &a, const Index &b) {
@@ -107,7 +111,7 @@ Index CeilDiv(const Index &a, const Index &b) {
     bool up = a.constant() % b.constant() != 0 && ((a.constant() < 0) == (b.constant() < 0));
     return Index(quotient + (up ? 1 : 0));
   }
-  return indexBinary<mlir::arith::CeilDivUIOp>(a, b);
+  return indexBinary<mlir::arith::CeilDivUIOp>(a, b, "CeilDiv of indices");
 }
 
 std::pair<Index, Index> SwizzleBlocks(const Index &bx, const Index &by, const Index &gridX,
@@ -125,46 +129,49 @@ Scalar::Scalar(double value) : constant_(value) {}
 Scalar operator+(const Scalar &a, const Scalar &b) {
   if (isConstant(a) && isConstant(b))
     return Scalar(a.constant() + b.constant());
-  return binary<mlir::arith::AddFOp, mlir::arith::AddIOp>(a, b);
+  return binary<mlir::arith::AddFOp, mlir::arith::AddIOp>(a, b, "Scalar +");
 }
 Scalar operator-(const Scalar &a, const Scalar &b) {
   if (isConstant(a) && isConstant(b))
     return Scalar(a.constant() - b.constant());
-  return binary<mlir::arith::SubFOp, mlir::arith::SubIOp>(a, b);
+  return binary<mlir::arith::SubFOp, mlir::arith::SubIOp>(a, b, "Scalar -");
 }
 Scalar operator*(const Scalar &a, const Scalar &b) {
   if (isConstant(a) && isConstant(b))
     return Scalar(a.constant() * b.constant());
-  return binary<mlir::arith::MulFOp, mlir::arith::MulIOp>(a, b);
+  return binary<mlir::arith::MulFOp, mlir::arith::MulIOp>(a, b, "Scalar *");
 }
 Scalar operator/(const Scalar &a, const Scalar &b) {
   if (isConstant(a) && isConstant(b))
     return Scalar(a.constant() / b.constant());
-  return binary<mlir::arith::DivFOp, mlir::arith::DivSIOp>(a, b);
+  return binary<mlir::arith::DivFOp, mlir::arith::DivSIOp>(a, b, "Scalar /");
 }
 Scalar operator-(const Scalar &a) { return Scalar(0.0) - a; }
 
 Scalar Max(const Scalar &a, const Scalar &b) {
   if (isConstant(a) && isConstant(b))
     return Scalar(std::max(a.constant(), b.constant()));
-  return binary<mlir::arith::MaximumFOp, mlir::arith::MaxSIOp>(a, b);
+  return binary<mlir::arith::MaximumFOp, mlir::arith::MaxSIOp>(a, b, "Max");
 }
 Scalar Min(const Scalar &a, const Scalar &b) {
   if (isConstant(a) && isConstant(b))
     return Scalar(std::min(a.constant(), b.constant()));
-  return binary<mlir::arith::MinimumFOp, mlir::arith::MinSIOp>(a, b);
+  return binary<mlir::arith::MinimumFOp, mlir::arith::MinSIOp>(a, b, "Min");
 }
-Scalar Exp(const Scalar &x) { return unary<mlir::math::ExpOp>(x); }
-Scalar Log(const Scalar &x) { return unary<mlir::math::LogOp>(x); }
-Scalar Exp2(const Scalar &x) { return unary<mlir::math::Exp2Op>(x); }
-Scalar Rsqrt(const Scalar &x) { return unary<mlir::math::RsqrtOp>(x); }
-Scalar Erf(const Scalar &x) { return unary<mlir::math::ErfOp>(x); }
-Scalar Sqrt(const Scalar &x) { return unary<mlir::math::SqrtOp>(x); }
-Scalar Tanh(const Scalar &x) { return unary<mlir::math::TanhOp>(x); }
-Scalar Abs(const Scalar &x) { return unary<mlir::math::AbsFOp>(x); }
+Scalar Exp(const Scalar &x) { return unary<mlir::math::ExpOp>(x, "Exp"); }
+Scalar Log(const Scalar &x) { return unary<mlir::math::LogOp>(x, "Log"); }
+Scalar Exp2(const Scalar &x) { return unary<mlir::math::Exp2Op>(x, "Exp2"); }
+Scalar Rsqrt(const Scalar &x) { return unary<mlir::math::RsqrtOp>(x, "Rsqrt"); }
+Scalar Erf(const Scalar &x) { return unary<mlir::math::ErfOp>(x, "Erf"); }
+Scalar Sqrt(const Scalar &x) { return unary<mlir::math::SqrtOp>(x, "Sqrt"); }
+Scalar Tanh(const Scalar &x) { return unary<mlir::math::TanhOp>(x, "Tanh"); }
+Scalar Abs(const Scalar &x) { return unary<mlir::math::AbsFOp>(x, "Abs"); }
 
 Scalar Cast(const Scalar &x, DType to) {
-  BuilderState &s = state();
+  BuilderState *state = detail::state("Cast");
+  if (!state)
+    return Scalar(0.0);
+  BuilderState &s = *state;
   mlir::Type type = toMlirType(s.context.get(), to);
   if (isConstant(x))
     return BuilderState::scalar(s.materialize(x, type));
@@ -192,7 +199,10 @@ Scalar Cast(const Scalar &x, DType to) {
 }
 
 ElementRef::operator Scalar() const {
-  BuilderState &s = state();
+  BuilderState *state = detail::state("Reading a buffer element");
+  if (!state)
+    return Scalar(0.0);
+  BuilderState &s = *state;
   mlir::Value buffer = BuilderState::value(buffer_);
   llvm::SmallVector<mlir::Value> indices;
   for (const Index &i : indices_)
@@ -202,7 +212,10 @@ ElementRef::operator Scalar() const {
 }
 
 ElementRef &ElementRef::operator=(const Scalar &value) {
-  BuilderState &s = state();
+  BuilderState *state = detail::state("Writing a buffer element");
+  if (!state)
+    return *this;
+  BuilderState &s = *state;
   mlir::Value buffer = BuilderState::value(buffer_);
   mlir::Type type = mlir::cast<tile::BufferType>(buffer.getType()).getElementType();
   mlir::Value v = s.materialize(value, type);
@@ -222,7 +235,16 @@ ElementRef &ElementRef::operator=(const ElementRef &other) {
 }
 
 Index Tensor::dim(int i) const {
+  if (BuilderState::current != state_) {
+    state_->errors += "tessera: Tensor::dim is only valid inside KernelBuilder::Launch's body\n";
+    return Index(1);
+  }
   BuilderState &s = *state_;
+  if (i < 0 || i >= int(s.arguments[argument_].shape.size())) {
+    s.error("Tensor::dim(" + std::to_string(i) + ") of tensor '" + s.arguments[argument_].name +
+            "' of rank " + std::to_string(s.arguments[argument_].shape.size()));
+    return Index(1);
+  }
   mlir::Value tensor = s.kernel.getKernelArgument(argument_);
   return BuilderState::index(
       tile::DimOp::create(s.b(), s.here(), tensor, static_cast<int64_t>(i)));

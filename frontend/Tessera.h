@@ -111,6 +111,7 @@ struct BuilderState;
 } // namespace detail
 
 /// An index inside a kernel: a block index, a loop index, an offset.
+/// `Index(0)` is the constant 0 (no other constructor takes a literal).
 class Index {
 public:
   Index(int64_t value);
@@ -127,7 +128,9 @@ public:
 
 private:
   friend struct detail::BuilderState;
-  Index(void *handle) : handle_(handle) {}
+  /// An IR value; the tag keeps `Index(0)` from meaning a null handle.
+  struct FromHandle {};
+  Index(void *handle, FromHandle) : handle_(handle) {}
   void *handle_ = nullptr;
   int64_t constant_ = 0;
 };
