@@ -198,6 +198,168 @@ Scalar Cast(const Scalar &x, DType to) {
   return BuilderState::scalar(mlir::arith::TruncIOp::create(s.b(), loc, type, v));
 }
 
+namespace {
+
+/// A comparison, as predicates of arith.cmpf (ordered; unordered for !=)
+/// and arith.cmpi (signed), with its constant folding.
+struct Comparison {
+  const char *name;
+  mlir::arith::CmpFPredicate fp;
+  mlir::arith::CmpIPredicate ip;
+  bool (*fold)(double, double);
+};
+constexpr Comparison kLess{"<", mlir::arith::CmpFPredicate::OLT, mlir::arith::CmpIPredicate::slt,
+                           [](double a, double b) { return a < b; }};
+constexpr Comparison kLessEqual{"<=", mlir::arith::CmpFPredicate::OLE,
+                                mlir::arith::CmpIPredicate::sle,
+                                [](double a, double b) { return a <= b; }};
+constexpr Comparison kGreater{">", mlir::arith::CmpFPredicate::OGT,
+                              mlir::arith::CmpIPredicate::sgt,
+                              [](double a, double b) { return a > b; }};
+constexpr Comparison kGreaterEqual{">=", mlir::arith::CmpFPredicate::OGE,
+                                   mlir::arith::CmpIPredicate::sge,
+                                   [](double a, double b) { return a >= b; }};
+constexpr Comparison kEqual{"==", mlir::arith::CmpFPredicate::OEQ, mlir::arith::CmpIPredicate::eq,
+                            [](double a, double b) { return a == b; }};
+constexpr Comparison kNotEqual{"!=", mlir::arith::CmpFPredicate::UNE,
+                               mlir::arith::CmpIPredicate::ne,
+                               [](double a, double b) { return a != b; }};
+
+/// True for a boolean (i1) value.
+bool isBoolean(mlir::Value v) { return v && v.getType().isInteger(1); }
+
+Scalar compare(const Comparison &c, const Scalar &a, const Scalar &b) {
+  if (isConstant(a) && isConstant(b))
+    return Scalar(c.fold(a.constant(), b.constant()) ? 1.0 : 0.0);
+  BuilderState *state = detail::state((std::string("Scalar ") + c.name).c_str());
+  if (!state)
+    return Scalar(0.0);
+  BuilderState &s = *state;
+  mlir::Value x = s.resolve(a), y = s.resolve(b);
+  mlir::Type type = (x ? x : y).getType();
+  if (x && y && x.getType() != y.getType()) {
+    s.error(std::string("comparing (") + c.name + ") scalars of types " +
+            BuilderState::stringify(x.getType()) + " and " +
+            BuilderState::stringify(y.getType()) + "; Cast one");
+    return Scalar(0.0);
+  }
+  if (isBoolean(x ? x : y) || mlir::isa<mlir::IndexType>(type)) {
+    s.error(std::string("comparing (") + c.name + ") scalars of type " +
+            BuilderState::stringify(type) + "; compare numbers (use And, Or, Not on booleans)");
+    return Scalar(0.0);
+  }
+  x = s.materialize(a, type);
+  y = s.materialize(b, type);
+  if (mlir::isa<mlir::FloatType>(type))
+    return BuilderState::scalar(mlir::arith::CmpFOp::create(s.b(), s.here(), c.fp, x, y));
+  return BuilderState::scalar(mlir::arith::CmpIOp::create(s.b(), s.here(), c.ip, x, y));
+}
+
+Scalar compare(const Comparison &c, const Index &a, const Index &b) {
+  if (!a.handle() && !b.handle())
+    return Scalar(c.fold(double(a.constant()), double(b.constant())) ? 1.0 : 0.0);
+  BuilderState *state = detail::state((std::string("Index ") + c.name).c_str());
+  if (!state)
+    return Scalar(0.0);
+  return BuilderState::scalar(mlir::arith::CmpIOp::create(
+      state->b(), state->here(), c.ip, state->materialize(a), state->materialize(b)));
+}
+
+/// The i1 value of a boolean scalar (a comparison, or a constant), or null
+/// after an error naming `what`.
+mlir::Value boolean(BuilderState &s, const Scalar &x, const char *what) {
+  mlir::Value v = s.resolve(x);
+  if (!v)
+    return s.materialize(Scalar(x.constant() != 0 ? 1.0 : 0.0), s.b().getI1Type());
+  if (isBoolean(v))
+    return v;
+  s.error(std::string(what) + " takes a boolean (a comparison), not a scalar of type " +
+          BuilderState::stringify(v.getType()));
+  return nullptr;
+}
+
+/// And / Or of two booleans.
+template <typename Op>
+Scalar logical(const Scalar &a, const Scalar &b, const char *what, bool (*fold)(bool, bool)) {
+  if (isConstant(a) && isConstant(b))
+    return Scalar(fold(a.constant() != 0, b.constant() != 0) ? 1.0 : 0.0);
+  BuilderState *state = detail::state(what);
+  if (!state)
+    return Scalar(0.0);
+  mlir::Value x = boolean(*state, a, what), y = boolean(*state, b, what);
+  if (!x || !y)
+    return Scalar(0.0);
+  return BuilderState::scalar(Op::create(state->b(), state->here(), x, y));
+}
+
+} // namespace
+
+Scalar operator<(const Scalar &a, const Scalar &b) { return compare(kLess, a, b); }
+Scalar operator<=(const Scalar &a, const Scalar &b) { return compare(kLessEqual, a, b); }
+Scalar operator>(const Scalar &a, const Scalar &b) { return compare(kGreater, a, b); }
+Scalar operator>=(const Scalar &a, const Scalar &b) { return compare(kGreaterEqual, a, b); }
+Scalar operator==(const Scalar &a, const Scalar &b) { return compare(kEqual, a, b); }
+Scalar operator!=(const Scalar &a, const Scalar &b) { return compare(kNotEqual, a, b); }
+Scalar operator<(const Index &a, const Index &b) { return compare(kLess, a, b); }
+Scalar operator<=(const Index &a, const Index &b) { return compare(kLessEqual, a, b); }
+Scalar operator>(const Index &a, const Index &b) { return compare(kGreater, a, b); }
+Scalar operator>=(const Index &a, const Index &b) { return compare(kGreaterEqual, a, b); }
+Scalar operator==(const Index &a, const Index &b) { return compare(kEqual, a, b); }
+Scalar operator!=(const Index &a, const Index &b) { return compare(kNotEqual, a, b); }
+
+Scalar And(const Scalar &a, const Scalar &b) {
+  return logical<mlir::arith::AndIOp>(a, b, "And", [](bool x, bool y) { return x && y; });
+}
+Scalar Or(const Scalar &a, const Scalar &b) {
+  return logical<mlir::arith::OrIOp>(a, b, "Or", [](bool x, bool y) { return x || y; });
+}
+Scalar Not(const Scalar &a) {
+  return logical<mlir::arith::XOrIOp>(a, Scalar(1.0), "Not",
+                                      [](bool x, bool y) { return x != y; });
+}
+
+Scalar Select(const Scalar &condition, const Scalar &onTrue, const Scalar &onFalse) {
+  if (isConstant(condition))
+    return condition.constant() != 0 ? onTrue : onFalse;
+  BuilderState *state = detail::state("Select");
+  if (!state)
+    return Scalar(0.0);
+  BuilderState &s = *state;
+  mlir::Value cond = boolean(s, condition, "Select's condition");
+  mlir::Value x = s.resolve(onTrue), y = s.resolve(onFalse);
+  if (x && y && x.getType() != y.getType()) {
+    s.error("Select's branches have types " + BuilderState::stringify(x.getType()) + " and " +
+            BuilderState::stringify(y.getType()) + "; Cast one");
+    return Scalar(0.0);
+  }
+  if (!cond)
+    return Scalar(0.0);
+  mlir::Type type = x ? x.getType() : y ? y.getType() : s.b().getF32Type();
+  x = s.materialize(onTrue, type);
+  y = s.materialize(onFalse, type);
+  return BuilderState::scalar(mlir::arith::SelectOp::create(s.b(), s.here(), cond, x, y));
+}
+
+Scalar ToScalar(const Index &index, DType to) {
+  if (!index.handle())
+    return Scalar(double(index.constant()));
+  BuilderState *state = detail::state("ToScalar");
+  if (!state)
+    return Scalar(0.0);
+  BuilderState &s = *state;
+  mlir::Type type = toMlirType(s.context.get(), to);
+  mlir::Location loc = s.here();
+  auto floatType = mlir::dyn_cast<mlir::FloatType>(type);
+  // Into a float of at most 32 bits through i32 (cvt.rn.f32.s32, where
+  // s64 is slower; f32 holds integers exactly only to 2^24 anyway).
+  mlir::Type integer =
+      floatType ? (floatType.getWidth() <= 32 ? s.b().getI32Type() : s.b().getI64Type()) : type;
+  mlir::Value v = mlir::arith::IndexCastOp::create(s.b(), loc, integer, s.materialize(index));
+  if (floatType)
+    v = mlir::arith::SIToFPOp::create(s.b(), loc, type, v);
+  return BuilderState::scalar(v);
+}
+
 ElementRef::operator Scalar() const {
   BuilderState *state = detail::state("Reading a buffer element");
   if (!state)

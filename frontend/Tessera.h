@@ -195,6 +195,37 @@ Scalar Abs(const Scalar &x);
 /// Converts between element types.
 Scalar Cast(const Scalar &x, DType to);
 
+/// Comparisons of two scalars of one type (f32, f16, bf16, f64 or an
+/// integer type; a constant takes the other side's type) give a boolean
+/// Scalar for Select. Floats compare ordered (false when either is NaN),
+/// except != (true when either is NaN); integers compare signed. Scalars of
+/// two types are an error in Kernel::status(): Cast one.
+Scalar operator<(const Scalar &a, const Scalar &b);
+Scalar operator<=(const Scalar &a, const Scalar &b);
+Scalar operator>(const Scalar &a, const Scalar &b);
+Scalar operator>=(const Scalar &a, const Scalar &b);
+Scalar operator==(const Scalar &a, const Scalar &b);
+Scalar operator!=(const Scalar &a, const Scalar &b);
+/// Signed comparisons of indices (a global row against a global column, a
+/// position against a length), as boolean Scalars for Select.
+Scalar operator<(const Index &a, const Index &b);
+Scalar operator<=(const Index &a, const Index &b);
+Scalar operator>(const Index &a, const Index &b);
+Scalar operator>=(const Index &a, const Index &b);
+Scalar operator==(const Index &a, const Index &b);
+Scalar operator!=(const Index &a, const Index &b);
+/// Both, either, and the negation of boolean Scalars.
+Scalar And(const Scalar &a, const Scalar &b);
+Scalar Or(const Scalar &a, const Scalar &b);
+Scalar Not(const Scalar &a);
+/// `onTrue` where the boolean `condition` holds, else `onFalse`; the
+/// branches have one type (a constant takes the other's; two constants are
+/// f32). A causal mask: `s(i, j) = Select(col > row, -INFINITY, s(i, j))`.
+Scalar Select(const Scalar &condition, const Scalar &onTrue, const Scalar &onFalse);
+/// An index as a scalar of type `to` (a global position as a float, say).
+/// Into a type of up to 32 bits the index is taken below 2^31.
+Scalar ToScalar(const Index &index, DType to = f32);
+
 class Buffer;
 
 /// One element of a buffer: reads convert to Scalar, assignment stores.
