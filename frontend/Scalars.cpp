@@ -43,9 +43,13 @@ namespace {
 /// An Index arithmetic error between two constants (a division by zero, an
 /// overflow): reported by Build like any author's error; the value is 0.
 Index constantError(const char *what, const Index &a, const Index &b) {
-  state().errors += std::string("tessera: Index ") + what + " of constants " +
-                    std::to_string(a.constant()) + " and " + std::to_string(b.constant()) + "\n";
-  return Index(int64_t(0));
+  std::string message = std::string("Index ") + what + " of constants " +
+                        std::to_string(a.constant()) + " and " + std::to_string(b.constant());
+  if (BuilderState::current)
+    BuilderState::current->error(message);
+  else
+    recordMisuse("tessera: " + message);
+  return Index(0);
 }
 
 /// True when a / b (and a % b) of constants is defined.
@@ -62,7 +66,7 @@ Index operator+(const Index &a, const Index &b) {
     return __builtin_add_overflow(a.constant(), b.constant(), &sum)
                ? constantError("addition overflows", a, b)
                : Index(sum);
-  return indexBinary<mlir::arith::AddIOp>(a, b);
+  return indexBinary<mlir::arith::AddIOp>(a, b, "Index +");
 }
 Index operator-(const Index &a, const Index &b) {
   int64_t difference;
@@ -70,7 +74,7 @@ Index operator-(const Index &a, const Index &b) {
     return __builtin_sub_overflow(a.constant(), b.constant(), &difference)
                ? constantError("subtraction overflows", a, b)
                : Index(difference);
-  return indexBinary<mlir::arith::SubIOp>(a, b);
+  return indexBinary<mlir::arith::SubIOp>(a, b, "Index -");
 }
 Index operator*(const Index &a, const Index &b) {
   int64_t product;
@@ -78,25 +82,25 @@ Index operator*(const Index &a, const Index &b) {
     return __builtin_mul_overflow(a.constant(), b.constant(), &product)
                ? constantError("multiplication overflows", a, b)
                : Index(product);
-  return indexBinary<mlir::arith::MulIOp>(a, b);
+  return indexBinary<mlir::arith::MulIOp>(a, b, "Index *");
 }
 Index operator/(const Index &a, const Index &b) {
   if (!a.handle() && !b.handle())
     return divisible(a, b) ? Index(a.constant() / b.constant())
                            : constantError("division by zero or overflowing", a, b);
-  return indexBinary<mlir::arith::DivUIOp>(a, b);
+  return indexBinary<mlir::arith::DivUIOp>(a, b, "Index /");
 }
 Index operator%(const Index &a, const Index &b) {
   if (!a.handle() && !b.handle())
     return divisible(a, b) ? Index(a.constant() % b.constant())
                            : constantError("remainder by zero or overflowing", a, b);
-  return indexBinary<mlir::arith::RemUIOp>(a, b);
+  return indexBinary<mlir::arith::RemUIOp>(a, b, "Index %");
 }
 
 Index Min(const Index &a, const Index &b) {
   if (!a.handle() && !b.handle())
     return Index(std::min(a.constant(), b.constant()));
-  return indexBinary<mlir::arith::MinUIOp>(a, b);
+  return indexBinary<mlir::arith::MinUIOp>(a, b, "Min of indices");
 }
 
 Index CeilDiv(const Index &a, const Index &b) {
@@ -107,7 +111,7 @@ Index CeilDiv(const Index &a, const Index &b) {
     bool up = a.constant() % b.constant() != 0 && ((a.constant() < 0) == (b.constant() < 0));
     return Index(quotient + (up ? 1 : 0));
   }
-  return indexBinary<mlir::arith::CeilDivUIOp>(a, b);
+  return indexBinary<mlir::arith::CeilDivUIOp>(a, b, "CeilDiv of indices");
 }
 
 std::pair<Index, Index> SwizzleBlocks(const Index &bx, const Index &by, const Index &gridX,
@@ -125,46 +129,49 @@ Scalar::Scalar(double value) : constant_(value) {}
 Scalar operator+(const Scalar &a, const Scalar &b) {
   if (isConstant(a) && isConstant(b))
     return Scalar(a.constant() + b.constant());
-  return binary<mlir::arith::AddFOp, mlir::arith::AddIOp>(a, b);
+  return binary<mlir::arith::AddFOp, mlir::arith::AddIOp>(a, b, "Scalar +");
 }
 Scalar operator-(const Scalar &a, const Scalar &b) {
   if (isConstant(a) && isConstant(b))
     return Scalar(a.constant() - b.constant());
-  return binary<mlir::arith::SubFOp, mlir::arith::SubIOp>(a, b);
+  return binary<mlir::arith::SubFOp, mlir::arith::SubIOp>(a, b, "Scalar -");
 }
 Scalar operator*(const Scalar &a, const Scalar &b) {
   if (isConstant(a) && isConstant(b))
     return Scalar(a.constant() * b.constant());
-  return binary<mlir::arith::MulFOp, mlir::arith::MulIOp>(a, b);
+  return binary<mlir::arith::MulFOp, mlir::arith::MulIOp>(a, b, "Scalar *");
 }
 Scalar operator/(const Scalar &a, const Scalar &b) {
   if (isConstant(a) && isConstant(b))
     return Scalar(a.constant() / b.constant());
-  return binary<mlir::arith::DivFOp, mlir::arith::DivSIOp>(a, b);
+  return binary<mlir::arith::DivFOp, mlir::arith::DivSIOp>(a, b, "Scalar /");
 }
 Scalar operator-(const Scalar &a) { return Scalar(0.0) - a; }
 
 Scalar Max(const Scalar &a, const Scalar &b) {
   if (isConstant(a) && isConstant(b))
     return Scalar(std::max(a.constant(), b.constant()));
-  return binary<mlir::arith::MaximumFOp, mlir::arith::MaxSIOp>(a, b);
+  return binary<mlir::arith::MaximumFOp, mlir::arith::MaxSIOp>(a, b, "Max");
 }
 Scalar Min(const Scalar &a, const Scalar &b) {
   if (isConstant(a) && isConstant(b))
     return Scalar(std::min(a.constant(), b.constant()));
-  return binary<mlir::arith::MinimumFOp, mlir::arith::MinSIOp>(a, b);
+  return binary<mlir::arith::MinimumFOp, mlir::arith::MinSIOp>(a, b, "Min");
 }
-Scalar Exp(const Scalar &x) { return unary<mlir::math::ExpOp>(x); }
-Scalar Log(const Scalar &x) { return unary<mlir::math::LogOp>(x); }
-Scalar Exp2(const Scalar &x) { return unary<mlir::math::Exp2Op>(x); }
-Scalar Rsqrt(const Scalar &x) { return unary<mlir::math::RsqrtOp>(x); }
-Scalar Erf(const Scalar &x) { return unary<mlir::math::ErfOp>(x); }
-Scalar Sqrt(const Scalar &x) { return unary<mlir::math::SqrtOp>(x); }
-Scalar Tanh(const Scalar &x) { return unary<mlir::math::TanhOp>(x); }
-Scalar Abs(const Scalar &x) { return unary<mlir::math::AbsFOp>(x); }
+Scalar Exp(const Scalar &x) { return unary<mlir::math::ExpOp>(x, "Exp"); }
+Scalar Log(const Scalar &x) { return unary<mlir::math::LogOp>(x, "Log"); }
+Scalar Exp2(const Scalar &x) { return unary<mlir::math::Exp2Op>(x, "Exp2"); }
+Scalar Rsqrt(const Scalar &x) { return unary<mlir::math::RsqrtOp>(x, "Rsqrt"); }
+Scalar Erf(const Scalar &x) { return unary<mlir::math::ErfOp>(x, "Erf"); }
+Scalar Sqrt(const Scalar &x) { return unary<mlir::math::SqrtOp>(x, "Sqrt"); }
+Scalar Tanh(const Scalar &x) { return unary<mlir::math::TanhOp>(x, "Tanh"); }
+Scalar Abs(const Scalar &x) { return unary<mlir::math::AbsFOp>(x, "Abs"); }
 
 Scalar Cast(const Scalar &x, DType to) {
-  BuilderState &s = state();
+  BuilderState *state = detail::state("Cast");
+  if (!state)
+    return Scalar(0.0);
+  BuilderState &s = *state;
   mlir::Type type = toMlirType(s.context.get(), to);
   if (isConstant(x))
     return BuilderState::scalar(s.materialize(x, type));
@@ -197,8 +204,173 @@ Scalar Cast(const Scalar &x, DType to) {
   return BuilderState::scalar(mlir::arith::TruncIOp::create(s.b(), loc, type, v));
 }
 
+namespace {
+
+/// A comparison, as predicates of arith.cmpf (ordered; unordered for !=)
+/// and arith.cmpi (signed), with its constant folding.
+struct Comparison {
+  const char *name;
+  mlir::arith::CmpFPredicate fp;
+  mlir::arith::CmpIPredicate ip;
+  bool (*fold)(double, double);
+};
+constexpr Comparison kLess{"<", mlir::arith::CmpFPredicate::OLT, mlir::arith::CmpIPredicate::slt,
+                           [](double a, double b) { return a < b; }};
+constexpr Comparison kLessEqual{"<=", mlir::arith::CmpFPredicate::OLE,
+                                mlir::arith::CmpIPredicate::sle,
+                                [](double a, double b) { return a <= b; }};
+constexpr Comparison kGreater{">", mlir::arith::CmpFPredicate::OGT,
+                              mlir::arith::CmpIPredicate::sgt,
+                              [](double a, double b) { return a > b; }};
+constexpr Comparison kGreaterEqual{">=", mlir::arith::CmpFPredicate::OGE,
+                                   mlir::arith::CmpIPredicate::sge,
+                                   [](double a, double b) { return a >= b; }};
+constexpr Comparison kEqual{"==", mlir::arith::CmpFPredicate::OEQ, mlir::arith::CmpIPredicate::eq,
+                            [](double a, double b) { return a == b; }};
+constexpr Comparison kNotEqual{"!=", mlir::arith::CmpFPredicate::UNE,
+                               mlir::arith::CmpIPredicate::ne,
+                               [](double a, double b) { return a != b; }};
+
+/// True for a boolean (i1) value.
+bool isBoolean(mlir::Value v) { return v && v.getType().isInteger(1); }
+
+Scalar compare(const Comparison &c, const Scalar &a, const Scalar &b) {
+  if (isConstant(a) && isConstant(b))
+    return Scalar(c.fold(a.constant(), b.constant()) ? 1.0 : 0.0);
+  BuilderState *state = detail::state((std::string("Scalar ") + c.name).c_str());
+  if (!state)
+    return Scalar(0.0);
+  BuilderState &s = *state;
+  mlir::Value x = s.resolve(a), y = s.resolve(b);
+  mlir::Type type = (x ? x : y).getType();
+  if (x && y && x.getType() != y.getType()) {
+    s.error(std::string("comparing (") + c.name + ") scalars of types " +
+            BuilderState::stringify(x.getType()) + " and " +
+            BuilderState::stringify(y.getType()) + "; Cast one");
+    return Scalar(0.0);
+  }
+  if (isBoolean(x ? x : y) || mlir::isa<mlir::IndexType>(type)) {
+    s.error(std::string("comparing (") + c.name + ") scalars of type " +
+            BuilderState::stringify(type) + "; compare numbers (use And, Or, Not on booleans)");
+    return Scalar(0.0);
+  }
+  x = s.materialize(a, type);
+  y = s.materialize(b, type);
+  if (mlir::isa<mlir::FloatType>(type))
+    return BuilderState::scalar(mlir::arith::CmpFOp::create(s.b(), s.here(), c.fp, x, y));
+  return BuilderState::scalar(mlir::arith::CmpIOp::create(s.b(), s.here(), c.ip, x, y));
+}
+
+Scalar compare(const Comparison &c, const Index &a, const Index &b) {
+  if (!a.handle() && !b.handle())
+    return Scalar(c.fold(double(a.constant()), double(b.constant())) ? 1.0 : 0.0);
+  BuilderState *state = detail::state((std::string("Index ") + c.name).c_str());
+  if (!state)
+    return Scalar(0.0);
+  return BuilderState::scalar(mlir::arith::CmpIOp::create(
+      state->b(), state->here(), c.ip, state->materialize(a), state->materialize(b)));
+}
+
+/// The i1 value of a boolean scalar (a comparison, or a constant), or null
+/// after an error naming `what`.
+mlir::Value boolean(BuilderState &s, const Scalar &x, const char *what) {
+  mlir::Value v = s.resolve(x);
+  if (!v)
+    return s.materialize(Scalar(x.constant() != 0 ? 1.0 : 0.0), s.b().getI1Type());
+  if (isBoolean(v))
+    return v;
+  s.error(std::string(what) + " takes a boolean (a comparison), not a scalar of type " +
+          BuilderState::stringify(v.getType()));
+  return nullptr;
+}
+
+/// And / Or of two booleans.
+template <typename Op>
+Scalar logical(const Scalar &a, const Scalar &b, const char *what, bool (*fold)(bool, bool)) {
+  if (isConstant(a) && isConstant(b))
+    return Scalar(fold(a.constant() != 0, b.constant() != 0) ? 1.0 : 0.0);
+  BuilderState *state = detail::state(what);
+  if (!state)
+    return Scalar(0.0);
+  mlir::Value x = boolean(*state, a, what), y = boolean(*state, b, what);
+  if (!x || !y)
+    return Scalar(0.0);
+  return BuilderState::scalar(Op::create(state->b(), state->here(), x, y));
+}
+
+} // namespace
+
+Scalar operator<(const Scalar &a, const Scalar &b) { return compare(kLess, a, b); }
+Scalar operator<=(const Scalar &a, const Scalar &b) { return compare(kLessEqual, a, b); }
+Scalar operator>(const Scalar &a, const Scalar &b) { return compare(kGreater, a, b); }
+Scalar operator>=(const Scalar &a, const Scalar &b) { return compare(kGreaterEqual, a, b); }
+Scalar operator==(const Scalar &a, const Scalar &b) { return compare(kEqual, a, b); }
+Scalar operator!=(const Scalar &a, const Scalar &b) { return compare(kNotEqual, a, b); }
+Scalar operator<(const Index &a, const Index &b) { return compare(kLess, a, b); }
+Scalar operator<=(const Index &a, const Index &b) { return compare(kLessEqual, a, b); }
+Scalar operator>(const Index &a, const Index &b) { return compare(kGreater, a, b); }
+Scalar operator>=(const Index &a, const Index &b) { return compare(kGreaterEqual, a, b); }
+Scalar operator==(const Index &a, const Index &b) { return compare(kEqual, a, b); }
+Scalar operator!=(const Index &a, const Index &b) { return compare(kNotEqual, a, b); }
+
+Scalar And(const Scalar &a, const Scalar &b) {
+  return logical<mlir::arith::AndIOp>(a, b, "And", [](bool x, bool y) { return x && y; });
+}
+Scalar Or(const Scalar &a, const Scalar &b) {
+  return logical<mlir::arith::OrIOp>(a, b, "Or", [](bool x, bool y) { return x || y; });
+}
+Scalar Not(const Scalar &a) {
+  return logical<mlir::arith::XOrIOp>(a, Scalar(1.0), "Not",
+                                      [](bool x, bool y) { return x != y; });
+}
+
+Scalar Select(const Scalar &condition, const Scalar &onTrue, const Scalar &onFalse) {
+  if (isConstant(condition))
+    return condition.constant() != 0 ? onTrue : onFalse;
+  BuilderState *state = detail::state("Select");
+  if (!state)
+    return Scalar(0.0);
+  BuilderState &s = *state;
+  mlir::Value cond = boolean(s, condition, "Select's condition");
+  mlir::Value x = s.resolve(onTrue), y = s.resolve(onFalse);
+  if (x && y && x.getType() != y.getType()) {
+    s.error("Select's branches have types " + BuilderState::stringify(x.getType()) + " and " +
+            BuilderState::stringify(y.getType()) + "; Cast one");
+    return Scalar(0.0);
+  }
+  if (!cond)
+    return Scalar(0.0);
+  mlir::Type type = x ? x.getType() : y ? y.getType() : s.b().getF32Type();
+  x = s.materialize(onTrue, type);
+  y = s.materialize(onFalse, type);
+  return BuilderState::scalar(mlir::arith::SelectOp::create(s.b(), s.here(), cond, x, y));
+}
+
+Scalar ToScalar(const Index &index, DType to) {
+  if (!index.handle())
+    return Scalar(double(index.constant()));
+  BuilderState *state = detail::state("ToScalar");
+  if (!state)
+    return Scalar(0.0);
+  BuilderState &s = *state;
+  mlir::Type type = toMlirType(s.context.get(), to);
+  mlir::Location loc = s.here();
+  auto floatType = mlir::dyn_cast<mlir::FloatType>(type);
+  // Into a float of at most 32 bits through i32 (cvt.rn.f32.s32, where
+  // s64 is slower; f32 holds integers exactly only to 2^24 anyway).
+  mlir::Type integer =
+      floatType ? (floatType.getWidth() <= 32 ? s.b().getI32Type() : s.b().getI64Type()) : type;
+  mlir::Value v = mlir::arith::IndexCastOp::create(s.b(), loc, integer, s.materialize(index));
+  if (floatType)
+    v = mlir::arith::SIToFPOp::create(s.b(), loc, type, v);
+  return BuilderState::scalar(v);
+}
+
 ElementRef::operator Scalar() const {
-  BuilderState &s = state();
+  BuilderState *state = detail::state("Reading a buffer element");
+  if (!state)
+    return Scalar(0.0);
+  BuilderState &s = *state;
   mlir::Value buffer = BuilderState::value(buffer_);
   llvm::SmallVector<mlir::Value> indices;
   for (const Index &i : indices_)
@@ -208,7 +380,10 @@ ElementRef::operator Scalar() const {
 }
 
 ElementRef &ElementRef::operator=(const Scalar &value) {
-  BuilderState &s = state();
+  BuilderState *state = detail::state("Writing a buffer element");
+  if (!state)
+    return *this;
+  BuilderState &s = *state;
   mlir::Value buffer = BuilderState::value(buffer_);
   mlir::Type type = mlir::cast<tile::BufferType>(buffer.getType()).getElementType();
   mlir::Value v = s.materialize(value, type);
@@ -228,7 +403,16 @@ ElementRef &ElementRef::operator=(const ElementRef &other) {
 }
 
 Index Tensor::dim(int i) const {
+  if (BuilderState::current != state_) {
+    state_->errors += "tessera: Tensor::dim is only valid inside KernelBuilder::Launch's body\n";
+    return Index(1);
+  }
   BuilderState &s = *state_;
+  if (i < 0 || i >= int(s.arguments[argument_].shape.size())) {
+    s.error("Tensor::dim(" + std::to_string(i) + ") of tensor '" + s.arguments[argument_].name +
+            "' of rank " + std::to_string(s.arguments[argument_].shape.size()));
+    return Index(1);
+  }
   mlir::Value tensor = s.kernel.getKernelArgument(argument_);
   return BuilderState::index(
       tile::DimOp::create(s.b(), s.here(), tensor, static_cast<int64_t>(i)));

@@ -13,6 +13,15 @@ namespace tessera {
 namespace detail {
 
 thread_local BuilderState *BuilderState::current = nullptr;
+thread_local BuilderState *BuilderState::latest = nullptr;
+thread_local std::string BuilderState::orphanErrors;
+
+void recordMisuse(const std::string &message) {
+  if (BuilderState *s = BuilderState::current ? BuilderState::current : BuilderState::latest)
+    s->errors += message + "\n";
+  else
+    BuilderState::orphanErrors += message + "\n";
+}
 
 } // namespace detail
 
@@ -131,11 +140,17 @@ KernelBuilder::KernelBuilder(std::string name) : state_(std::make_unique<Builder
   state_->builder = std::make_unique<mlir::OpBuilder>(state_->context.get());
   state_->module = mlir::ModuleOp::create(state_->b().getUnknownLoc());
   state_->name = std::move(name);
+  state_->errors = std::move(BuilderState::orphanErrors);
+  BuilderState::orphanErrors.clear();
+  state_->previousLatest = BuilderState::latest;
+  BuilderState::latest = state_.get();
 }
 
 KernelBuilder::~KernelBuilder() {
   if (BuilderState::current == state_.get())
     BuilderState::current = nullptr;
+  if (BuilderState::latest == state_.get())
+    BuilderState::latest = state_->previousLatest;
 }
 
 namespace {
@@ -290,8 +305,35 @@ void KernelBuilder::Launch(std::vector<GridExtent> grid, int threads,
              [&](llvm::ArrayRef<Index> ids) { body(ids[0], ids[1], ids[2]); }, loc);
 }
 
+namespace {
+
+/// Whether statement `what` may build here: inside this builder's Launch
+/// body, with buffers allocated there. Otherwise an error naming it and the
+/// author's line (Build reports it) and false: nothing is built.
+bool ready(BuilderState &s, const char *what, const SourceLoc &loc,
+           std::initializer_list<const Buffer *> buffers = {}) {
+  std::string where = std::string(" (") + (loc.file ? loc.file : "<unknown>") + ":" +
+                      std::to_string(loc.line) + ")\n";
+  if (BuilderState::current != &s) {
+    s.errors += std::string("tessera: ") + what +
+                " is only valid inside KernelBuilder::Launch's body" + where;
+    return false;
+  }
+  for (const Buffer *buffer : buffers)
+    if (!buffer->handle()) {
+      s.errors += std::string("tessera: ") + what +
+                  " uses a buffer that was not allocated inside Launch's body" + where;
+      return false;
+    }
+  return true;
+}
+
+} // namespace
+
 Buffer KernelBuilder::AllocShared(std::vector<int64_t> shape, DType dtype,
                                   const std::string &name, SourceLoc loc) {
+  if (!ready(*state_, "AllocShared", loc))
+    return Buffer(nullptr);
   auto type = bufferType(*state_, shape, dtype, tile::MemoryScope::shared, loc);
   std::string label = name.empty() ? "shared" + std::to_string(state_->bufferCount++) : name;
   auto op = tile::AllocSharedOp::create(state_->b(), state_->loc(loc), type,
@@ -302,6 +344,8 @@ Buffer KernelBuilder::AllocShared(std::vector<int64_t> shape, DType dtype,
 
 Buffer KernelBuilder::AllocFragment(std::vector<int64_t> shape, DType dtype,
                                     const std::string &name, SourceLoc loc) {
+  if (!ready(*state_, "AllocFragment", loc))
+    return Buffer(nullptr);
   auto type = bufferType(*state_, shape, dtype, tile::MemoryScope::fragment, loc);
   std::string label = name.empty() ? "fragment" + std::to_string(state_->bufferCount++) : name;
   auto op = tile::AllocFragmentOp::create(state_->b(), state_->loc(loc), type,
@@ -310,31 +354,49 @@ Buffer KernelBuilder::AllocFragment(std::vector<int64_t> shape, DType dtype,
   return Buffer(op.getResult().getAsOpaquePointer());
 }
 
+namespace {
+
+/// tile.copy's tensor_dims for a slice (TileRef::Along), else null.
+mlir::DenseI64ArrayAttr sliceDims(BuilderState &s, const TileRef &tile) {
+  return tile.dims.empty() ? nullptr : s.b().getDenseI64ArrayAttr(tile.dims);
+}
+
+} // namespace
+
 void KernelBuilder::Copy(const TileRef &src, const Buffer &dst, SourceLoc loc) {
+  if (!ready(*state_, "Copy", loc, {&dst}))
+    return;
   BuilderState &s = *state_;
   llvm::SmallVector<mlir::Value> offsets;
   for (const Index &i : src.offsets)
     offsets.push_back(s.materialize(i));
   tile::CopyOp::create(s.b(), s.loc(loc), s.kernel.getKernelArgument(src.argument), offsets,
-                       BuilderState::value(dst.handle()), mlir::ValueRange{});
+                       BuilderState::value(dst.handle()), mlir::ValueRange{},
+                       sliceDims(s, src));
 }
 
 void KernelBuilder::Copy(const Buffer &src, const TileRef &dst, SourceLoc loc) {
+  if (!ready(*state_, "Copy", loc, {&src}))
+    return;
   BuilderState &s = *state_;
   llvm::SmallVector<mlir::Value> offsets;
   for (const Index &i : dst.offsets)
     offsets.push_back(s.materialize(i));
   tile::CopyOp::create(s.b(), s.loc(loc), BuilderState::value(src.handle()), mlir::ValueRange{},
-                       s.kernel.getKernelArgument(dst.argument), offsets);
+                       s.kernel.getKernelArgument(dst.argument), offsets, sliceDims(s, dst));
 }
 
 void KernelBuilder::Copy(const Buffer &src, const Buffer &dst, SourceLoc loc) {
+  if (!ready(*state_, "Copy", loc, {&src, &dst}))
+    return;
   BuilderState &s = *state_;
   tile::CopyOp::create(s.b(), s.loc(loc), BuilderState::value(src.handle()), mlir::ValueRange{},
-                       BuilderState::value(dst.handle()), mlir::ValueRange{});
+                       BuilderState::value(dst.handle()), mlir::ValueRange{}, nullptr);
 }
 
 void KernelBuilder::Fill(const Buffer &buffer, double value, SourceLoc loc) {
+  if (!ready(*state_, "Fill", loc, {&buffer}))
+    return;
   BuilderState &s = *state_;
   mlir::Value b = BuilderState::value(buffer.handle());
   mlir::Type type = mlir::cast<tile::BufferType>(b.getType()).getElementType();
@@ -385,6 +447,8 @@ void KernelBuilder::Multicast(int64_t blocks, SourceLoc loc) {
 }
 
 void KernelBuilder::Clear(const Buffer &buffer, SourceLoc loc) {
+  if (!ready(*state_, "Clear", loc, {&buffer}))
+    return;
   BuilderState &s = *state_;
   tile::ClearOp::create(s.b(), s.loc(loc), BuilderState::value(buffer.handle()));
 }
@@ -394,6 +458,8 @@ namespace {
 void parallelImpl(BuilderState &s, const std::vector<int64_t> &extents,
                   const std::function<void(llvm::ArrayRef<Index>)> &body,
                   const SourceLoc &where) {
+  if (!ready(s, "Parallel", where))
+    return;
   auto loop = tile::ParallelOp::create(s.b(), s.loc(where), extents);
   mlir::OpBuilder::InsertionGuard guard(s.b());
   s.b().setInsertionPoint(loop.getBodyBlock().getTerminator());
@@ -432,6 +498,8 @@ void KernelBuilder::Gemm(const Buffer &a, const Buffer &b, const Buffer &c, bool
 void KernelBuilder::Gemm(const Buffer &a, const Buffer &b, const Buffer &c, Precision precision,
                          bool transposeA, bool transposeB, const std::string &atom,
                          SourceLoc loc) {
+  if (!ready(*state_, "Gemm", loc, {&a, &b, &c}))
+    return;
   BuilderState &s = *state_;
   tile::PrecisionAttr precisionAttr;
   if (precision == Precision::kTF32)
@@ -446,6 +514,8 @@ namespace {
 
 void reduceImpl(BuilderState &s, tile::ReduceKind kind, const Buffer &src, const Buffer &dst,
                 bool clear, const SourceLoc &where) {
+  if (!ready(s, "Reduce", where, {&src, &dst}))
+    return;
   tile::ReduceOp::create(s.b(), s.loc(where), kind, BuilderState::value(src.handle()),
                          BuilderState::value(dst.handle()), clear, mlir::Value());
 }
@@ -468,6 +538,8 @@ void KernelBuilder::ReduceAbsSum(const Buffer &src, const Buffer &dst, bool clea
 
 void KernelBuilder::Pipelined(const Index &count, int stages, std::function<void(Index)> body,
                               SourceLoc loc) {
+  if (!ready(*state_, "Pipelined", loc))
+    return;
   BuilderState &s = *state_;
   auto loop = tile::PipelinedOp::create(s.b(), s.loc(loc), s.materialize(count), stages);
   mlir::OpBuilder::InsertionGuard guard(s.b());
@@ -483,6 +555,8 @@ void KernelBuilder::Pipelined(int64_t count, int stages, std::function<void(Inde
 
 void KernelBuilder::Pipelined(const GridExtent &count, int stages,
                               std::function<void(Index)> body, SourceLoc loc) {
+  if (!ready(*state_, "Pipelined", loc))
+    return;
   BuilderState &s = *state_;
   if (count.divisor() < 1) {
     s.errors += "tessera: Pipelined count CeilDiv by a tile of " +

@@ -122,6 +122,7 @@ struct BuilderState;
 } // namespace detail
 
 /// An index inside a kernel: a block index, a loop index, an offset.
+/// `Index(0)` is the constant 0 (no other constructor takes a literal).
 class Index {
 public:
   Index(int64_t value);
@@ -138,7 +139,9 @@ public:
 
 private:
   friend struct detail::BuilderState;
-  Index(void *handle) : handle_(handle) {}
+  /// An IR value; the tag keeps `Index(0)` from meaning a null handle.
+  struct FromHandle {};
+  Index(void *handle, FromHandle) : handle_(handle) {}
   void *handle_ = nullptr;
   int64_t constant_ = 0;
 };
@@ -204,6 +207,37 @@ Scalar Abs(const Scalar &x);
 /// saturated to its finite range (NaN stays NaN); u8 zero-extends.
 Scalar Cast(const Scalar &x, DType to);
 
+/// Comparisons of two scalars of one type (f32, f16, bf16, f64 or an
+/// integer type; a constant takes the other side's type) give a boolean
+/// Scalar for Select. Floats compare ordered (false when either is NaN),
+/// except != (true when either is NaN); integers compare signed. Scalars of
+/// two types are an error in Kernel::status(): Cast one.
+Scalar operator<(const Scalar &a, const Scalar &b);
+Scalar operator<=(const Scalar &a, const Scalar &b);
+Scalar operator>(const Scalar &a, const Scalar &b);
+Scalar operator>=(const Scalar &a, const Scalar &b);
+Scalar operator==(const Scalar &a, const Scalar &b);
+Scalar operator!=(const Scalar &a, const Scalar &b);
+/// Signed comparisons of indices (a global row against a global column, a
+/// position against a length), as boolean Scalars for Select.
+Scalar operator<(const Index &a, const Index &b);
+Scalar operator<=(const Index &a, const Index &b);
+Scalar operator>(const Index &a, const Index &b);
+Scalar operator>=(const Index &a, const Index &b);
+Scalar operator==(const Index &a, const Index &b);
+Scalar operator!=(const Index &a, const Index &b);
+/// Both, either, and the negation of boolean Scalars.
+Scalar And(const Scalar &a, const Scalar &b);
+Scalar Or(const Scalar &a, const Scalar &b);
+Scalar Not(const Scalar &a);
+/// `onTrue` where the boolean `condition` holds, else `onFalse`; the
+/// branches have one type (a constant takes the other's; two constants are
+/// f32). A causal mask: `s(i, j) = Select(col > row, -INFINITY, s(i, j))`.
+Scalar Select(const Scalar &condition, const Scalar &onTrue, const Scalar &onFalse);
+/// An index as a scalar of type `to` (a global position as a float, say).
+/// Into a type of up to 32 bits the index is taken below 2^31.
+Scalar ToScalar(const Index &index, DType to = f32);
+
 class Buffer;
 
 /// One element of a buffer: reads convert to Scalar, assignment stores.
@@ -225,6 +259,19 @@ private:
 struct TileRef {
   int argument;
   std::vector<Index> offsets;
+  /// The tensor dimensions the tile's axes span (Along); empty: all.
+  std::vector<int64_t> dims;
+
+  /// Makes the tile a slice: its axes span tensor dimensions `dims`
+  /// (increasing, the innermost among them), the others stay at their
+  /// offsets. A [rows, dim] tile of a [batch, seq, heads, dim] tensor:
+  /// `Q.Tile(b, row, h, 0).Along({1, 3})`. Rows past `seq` read as zero and
+  /// are not written: bounds are the slice's, not the whole tensor's.
+  TileRef Along(std::vector<int64_t> spanned) const {
+    TileRef slice = *this;
+    slice.dims = std::move(spanned);
+    return slice;
+  }
 };
 
 /// A global tensor argument of a kernel.

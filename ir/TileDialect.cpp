@@ -512,6 +512,19 @@ BufferType CopyOp::getTileType() {
   return cast<BufferType>(getSrc().getType());
 }
 
+SmallVector<Value> CopyOp::getTileOffsets() {
+  OperandRange offsets =
+      isa<TileTensorType>(getSrc().getType()) ? getSrcOffsets() : getDstOffsets();
+  std::optional<ArrayRef<int64_t>> dims = getTensorDims();
+  if (!dims)
+    return SmallVector<Value>(offsets.begin(), offsets.end());
+  SmallVector<Value> spanned;
+  for (int64_t d : *dims)
+    if (d >= 0 && d < int64_t(offsets.size()))
+      spanned.push_back(offsets[d]);
+  return spanned;
+}
+
 LogicalResult CopyOp::verify() {
   Type srcType = getSrc().getType(), dstType = getDst().getType();
   if (isa<TileTensorType>(srcType) && isa<TileTensorType>(dstType))
@@ -523,15 +536,31 @@ LogicalResult CopyOp::verify() {
       if (int64_t(offsets.size()) != tensor.getRank())
         return emitOpError() << side << " tensor of rank " << tensor.getRank() << " needs "
                              << tensor.getRank() << " offsets, got " << offsets.size();
+      if (std::optional<ArrayRef<int64_t>> dims = getTensorDims()) {
+        if (int64_t(dims->size()) != tile.getRank())
+          return emitOpError() << "tensor_dims names " << dims->size()
+                               << " dimensions for a tile of rank " << tile.getRank();
+        for (size_t i = 0; i < dims->size(); ++i)
+          if ((*dims)[i] < 0 || (*dims)[i] >= tensor.getRank() || (i && (*dims)[i] <= (*dims)[i - 1]))
+            return emitOpError() << "tensor_dims must be increasing dimensions of the " << side
+                                 << " tensor of rank " << tensor.getRank();
+        if (dims->back() != tensor.getRank() - 1)
+          return emitOpError() << "tensor_dims must span the " << side
+                               << " tensor's innermost dimension (the tile's rows are contiguous)";
+        return success();
+      }
       if (tensor.getRank() != tile.getRank())
         return emitOpError() << "tile " << tile << " has rank " << tile.getRank()
-                             << " but the " << side << " tensor has rank " << tensor.getRank();
+                             << " but the " << side << " tensor has rank " << tensor.getRank()
+                             << "; tensor_dims names the dimensions a slice spans";
       return success();
     }
     if (!offsets.empty())
       return emitOpError() << side << " buffer takes no offsets; the whole buffer is the tile";
     return success();
   };
+  if (getTensorDims() && !isa<TileTensorType>(srcType) && !isa<TileTensorType>(dstType))
+    return emitOpError() << "tensor_dims needs a tensor operand";
   if (failed(checkSide(srcType, getSrcOffsets(), "source")) ||
       failed(checkSide(dstType, getDstOffsets(), "destination")))
     return failure();

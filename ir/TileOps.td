@@ -214,15 +214,27 @@ def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
     Element types may differ between float types; the copy converts
     (rounding to nearest even; into FP8 saturating to its finite range).
 
+    `tensor_dims` (optional) makes the tile a slice of a tensor of higher
+    rank: it names, in increasing order, the tensor dimensions the tile's
+    axes span (one per axis, the innermost dimension always among them, so
+    the tile's rows stay contiguous); the tensor's other dimensions are fixed
+    at their offsets. Bounds are those of the slice: rows past the spanned
+    dimension's size read as zero and are not written, and a fixed offset
+    outside its dimension makes the whole tile so. A [rows, dim] tile of a
+    [batch, seq, heads, dim] tensor at (b, r, h, 0) spans dimensions 1 and 3.
+
     Example:
 
     ```mlir
     tile.copy %A[%row, %col] to %As : !tile.tensor<?x?xf16> to !tile.buffer<128x32xf16, shared>
     tile.copy %acc to %C[%row, %col] : !tile.buffer<128x128xf32, fragment> to !tile.tensor<?x?xf16>
+    tile.copy %Q[%b, %row, %h, %c0] to %Qs {tensor_dims = array<i64: 1, 3>}
+        : !tile.tensor<?x?x16x128xf16> to !tile.buffer<128x128xf16, shared>
     ```
   }];
   let arguments = (ins Tile_TensorOrBuffer:$src, Variadic<Index>:$src_offsets,
-                       Tile_TensorOrBuffer:$dst, Variadic<Index>:$dst_offsets);
+                       Tile_TensorOrBuffer:$dst, Variadic<Index>:$dst_offsets,
+                       OptionalAttr<DenseI64ArrayAttr>:$tensor_dims);
   let assemblyFormat = [{
     $src (`[` $src_offsets^ `]`)? `to` $dst (`[` $dst_offsets^ `]`)? attr-dict
     `:` type($src) `to` type($dst)
@@ -231,6 +243,9 @@ def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
   let extraClassDeclaration = [{
     /// The buffer whose shape is the tile (the destination if both are buffers).
     BufferType getTileType();
+    /// The offsets of the tile's axes in its tensor: all the tensor's
+    /// offsets, or with `tensor_dims` those of the spanned dimensions.
+    ::llvm::SmallVector<::mlir::Value> getTileOffsets();
   }];
 }
 

@@ -49,8 +49,13 @@ struct TensorInfo {
   /// One index value per dimension (constants for static dimensions).
   SmallVector<Value> dims;
   /// A known divisor of each dimension: the size when static, the promised
-  /// divisibility (checked by the runtime at launch) when dynamic.
+  /// divisibility (checked by the runtime at launch) when dynamic. For a
+  /// slice, 1 but for the innermost dimension's (which divides every other
+  /// stride and the slice's start).
   SmallVector<int64_t> divisors;
+  /// A slice's element stride per dimension (KernelLowering::copyTensor);
+  /// empty for a whole tensor, which is row-major over `dims`.
+  SmallVector<Value> strides;
 };
 
 /// Lowers one tile.kernel to a gpu.func. Lends its services to the MMA
@@ -300,7 +305,14 @@ public:
   DistributionAttr copyDistribution(BufferType tile, Type globalElementType);
   /// True when every vector of `vector` elements the copy touches in `tensor`
   /// at `offsets` (tile-level values) is aligned to its size.
-  bool isVectorAligned(const TensorInfo &tensor, OperandRange offsets, int64_t vector);
+  bool isVectorAligned(const TensorInfo &tensor, ValueRange offsets, int64_t vector);
+  /// The tensor a copy reads or writes as its tile addresses it: for a slice
+  /// (tile.copy's tensor_dims) a view of the spanned dimensions at the fixed
+  /// offsets, computed at the insertion point, whose first dimension is 0
+  /// when a fixed offset lies outside its dimension; else the whole tensor.
+  TensorInfo copyTensor(CopyOp copy);
+  /// The tile's origin in copyTensor (CopyOp::getTileOffsets, lowered).
+  SmallVector<Value> copyOffsets(CopyOp copy);
   /// Element address in a tensor (or `coords` further than address `from`
   /// in it), and the in-bounds predicates of a vector of `vector` elements at
   /// global coordinates `coords`.

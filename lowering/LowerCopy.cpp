@@ -152,14 +152,12 @@ bool KernelLowering::lowerMmaFragmentStore(CopyOp copy) {
   int64_t mt = tm / 16, nt = tn / 8;
   if (nt % 4 != 0)
     return false;
-  const TensorInfo &tensor = tensors_[copy.getDst()];
+  TensorInfo tensor = copyTensor(copy);
   Type elt = dstTensor.getElementType();
   Type i32 = b_.getI32Type();
   auto pairType = VectorType::get({2}, elt);
-  bool aligned = isVectorAligned(tensor, copy.getDstOffsets(), 8);
-  SmallVector<Value> offsets;
-  for (Value v : copy.getDstOffsets())
-    offsets.push_back(map_.lookupOrDefault(v));
+  bool aligned = isVectorAligned(tensor, copy.getTileOffsets(), 8);
+  SmallVector<Value> offsets = copyOffsets(copy);
 
   Value warp = warpId(), lane = laneId();
   Value quad = arith::RemUIOp::create(b_, loc_, lane, cst(4));
@@ -266,6 +264,51 @@ void KernelLowering::storeMatrices(const BufferInfo &frag, const BufferInfo &dst
     }
 }
 
+TensorInfo KernelLowering::copyTensor(CopyOp copy) {
+  bool fromTensor = isa<TileTensorType>(copy.getSrc().getType());
+  const TensorInfo &whole = tensors_[fromTensor ? copy.getSrc() : copy.getDst()];
+  std::optional<ArrayRef<int64_t>> spanned = copy.getTensorDims();
+  if (!spanned)
+    return whole;
+  OperandRange offsets = fromTensor ? copy.getSrcOffsets() : copy.getDstOffsets();
+  int64_t rank = whole.type.getRank();
+  // Row-major strides of the whole tensor; the fixed offsets give the
+  // slice's start, and whether it lies inside the tensor.
+  SmallVector<Value> strides(rank, cst(1));
+  for (int64_t k = rank - 2; k >= 0; --k)
+    strides[k] = mul(strides[k + 1], whole.dims[k + 1]);
+  Value start = cst(0), inside;
+  TensorInfo view;
+  SmallVector<int64_t> shape;
+  for (int64_t k = 0; k < rank; ++k) {
+    if (llvm::is_contained(*spanned, k)) {
+      shape.push_back(whole.type.getShape()[k]);
+      view.dims.push_back(whole.dims[k]);
+      view.strides.push_back(strides[k]);
+      view.divisors.push_back(1);
+      continue;
+    }
+    Value at = map_.lookupOrDefault(offsets[k]);
+    start = add(start, mul(at, strides[k]));
+    inside = andi(inside, lt(at, whole.dims[k]));
+  }
+  view.divisors.back() = whole.divisors.back();
+  view.type = TileTensorType::get(b_.getContext(), shape, whole.type.getElementType());
+  Value index = arith::IndexCastOp::create(b_, loc_, b_.getI64Type(), start);
+  view.ptr = LLVM::GEPOp::create(b_, loc_, whole.ptr.getType(), whole.type.getElementType(),
+                                 whole.ptr, ValueRange{index}, LLVM::GEPNoWrapFlags::inbounds);
+  if (inside)
+    view.dims.front() = arith::SelectOp::create(b_, loc_, inside, view.dims.front(), cst(0));
+  return view;
+}
+
+SmallVector<Value> KernelLowering::copyOffsets(CopyOp copy) {
+  SmallVector<Value> offsets;
+  for (Value v : copy.getTileOffsets())
+    offsets.push_back(map_.lookupOrDefault(v));
+  return offsets;
+}
+
 LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
   BufferType tile = copy.getTileType();
   auto srcTensor = dyn_cast<TileTensorType>(copy.getSrc().getType());
@@ -302,23 +345,20 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
   }
   int64_t vector = mma ? 2 : dist.getVector();
   bool aligned = true;
-  if (srcTensor)
-    aligned = isVectorAligned(tensors_[copy.getSrc()], copy.getSrcOffsets(), vector);
-  if (dstTensor)
-    aligned = isVectorAligned(tensors_[copy.getDst()], copy.getDstOffsets(), vector);
-
-  SmallVector<Value> srcOffsets, dstOffsets;
-  for (Value v : copy.getSrcOffsets())
-    srcOffsets.push_back(map_.lookupOrDefault(v));
-  for (Value v : copy.getDstOffsets())
-    dstOffsets.push_back(map_.lookupOrDefault(v));
+  TensorInfo tensor;
+  SmallVector<Value> offsets;
+  if (srcTensor || dstTensor) {
+    tensor = copyTensor(copy);
+    aligned = isVectorAligned(tensor, copy.getTileOffsets(), vector);
+    offsets = copyOffsets(copy);
+  }
 
   forEachOwned(tile.getShape(), dist, mma, [&](const Chunk &chunk) {
     auto at = [&](ArrayRef<Value> offsets) { return tensorCoords(offsets, chunk); };
     // Read the chunk's elements.
     SmallVector<Value> values;
     if (srcTensor) {
-      values = loadGlobal(tensors_[copy.getSrc()], at(srcOffsets), vector, aligned);
+      values = loadGlobal(tensor, at(offsets), vector, aligned);
     } else {
       const BufferInfo &src = buffers_[copy.getSrc()];
       if (src.type.isFragment()) {
@@ -333,7 +373,7 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
       value = convertElement(b_, loc_, value, srcElt, dstElt, saturatesInto(dstElt));
     // Write them.
     if (dstTensor) {
-      storeGlobal(tensors_[copy.getDst()], at(dstOffsets), values, aligned);
+      storeGlobal(tensor, at(offsets), values, aligned);
       return;
     }
     const BufferInfo &dst = buffers_[copy.getDst()];

@@ -333,11 +333,14 @@ DistributionAttr KernelLowering::copyDistribution(BufferType tile, Type globalEl
   return DistributionAttr::get(b_.getContext(), threads, vector);
 }
 
-bool KernelLowering::isVectorAligned(const TensorInfo &tensor, OperandRange offsets,
+bool KernelLowering::isVectorAligned(const TensorInfo &tensor, ValueRange offsets,
                                      int64_t vector) {
   if (vector == 1)
     return true;
   if (knownDivisor(offsets.back()) % vector != 0)
+    return false;
+  // A slice starts at a multiple of its innermost dimension's divisor.
+  if (!tensor.strides.empty() && tensor.divisors.back() % vector != 0)
     return false;
   // Every row stride must be a multiple of the vector: static and divisible,
   // or dynamic with a promised divisibility (checked by the runtime).
@@ -353,7 +356,12 @@ bool KernelLowering::isVectorAligned(const TensorInfo &tensor, OperandRange offs
 Value KernelLowering::elementAddress(const TensorInfo &tensor, ArrayRef<Value> coords,
                                      Value from) {
   Value linear = coords.front();
-  for (size_t k = 1; k < coords.size(); ++k)
+  if (!tensor.strides.empty()) {
+    linear = mul(coords.front(), tensor.strides.front());
+    for (size_t k = 1; k < coords.size(); ++k)
+      linear = add(linear, mul(coords[k], tensor.strides[k]));
+  }
+  for (size_t k = 1; k < coords.size() && tensor.strides.empty(); ++k)
     linear = add(mul(linear, tensor.dims[k]), coords[k]);
   Value index = arith::IndexCastOp::create(b_, loc_, b_.getI64Type(), linear);
   return LLVM::GEPOp::create(b_, loc_, tensor.ptr.getType(),

@@ -159,13 +159,11 @@ LogicalResult KernelLowering::lowerStagedBody(PipelinedOp loop,
 
 Value KernelLowering::loadTileToRegisters(CopyOp copy) {
   BufferType tile = copy.getTileType();
-  const TensorInfo &tensor = tensors_[copy.getSrc()];
+  TensorInfo tensor = copyTensor(copy);
   Type eltType = buffers_[copy.getDst()].type.getElementType();
   DistributionAttr dist = copyDistribution(tile, tensor.type.getElementType());
-  bool aligned = isVectorAligned(tensor, copy.getSrcOffsets(), dist.getVector());
-  SmallVector<Value> offsets;
-  for (Value v : copy.getSrcOffsets())
-    offsets.push_back(map_.lookupOrDefault(v));
+  bool aligned = isVectorAligned(tensor, copy.getTileOffsets(), dist.getVector());
+  SmallVector<Value> offsets = copyOffsets(copy);
   // The values go through a per-thread array (registers after SROA): a last
   // chunk that overhangs the tile is loaded, and later stored, under a guard
   // its SSA values could not leave.

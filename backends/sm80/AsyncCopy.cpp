@@ -23,18 +23,19 @@ using lowering::TensorInfo;
 
 
 Value AsyncCopies::tileInBounds(CopyOp copy, ArrayRef<bool> only) {
-  const TensorInfo &tensor = kl.tensors_[copy.getSrc()];
+  TensorInfo tensor = kl.copyTensor(copy);
+  SmallVector<Value> offsets = kl.copyOffsets(copy);
   Value inside;
-  for (auto [d, offset, extent, dim] : llvm::enumerate(
-           copy.getSrcOffsets(), copy.getTileType().getShape(), tensor.dims))
+  for (auto [d, offset, extent, dim] :
+       llvm::enumerate(offsets, copy.getTileType().getShape(), tensor.dims))
     if (only.empty() || only[d])
-      inside = kl.andi(inside, kl.le(kl.add(kl.map_.lookupOrDefault(offset), kl.cst(extent)), dim));
+      inside = kl.andi(inside, kl.le(kl.add(offset, kl.cst(extent)), dim));
   return inside ? inside : arith::ConstantIntOp::create(b, loc, 1, 1).getResult();
 }
 
 SmallVector<bool> AsyncCopies::varyingDims(PipelinedOp loop, CopyOp copy) {
   SmallVector<bool> varying;
-  for (Value offset : copy.getSrcOffsets())
+  for (Value offset : copy.getTileOffsets())
     varying.push_back(kl.dependsOnAny(offset, {loop.getInductionVar()}));
   return varying;
 }
@@ -60,11 +61,9 @@ Value AsyncCopies::chunkBytes(const TensorInfo &tensor, ArrayRef<Value> coords, 
 }
 
 void AsyncCopies::precomputeEdgeBytes(CopyOp copy, ArrayRef<bool> varying) {
-  const TensorInfo &tensor = kl.tensors_[copy.getSrc()];
+  TensorInfo tensor = kl.copyTensor(copy);
   DistributionAttr dist = kl.copyDistribution(copy.getTileType(), tensor.type.getElementType());
-  SmallVector<Value> offsets;
-  for (Value v : copy.getSrcOffsets())
-    offsets.push_back(kl.map_.lookupOrDefault(v));
+  SmallVector<Value> offsets = kl.copyOffsets(copy);
   Block *here = b.getInsertionBlock();
   kl.forEachChunk(copy.getTileType().getShape(), dist, [&](const Chunk &chunk) {
     if (b.getInsertionBlock() != here)
@@ -84,17 +83,15 @@ void AsyncCopies::lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
                                     ArrayRef<bool> varying) {
   const bool checked = bounds == CopyBounds::kAll;
   BufferType tile = copy.getTileType();
-  const TensorInfo &tensor = kl.tensors_[copy.getSrc()];
+  TensorInfo tensor = kl.copyTensor(copy);
   const BufferInfo &dst = kl.buffers_[copy.getDst()];
   Type eltType = tensor.type.getElementType();
   int64_t eltBytes = getElementBytes(eltType);
   DistributionAttr dist = kl.copyDistribution(tile, eltType);
   int64_t vector = dist.getVector();
-  SmallVector<Value> offsets;
-  for (Value v : copy.getSrcOffsets())
-    offsets.push_back(kl.map_.lookupOrDefault(v));
+  SmallVector<Value> offsets = kl.copyOffsets(copy);
   bool async = vector * eltBytes == 16 &&
-               kl.isVectorAligned(tensor, copy.getSrcOffsets(), vector) &&
+               kl.isVectorAligned(tensor, copy.getTileOffsets(), vector) &&
                (tile.getShape().back() * eltBytes) % 16 == 0;
   Value chained;
   int64_t chainedRow = 0;

@@ -33,7 +33,7 @@ bool lowerBulkStoreEpilogue(KernelLowering &kl, CopyOp copy) {
   auto dstTensor = dyn_cast<TileTensorType>(copy.getDst().getType());
   if (!kl.persistent_ || !kl.consumerThreads_ || !kl.caps_.hasStmatrix ||
       !kl.caps_.hasBulkTensorCopy || !srcBuffer || !srcBuffer.isFragment() || !dstTensor ||
-      dstTensor.getRank() != 2 || getElementBytes(dstTensor.getElementType()) != 2 ||
+      dstTensor.getRank() != 2 || copy.getTensorDims() || getElementBytes(dstTensor.getElementType()) != 2 ||
       copy->getBlock() != &kl.kernel_.getBodyBlock())
     return false;
   // Only the main loop's accumulator as it leaves the loop: with epilogue

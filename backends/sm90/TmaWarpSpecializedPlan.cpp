@@ -20,11 +20,17 @@ using lowering::KernelLowering;
 namespace {
 
 /// Why `copy` (tensor -> staged shared buffer) cannot be one bulk tensor
-/// copy (TMA) per panel, or "": rank 2, no conversion, a swizzled buffer, a
-/// row pitch the tensor's divisibility proves a multiple of 16 bytes, boxes
-/// of at most 256 rows and columns.
+/// copy (TMA) per panel, or "": rank 2, not a slice, no conversion, a
+/// swizzled buffer, a row pitch the tensor's divisibility proves a multiple
+/// of 16 bytes, boxes of at most 256 rows and columns.
 std::string whyNoBulkTensorCopy(KernelLowering &kl, CopyOp copy) {
   const lowering::TensorInfo &tensor = kl.tensors_[copy.getSrc()];
+  // The runtime encodes a tensor map per whole 2-D tensor argument: a slice
+  // would need a map of the tensor's rank with its fixed offsets per tile.
+  if (copy.getTensorDims())
+    return "it copies a slice (tensor_dims) of a rank-" +
+           std::to_string(tensor.type.getRank()) +
+           " tensor, and tensor maps are encoded for whole 2-D tensors";
   auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>();
   if (!alloc || !alloc.getSwizzled())
     return "its destination is not a swizzled shared buffer";

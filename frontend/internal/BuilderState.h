@@ -60,7 +60,17 @@ struct BuilderState {
   int bufferCount = 0;
   std::string errors;
 
+  /// The state whose Launch body is being built on this thread, if any.
   static thread_local BuilderState *current;
+  /// The state of the KernelBuilder created last on this thread and still
+  /// alive: where misuse outside any Launch body is recorded.
+  static thread_local BuilderState *latest;
+  /// Misuse recorded while no KernelBuilder was alive on this thread; the
+  /// next one created adopts it.
+  static thread_local std::string orphanErrors;
+  /// `latest` when this state's KernelBuilder was created (restored when it
+  /// ends).
+  BuilderState *previousLatest = nullptr;
 
   mlir::Location loc(const SourceLoc &where) {
     return mlir::FileLineColLoc::get(context.get(), where.file ? where.file : "<unknown>",
@@ -86,7 +96,7 @@ struct BuilderState {
   }
 
   static mlir::Value value(void *handle) { return mlir::Value::getFromOpaquePointer(handle); }
-  static Index index(mlir::Value v) { return Index(v.getAsOpaquePointer()); }
+  static Index index(mlir::Value v) { return Index(v.getAsOpaquePointer(), Index::FromHandle()); }
   static Scalar scalar(mlir::Value v) { return Scalar(v.getAsOpaquePointer(), 0); }
 
   mlir::Value materialize(const Index &i) {
@@ -129,6 +139,14 @@ struct BuilderState {
     return mlir::arith::ConstantOp::create(b(), here(),
                                            b().getIntegerAttr(type, int64_t(constant)));
   }
+  /// Records an author's error at the current statement's line (Build
+  /// reports it).
+  void error(const std::string &message) {
+    std::string where;
+    if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(here()))
+      where = file.getFilename().str() + ":" + std::to_string(file.getLine()) + ": ";
+    errors += where + "tessera: " + message + "\n";
+  }
   static std::string stringify(mlir::Type type) {
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -141,14 +159,20 @@ struct BuilderState {
 
 namespace detail {
 
+/// Records `message` against the innermost kernel being built on this thread:
+/// the one whose Launch body runs, else the KernelBuilder created last (its
+/// Build reports it), else the next KernelBuilder created on this thread.
+void recordMisuse(const std::string &message);
 
-inline BuilderState &state() {
-  if (!BuilderState::current) {
-    llvm::errs() << "tessera: Index and Scalar arithmetic is only valid inside "
-                    "KernelBuilder::Launch\n";
-    std::abort();
-  }
-  return *BuilderState::current;
+/// The state of the Launch body being built, or null (after recording an
+/// error that names `what`) when Index or Scalar arithmetic runs outside
+/// KernelBuilder::Launch's body: there is no kernel to build it into.
+inline BuilderState *state(const char *what) {
+  if (BuilderState::current)
+    return BuilderState::current;
+  recordMisuse(std::string("tessera: ") + what +
+               " is only valid inside KernelBuilder::Launch's body");
+  return nullptr;
 }
 
 inline mlir::Type toMlirType(mlir::MLIRContext *ctx, DType dtype) {
@@ -181,31 +205,42 @@ inline mlir::Type toMlirType(mlir::MLIRContext *ctx, DType dtype) {
 /// True for a compile-time constant scalar.
 inline bool isConstant(const Scalar &x) { return !x.handle() && x.argument() < 0; }
 
-/// Combines two scalars with a float or an integer operation.
+/// Combines two scalars with a float or an integer operation; scalars of
+/// two types are an error (the author casts one), and the result then 0.
 template <typename FloatOp, typename IntOp>
-inline Scalar binary(const Scalar &a, const Scalar &b) {
-  BuilderState &s = state();
-  mlir::Value known = s.resolve(a) ? s.resolve(a) : s.resolve(b);
+inline Scalar binary(const Scalar &a, const Scalar &b, const char *what) {
+  BuilderState *s = state(what);
+  if (!s)
+    return Scalar(0.0);
+  mlir::Value known = s->resolve(a) ? s->resolve(a) : s->resolve(b);
   mlir::Type type = known.getType();
-  mlir::Value x = s.materialize(a, type), y = s.materialize(b, type);
-  mlir::Location loc = s.here();
+  if (s->resolve(a) && s->resolve(b) && s->resolve(b).getType() != type) {
+    s->error(std::string(what) + " of scalars of types " + BuilderState::stringify(type) +
+             " and " + BuilderState::stringify(s->resolve(b).getType()) + "; Cast one");
+    return Scalar(0.0);
+  }
+  mlir::Value x = s->materialize(a, type), y = s->materialize(b, type);
+  mlir::Location loc = s->here();
   if (mlir::isa<mlir::FloatType>(type))
-    return BuilderState::scalar(FloatOp::create(s.b(), loc, x, y));
-  return BuilderState::scalar(IntOp::create(s.b(), loc, x, y));
+    return BuilderState::scalar(FloatOp::create(s->b(), loc, x, y));
+  return BuilderState::scalar(IntOp::create(s->b(), loc, x, y));
 }
 
-template <typename Op> Index indexBinary(const Index &a, const Index &b) {
-  BuilderState &s = state();
+template <typename Op> Index indexBinary(const Index &a, const Index &b, const char *what) {
+  BuilderState *s = state(what);
+  if (!s)
+    return Index(int64_t(0));
   return BuilderState::index(
-      Op::create(s.b(), s.here(), s.materialize(a), s.materialize(b)));
+      Op::create(s->b(), s->here(), s->materialize(a), s->materialize(b)));
 }
 
-template <typename Op> Scalar unary(const Scalar &x) {
-  BuilderState &s = state();
-  mlir::Value v = s.materialize(x, s.b().getF32Type());
-  return BuilderState::scalar(Op::create(s.b(), s.here(), v));
+template <typename Op> Scalar unary(const Scalar &x, const char *what) {
+  BuilderState *s = state(what);
+  if (!s)
+    return Scalar(0.0);
+  mlir::Value v = s->materialize(x, s->b().getF32Type());
+  return BuilderState::scalar(Op::create(s->b(), s->here(), v));
 }
-
 
 } // namespace detail
 } // namespace tessera

@@ -421,8 +421,54 @@ tile.kernel @copy_destination_offsets(%A: !tile.tensor<?xf32>)
 tile.kernel @copy_rank(%A: !tile.tensor<?xf32>)
     grid(affine_map<()[s0] -> (s0 ceildiv 16)>) threads(128) blocks(%bx) {
   %a = tile.alloc_fragment : !tile.buffer<4x4xf32, fragment>
-  // expected-error @+1 {{'tile.copy' op tile '!tile.buffer<4x4xf32, fragment>' has rank 2 but the source tensor has rank 1}}
+  // expected-error @+1 {{'tile.copy' op tile '!tile.buffer<4x4xf32, fragment>' has rank 2 but the source tensor has rank 1; tensor_dims names the dimensions a slice spans}}
   tile.copy %A[%bx] to %a : !tile.tensor<?xf32> to !tile.buffer<4x4xf32, fragment>
+}
+
+// -----
+
+tile.kernel @copy_slice_count(%Q: !tile.tensor<?x?x4x64xf16>)
+    grid(affine_map<()[s0, s1] -> (1)>) threads(128) blocks(%bx) {
+  %qs = tile.alloc_shared : !tile.buffer<64x64xf16, shared>
+  // expected-error @+1 {{'tile.copy' op tensor_dims names 3 dimensions for a tile of rank 2}}
+  tile.copy %Q[%bx, %bx, %bx, %bx] to %qs {tensor_dims = array<i64: 0, 1, 3>} : !tile.tensor<?x?x4x64xf16> to !tile.buffer<64x64xf16, shared>
+}
+
+// -----
+
+tile.kernel @copy_slice_order(%Q: !tile.tensor<?x?x4x64xf16>)
+    grid(affine_map<()[s0, s1] -> (1)>) threads(128) blocks(%bx) {
+  %qs = tile.alloc_shared : !tile.buffer<64x64xf16, shared>
+  // expected-error @+1 {{'tile.copy' op tensor_dims must be increasing dimensions of the source tensor of rank 4}}
+  tile.copy %Q[%bx, %bx, %bx, %bx] to %qs {tensor_dims = array<i64: 3, 1>} : !tile.tensor<?x?x4x64xf16> to !tile.buffer<64x64xf16, shared>
+}
+
+// -----
+
+tile.kernel @copy_slice_range(%O: !tile.tensor<?x?x4x64xf16>)
+    grid(affine_map<()[s0, s1] -> (1)>) threads(128) blocks(%bx) {
+  %o = tile.alloc_fragment : !tile.buffer<64x64xf16, fragment>
+  // expected-error @+1 {{'tile.copy' op tensor_dims must be increasing dimensions of the destination tensor of rank 4}}
+  tile.copy %o to %O[%bx, %bx, %bx, %bx] {tensor_dims = array<i64: 1, 4>} : !tile.buffer<64x64xf16, fragment> to !tile.tensor<?x?x4x64xf16>
+}
+
+// -----
+
+tile.kernel @copy_slice_innermost(%Q: !tile.tensor<?x?x4x64xf16>)
+    grid(affine_map<()[s0, s1] -> (1)>) threads(128) blocks(%bx) {
+  %qs = tile.alloc_shared : !tile.buffer<64x4xf16, shared>
+  // expected-error @+1 {{'tile.copy' op tensor_dims must span the source tensor's innermost dimension (the tile's rows are contiguous)}}
+  tile.copy %Q[%bx, %bx, %bx, %bx] to %qs {tensor_dims = array<i64: 1, 2>} : !tile.tensor<?x?x4x64xf16> to !tile.buffer<64x4xf16, shared>
+}
+
+// -----
+
+tile.kernel @copy_slice_of_buffers(%Q: !tile.tensor<?x64xf16>)
+    grid(affine_map<()[s0] -> (1)>) threads(128) blocks(%bx) {
+  %qs = tile.alloc_shared : !tile.buffer<64x64xf16, shared>
+  %q = tile.alloc_fragment : !tile.buffer<64x64xf16, fragment>
+  // expected-error @+1 {{'tile.copy' op tensor_dims needs a tensor operand}}
+  tile.copy %qs to %q {tensor_dims = array<i64: 0, 1>} : !tile.buffer<64x64xf16, shared> to !tile.buffer<64x64xf16, fragment>
 }
 
 // -----

@@ -162,4 +162,32 @@ tile.kernel @extremes(%A: !tile.tensor<4x?xf32>) grid(affine_map<()[s0] -> (2147
   tile.parallel (%i, %j) in [65536, 32767] {
   }
 }
+
+// A slice: a [rows, dim] tile of a [batch, seq, heads, dim] tensor, both
+// ways; comparisons and selects in a parallel body (a causal mask).
+
+// CHECK-LABEL: tile.kernel @slices_and_masks
+// CHECK: tile.copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] to %[[QS:.*]] {tensor_dims = array<i64: 1, 3>} : !tile.tensor<?x?x16x64xf16> to !tile.buffer<64x64xf16, shared>
+// CHECK: arith.cmpi sgt, %{{.*}}, %{{.*}} : index
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK: tile.copy %{{.*}} to %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {tensor_dims = array<i64: 1, 3>} : !tile.buffer<64x64xf32, fragment> to !tile.tensor<?x?x16x64xf32>
+tile.kernel @slices_and_masks(%Q: !tile.tensor<?x?x16x64xf16>, %O: !tile.tensor<?x?x16x64xf32>)
+    grid(affine_map<()[s0, s1, s2, s3] -> (s1 ceildiv 64, 16, s0)>) threads(128) blocks(%bx, %h, %b) {
+  %qs = tile.alloc_shared {name = "Qs"} : !tile.buffer<64x64xf16, shared>
+  %o = tile.alloc_fragment {name = "o"} : !tile.buffer<64x64xf32, fragment>
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %row = arith.muli %bx, %c64 : index
+  tile.copy %Q[%b, %row, %h, %c0] to %qs {tensor_dims = array<i64: 1, 3>} : !tile.tensor<?x?x16x64xf16> to !tile.buffer<64x64xf16, shared>
+  tile.parallel (%i, %j) in [64, 64] {
+    %r = arith.addi %row, %i : index
+    %masked = arith.cmpi sgt, %j, %r : index
+    %x = tile.load %qs[%i, %j] : !tile.buffer<64x64xf16, shared>
+    %y = arith.extf %x : f16 to f32
+    %ninf = arith.constant 0xFF800000 : f32
+    %v = arith.select %masked, %ninf, %y : f32
+    tile.store %v, %o[%i, %j] : !tile.buffer<64x64xf32, fragment>
+  }
+  tile.copy %o to %O[%b, %row, %h, %c0] {tensor_dims = array<i64: 1, 3>} : !tile.buffer<64x64xf32, fragment> to !tile.tensor<?x?x16x64xf32>
+}
 }
