@@ -9,6 +9,8 @@
 
 #include "examples/workloads/workloads.h"
 
+#include "examples/workloads/attention.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -951,6 +953,7 @@ const std::vector<Workload>& AllWorkloads() {
                              "gemm_bias_gelu_f16_persistent_mc4"})
     list->push_back(Gemm(kernel, 2100, 2104, 264, runtime::DTYPE_F16, false, true, false,
                          GemmEpilogue{true, Act::kGeluTanh, false}));
+  for (Workload& w : AttentionWorkloads()) list->push_back(std::move(w));
   return list;
   }();
   return *workloads;
