@@ -365,13 +365,14 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
     }
   }
 
-  LogicalResult runOnKernel(KernelOp kernel, const Backend &backend,
-                            const ComputeCapability &cc, const TargetCapabilities &caps) {
-    int64_t threads = kernel.getThreads();
+  /// Marks reduction results `replicated`, except the members of row-slice
+  /// groups that may take their accumulator's rows (returned), and what
+  /// the loops writing replicated fragments make replicated too.
+  static llvm::DenseSet<Value> markReplicated(KernelOp kernel,
+                                              std::vector<RowSliceGroup> &rowGroups) {
     // Reduction results are replicated (every thread holds them whole),
     // except those that may take the row slice of their source's MMA
     // layout, decided once the layouts are known (assignRowSlices).
-    std::vector<RowSliceGroup> rowGroups = findRowSliceGroups(kernel);
     llvm::DenseSet<Value> rowSlices;
     for (const RowSliceGroup &group : rowGroups)
       if (group.whyNot.empty())
@@ -422,6 +423,14 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
           }
       });
     }
+    return rowSlices;
+  }
+
+  LogicalResult runOnKernel(KernelOp kernel, const Backend &backend,
+                            const ComputeCapability &cc, const TargetCapabilities &caps) {
+    int64_t threads = kernel.getThreads();
+    std::vector<RowSliceGroup> rowGroups = findRowSliceGroups(kernel);
+    llvm::DenseSet<Value> rowSlices = markReplicated(kernel, rowGroups);
     stageFragmentOperands(kernel, backend, cc);
     llvm::EquivalenceClasses<Value> groups;
     kernel.walk([&](AllocFragmentOp alloc) {
