@@ -52,6 +52,9 @@ struct BufferInfo {
   tile::MmaLayoutAttr mma;
   /// Fragments every thread holds whole (reduction results).
   bool replicated = false;
+  /// 1-D fragments in the row slice of `mma` (per-row values of an
+  /// accumulator, each thread holding the rows it owns there).
+  bool rowSlice = false;
   /// Shared buffers: 16-byte chunks XOR-swizzled by row, wide rows in
   /// panels (see SharedSwizzle); rowBytes 0 when plain row-major.
   SharedSwizzle swizzle;

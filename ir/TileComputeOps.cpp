@@ -80,6 +80,14 @@ LogicalResult ReduceOp::verify() {
     llvm::interleaveComma(expected, diag);
     return diag << "], but the destination is " << dst;
   }
+  // A row-slice result is the row slice of its source's layout.
+  auto dstAlloc = getDst().getDefiningOp<AllocFragmentOp>();
+  auto srcAlloc = getSrc().getDefiningOp<AllocFragmentOp>();
+  if (dstAlloc && dstAlloc.getRowSlice() && srcAlloc && srcAlloc.getMmaLayoutAttr() &&
+      srcAlloc.getMmaLayoutAttr() != dstAlloc.getMmaLayoutAttr())
+    return emitOpError() << "reduces a fragment of " << srcAlloc.getMmaLayoutAttr()
+                         << " into the row slice of another layout, "
+                         << dstAlloc.getMmaLayoutAttr();
   if (getScratch()) {
     auto scratch = cast<BufferType>(getScratch().getType());
     Type expected = getReduceScratchElementType(dst.getElementType());

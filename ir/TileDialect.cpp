@@ -492,13 +492,35 @@ LogicalResult AllocSharedOp::verify() {
   return success();
 }
 
+/// Rows of a warp's tile per step of an MMA layout (an m16n8 atom tile, a
+/// quadpair step of 16 x 16): the unit a row slice holds 2 rows of.
+constexpr int64_t kRowSliceStep = 16;
+
+/// Whether `rows` split into the warps_m warps of `layout` and whole steps.
+static LogicalResult verifyRowSlice(function_ref<InFlightDiagnostic()> emitError,
+                                    MmaLayoutAttr layout, int64_t rows, StringRef what) {
+  if (rows % (kRowSliceStep * layout.getWarpsM()) != 0)
+    return emitError() << "the " << what << " (" << rows << " rows) does not split into "
+                       << layout.getWarpsM() << " warps of " << kRowSliceStep
+                       << "-row steps of " << layout;
+  return success();
+}
+
 LogicalResult AllocFragmentOp::verify() {
   if (!cast<BufferType>(getType()).isFragment())
     return emitOpError() << "allocates a fragment, but the result type " << getType()
                          << " is not in scope 'fragment'";
+  auto type = cast<BufferType>(getType());
+  if (getRowSlice()) {
+    if (!getMmaLayoutAttr() || type.getRank() != 1 || getReplicated() || getDistributionAttr())
+      return emitOpError() << "a row_slice fragment is 1-D, has an mma_layout and no "
+                              "distribution, and is not replicated; got "
+                           << type;
+    return verifyRowSlice([&] { return emitOpError(); }, getMmaLayoutAttr(), type.getShape()[0],
+                          "row slice");
+  }
   if (MmaLayoutAttr layout = getMmaLayoutAttr())
-    return layout.verifyShape([&] { return emitOpError(); },
-                              cast<BufferType>(getType()).getShape(), "fragment");
+    return layout.verifyShape([&] { return emitOpError(); }, type.getShape(), "fragment");
   return success();
 }
 
@@ -669,9 +691,30 @@ LogicalResult ParallelOp::verifyRegions() {
   for (BlockArgument arg : getInductionVars())
     if (!arg.getType().isIndex())
       return emitOpError() << "induction variables must be of type index";
+  // A 1-D loop in an MMA layout runs over the rows of its row slice.
   if (MmaLayoutAttr layout = getMmaLayoutAttr())
-    if (failed(layout.verifyShape([&] { return emitOpError(); }, getExtents(), "iteration space")))
+    if (failed(getExtents().size() == 1
+                   ? verifyRowSlice([&] { return emitOpError(); }, layout, getExtents()[0],
+                                    "iteration space")
+                   : layout.verifyShape([&] { return emitOpError(); }, getExtents(),
+                                        "iteration space")))
       return failure();
+  // A row slice is accessed at its row (the first index) in a loop of its
+  // layout, and only read in a loop over its accumulator's columns too.
+  for (Operation &op : getBodyBlock()) {
+    auto load = dyn_cast<LoadOp>(op);
+    auto store = dyn_cast<StoreOp>(op);
+    Value buffer = load ? load.getBuffer() : store ? store.getBuffer() : Value();
+    auto alloc = buffer ? buffer.getDefiningOp<AllocFragmentOp>() : AllocFragmentOp();
+    if (!alloc || !alloc.getRowSlice())
+      continue;
+    Value row = load ? load.getIndices()[0] : store.getIndices()[0];
+    if (getMmaLayoutAttr() != alloc.getMmaLayoutAttr() || row != getInductionVars()[0] ||
+        (store && getExtents().size() != 1))
+      return op.emitOpError() << "accesses a row-slice fragment of " << alloc.getMmaLayoutAttr()
+                              << " other than at the first index of a tile.parallel of that "
+                                 "layout (read-only over more than its rows)";
+  }
   for (Operation &op : getBodyBlock())
     if (isa<CopyOp, AllocFragmentOp, AllocSharedOp, FillOp, ClearOp, ParallelOp, GemmOp,
             PipelinedOp, ReduceOp>(op))

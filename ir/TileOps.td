@@ -193,12 +193,27 @@ def Tile_AllocFragmentOp : Tile_Op<"alloc_fragment"> {
     (PTX ISA §5.1.1, the `.reg` state space), distributed as its
     `#tile.distribution` says (assigned by `tile-layout-inference`).
 
-    Example: `%acc = tile.alloc_fragment {name = "acc"} : !tile.buffer<128x128xf32, fragment>`
+    A 1-D fragment of R elements with `row_slice` and an `mma_layout` holds
+    per-row values of an R-row accumulator of that layout: each thread keeps
+    only the rows it owns there (m16n8: rows g and g + 8 of each 16-row atom
+    tile of its warp, g = lane / 4, PTX ISA §9.7.14.5.8), so a reduction
+    over the accumulator's columns ends with shuffles within the lanes
+    sharing a row, and a `tile.parallel` over the accumulator reads a row's
+    value from the thread's own registers.
+
+    Example:
+
+    ```mlir
+    %acc = tile.alloc_fragment {name = "acc"} : !tile.buffer<128x128xf32, fragment>
+    %m = tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 16, n = 8, warps_m = 4, warps_n = 1>, row_slice}
+        : !tile.buffer<128xf32, fragment>
+    ```
   }];
   let arguments = (ins OptionalAttr<StrAttr>:$name,
                        OptionalAttr<Tile_DistributionAttr>:$distribution,
                        OptionalAttr<Tile_MmaLayoutAttr>:$mma_layout,
-                       UnitAttr:$replicated);
+                       UnitAttr:$replicated,
+                       UnitAttr:$row_slice);
   let results = (outs Tile_AnyBuffer:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;

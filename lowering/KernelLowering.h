@@ -280,6 +280,24 @@ public:
   /// backends/AtomLowering.h) in place.
   void fenceRegisters(Value fragment, int64_t regs);
   LogicalResult lowerReduce(ReduceOp reduce);
+  /// A reduction of an MMA-layout fragment into the row slice of its layout
+  /// (LowerRowReduce.cpp): per-thread columns, xor-shuffles among the lanes
+  /// sharing a row, and shared scratch across warps that split the columns.
+  LogicalResult lowerRowReduce(ReduceOp reduce);
+  /// Calls `body` once per row this thread holds in a row slice of `rows`
+  /// rows of `mma`: coords {row}, firstSlot its slot, vector 1.
+  void forEachOwnedRow(int64_t rows, MmaLayoutAttr mma,
+                       llvm::function_ref<void(const Chunk &)> body);
+  /// The row-slice slot of the row of accumulator slot `accumulatorSlot` in
+  /// an MMA-layout fragment of `shape` (what a tile.parallel over the
+  /// accumulator reads a row slice at).
+  int64_t rowSliceSlot(ArrayRef<int64_t> shape, MmaLayoutAttr mma, int64_t accumulatorSlot);
+  /// `x` from the lane `offset` away in xor order (shfl.sync.bfly over the
+  /// whole warp; 16-bit values travel as f32).
+  Value shuffleXor(Value x, int32_t offset);
+  /// A reduction's identity in `type`, and its combination of two values.
+  Value reductionIdentity(ReduceKind kind, Type type);
+  Value combineReduction(ReduceKind kind, Value x, Value y);
   /// The row-major slot of `indices` in a replicated fragment: a constant
   /// when the indices are, else a value.
   OpFoldResult replicatedSlot(const BufferInfo &info, ArrayRef<Value> indices);

@@ -321,6 +321,10 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
   if (touchesShared)
     barrier();
   genericSharedWrites_ |= dstBuffer && dstBuffer.isShared();
+  for (Value side : {copy.getSrc(), copy.getDst()})
+    if (isa<BufferType>(side.getType()) && buffers_[side].rowSlice)
+      return copy.emitOpError() << "copies a row-slice fragment; only reductions, fills and "
+                                   "tile.parallel loops use one";
 
   // A copy after a warp-specialized loop may take its strategy's epilogue
   // form (sm90: bulk tensor stores that drain while the next tile runs).

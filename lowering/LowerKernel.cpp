@@ -548,9 +548,12 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
                                      << " threads but the kernel has " << kernel_.getThreads();
         int64_t slots = 0;
         if (mma) {
-          if (type.getRank() != 2 || mma.getWarpsM() * mma.getWarpsN() * 32 != kernel_.getThreads())
+          if (type.getRank() != (alloc.getRowSlice() ? 1 : 2) ||
+              mma.getWarpsM() * mma.getWarpsN() * 32 != kernel_.getThreads())
             return alloc.emitOpError() << "has an MMA layout that does not fit the kernel";
-          slots = type.getShape()[0] / mma.getWarpsM() * type.getShape()[1] / mma.getWarpsN() / 32;
+          slots = alloc.getRowSlice() ? rowSliceSlots(type.getShape()[0], mma)
+                                      : type.getShape()[0] / mma.getWarpsM() *
+                                            type.getShape()[1] / mma.getWarpsN() / 32;
         } else {
           slots = dist.slotsPerThread(type.getNumElements());
         }
@@ -560,6 +563,7 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
         BufferInfo info{type, memref::AllocaOp::create(b_, loc_, memrefType), dist};
         info.mma = mma;
         info.replicated = alloc.getReplicated();
+        info.rowSlice = alloc.getRowSlice();
         buffers_[alloc.getResult()] = info;
         return success();
       })

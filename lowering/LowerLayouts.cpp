@@ -112,6 +112,10 @@ void KernelLowering::forEachOwned(ArrayRef<int64_t> shape, DistributionAttr dist
     forEachChunk(shape, dist, body);
     return;
   }
+  if (shape.size() == 1) {
+    forEachOwnedRow(shape[0], mma, body);
+    return;
+  }
   if (mma.getM() == 8 && mma.getN() == 8) {
     forEachQuadpairOwned(shape, mma, body);
     return;

@@ -162,6 +162,10 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
           return values;
         };
         auto location = [&](const BufferInfo &info, OperandRange indices) -> SmallVector<Value> {
+          // A row slice read in a loop over its accumulator: the slot of
+          // the chunk's row.
+          if (info.rowSlice && loop.getExtents().size() == 2)
+            return {cst(rowSliceSlot(loop.getExtents(), mma, chunk.firstSlot))};
           if (info.type.isFragment())
             return {cst(chunk.firstSlot + v)};
           return sharedIndices(info, mapped(indices));
@@ -253,11 +257,33 @@ void KernelLowering::storeReplicated(const BufferInfo &info, ArrayRef<Value> ind
   }
 }
 
+Value KernelLowering::reductionIdentity(ReduceKind kind, Type type) {
+  const llvm::fltSemantics &sem = cast<FloatType>(type).getFloatSemantics();
+  APFloat value = kind == ReduceKind::max   ? APFloat::getInf(sem, /*Negative=*/true)
+                  : kind == ReduceKind::min ? APFloat::getInf(sem, /*Negative=*/false)
+                                            : APFloat::getZero(sem);
+  return arith::ConstantOp::create(b_, loc_, b_.getFloatAttr(type, value));
+}
+
+Value KernelLowering::combineReduction(ReduceKind kind, Value x, Value y) {
+  switch (kind) {
+  case ReduceKind::max:
+    return arith::MaximumFOp::create(b_, loc_, x, y);
+  case ReduceKind::min:
+    return arith::MinimumFOp::create(b_, loc_, x, y);
+  default:
+    return arith::AddFOp::create(b_, loc_, x, y);
+  }
+}
+
 LogicalResult KernelLowering::lowerReduce(ReduceOp reduce) {
   const BufferInfo &src = buffers_[reduce.getSrc()];
   const BufferInfo &dst = buffers_[reduce.getDst()];
+  if (dst.rowSlice)
+    return lowerRowReduce(reduce);
   if (!dst.replicated)
-    return reduce.emitOpError() << "needs its destination replicated by tile-layout-inference";
+    return reduce.emitOpError() << "needs its destination replicated or in a row slice by "
+                                   "tile-layout-inference";
   if (dst.type.getNumElements() > kMaxDynamicReplicatedSlots)
     return reduce.emitOpError() << "produces " << dst.type.getNumElements()
                                 << " results per block; at most "
@@ -265,23 +291,8 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp reduce) {
   Type acc = dst.type.getElementType();
   ReduceKind kind = reduce.getKind();
   int64_t rows = dst.type.getNumElements();
-  auto identity = [&]() -> Value {
-    const llvm::fltSemantics &sem = cast<FloatType>(acc).getFloatSemantics();
-    APFloat value = kind == ReduceKind::max   ? APFloat::getInf(sem, /*Negative=*/true)
-                    : kind == ReduceKind::min ? APFloat::getInf(sem, /*Negative=*/false)
-                                              : APFloat::getZero(sem);
-    return arith::ConstantOp::create(b_, loc_, b_.getFloatAttr(acc, value));
-  };
-  auto combine = [&](Value x, Value y) -> Value {
-    switch (kind) {
-    case ReduceKind::max:
-      return arith::MaximumFOp::create(b_, loc_, x, y);
-    case ReduceKind::min:
-      return arith::MinimumFOp::create(b_, loc_, x, y);
-    default:
-      return arith::AddFOp::create(b_, loc_, x, y);
-    }
-  };
+  auto identity = [&]() { return reductionIdentity(kind, acc); };
+  auto combine = [&](Value x, Value y) { return combineReduction(kind, x, y); };
 
   // 1. Each thread reduces its own elements, row by row (in registers).
   Value partials;
@@ -320,16 +331,6 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp reduce) {
   });
 
   // 2. Across the warp: butterfly shuffles leave the result in every lane.
-  // shfl.sync moves 32 bits: a 16-bit value travels as its (exact) f32
-  // extension; a 64-bit one as two halves (tessera-convert-to-nvvm).
-  auto shuffleXor = [&](Value x, int32_t offset) -> Value {
-    Type type = x.getType();
-    bool narrow = type.getIntOrFloatBitWidth() < 32;
-    Value sent = narrow ? arith::ExtFOp::create(b_, loc_, b_.getF32Type(), x).getResult() : x;
-    Value got =
-        gpu::ShuffleOp::create(b_, loc_, sent, offset, 32, gpu::ShuffleMode::XOR).getShuffleResult();
-    return narrow ? arith::TruncFOp::create(b_, loc_, type, got).getResult() : got;
-  };
   int64_t warps = kernel_.getThreads() / 32;
   SmallVector<Value> results;
   for (int64_t r = 0; r < rows; ++r) {

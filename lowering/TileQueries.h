@@ -35,6 +35,13 @@ struct WarpTiling {
 std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
                                            int64_t threads, bool wholeRows = false);
 
+/// The register slots per thread of a row slice of `rows` rows of `mma`
+/// (2 per 16-row step of a warp's tile), and the lane masks whose
+/// xor-shuffles reach every lane holding the same row (within a quad for
+/// m16n8; lanes 2 and 8 apart for m8n8k4 quadpairs).
+int64_t rowSliceSlots(int64_t rows, tile::MmaLayoutAttr mma);
+llvm::SmallVector<int32_t> rowSliceLaneMasks(tile::MmaLayoutAttr mma);
+
 /// The swizzle of a shared buffer of `type` (SharedSwizzle, backends/AtomLowering.h).
 SharedSwizzle getSharedSwizzle(tile::BufferType type);
 

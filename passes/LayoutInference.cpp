@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "backends/Backend.h"
+#include "lowering/TileQueries.h"
 #include "passes/Passes.h"
+#include "passes/RowSlices.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/EquivalenceClasses.h"
@@ -48,8 +50,10 @@ bool isReplicated(Value buffer) {
 
 /// Checks that every fragment access inside `loop` uses the loop's own
 /// indices on a fragment of the loop's shape (replicated fragments may be
-/// indexed freely); collects those fragments.
-LogicalResult collectFragments(ParallelOp loop, SmallVectorImpl<Value> &fragments) {
+/// indexed freely, and `rowSlices`, checked by findRowSliceGroups, are read
+/// at their row); collects those fragments.
+LogicalResult collectFragments(ParallelOp loop, const llvm::DenseSet<Value> &rowSlices,
+                               SmallVectorImpl<Value> &fragments) {
   auto ivs = loop.getInductionVars();
   WalkResult result = loop.getBody().walk([&](Operation *op) -> WalkResult {
     Value buffer;
@@ -64,7 +68,7 @@ LogicalResult collectFragments(ParallelOp loop, SmallVectorImpl<Value> &fragment
       return WalkResult::advance();
     }
     auto type = cast<BufferType>(buffer.getType());
-    if (!type.isFragment() || isReplicated(buffer))
+    if (!type.isFragment() || isReplicated(buffer) || rowSlices.contains(buffer))
       return WalkResult::advance();
     if (type.getShape() != loop.getExtents()) {
       InFlightDiagnostic diag = op->emitError()
@@ -196,7 +200,9 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
     auto type = cast<BufferType>(alloc.getType());
     int64_t slots = type.getNumElements();
     if (MmaLayoutAttr mma = alloc.getMmaLayoutAttr())
-      slots = type.getShape()[0] / mma.getWarpsM() * type.getShape()[1] / mma.getWarpsN() / 32;
+      slots = alloc.getRowSlice()
+                  ? rowSliceSlots(type.getShape()[0], mma)
+                  : type.getShape()[0] / mma.getWarpsM() * type.getShape()[1] / mma.getWarpsN() / 32;
     else if (DistributionAttr dist = alloc.getDistributionAttr())
       slots = dist.slotsPerThread(type.getNumElements());
     return llvm::divideCeil(slots * getElementBytes(type.getElementType()), 4);
@@ -309,21 +315,91 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
     return failure(walk.wasInterrupted());
   }
 
-  LogicalResult runOnKernel(KernelOp kernel, const Backend &backend,
-                            const ComputeCapability &cc, const TargetCapabilities &caps) {
-    int64_t threads = kernel.getThreads();
-    // Reduction results are replicated: every thread holds them whole.
+  /// Gives each row-slice group whose reductions all reduce fragments of
+  /// one MMA layout (and whose 2-D loops run over that layout) the row
+  /// slice of that layout: its members and its 1-D loops take it. Any other
+  /// group is replicated, as every reduction's result was before row
+  /// slices, with a remark where a source is an MMA accumulator.
+  static void assignRowSlices(ArrayRef<RowSliceGroup> rowGroups,
+                              const DenseMap<Value, MmaLayoutAttr> &chosenMma,
+                              const DenseMap<Operation *, MmaLayoutAttr> &loopMma) {
+    for (const RowSliceGroup &group : rowGroups) {
+      MmaLayoutAttr mma, anyMma;
+      std::string why = group.whyNot;
+      for (ReduceOp reduce : group.reductions) {
+        MmaLayoutAttr source = chosenMma.lookup(reduce.getSrc());
+        anyMma = anyMma ? anyMma : source;
+        if (!source && why.empty())
+          why = "the source of a reduction into it is not an MMA accumulator";
+        else if (mma && source != mma && why.empty())
+          why = "its reductions' sources have different MMA layouts";
+        mma = mma ? mma : source;
+      }
+      for (ParallelOp loop : group.broadcastLoops)
+        if (loopMma.lookup(loop) != mma && why.empty())
+          why = "a tile.parallel over rows x columns that reads it runs over another layout";
+      if (!why.empty()) {
+        // Members of a group found unfit only now were left out of the
+        // distributed groups: replicated. (A group unfit from the start kept
+        // the plain rules: only its reductions' results are replicated.)
+        if (group.whyNot.empty())
+          for (Value member : group.members)
+            member.getDefiningOp<AllocFragmentOp>().setReplicated(true);
+        if (ReduceOp first = group.reductions.empty() ? ReduceOp() : group.reductions.front();
+            first && anyMma)
+          first.emitRemark()
+              << "the result is held whole by every thread, not in the row slice of " << anyMma
+              << ": " << why;
+        continue;
+      }
+      for (Value member : group.members) {
+        auto alloc = member.getDefiningOp<AllocFragmentOp>();
+        alloc.setMmaLayoutAttr(mma);
+        alloc.setRowSlice(true);
+        alloc.removeDistributionAttr();
+      }
+      for (ParallelOp loop : group.rowLoops) {
+        loop.setMmaLayoutAttr(mma);
+        loop.removeDistributionAttr();
+      }
+    }
+  }
+
+  /// Marks reduction results `replicated`, except the members of row-slice
+  /// groups that may take their accumulator's rows (returned), and what
+  /// the loops writing replicated fragments make replicated too.
+  static llvm::DenseSet<Value> markReplicated(KernelOp kernel,
+                                              std::vector<RowSliceGroup> &rowGroups) {
+    // Reduction results are replicated (every thread holds them whole),
+    // except those that may take the row slice of their source's MMA
+    // layout, decided once the layouts are known (assignRowSlices).
+    llvm::DenseSet<Value> rowSlices;
+    for (const RowSliceGroup &group : rowGroups)
+      if (group.whyNot.empty())
+        rowSlices.insert(group.members.begin(), group.members.end());
     kernel.walk([&](ReduceOp reduce) {
       if (auto alloc = reduce.getDst().getDefiningOp<AllocFragmentOp>())
-        alloc.setReplicated(true);
+        if (!rowSlices.contains(alloc.getResult()))
+          alloc.setReplicated(true);
     });
     // A loop that writes a replicated fragment must run whole in every
     // thread, so every fragment it touches is held whole too (e.g. a running
     // maximum's previous value beside the maximum): distributed, only the
     // threads holding that fragment would run the loop and the others would
-    // keep stale copies of the replicated one.
+    // keep stale copies of the replicated one. A row-slice group one of
+    // whose members that makes replicated is replicated whole.
     for (bool changed = true; changed;) {
       changed = false;
+      for (RowSliceGroup &group : rowGroups) {
+        if (!group.whyNot.empty() || llvm::none_of(group.members, isReplicated))
+          continue;
+        group.whyNot = "it is used in a tile.parallel that writes a replicated fragment";
+        changed = true;
+        for (Value member : group.members) {
+          rowSlices.erase(member);
+          member.getDefiningOp<AllocFragmentOp>().setReplicated(true);
+        }
+      }
       kernel.walk([&](ParallelOp loop) {
         bool writesReplicated = false;
         SmallVector<AllocFragmentOp> touched;
@@ -347,10 +423,18 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
           }
       });
     }
+    return rowSlices;
+  }
+
+  LogicalResult runOnKernel(KernelOp kernel, const Backend &backend,
+                            const ComputeCapability &cc, const TargetCapabilities &caps) {
+    int64_t threads = kernel.getThreads();
+    std::vector<RowSliceGroup> rowGroups = findRowSliceGroups(kernel);
+    llvm::DenseSet<Value> rowSlices = markReplicated(kernel, rowGroups);
     stageFragmentOperands(kernel, backend, cc);
     llvm::EquivalenceClasses<Value> groups;
     kernel.walk([&](AllocFragmentOp alloc) {
-      if (!alloc.getReplicated())
+      if (!alloc.getReplicated() && !rowSlices.contains(alloc.getResult()))
         groups.insert(alloc.getResult());
     });
 
@@ -361,7 +445,7 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
     WalkResult walk = kernel.walk([&](Operation *op) -> WalkResult {
       if (auto loop = dyn_cast<ParallelOp>(op)) {
         SmallVector<Value> fragments;
-        if (failed(collectFragments(loop, fragments)))
+        if (failed(collectFragments(loop, rowSlices, fragments)))
           return WalkResult::interrupt();
         for (Value fragment : fragments)
           groups.unionSets(fragments.front(), fragment);
@@ -489,7 +573,14 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
         chosen[*member] = attr;
     }
 
+    DenseMap<Operation *, MmaLayoutAttr> loopMma;
+    for (auto &[loop, fragments] : loops)
+      if (!fragments.empty())
+        loopMma[loop] = chosenMma.lookup(fragments.front());
+    assignRowSlices(rowGroups, chosenMma, loopMma);
     kernel.walk([&](AllocFragmentOp alloc) {
+      if (alloc.getRowSlice())
+        return;
       if (alloc.getReplicated()) {
         alloc.setDistributionAttr(DistributionAttr::get(kernel.getContext(), 1, 1));
         return;
@@ -506,6 +597,8 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
     if (failed(checkRegisterBudget(kernel, caps)))
       return failure();
     for (auto &[loop, fragments] : loops) {
+      if (loop.getMmaLayoutAttr())
+        continue;  // a loop over row slices (assignRowSlices)
       if (!fragments.empty())
         if (MmaLayoutAttr mma = chosenMma.lookup(fragments.front())) {
           loop.setMmaLayoutAttr(mma);

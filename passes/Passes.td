@@ -22,6 +22,13 @@ def TileLayoutInference : Pass<"tile-layout-inference", "::mlir::ModuleOp"> {
     in the group and that divides the innermost extent. A fragment used in a
     `tile.parallel` of another shape, or indexed by anything other than the
     loop's own indices, is an error naming the buffer and the loop.
+
+    A reduction's result over an MMA accumulator, and the 1-D fragments used
+    with it, take the accumulator's `row_slice` (each thread holds the rows
+    it owns) where they are used only by reductions, fills, 1-D loops over
+    their rows and reads at the row in loops over the accumulator; other
+    reduction results are `replicated`, with a remark where the source is an
+    MMA accumulator.
   }];
   let dependentDialects = ["::tessera::tile::TileDialect"];
 }

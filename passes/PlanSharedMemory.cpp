@@ -147,7 +147,8 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
 
   /// Cross-warp reductions combine the warps' partial results through a
   /// small shared buffer: one f32 (f64 for an f64 reduction) per warp and
-  /// result element.
+  /// result element. A reduction into a row slice needs it only where
+  /// warps split the columns (warps_n > 1).
   static void addReductionScratch(KernelOp kernel) {
     int64_t warps = kernel.getThreads() / 32;
     if (warps <= 1)
@@ -155,6 +156,9 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
     kernel.walk([&](ReduceOp reduce) {
       if (reduce.getScratch())
         return;
+      if (auto alloc = reduce.getDst().getDefiningOp<AllocFragmentOp>())
+        if (alloc.getRowSlice() && alloc.getMmaLayoutAttr().getWarpsN() == 1)
+          return;
       auto dst = cast<BufferType>(reduce.getDst().getType());
       OpBuilder builder(&kernel.getBodyBlock(), kernel.getBodyBlock().begin());
       auto type = BufferType::get(kernel.getContext(), {warps, dst.getNumElements()},

@@ -10,6 +10,8 @@
 #include "examples/workloads/workloads.h"
 #include "examples/workloads/internal.h"
 
+#include "examples/workloads/attention.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -927,6 +929,7 @@ const std::vector<Workload>& AllWorkloads() {
     list->push_back(Gemm(kernel, 2100, 2104, 264, runtime::DTYPE_F16, false, true, false,
                          GemmEpilogue{true, Act::kGeluTanh, false}));
   for (Workload& w : DtypeWorkloads()) list->push_back(std::move(w));
+  for (Workload& w : AttentionWorkloads()) list->push_back(std::move(w));
   return list;
   }();
   return *workloads;

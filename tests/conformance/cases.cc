@@ -13,6 +13,10 @@
 #include "examples/norms.h"
 #include "examples/softmax.h"
 
+#include <algorithm>
+#include <iterator>
+#include <limits>
+
 namespace tessera::conformance {
 namespace {
 
@@ -165,6 +169,75 @@ Kernel GemmChain() {
   return T.Build();
 }
 
+/// Softmax attention of one 64-wide head with the online softmax over key
+/// blocks of 64 (FlashAttention's forward pass): S = Q K^T scaled into log2
+/// units plus an additive key mask (0, or -infinity past the keys), the
+/// running row maximum m and sum l, P = exp2(S - m), O = O alpha + P V,
+/// O / l at the end. On targets with MMA atoms the row values take the
+/// row slice of the accumulator layout (each thread holds its own rows);
+/// SIMT FMA replicates them, which holds 32 rows per block in registers.
+Kernel AttentionOnline(const std::string& target) {
+  constexpr int64_t kBn = 64, kD = 64;
+  // 1 / sqrt(64) and log2(e): exp(x / 8) = exp2(x log2(e) / 8).
+  constexpr double kScaleLog2 = 0.125 * 1.4426950408889634;
+  // The query block, a tuning knob per target (as GemmConfig::ForTarget):
+  // 128 rows where the gemms have tensor-core atoms, 32 elsewhere.
+  static const char* const kMmaTargets[] = {"sm_70", "sm_72", "sm_80", "sm_86", "sm_87",
+                                            "sm_89", "sm_90", "sm_90a"};
+  int64_t bm = std::find(std::begin(kMmaTargets), std::end(kMmaTargets), target) !=
+                       std::end(kMmaTargets)
+                   ? 128
+                   : 32;
+  KernelBuilder T("attention_online_f16");
+  Dim M = Dim::Dynamic("M"), N = Dim::Dynamic("N"), NB = Dim::Dynamic("NB");
+  auto Q = T.Tensor("Q", {M, kD}, f16), K = T.Tensor("K", {N, kD}, f16);
+  auto V = T.Tensor("V", {N, kD}, f16), Mask = T.Tensor("Mask", {NB}, f32);
+  auto O = T.Tensor("O", {M, kD}, f16);
+  T.Launch({CeilDiv(M, bm)}, 128, [&](Index bx) {
+    auto qs = T.AllocShared({bm, kD}, f16, "qs");
+    auto ks = T.AllocShared({kBn, kD}, f16, "ks");
+    auto vs = T.AllocShared({kBn, kD}, f16, "vs");
+    auto mask = T.AllocShared({kBn}, f32, "mask");
+    auto s = T.AllocFragment({bm, kBn}, f32, "s");
+    auto p = T.AllocFragment({bm, kBn}, f16, "p");
+    auto o = T.AllocFragment({bm, kD}, f32, "o");
+    auto m = T.AllocFragment({bm}, f32, "m");          // running row maximum
+    auto mx = T.AllocFragment({bm}, f32, "mx");        // block maximum, then alpha
+    auto l = T.AllocFragment({bm}, f32, "l");          // running row sum
+    T.Copy(Q.Tile(bx * bm, 0), qs);
+    T.Clear(o);
+    T.Clear(l);
+    T.Fill(m, -std::numeric_limits<double>::infinity());
+    T.Pipelined(CeilDiv(N, kBn), 2, [&](Index j) {
+      T.Copy(K.Tile(j * kBn, 0), ks);
+      T.Copy(V.Tile(j * kBn, 0), vs);
+      T.Copy(Mask.Tile(j * kBn), mask);
+      T.Clear(s);
+      T.Gemm(qs, ks, s, /*transposeA=*/false, /*transposeB=*/true);
+      T.Parallel({bm, kBn}, [&](Index i, Index c) { s(i, c) = s(i, c) * kScaleLog2 + mask(c); });
+      T.ReduceMax(s, mx);
+      T.Parallel({bm}, [&](Index i) {
+        Scalar top = Max(m(i), mx(i));
+        Scalar alpha = Exp2(m(i) - top);
+        l(i) = l(i) * alpha;
+        mx(i) = alpha;
+        m(i) = top;
+      });
+      T.Parallel({bm, kD}, [&](Index i, Index c) { o(i, c) = o(i, c) * mx(i); });
+      T.Parallel({bm, kBn}, [&](Index i, Index c) {
+        Scalar e = Exp2(s(i, c) - m(i));
+        s(i, c) = e;
+        p(i, c) = Cast(e, f16);
+      });
+      T.ReduceSum(s, l, /*clear=*/false);
+      T.Gemm(p, vs, o);
+    });
+    T.Parallel({bm, kD}, [&](Index i, Index c) { o(i, c) = o(i, c) / l(i); });
+    T.Copy(o, O.Tile(bx * bm, 0));
+  });
+  return T.Build();
+}
+
 }  // namespace
 
 const std::vector<Case>& AllCases() {
@@ -312,6 +385,7 @@ const std::vector<Case>& AllCases() {
                        return GemmFragmentOperands(false, 1, 1, "gemm_f16_fragments");
                      }});
     list->push_back({"gemm_chain_f16", [](const std::string&) { return GemmChain(); }});
+    list->push_back({"attention_online_f16", AttentionOnline});
     list->push_back({"gemm_f16_via_shared", [](const std::string&) { return GemmViaShared(); }});
     list->push_back({"gemm_f16_staged_b", [](const std::string&) {
                        return GemmFragmentOperands(true, 3, 8, "gemm_f16_staged_b");

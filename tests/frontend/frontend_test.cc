@@ -498,5 +498,51 @@ TEST(Frontend, NegativeSizesAndTilesAreErrors) {
     EXPECT_NE(message.find(what), std::string::npos) << message;
 }
 
+/// Row maxima of a gemm's accumulator [rows x 64] and a rescale of it by
+/// each row's value, stored: per-row reductions and broadcasts.
+Kernel RowScaledGemm(int64_t rows) {
+  KernelBuilder T("row_scaled_gemm");
+  Dim M = Dim::Dynamic("M");
+  auto A = T.Tensor("A", {M, 64}, f16), B = T.Tensor("B", {64, 64}, f16);
+  auto C = T.Tensor("C", {M, 64}, f32);
+  T.Launch({CeilDiv(M, rows)}, 128, [&](Index bx) {
+    auto as = T.AllocShared({rows, 64}, f16), bs = T.AllocShared({64, 64}, f16);
+    auto acc = T.AllocFragment({rows, 64}, f32, "acc");
+    auto top = T.AllocFragment({rows}, f32, "top");
+    T.Copy(A.Tile(bx * rows, 0), as);
+    T.Copy(B.Tile(0, 0), bs);
+    T.Clear(acc);
+    T.Gemm(as, bs, acc);
+    T.ReduceMax(acc, top);
+    T.Parallel({rows}, [&](Index i) { top(i) = Exp2(-top(i)); });
+    T.Parallel({rows, 64}, [&](Index i, Index j) { acc(i, j) = acc(i, j) * top(i); });
+    T.Copy(acc, C.Tile(bx * rows, 0));
+  });
+  return T.Build();
+}
+
+TEST(Frontend, RowReductionsOfMmaAccumulatorsStayInTheirRows) {
+  for (const char* target : {"sm_70", "sm_80", "sm_90a"}) {
+    CompileOptions options;
+    options.target = target;
+    absl::StatusOr<std::string> tile = RowScaledGemm(128).GetKernelSource(Stage::kTile, options);
+    ASSERT_TRUE(tile.ok()) << target << ": " << tile.status();
+    EXPECT_NE(tile->find("name = \"top\", row_slice"), std::string::npos) << target << *tile;
+    auto compiled = RowScaledGemm(128).Compile({target});
+    ASSERT_TRUE(compiled.ok()) << target << ": " << compiled.status();
+    // Two shuffles per row among the lanes that share it, none across the warp.
+    EXPECT_EQ(compiled->ptx().find(", 16, 31, -1;"), std::string::npos) << target;
+  }
+}
+
+TEST(Frontend, RowReductionsOfSimtAccumulatorsAreReplicated) {
+  CompileOptions options;
+  options.target = "sm_60";
+  absl::StatusOr<std::string> tile = RowScaledGemm(64).GetKernelSource(Stage::kTile, options);
+  ASSERT_TRUE(tile.ok()) << tile.status();
+  EXPECT_NE(tile->find("name = \"top\", replicated"), std::string::npos) << *tile;
+  EXPECT_EQ(tile->find("row_slice"), std::string::npos) << *tile;
+}
+
 }  // namespace
 }  // namespace tessera
