@@ -65,8 +65,9 @@ Value decodeE4M3(OpBuilder &b, Location loc, Value bits) {
   // Normal: the exponent rebiased from 7 to 127, the mantissa moved up.
   Value normal = i.ori(sign, i.add(i.shl(mag, i.c(20)), i.c(120 << 23)));
   // Subnormal: mantissa x 2^-9, an exact f32 product.
-  Value scaled = arith::MulFOp::create(b, loc, arith::UIToFPOp::create(b, loc, f32, mag),
-                                       arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0x1p-9f)));
+  Value quantum = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0x1p-9f));
+  Value scaled =
+      arith::MulFOp::create(b, loc, arith::UIToFPOp::create(b, loc, f32, mag), quantum);
   Value subnormal = i.ori(sign, arith::BitcastOp::create(b, loc, b.getI32Type(), scaled));
   Value bitsF32 = i.select(i.cmp(arith::CmpIPredicate::ult, mag, i.c(8)), subnormal, normal);
   bitsF32 = i.select(i.cmp(arith::CmpIPredicate::eq, mag, i.c(0x7f)),

@@ -172,7 +172,8 @@ Value KernelLowering::loadTileToRegisters(CopyOp copy) {
   {
     OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPointToStart(entry_);
-    registers = memref::AllocaOp::create(b_, loc_, MemRefType::get({slots}, getStorageType(eltType)));
+    registers =
+        memref::AllocaOp::create(b_, loc_, MemRefType::get({slots}, getStorageType(eltType)));
   }
   forEachChunk(tile.getShape(), dist, [&](const Chunk &chunk) {
     int64_t slot = chunk.firstSlot;

@@ -48,7 +48,8 @@ LogicalResult SimtFmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp 
   Type inType = a.type.getElementType(), accType = c.type.getElementType();
   bool integer = isa<IntegerType>(accType);
   auto load = [&](const BufferInfo &buffer, SmallVector<Value> coords) {
-    Value v = memref::LoadOp::create(builder, loc, buffer.memref, ctx.sharedIndices(buffer, coords));
+    Value v =
+        memref::LoadOp::create(builder, loc, buffer.memref, ctx.sharedIndices(buffer, coords));
     return convertElement(builder, loc, v, inType, accType);
   };
   ctx.barrier();

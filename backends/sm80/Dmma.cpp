@@ -49,7 +49,8 @@ LogicalResult DmmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gem
   Value warpRow = ctx.add(ctx.warpTileRow(shape, mma, warp), g);
   Value warpCol = ctx.add(ctx.warpTileCol(shape, mma, warp), g);
   auto load = [&](const BufferInfo &buffer, Value row, Value col) -> Value {
-    return memref::LoadOp::create(builder, loc, buffer.memref, ctx.sharedIndices(buffer, {row, col}));
+    return memref::LoadOp::create(builder, loc, buffer.memref,
+                                  ctx.sharedIndices(buffer, {row, col}));
   };
   // The accumulators stay SSA values through the gemm.
   SmallVector<Value> acc;

@@ -180,12 +180,13 @@ LogicalResult MmaSyncLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp 
         operands.push_back(b[ni / 2][(ni % 2) * 2]);
         operands.push_back(b[ni / 2][(ni % 2) * 2 + 1]);
         operands.append(acc.begin() + base, acc.begin() + base + 4);
+        ValueRange regs(operands);
         SmallVector<Value> d =
             fp8       ? mmaSyncFp8(builder, loc, type, operands)
-            : typedOp ? mmaSync(builder, loc, 16, 8, kStep, type, accType,
-                                ValueRange(operands).take_front(4),
-                                ValueRange(operands).slice(4, 2), ValueRange(operands).drop_front(6))
-                      : callIntrinsic(builder, loc, mmaIntrinsic, operands, SmallVector<Type>(4, f32));
+            : typedOp ? mmaSync(builder, loc, 16, 8, kStep, type, accType, regs.take_front(4),
+                                regs.slice(4, 2), regs.drop_front(6))
+                      : callIntrinsic(builder, loc, mmaIntrinsic, operands,
+                                      SmallVector<Type>(4, f32));
         std::copy(d.begin(), d.end(), acc.begin() + base);
       }
     }

@@ -50,7 +50,8 @@ inline constexpr uint8_t kPoisonByte = 0xFF;
 /// A device copy of `host` (floats, 16-bit words or raw bytes).
 template <typename T>
 absl::StatusOr<runtime::DeviceBuffer> Upload(const std::vector<T>& host) {
-  TESSERA_ASSIGN_OR_RETURN(runtime::DeviceBuffer buffer, runtime::DeviceBuffer::Allocate(host.size() * sizeof(T)));
+  TESSERA_ASSIGN_OR_RETURN(runtime::DeviceBuffer buffer,
+                           runtime::DeviceBuffer::Allocate(host.size() * sizeof(T)));
   TESSERA_RETURN_IF_ERROR(buffer.CopyFromHost(host.data(), host.size() * sizeof(T)));
   return buffer;
 }

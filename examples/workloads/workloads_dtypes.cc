@@ -59,7 +59,10 @@ uint8_t EncodeFp8Saturated(double x, bool e5m2) {
     double v = DecodeFp8(uint8_t(bits), e5m2);
     if (!std::isfinite(v)) continue;
     double error = std::fabs(std::fabs(x) - v);
-    if (error < bestError || (error == bestError && (bits & 1) == 0)) best = bits, bestError = error;
+    if (error < bestError || (error == bestError && (bits & 1) == 0)) {
+      best = bits;
+      bestError = error;
+    }
   }
   return uint8_t(best | (x < 0 ? 0x80 : 0));
 }

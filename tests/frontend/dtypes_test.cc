@@ -116,18 +116,20 @@ TEST(Dtypes, EachTargetPicksItsAtomForEachType) {
     const char* target;
     const char* instruction;
   };
+  constexpr Precision kIEEE = Precision::kIEEE, kTF32 = Precision::kTF32;
   for (const Expectation& e : {
-           Expectation{u8, i32, Precision::kIEEE, "sm_80", "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32"},
-           {i8, i32, Precision::kIEEE, "sm_90a", "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8"},
-           {f32, f32, Precision::kTF32, "sm_80", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"},
-           {f32, f32, Precision::kTF32, "sm_90a", "m64n64k8.f32.tf32.tf32"},
-           {f8e4m3, f32, Precision::kIEEE, "sm_90a", "m64n64k32.f32.e4m3.e4m3"},
-           {f8e5m2, f16, Precision::kIEEE, "sm_90a", "m64n64k32.f16.e5m2.e5m2"},
-           {f16, f16, Precision::kIEEE, "sm_80", "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16"},
-           {f64, f64, Precision::kIEEE, "sm_80", "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64"},
-           {f8e4m3, f32, Precision::kIEEE, "sm_80", "fma.rn.f32"},
-           {f32, f32, Precision::kIEEE, "sm_90a", "fma.rn.f32"},
-           {u8, i32, Precision::kIEEE, "sm_60", "mul.wide.u16"},
+           Expectation{u8, i32, kIEEE, "sm_80", "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32"},
+           {i8, i32, kIEEE, "sm_90a", "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8"},
+           {f32, f32, kTF32, "sm_80", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"},
+           {f32, f32, kTF32, "sm_90a", "m64n64k8.f32.tf32.tf32"},
+           {f8e4m3, f32, kIEEE, "sm_90a", "m64n64k32.f32.e4m3.e4m3"},
+           {f8e4m3, f32, kIEEE, "sm_89", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"},
+           {f8e5m2, f16, kIEEE, "sm_90a", "m64n64k32.f16.e5m2.e5m2"},
+           {f16, f16, kIEEE, "sm_80", "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16"},
+           {f64, f64, kIEEE, "sm_80", "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64"},
+           {f8e4m3, f32, kIEEE, "sm_80", "fma.rn.f32"},
+           {f32, f32, kIEEE, "sm_90a", "fma.rn.f32"},
+           {u8, i32, kIEEE, "sm_60", "mul.wide.u16"},
        }) {
     Kernel kernel = TileGemm(e.in, e.acc, e.precision);
     ASSERT_TRUE(kernel.status().ok()) << kernel.status();

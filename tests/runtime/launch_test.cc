@@ -184,9 +184,9 @@ TEST(PrepareLaunch, ChecksFp8AndU8TensorsByTypeAndSize) {
   absl::StatusOr<PackedLaunch> packed = PrepareLaunch(
       kernel, {TensorArg{kBase, DTYPE_F8E4M3, {64}}, TensorArg{kBase, DTYPE_U8, {48}}});
   ASSERT_TRUE(packed.ok()) << packed.status();
-  absl::Status status =
-      PrepareLaunch(kernel, {TensorArg{kBase, DTYPE_F8E5M2, {64}}, TensorArg{kBase, DTYPE_I8, {48}}})
-          .status();
+  absl::Status status = PrepareLaunch(kernel, {TensorArg{kBase, DTYPE_F8E5M2, {64}},
+                                               TensorArg{kBase, DTYPE_I8, {48}}})
+                            .status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("expects element type f8e4m3, got f8e5m2"));
   EXPECT_EQ(DTypeName(DTYPE_U8), "u8");
