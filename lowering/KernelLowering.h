@@ -405,20 +405,20 @@ public:
   SmallVector<Value> gridExtents_;
   /// The block coordinates of linear tile `t` (x fastest).
   SmallVector<Value> tileCoords(Value t);
-  /// Stream-K (tile.kernel's `stream_k`): the grid's first `skDp_` tiles
-  /// (whole waves of the launched blocks) run whole; the rest, `skIters_`
-  /// loop iterations each, are split into `skQ_` consecutive iterations per
+  /// Stream-K (tile.kernel's `stream_k`): the grid's first `streamKWholeTiles_` tiles
+  /// (whole waves of the launched blocks) run whole; the rest, `streamKTileIters_`
+  /// loop iterations each, are split into `streamKBlockIters_` consecutive iterations per
   /// launched block. A block's work items: its whole tiles, then at most two
   /// pieces (the end of one tile, the start of the next). `workspace_` holds
-  /// each block's partial accumulators (`skSlotBytes_`), then one counter per
+  /// each block's partial accumulators (`streamKSlotBytes_`), then one counter per
   /// tile.
   bool streamK_ = false;
-  Value workspace_, skIters_, skDp_, skQ_, skGrid_;
-  /// The split iterations: (tiles after the whole waves) x skIters_.
-  Value skSplit_;
-  int64_t skSlotBytes_ = 0;
-  /// The consumers' current item: tile, iterations [skBegin_, skEnd_).
-  Value skTile_, skBegin_, skEnd_;
+  Value workspace_, streamKTileIters_, streamKWholeTiles_, streamKBlockIters_, streamKBlocks_;
+  /// The split iterations: (tiles after the whole waves) x streamKTileIters_.
+  Value streamKSplitIters_;
+  int64_t streamKSlotBytes_ = 0;
+  /// The consumers' current item: tile, iterations [workBegin_, workEnd_).
+  Value workTile_, workBegin_, workEnd_;
   /// Added to a pipelined loop's iteration index (a stream-K piece's start).
   Value ivOffset_;
   /// The loop over this block's work items (iteration values `iterArgs`),
@@ -431,7 +431,9 @@ public:
   Operation *onceAnchor_ = nullptr;
   /// Computes gridExtents_ here; returns the grid's block count.
   Value emitGridExtents();
-  /// Computes gridExtents_, skIters_, skGrid_, skDp_, skSplit_ and skQ_ here.
+  /// Computes gridExtents_ and the stream-K decomposition (streamKTileIters_,
+  /// streamKBlocks_, streamKWholeTiles_, streamKSplitIters_,
+  /// streamKBlockIters_) here.
   void emitStreamKParams(PipelinedOp loop);
   /// Stream-K: a piece after its tile's first starts its accumulators at
   /// zero (those whose last use before the loop is not a tile.clear).

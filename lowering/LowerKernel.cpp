@@ -239,7 +239,8 @@ LogicalResult KernelLowering::setUpKernelSchedule() {
     // The workspace pointer: a param after the kernel's own (tensor maps,
     // added later, follow it).
     unsigned index = func_.getNumArguments();
-    if (failed(func_.insertArgument(index, LLVM::LLVMPointerType::get(b_.getContext(), kGlobalAddressSpace), {}, loc_)))
+    auto ptrType = LLVM::LLVMPointerType::get(b_.getContext(), kGlobalAddressSpace);
+    if (failed(func_.insertArgument(index, ptrType, {}, loc_)))
       return failure();
     workspace_ = func_.getArgument(index);
   }
@@ -325,11 +326,11 @@ void KernelLowering::emitTileLoop() {
       quads += llvm::divideCeil(
           llvm::divideCeil(cast<BufferType>(accumulator.getType()).getNumElements(), threads),
           4);
-    skSlotBytes_ = quads * threads * 16;
-    func_->setAttr(kLoweredStreamKSlotBytesAttr, b_.getI64IntegerAttr(skSlotBytes_));
-    tileLoop_ = emitWorkItems({}, skTile_, skBegin_, skEnd_);
-    ivOffset_ = skBegin_;
-    for (auto [index, coord] : llvm::zip(kernel_.getBlockIndices(), tileCoords(skTile_)))
+    streamKSlotBytes_ = quads * threads * 16;
+    func_->setAttr(kLoweredStreamKSlotBytesAttr, b_.getI64IntegerAttr(streamKSlotBytes_));
+    tileLoop_ = emitWorkItems({}, workTile_, workBegin_, workEnd_);
+    ivOffset_ = workBegin_;
+    for (auto [index, coord] : llvm::zip(kernel_.getBlockIndices(), tileCoords(workTile_)))
       map_.map(index, coord);
   } else {
     tileLoop_ =

@@ -116,8 +116,8 @@ bool KernelLowering::isRecomputable(Value value) {
 }
 
 LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
-  // A stream-K piece runs iterations [skBegin_, skEnd_) of its tile.
-  Value count = streamK_ ? arith::SubIOp::create(b_, loc_, skEnd_, skBegin_).getResult()
+  // A stream-K piece runs iterations [workBegin_, workEnd_) of its tile.
+  Value count = streamK_ ? arith::SubIOp::create(b_, loc_, workEnd_, workBegin_).getResult()
                          : map_.lookupOrDefault(loop.getCount());
   FailureOr<ScheduledLoop> scheduled = readSchedule(loop);
   if (failed(scheduled))

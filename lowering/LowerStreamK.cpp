@@ -38,7 +38,7 @@ void KernelLowering::zeroLaterPieces(PipelinedOp loop) {
       started.push_back(accumulator);
   if (started.empty())
     return;
-  Value later = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ne, skBegin_, cst(0));
+  Value later = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ne, workBegin_, cst(0));
   ifThen(later, [&] {
     for (Value accumulator : started)
       (void)lowerClear(accumulator);
@@ -58,14 +58,14 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
   auto toI64 = [&](Value index) {
     return arith::IndexCastOp::create(b_, loc_, b_.getI64Type(), index);
   };
-  int64_t quads = skSlotBytes_ / (16 * threads);
+  int64_t quads = streamKSlotBytes_ / (16 * threads);
   auto quadAddress = [&](Value slot, int64_t quad) {
     Value offset = mul(add(mul(slot, cst(quads)), cst(quad)), cst(threads));
     return arith::AddIOp::create(b_, loc_, base,
                                  toI64(mul(add(offset, threadId_), cst(16))));
   };
-  Value flagsStart = mul(skGrid_, cst(skSlotBytes_));
-  Value piece = arith::SubIOp::create(b_, loc_, skTile_, skDp_);
+  Value flagsStart = mul(streamKBlocks_, cst(streamKSlotBytes_));
+  Value piece = arith::SubIOp::create(b_, loc_, workTile_, streamKWholeTiles_);
   Value flag = arith::AddIOp::create(b_, loc_, base,
                                      toI64(add(flagsStart, mul(piece, cst(4)))));
   Value isThread0 = cmp(arith::CmpIPredicate::eq, threadId_, cst(0));
@@ -91,7 +91,7 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
   // semaphores do), so only thread 0 waits for the stores to drain and the
   // other warps go on to their next item; without it each thread fences its
   // own stores (membar.gl) before the barrier.
-  Value contributor = cmp(arith::CmpIPredicate::ne, skBegin_, cst(0));
+  Value contributor = cmp(arith::CmpIPredicate::ne, workBegin_, cst(0));
   Value block = gpu::BlockIdOp::create(b_, loc_, gpu::Dimension::x);
   ifThen(contributor, [&] {
     forEachQuad([&](const BufferInfo &info, int64_t slots, int64_t first, int64_t quad) {
@@ -122,12 +122,12 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
   // A tile's first piece (not the whole tile): waits for the other pieces
   // (blocks first / q + 1 .. last / q of the split iterations), adds their
   // partials, and puts the counter back to zero for the next launch.
-  Value finisher = andi(cmp(arith::CmpIPredicate::eq, skBegin_, cst(0)),
-                        cmp(arith::CmpIPredicate::ne, skEnd_, skIters_));
+  Value finisher = andi(cmp(arith::CmpIPredicate::eq, workBegin_, cst(0)),
+                        cmp(arith::CmpIPredicate::ne, workEnd_, streamKTileIters_));
   ifThen(finisher, [&] {
     // (In unsigned 32-bit arithmetic, as the decomposition.)
-    Value q = arith::MaxUIOp::create(b_, loc_, toU32(skQ_), cst32(1));
-    Value iters = toU32(skIters_);
+    Value q = arith::MaxUIOp::create(b_, loc_, toU32(streamKBlockIters_), cst32(1));
+    Value iters = toU32(streamKTileIters_);
     Value start = mul(toU32(piece), iters);
     Value firstBlock = fromU32(arith::DivUIOp::create(b_, loc_, start, q));
     Value lastBlock = fromU32(arith::DivUIOp::create(
@@ -221,11 +221,11 @@ void KernelLowering::emitStreamKParams(PipelinedOp loop) {
     dp = arith::SelectOp::create(b_, loc_, pays, dp, total);
   }
   Value split = mul(arith::SubIOp::create(b_, loc_, total, dp), iters);
-  skIters_ = fromU32(iters);
-  skGrid_ = fromU32(grid);
-  skDp_ = fromU32(dp);
-  skSplit_ = fromU32(split);
-  skQ_ = fromU32(arith::CeilDivUIOp::create(b_, loc_, split, grid));
+  streamKTileIters_ = fromU32(iters);
+  streamKBlocks_ = fromU32(grid);
+  streamKWholeTiles_ = fromU32(dp);
+  streamKSplitIters_ = fromU32(split);
+  streamKBlockIters_ = fromU32(arith::CeilDivUIOp::create(b_, loc_, split, grid));
 }
 
 SmallVector<Value> KernelLowering::loopAccumulators(PipelinedOp loop) {
@@ -271,8 +271,9 @@ scf::ForOp KernelLowering::emitWorkItems(ValueRange iterArgs, Value &tile, Value
   // Unsigned 32-bit arithmetic (see emitStreamKParams); the results are
   // indices again.
   Value block = toU32(gpu::BlockIdOp::create(b_, loc_, gpu::Dimension::x));
-  Value grid = toU32(skGrid_), dp = toU32(skDp_), q = toU32(skQ_), splitIters = toU32(skSplit_);
-  Value iters = arith::MaxUIOp::create(b_, loc_, toU32(skIters_), cst32(1));
+  Value grid = toU32(streamKBlocks_), dp = toU32(streamKWholeTiles_);
+  Value q = toU32(streamKBlockIters_), splitIters = toU32(streamKSplitIters_);
+  Value iters = arith::MaxUIOp::create(b_, loc_, toU32(streamKTileIters_), cst32(1));
   Value first = minui(mul(block, q), splitIters);
   Value last = minui(add(first, q), splitIters);
   Value boundary = mul(add(arith::DivUIOp::create(b_, loc_, first, iters), cst32(1)), iters);
@@ -283,7 +284,7 @@ scf::ForOp KernelLowering::emitWorkItems(ValueRange iterArgs, Value &tile, Value
         b_, loc_, b_.getI32Type(),
         arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ult, from, to));
   };
-  // Whole tiles block, block + grid, ... below skDp_.
+  // Whole tiles block, block + grid, ... below streamKWholeTiles_.
   Value beyond =
       arith::SubIOp::create(b_, loc_, arith::SubIOp::create(b_, loc_, dp, block), cst32(1));
   Value wholes = select(arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ult, block, dp),
@@ -302,7 +303,7 @@ scf::ForOp KernelLowering::emitWorkItems(ValueRange iterArgs, Value &tile, Value
   tile = fromU32(select(whole, add(block, mul(j, grid)),
                         add(dp, arith::DivUIOp::create(b_, loc_, from, iters))));
   begin = fromU32(select(whole, cst32(0), pieceBegin));
-  end = fromU32(select(whole, toU32(skIters_),
+  end = fromU32(select(whole, toU32(streamKTileIters_),
                        add(pieceBegin, arith::SubIOp::create(b_, loc_, to, from))));
   return loop;
 }

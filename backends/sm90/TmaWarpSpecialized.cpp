@@ -536,12 +536,15 @@ LogicalResult WarpSpecializedLoop::produceItems() {
   // before the branch would stay live into the producer's 40 registers (and
   // spill).
   SmallVector<Value> savedExtents = kl.gridExtents_;
-  Value savedParams[] = {kl.skIters_, kl.skGrid_, kl.skDp_, kl.skSplit_, kl.skQ_};
+  Value savedParams[] = {kl.streamKTileIters_, kl.streamKBlocks_, kl.streamKWholeTiles_,
+                         kl.streamKSplitIters_, kl.streamKBlockIters_};
   kl.emitStreamKParams(loop);
   auto restoreParams = llvm::make_scope_exit([&] {
     kl.gridExtents_ = savedExtents;
-    std::tie(kl.skIters_, kl.skGrid_, kl.skDp_, kl.skSplit_, kl.skQ_) = std::make_tuple(
-        savedParams[0], savedParams[1], savedParams[2], savedParams[3], savedParams[4]);
+    std::tie(kl.streamKTileIters_, kl.streamKBlocks_, kl.streamKWholeTiles_,
+             kl.streamKSplitIters_, kl.streamKBlockIters_) =
+        std::make_tuple(savedParams[0], savedParams[1], savedParams[2], savedParams[3],
+                        savedParams[4]);
   });
   Value tile, begin, end;
   scf::ForOp items = kl.emitWorkItems(ValueRange{zero}, tile, begin, end);
@@ -552,10 +555,10 @@ LogicalResult WarpSpecializedLoop::produceItems() {
     // Whole tiles multicast as a persistent kernel's do (the cluster's
     // blocks run them in the same rounds, at the same ring positions);
     // pieces of split tiles load alone.
-    FailureOr<Value> all = agreeOnTile(at, tile, kl.skDp_);
+    FailureOr<Value> all = agreeOnTile(at, tile, kl.streamKWholeTiles_);
     if (failed(all))
       return failure();
-    multicast = kl.andi(kl.lt(tile, kl.skDp_), *all);
+    multicast = kl.andi(kl.lt(tile, kl.streamKWholeTiles_), *all);
   }
   if (failed(produceTile(
           items, at,
@@ -662,8 +665,8 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
   if (multicastCopy && kl.persistent_) {
     // This tile (stream-K: a whole one) and its peers'.
     IRMapping ownAt;
-    Value tile = kl.streamK_ ? kl.skTile_ : kl.tileLoop_.getInductionVar();
-    Value tileCount = kl.streamK_ ? kl.skDp_ : kl.tileLoop_.getUpperBound();
+    Value tile = kl.streamK_ ? kl.workTile_ : kl.tileLoop_.getInductionVar();
+    Value tileCount = kl.streamK_ ? kl.streamKWholeTiles_ : kl.tileLoop_.getUpperBound();
     FailureOr<Value> all = agreeOnTile(ownAt, tile, tileCount);
     if (failed(all))
       return failure();
