@@ -159,6 +159,7 @@ def main():
     only = only[0] if only else None
     gemm_shapes = ((2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
                    (3000, 5000, 4000), (8192, 8192, 1000))
+    shapes_given = any(a.startswith("--gemm-shapes=") for a in sys.argv)
     for a in sys.argv:
         if a.startswith("--gemm-shapes="):
             gemm_shapes = [tuple(int(d) for d in s.split("x"))
@@ -215,17 +216,15 @@ def main():
             if want(workload, gemm=True):
                 report("torch.matmul", workload, *matmul(m, n, k, dtype), "TFLOP/s")
     # The data types' GEMMs (workloads_dtypes.cc): FP8 with per-tensor
-    # scales, int8, TF32.
-    for size in (4096, 8192):
-        workload = f"fp8_gemm/{size}x{size}x{size}"
-        if want(workload, gemm=True):
-            report("torch._scaled_mm", workload, *scaled_mm_fp8(size, size, size), "TFLOP/s")
-    for peer, kernel, fn in (("torch._int_mm", "gemm_i8", int_mm),
-                             ("torch.matmul tf32", "gemm_tf32", matmul_tf32)):
-        workload = f"{kernel}/4096x4096x4096"
-        if want(workload, gemm=True):
-            report(peer, workload, *fn(4096, 4096, 4096), "TFLOP/s")
-
+    # scales, int8, TF32; at the cubes 2048 to 8192, or at --gemm-shapes.
+    dtype_shapes = gemm_shapes if shapes_given else [(s, s, s) for s in (2048, 4096, 8192)]
+    for peer, kernel, fn in (("torch._scaled_mm", "fp8_gemm", scaled_mm_fp8),
+                             ("torch._int_mm", "gemm_i8", int_mm),
+                             ("torch.matmul_tf32", "gemm_tf32", matmul_tf32)):
+        for m, n, k in dtype_shapes:
+            workload = f"{kernel}/{m}x{n}x{k}"
+            if want(workload, gemm=True):
+                report(peer, workload, *fn(m, n, k), "TFLOP/s")
 
 if __name__ == "__main__":
     main()

@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "examples/fp8_gemm.h"
 #include "examples/gemm.h"
 #include "examples/softmax.h"
 #include "frontend/Tessera.h"
@@ -69,6 +70,52 @@ bool AddProbes(runtime::KernelBundle& bundle, const std::string& target) {
     if (!Add(bundle, examples::Gemm(p.m, p.n, p.k, config, name), target)) return false;
   }
   return true;
+}
+
+/// sm_90a's schedule candidates for the FP8 and TF32 GEMMs (the defaults
+/// reuse the f16 GEMM's 128 x 256 tiles of 128-byte k-steps): the
+/// ping-pong schedule, taller tiles, fewer stages and a grid launch, each
+/// "<kernel>__<knobs>". (Multicast does not apply: their B tiles are one
+/// 128-byte panel wide, and clusters split a copy by panels.)
+bool AddDtypeGemmVariants(runtime::KernelBundle& bundle, const std::string& target) {
+  using examples::Fp8GemmConfig;
+  auto fp8 = [&](const Fp8GemmConfig& c, const std::string& suffix) {
+    return Add(bundle,
+               examples::Fp8Gemm(Dim::Dynamic("M"), Dim::Dynamic("N", 16), Dim::Dynamic("K", 16),
+                                 c, "fp8_gemm__" + suffix),
+               target);
+  };
+  auto tf32 = [&](const examples::GemmConfig& c, const std::string& suffix) {
+    return Add(bundle,
+               examples::Gemm(Dim::Dynamic("M"), Dim::Dynamic("N", 8), Dim::Dynamic("K", 16), c,
+                              "gemm_tf32__" + suffix),
+               target);
+  };
+  const Fp8GemmConfig fp8Default = Fp8GemmConfig::ForTarget(target);
+  const examples::GemmConfig tf32Default =
+      examples::GemmConfig::ForType(target, f32, f32, f32, Precision::kTF32);
+  Fp8GemmConfig f = fp8Default;
+  examples::GemmConfig t = tf32Default;
+  // Ping-pong: 128 x 128 tiles, one consumer warpgroup each, 6 stages of
+  // 32 KiB.
+  f.pingpong = t.pingpong = true;
+  f.persistent = t.persistent = false;
+  f.bn = t.bn = 128;
+  f.stages = t.stages = 6;
+  f.threads = t.threads = 128;
+  if (!fp8(f, "pingpong") || !tf32(t, "pingpong")) return false;
+  // 256 x 128 tiles on four consumer warpgroups.
+  f = fp8Default, t = tf32Default;
+  f.bm = t.bm = 256;
+  f.bn = t.bn = 128;
+  f.threads = t.threads = 512;
+  if (!fp8(f, "256x128_t512") || !tf32(t, "256x128_t512")) return false;
+  f = fp8Default, t = tf32Default;
+  f.stages = t.stages = 3;
+  if (!fp8(f, "s3") || !tf32(t, "s3")) return false;
+  f = fp8Default, t = tf32Default;
+  f.persistent = t.persistent = false;
+  return fp8(f, "grid") && tf32(t, "grid");
 }
 
 /// Tuning variants of the examples, the bf16 GEMM, the fused epilogues and
@@ -237,6 +284,7 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
   examples::GemmConfig bf16Config = examples::GemmConfig::ForTarget(target);
   bf16Config.dtype = bf16;
   if (!Add(bundle, examples::GemmDynamic(bf16Config, "gemm_bf16"), target)) return false;
+  if (target == "sm_90a" && !AddDtypeGemmVariants(bundle, target)) return false;
   // The data types' GEMMs beside torch._int_mm and torch.matmul with TF32
   // (fp8_gemm, beside torch._scaled_mm, is an example: in <target>.pb).
   for (auto [name, dtype, acc, precision] :

@@ -42,7 +42,9 @@ Kernel Fp8Gemm(Dim M, Dim N, Dim K, const Fp8GemmConfig& c, const std::string& n
   T.Launch({CeilDiv(N, c.bn), CeilDiv(M, c.bm)}, c.threads, [&](Index x, Index y) {
     auto block = SwizzleBlocks(x, y, CeilDiv(D.dim(1), c.bn), CeilDiv(D.dim(0), c.bm), c.group);
     Index bx = block.first, by = block.second;
+    if (c.pingpong) T.PingPong();
     if (c.persistent) T.Persistent();
+    if (c.multicast) T.Multicast(c.multicastBlocks);
     auto As = T.AllocShared({c.bm, c.bk}, f8e4m3, "As");
     auto Bs = T.AllocShared({c.bn, c.bk}, f8e4m3, "Bs");
     auto acc = T.AllocFragment({c.bm, c.bn}, f32, "acc");

@@ -21,6 +21,12 @@ struct Fp8GemmConfig {
   /// Grouped raster order over this many tile rows.
   int64_t group = 8;
   bool persistent = false;
+  /// The ping-pong schedule (two tiles per block, KernelBuilder::PingPong)
+  /// and clusters of `multicastBlocks` sharing B's tiles
+  /// (KernelBuilder::Multicast), where the target has them.
+  bool pingpong = false;
+  bool multicast = false;
+  int64_t multicastBlocks = 2;
 
   /// sm_90a: 128 x 256 x 128 tiles, two warpgroups, 4 stages, persistent;
   /// elsewhere the defaults above.

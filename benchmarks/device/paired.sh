@@ -8,8 +8,10 @@
 #   KERNELS="gemm_bf16@.device/bundles/sm_90a.variants.pb gemm_f16@.device/bundles/sm_80.pb" \
 #     ROUNDS=4 OUT=/tmp/o bash .device/paired.sh
 #
-# A kernel is "name@bundle.pb"; its peer is torch.matmul of its dtype (the
-# family name before "__": gemm_f16, gemm_bf16). Both sides enqueue their
+# A kernel is "name@bundle.pb"; its peer is peers.py's for its family (the
+# name before "__"): torch.matmul for gemm_f16 and gemm_bf16, torch._scaled_mm
+# for fp8_gemm, torch._int_mm for gemm_i8, torch.matmul with TF32 for
+# gemm_tf32. Both sides enqueue their
 # timed runs back to back; SYNC_EACH_RUN=1 makes both wait for each run
 # (device_runner and peers.py --sync-each-run). INPUTS lists the kinds of
 # inputs both sides run on, each in every round, a table each: f32 (the
@@ -40,7 +42,7 @@ for round in $(seq "${ROUNDS:-4}"); do
           grep -E "^sm_" | sed "s|^|r$round $inputs ${k#*@} |"
       done
       python3 .device/peers.py --gemm-only --only="$families" ${flags} 2>&1 |
-        grep "^torch.matmul" | sed "s/^/r$round $inputs /"
+        grep "^torch" | sed "s/^/r$round $inputs /"
     done
   done
 done > "$out/paired.txt"
@@ -50,7 +52,7 @@ ours = collections.defaultdict(dict)   # (inputs, bundle, kernel, shape) -> roun
 peer = collections.defaultdict(dict)   # (inputs, family, shape) -> round -> TFLOP/s
 for line in open(sys.argv[1]):
     f = line.split()
-    if len(f) > 2 and f[2].startswith("torch.matmul"):
+    if len(f) > 2 and f[2].startswith("torch"):
         _, workload, ms, tf = f[2].split(",")[:4]
         fam, shape = workload.split("/")
         peer[(f[1], fam, shape)][f[0]] = float(tf.split()[0])
@@ -63,7 +65,7 @@ kinds = sorted({key[0] for key in ours})
 for kind in kinds:
     if len(kinds) > 1:
         print(f"\ninputs: {kind}\n")
-    print("| kernel | bundle | shape | ours (median TFLOP/s) | cuBLAS (median) "
+    print("| kernel | bundle | shape | ours (median TFLOP/s) | peer (median) "
           "| ratio, median of rounds | per round |")
     print("|---|---|---|---|---|---|---|")
     for (inputs, bundle, kernel, shape), rounds in sorted(ours.items()):
