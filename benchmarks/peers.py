@@ -91,6 +91,20 @@ def scaled_mm_fp8(m, n, k):
     return ms, 2.0 * m * n * k / (ms * 1e-3) / 1e12
 
 
+def scaled_mm_fp8_blockwise(m, n, k):
+    """torch._scaled_mm on e4m3 with DeepSeek-V3's block scales, as
+    fp8_gemm_blockwise: A's per 1 x 128 (m x k/128, outer-dim-major), B's per
+    128 x 128 (k/128 x n/128 for the k x n operand), bf16 output. Torch
+    builds whose cuBLASLt lacks block scaling raise; the caller reports it."""
+    a = uniform(m, k).to(torch.float8_e4m3fn)
+    b = uniform(n, k).to(torch.float8_e4m3fn).t()
+    scale_a = (torch.rand(k // 128, m, device="cuda") + 0.5).t()
+    scale_b = torch.rand(n // 128, k // 128, device="cuda").t() + 0.5
+    ms = time_op(lambda: torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b,
+                                          out_dtype=torch.bfloat16))
+    return ms, 2.0 * m * n * k / (ms * 1e-3) / 1e12
+
+
 def int_mm(m, n, k):
     """torch._int_mm: i8 A (m x k) and B (k x n, stored n x k) into i32."""
     a = torch.randint(-128, 128, (m, k), device="cuda", dtype=torch.int8)
@@ -225,6 +239,16 @@ def main():
             workload = f"{kernel}/{m}x{n}x{k}"
             if want(workload, gemm=True):
                 report(peer, workload, *fn(m, n, k), "TFLOP/s")
+    for m, n, k in dtype_shapes:
+        workload = f"fp8_gemm_blockwise/{m}x{n}x{k}"
+        if want(workload, gemm=True):
+            try:
+                report("torch._scaled_mm_blockwise", workload,
+                       *scaled_mm_fp8_blockwise(m, n, k), "TFLOP/s")
+            except Exception as e:  # no block scaling in this build's cuBLASLt
+                print(f"torch._scaled_mm_blockwise,{workload},failed: "
+                      f"{type(e).__name__}: {str(e).splitlines()[0][:160]}")
+                sys.stdout.flush()
 
 if __name__ == "__main__":
     main()

@@ -53,7 +53,10 @@ peer = collections.defaultdict(dict)   # (inputs, family, shape) -> round -> TFL
 for line in open(sys.argv[1]):
     f = line.split()
     if len(f) > 2 and f[2].startswith("torch"):
-        _, workload, ms, tf = f[2].split(",")[:4]
+        fields = f[2].split(",")
+        if len(fields) < 4:  # "failed: ..." (a peer this torch build lacks)
+            continue
+        _, workload, ms, tf = fields[:4]
         fam, shape = workload.split("/")
         peer[(f[1], fam, shape)][f[0]] = float(tf.split()[0])
         continue
