@@ -37,12 +37,13 @@ FlashAttentionConfig FlashAttentionConfig::ForTarget(const std::string& target, 
     // in registers without spilling.
     c.bm = wide ? 64 : 128, c.bn = wide ? 32 : 64, c.threads = wide ? 128 : 256;
   } else if (target == "sm_70" || target == "sm_72") {
-    // m8n8k4 quadpairs: 32 rows, the accumulators' rows in one warp row.
-    c.bm = 32, c.bn = wide ? 32 : 64, c.threads = wide ? 128 : 64;
+    // m8n8k4 quadpairs for f16 over 4 warps: 32 rows; 16 where ptxas
+    // spills at 32 (D = 256, causal masks, bf16's FMA gemms).
+    c.bm = wide || causal || dtype == bf16 ? 16 : 32, c.bn = wide ? 32 : 64, c.threads = 128;
   } else {
-    // FMA (sm_60) and any other target: 32 rows (16 at D = 256) whose row
-    // values every thread holds, in 48 KiB of shared memory.
-    c.bm = wide ? 16 : 32, c.bn = wide ? 32 : 64, c.threads = 128;
+    // FMA (sm_60) and any other target: 16 rows whose row values every
+    // thread holds, in 48 KiB of shared memory.
+    c.bm = 16, c.bn = wide ? 32 : 64, c.threads = 128;
   }
   return c;
 }

@@ -31,8 +31,8 @@ struct FlashAttentionConfig {
 
   /// The knobs for a target and problem: mma.sync and wgmma targets take
   /// 128 query rows per block over 8 warps and 64 keys per step (64 rows,
-  /// 4 warps and 32 keys at head dimension 256); sm_70 32 rows; sm_60 (FMA)
-  /// and other targets 32 rows (16 at 256).
+  /// 4 warps and 32 keys at head dimension 256); sm_70 32 rows of f16 (16
+  /// at 256, causal or bf16); sm_60 (FMA) and other targets 16 rows.
   static FlashAttentionConfig ForTarget(const std::string& target, DType dtype = f16,
                                         int64_t headDim = 128, bool causal = false);
 };

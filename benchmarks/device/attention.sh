@@ -5,7 +5,7 @@
 # sampled rows and timed; then torch SDPA on cuDNN and on flash in the same
 # run; then the table side by side (TFLOP/s and ratios). Outputs to $OUT.
 #
-#   OUT=/tmp/o TARGETS="sm_90a sm_80" bash .device/attention.sh
+#   OUT=/tmp/o TARGETS=sm_90a bash .device/attention.sh   # one target per call: ~5-8 min
 set -uo pipefail
 out="${OUT:-out}"
 targets="${TARGETS:-sm_90a sm_80}"
@@ -16,7 +16,7 @@ kernels=$(for t in f16 bf16; do for d in 64 128; do
 status=0
 for t in $targets; do
   # Each target apart, under a time limit: a kernel that hangs costs its step.
-  timeout 900 ./.device/device_runner --workloads=benchmark --kernels="${kernels%,}" \
+  timeout 480 ./.device/device_runner --workloads=benchmark --kernels="${kernels%,}" \
     --csv="$out/attention_$t.csv" .device/bundles/$t.conformance.pb 2>&1 | tee "$out/attention_$t.txt"
   ((status |= PIPESTATUS[0]))
 done
