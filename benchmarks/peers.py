@@ -8,7 +8,8 @@ softmax, norm and epilogue peers (cuBLAS matmuls only); --only=A,B keeps the
 workloads whose name contains A or B; --sync-each-run waits for each timed
 run before the next (see time_op); --gemm-shapes=MxNxK,... times the matmuls at
 those shapes instead of the issue's (device_runner's flag of that name);
---inputs=torch draws the inputs the way
+--attention times only torch's scaled_dot_product_attention on its cuDNN and
+flash backends at FlashAttention's benchmark sizes; --inputs=torch draws the inputs the way
 torch users often do, torch.rand in the 16-bit type scaled to [-1, 1), instead
 of the default, the distribution of Tessera's device_runner: uniform in
 [-1, 1) in float32, rounded to the type (run 103 in RESULTS.md: the two
@@ -167,6 +168,51 @@ def gemm_epilogue(m, n, k, dtype, kind, compiled=False):
     return ms, 2.0 * m * n * k / (ms * 1e-3) / 1e12
 
 
+def sdpa(b, s, h, d, dtype, causal, backend):
+    """torch's scaled_dot_product_attention on one backend (SDPBackend.CUDNN_ATTENTION
+    or FLASH_ATTENTION) for FlashAttention's benchmark (flash_attention_* in
+    device_runner): Q, K, V [b, s, h, d] in memory, as our kernel reads them,
+    viewed as SDPA's [b, h, s, d]; FLOPs 4 b h s^2 d, half of it when causal."""
+    from torch.nn.attention import sdpa_kernel
+
+    q, k, v = (uniform(b, s, h, d, dtype=dtype).transpose(1, 2) for _ in range(3))
+    scale = 1.25 / d ** 0.5
+
+    def run():
+        return torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, is_causal=causal, scale=scale)
+
+    with sdpa_kernel([backend]):
+        run()  # fails here, outside the timing, where the backend cannot run it
+        ms = time_op(run)
+    return ms, 4.0 * b * h * s * s * d * (0.5 if causal else 1.0) / (ms * 1e-3) / 1e12
+
+
+def attention_peers(want, report):
+    """--attention: SDPA on cuDNN and on flash (FlashAttention-2) for every
+    workload of flash_attention_{f16,bf16}_d{64,128}[_causal] at batch 8, 16
+    heads, sequence 1k to 16k, named as device_runner names ours."""
+    from torch.nn.attention import SDPBackend
+
+    backends = (("sdpa cudnn", SDPBackend.CUDNN_ATTENTION),
+                ("sdpa flash", SDPBackend.FLASH_ATTENTION))
+    for name, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
+        for d in (64, 128):
+            for causal in (False, True):
+                kernel = f"flash_attention_{name}_d{d}" + ("_causal" if causal else "")
+                for s in (1024, 2048, 4096, 8192, 16384):
+                    workload = f"{kernel}/b8_sq{s}_skv{s}_h16_hkv16"
+                    if not want(workload):
+                        continue
+                    for peer, backend in backends:
+                        try:
+                            report(peer, workload, *sdpa(8, s, 16, d, dtype, causal, backend),
+                                   "TFLOP/s")
+                        except RuntimeError as e:  # the backend refuses this problem
+                            print(f"{peer},{workload},failed: {str(e).splitlines()[0][:80]}")
+                            sys.stdout.flush()
+
+
 def main():
     gemm_only = "--gemm-only" in sys.argv
     only = [a[len("--only="):].split(",") for a in sys.argv if a.startswith("--only=")]
@@ -190,6 +236,9 @@ def main():
         sys.stdout.flush()
 
     print("peer,workload,median_ms,rate")
+    if "--attention" in sys.argv:
+        attention_peers(want, report)
+        return
     for n in (1 << 28, (1 << 28) - 3):
         if want(f"vector_add/n={n}") or "--vector-add-only" in sys.argv:
             report("torch.add", f"vector_add/n={n}", *vector_add(n), "TB/s")

@@ -284,6 +284,10 @@ public:
   /// (LowerRowReduce.cpp): per-thread columns, xor-shuffles among the lanes
   /// sharing a row, and shared scratch across warps that split the columns.
   LogicalResult lowerRowReduce(ReduceOp reduce);
+  /// A copy of a row-slice fragment to a tile of a global tensor
+  /// (LowerRowReduce.cpp): each row written once, by the thread of lane
+  /// column 0 (and warp column 0) that holds it, bounds-checked.
+  LogicalResult lowerRowSliceStore(CopyOp copy);
   /// Calls `body` once per row this thread holds in a row slice of `rows`
   /// rows of `mma`: coords {row}, firstSlot its slot, vector 1.
   void forEachOwnedRow(int64_t rows, MmaLayoutAttr mma,

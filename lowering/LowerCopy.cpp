@@ -321,10 +321,12 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
   if (touchesShared)
     barrier();
   genericSharedWrites_ |= dstBuffer && dstBuffer.isShared();
+  if (srcBuffer && buffers_[copy.getSrc()].rowSlice && dstTensor)
+    return lowerRowSliceStore(copy);
   for (Value side : {copy.getSrc(), copy.getDst()})
     if (isa<BufferType>(side.getType()) && buffers_[side].rowSlice)
-      return copy.emitOpError() << "copies a row-slice fragment; only reductions, fills and "
-                                   "tile.parallel loops use one";
+      return copy.emitOpError() << "copies a row-slice fragment into a buffer or from "
+                                   "somewhere; only a copy to a tensor tile reads one";
 
   // A copy after a warp-specialized loop may take its strategy's epilogue
   // form (sm90: bulk tensor stores that drain while the next tile runs).

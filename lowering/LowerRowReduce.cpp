@@ -11,11 +11,15 @@
 // lanes 2 and 8 apart for quadpairs) exchange with two xor-shuffles, and
 // warps that split the columns (warps_n > 1) meet in shared memory.
 // tile.parallel bodies over the accumulator read a row's value from the
-// thread's own register (the broadcast of the softmax's rescale).
+// thread's own register (the broadcast of the softmax's rescale). A copy
+// of a row slice to a tensor tile (a log-sum-exp per row) has one writer
+// per row: the holder whose lane bits of the row's sharers are clear, in
+// warp column 0.
 //
 //===----------------------------------------------------------------------===//
 
 #include "lowering/KernelLowering.h"
+#include "backends/ElementConversion.h"
 
 using namespace mlir;
 using namespace tessera;
@@ -178,6 +182,37 @@ LogicalResult KernelLowering::lowerRowReduce(ReduceOp reduce) {
       x = combineReduction(kind, memref::LoadOp::create(b_, loc_, dst.memref, ValueRange{cst(s)}), x);
     memref::StoreOp::create(b_, loc_, x, dst.memref, ValueRange{cst(s)});
   }
+  lastWasBarrier_ = false;
+  return success();
+}
+
+LogicalResult KernelLowering::lowerRowSliceStore(CopyOp copy) {
+  const BufferInfo &src = buffers_[copy.getSrc()];
+  MmaLayoutAttr mma = src.mma;
+  Type srcElt = src.type.getElementType();
+  Type dstElt = cast<TileTensorType>(copy.getDst().getType()).getElementType();
+  TensorInfo tensor = copyTensor(copy);
+  SmallVector<Value> offsets = copyOffsets(copy);
+  // The lanes that share a row differ in the bits of rowSliceLaneMasks; the
+  // one with those bits clear writes it, in the warp of column 0.
+  int32_t laneBits = 0;
+  for (int32_t mask : rowSliceLaneMasks(mma))
+    laneBits |= mask;
+  Value writer = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq,
+                                       arith::AndIOp::create(b_, loc_, laneId(), cst(laneBits)),
+                                       cst(0));
+  if (mma.getWarpsN() > 1) {
+    Value warpColumn = arith::RemUIOp::create(b_, loc_, warpId(), cst(mma.getWarpsN()));
+    writer = andi(writer, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, warpColumn,
+                                                cst(0)));
+  }
+  ifThen(writer, [&] {
+    forEachOwnedRow(src.type.getShape()[0], mma, [&](const Chunk &chunk) {
+      Value x = memref::LoadOp::create(b_, loc_, src.memref, ValueRange{cst(chunk.firstSlot)});
+      x = convertElement(b_, loc_, x, srcElt, dstElt, saturatesInto(dstElt));
+      storeGlobal(tensor, tensorCoords(offsets, chunk), {x}, /*aligned=*/false);
+    });
+  });
   lastWasBarrier_ = false;
   return success();
 }

@@ -26,7 +26,8 @@ def TileLayoutInference : Pass<"tile-layout-inference", "::mlir::ModuleOp"> {
     A reduction's result over an MMA accumulator, and the 1-D fragments used
     with it, take the accumulator's `row_slice` (each thread holds the rows
     it owns) where they are used only by reductions, fills, 1-D loops over
-    their rows and reads at the row in loops over the accumulator; other
+    their rows, reads at the row in loops over the accumulator and copies to
+    a tensor tile (one writer per row); other
     reduction results are `replicated`, with a remark where the source is an
     MMA accumulator.
   }];

@@ -75,6 +75,14 @@ private:
         group_.reductions.push_back(reduce);
       return;
     }
+    // A copy of the member to a tile of a global tensor: each row's value
+    // is written once, by one of the threads that hold it.
+    if (auto copy = dyn_cast<CopyOp>(user)) {
+      if (copy.getSrc() == member && isa<TileTensorType>(copy.getDst().getType()))
+        return;
+      return fail("it is copied into a buffer, or from somewhere; only copies of it to a "
+                  "tensor tile keep the row slice");
+    }
     auto loop = dyn_cast<ParallelOp>(user->getParentOp());
     if (!loop || !isa<LoadOp, StoreOp>(user))
       return fail(Twine("it is used by '") + user->getName().getStringRef() +

@@ -39,8 +39,9 @@ struct RowSliceGroup {
 /// into a 1-D one: a member may be a reduction's destination, filled or
 /// cleared, and read or written in 1-D loops over its rows (with the other
 /// 1-D fragments those loops touch, which join the group) or read at
-/// index [i] in 2-D loops over [i, j]. Any other use (a copy, a gemm, a
-/// write in a 2-D loop, a reduction of the member) sets `whyNot`.
+/// index [i] in 2-D loops over [i, j], or copied to a tile of a global
+/// tensor. Any other use (another copy, a gemm, a write in a 2-D loop, a
+/// reduction of the member) sets `whyNot`.
 std::vector<RowSliceGroup> findRowSliceGroups(tile::KernelOp kernel);
 
 } // namespace tessera

@@ -51,5 +51,6 @@ cp benchmarks/peers.py benchmarks/device/run.sh benchmarks/device/schedules.sh \
   benchmarks/device/epilogue.sh benchmarks/device/ncu.sh benchmarks/device/ncu_source.sh \
   benchmarks/device/paired.sh benchmarks/device/common.sh benchmarks/device/inputs.sh \
   benchmarks/device/compile_time.sh benchmarks/device/peer_order.py benchmarks/triton_sm80.py \
-  benchmarks/device/sm80_peers.sh benchmarks/device/sanitize.sh .device/
+  benchmarks/device/sm80_peers.sh benchmarks/device/sanitize.sh benchmarks/device/attention.sh \
+  benchmarks/attention_table.py .device/
 ls -la .device .device/bundles

@@ -17,6 +17,7 @@ Example LayerNormExample();
 Example GemmBiasGeluExample();
 Example Fp8GemmExample();
 Example Fp8GemmBlockwiseExample();
+Example FlashAttentionExample();
 
 const std::vector<std::string>& AllTargets() {
   static const auto* targets = new std::vector<std::string>{"sm_60", "sm_70", "sm_80", "sm_90a"};
@@ -27,7 +28,7 @@ const std::vector<Example>& AllExamples() {
   static const auto* examples = new std::vector<Example>{
       VectorAddExample(), GemmExample(),      SoftmaxExample(),
       RmsNormExample(),   LayerNormExample(), GemmBiasGeluExample(),
-      Fp8GemmExample(),   Fp8GemmBlockwiseExample()};
+      Fp8GemmExample(),   Fp8GemmBlockwiseExample(), FlashAttentionExample()};
   return *examples;
 }
 

@@ -11,6 +11,7 @@
 #include "examples/workloads/internal.h"
 
 #include "examples/workloads/attention.h"
+#include "examples/workloads/flash_attention.h"
 
 #include <cmath>
 #include <cstring>
@@ -930,6 +931,7 @@ const std::vector<Workload>& AllWorkloads() {
                          GemmEpilogue{true, Act::kGeluTanh, false}));
   for (Workload& w : DtypeWorkloads()) list->push_back(std::move(w));
   for (Workload& w : AttentionWorkloads()) list->push_back(std::move(w));
+  for (Workload& w : FlashAttentionWorkloads()) list->push_back(std::move(w));
   return list;
   }();
   return *workloads;

@@ -405,6 +405,7 @@ const std::vector<Case>& AllCases() {
                                              Dim::Dynamic("K"), c, "gemm_f16_any");
                      }});
     AddDtypeCases(*list);
+    AddAttentionCases(*list);
     return list;
   }();
   return *cases;

@@ -34,6 +34,10 @@ const std::vector<Case>& AllCases();
 /// GEMMs; conversions): cases_dtypes.cc.
 void AddDtypeCases(std::vector<Case>& cases);
 
+/// Appends the FlashAttention cases (types, head dimensions, causal):
+/// cases_attention.cc.
+void AddAttentionCases(std::vector<Case>& cases);
+
 }  // namespace tessera::conformance
 
 #endif  // TESSERA_TESTS_CONFORMANCE_CASES_H_

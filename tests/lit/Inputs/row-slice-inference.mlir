@@ -33,9 +33,10 @@ module attributes {tile.target = #tile.target<"sm_80">} {
 
 // -----
 
-// A row sum copied to global memory: replicated, with a remark.
+// A row sum copied to global memory keeps the row slice (one writer per
+// row, tile-row-slice-store.mlir).
 // CHECK-LABEL: tile.kernel @copied
-// CHECK: tile.alloc_fragment {distribution = #tile.distribution<threads = 1, vector = 1>, name = "l", replicated}
+// CHECK: tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 16, n = 8, warps_m = 2, warps_n = 2>, name = "l", row_slice}
 module attributes {tile.target = #tile.target<"sm_80">} {
   tile.kernel @copied(%L: !tile.tensor<64xf32>) grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
     %As = tile.alloc_shared : !tile.buffer<64x32xf16, shared>
@@ -45,9 +46,28 @@ module attributes {tile.target = #tile.target<"sm_80">} {
     %c0 = arith.constant 0 : index
     tile.clear %acc : !tile.buffer<64x64xf32, fragment>
     tile.gemm %As, %Bs, %acc : !tile.buffer<64x32xf16, shared>, !tile.buffer<32x64xf16, shared>, !tile.buffer<64x64xf32, fragment>
-    // expected-remark @+1 {{the result is held whole by every thread, not in the row slice of #tile.mma_layout<m = 16, n = 8, warps_m = 2, warps_n = 2>: it is used by 'tile.copy', not only by reductions, fills and tile.parallel loops}}
     tile.reduce sum %acc into %l {clear} : !tile.buffer<64x64xf32, fragment>, !tile.buffer<64xf32, fragment>
     tile.copy %l to %L[%c0] : !tile.buffer<64xf32, fragment> to !tile.tensor<64xf32>
+  }
+}
+
+// -----
+
+// A row sum copied into a shared buffer: replicated, with a remark.
+// CHECK-LABEL: tile.kernel @copied_to_shared
+// CHECK: tile.alloc_fragment {distribution = #tile.distribution<threads = 1, vector = 1>, name = "l", replicated}
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @copied_to_shared() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
+    %As = tile.alloc_shared : !tile.buffer<64x32xf16, shared>
+    %Bs = tile.alloc_shared : !tile.buffer<32x64xf16, shared>
+    %Ls = tile.alloc_shared : !tile.buffer<64xf32, shared>
+    %acc = tile.alloc_fragment {name = "acc"} : !tile.buffer<64x64xf32, fragment>
+    %l = tile.alloc_fragment {name = "l"} : !tile.buffer<64xf32, fragment>
+    tile.clear %acc : !tile.buffer<64x64xf32, fragment>
+    tile.gemm %As, %Bs, %acc : !tile.buffer<64x32xf16, shared>, !tile.buffer<32x64xf16, shared>, !tile.buffer<64x64xf32, fragment>
+    // expected-remark @+1 {{the result is held whole by every thread, not in the row slice of #tile.mma_layout<m = 16, n = 8, warps_m = 2, warps_n = 2>: it is copied into a buffer, or from somewhere; only copies of it to a tensor tile keep the row slice}}
+    tile.reduce sum %acc into %l {clear} : !tile.buffer<64x64xf32, fragment>, !tile.buffer<64xf32, fragment>
+    tile.copy %l to %Ls : !tile.buffer<64xf32, fragment> to !tile.buffer<64xf32, shared>
   }
 }
 

@@ -1,0 +1,140 @@
+//===- flash_attention.cc - FlashAttention forward, multi-head ------------===//
+//
+// FlashAttention-2's forward pass. Each block takes BM query rows of one
+// (batch, head) and walks the keys in steps of BN: S = Q K^T in an f32
+// accumulator, scaled into log2 units and masked from global row and column
+// indices (keys past Skv, and above the diagonal when causal), the online
+// softmax (running row maximum m and sum l, P = exp2(S - m), O = O alpha +
+// P V), O / l and the row's log-sum-exp at the end. With a causal mask the
+// key loop stops at the block's last visible key. Grouped-query attention
+// reads key head h / (H / Hkv). Sequence lengths of any size: tiles are
+// slices of the [batch, seq, heads, dim] tensors, bounds-checked per slice.
+//
+//   bazel run //examples:flash_attention -- --target=sm_90a --emit=ptx
+//   bazel run //examples:flash_attention     # run, check, time on a GPU
+//
+//===----------------------------------------------------------------------===//
+
+#include "examples/flash_attention.h"
+
+#include <algorithm>
+#include <iterator>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "examples/common/example.h"
+
+namespace tessera::examples {
+
+FlashAttentionConfig FlashAttentionConfig::ForTarget(const std::string& target, DType dtype,
+                                                     int64_t headDim, bool causal) {
+  FlashAttentionConfig c;
+  c.dtype = dtype, c.headDim = headDim, c.causal = causal;
+  const bool wide = headDim > 128;
+  static const char* const kMmaSync[] = {"sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"};
+  if (std::find(std::begin(kMmaSync), std::end(kMmaSync), target) != std::end(kMmaSync)) {
+    // 8 warps of 16 rows (4 of 16 rows at D = 256): S, P and O of a warp fit
+    // in registers without spilling.
+    c.bm = wide ? 64 : 128, c.bn = wide ? 32 : 64, c.threads = wide ? 128 : 256;
+  } else if (target == "sm_70" || target == "sm_72") {
+    // m8n8k4 quadpairs for f16 over 4 warps: 32 rows; 16 where ptxas
+    // spills at 32 (D = 256, causal masks, bf16's FMA gemms).
+    c.bm = wide || causal || dtype == bf16 ? 16 : 32, c.bn = wide ? 32 : 64, c.threads = 128;
+  } else {
+    // FMA (sm_60) and any other target: 16 rows whose row values every
+    // thread holds, in 48 KiB of shared memory.
+    c.bm = 16, c.bn = wide ? 32 : 64, c.threads = 128;
+  }
+  return c;
+}
+
+std::string FlashAttentionName(const FlashAttentionConfig& c) {
+  return absl::StrCat("flash_attention_", c.dtype == bf16 ? "bf16" : "f16", "_d", c.headDim,
+                      c.causal ? "_causal" : "");
+}
+
+Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name) {
+  const double kInf = std::numeric_limits<double>::infinity();
+  const double kLog2e = 1.4426950408889634, kLn2 = 0.6931471805599453;
+  const int64_t D = c.headDim, BM = c.bm, BN = c.bn;
+  KernelBuilder T(name.empty() ? FlashAttentionName(c) : name);
+  Dim B = Dim::Dynamic("B"), Sq = Dim::Dynamic("Sq"), Skv = Dim::Dynamic("Skv");
+  Dim H = Dim::Dynamic("H"), Hkv = Dim::Dynamic("Hkv");
+  auto Q = T.Tensor("Q", {B, Sq, H, D}, c.dtype);
+  auto K = T.Tensor("K", {B, Skv, Hkv, D}, c.dtype), V = T.Tensor("V", {B, Skv, Hkv, D}, c.dtype);
+  auto O = T.Tensor("O", {B, Sq, H, D}, c.dtype), LSE = T.Tensor("LSE", {B, H, Sq}, f32);
+  Scalar scale = T.ScalarArg("scale", f32);
+  T.Launch({CeilDiv(Sq, BM), H, B}, c.threads, [&](Index bx, Index h, Index b) {
+    Index sq = Q.dim(1), skv = K.dim(1), row0 = bx * BM;
+    Index kvHead = h / (Q.dim(2) / K.dim(2));
+    // Keys [0, end): all, or up to the block's last row's diagonal, clamped
+    // at 0 without a negative index: end = max(0, min(Skv, row0 + BM + Skv - Sq)).
+    Index end = skv;
+    if (c.causal) {
+      Index shifted = Min(sq + skv, row0 + BM + skv);
+      end = shifted - Min(shifted, sq);
+    }
+    auto qs = T.AllocShared({BM, D}, c.dtype, "qs");
+    auto ks = T.AllocShared({BN, D}, c.dtype, "ks"), vs = T.AllocShared({BN, D}, c.dtype, "vs");
+    auto s = T.AllocFragment({BM, BN}, f32, "s"), p = T.AllocFragment({BM, BN}, c.dtype, "p");
+    auto o = T.AllocFragment({BM, D}, f32, "o");
+    auto m = T.AllocFragment({BM}, f32, "m");    // running row maximum (log2 units)
+    auto mx = T.AllocFragment({BM}, f32, "mx");  // block maximum, then alpha, then LSE
+    auto l = T.AllocFragment({BM}, f32, "l");    // running row sum, then its inverse
+    T.Copy(Q.Tile(b, row0, h, 0).Along({1, 3}), qs);
+    T.Clear(o);
+    T.Clear(l);
+    T.Fill(m, -kInf);
+    T.Pipelined(CeilDiv(end, Index(BN)), c.stages, [&](Index j) {
+      Index col0 = j * BN;
+      T.Copy(K.Tile(b, col0, kvHead, 0).Along({1, 3}), ks);
+      T.Copy(V.Tile(b, col0, kvHead, 0).Along({1, 3}), vs);
+      T.Clear(s);
+      T.Gemm(qs, ks, s, /*transposeA=*/false, /*transposeB=*/true);
+      T.Parallel({BM, BN}, [&](Index i, Index k) {
+        Scalar seen = col0 + k < skv;
+        if (c.causal) seen = And(seen, col0 + k + sq <= row0 + i + skv);
+        s(i, k) = Select(seen, s(i, k) * (scale * kLog2e), -kInf);
+      });
+      T.ReduceMax(s, mx);
+      T.Parallel({BM}, [&](Index i) {
+        // A row that has seen no key keeps its maximum at 0, not -inf, so
+        // that exp2 gives 0 there and never NaN.
+        Scalar top = Max(m(i), mx(i));
+        top = Select(top == -kInf, 0.0, top);
+        mx(i) = Exp2(m(i) - top);
+        l(i) = l(i) * mx(i);
+        m(i) = top;
+      });
+      T.Parallel({BM, D}, [&](Index i, Index d) { o(i, d) = o(i, d) * mx(i); });
+      T.Parallel({BM, BN}, [&](Index i, Index k) {
+        Scalar e = Exp2(s(i, k) - m(i));
+        s(i, k) = e;
+        p(i, k) = Cast(e, c.dtype);
+      });
+      T.ReduceSum(s, l, /*clear=*/false);
+      T.Gemm(p, vs, o);
+    });
+    // LSE = ln(2^m l); a row that saw no key has l = 0: O = 0, LSE = +inf
+    // (FlashAttention-2's convention, so a backward pass's exp(S - LSE) is 0).
+    T.Parallel({BM}, [&](Index i) {
+      Scalar seenAny = l(i) > 0.0;
+      mx(i) = Select(seenAny, m(i) * kLn2 + Log(l(i)), kInf);
+      l(i) = Select(seenAny, 1.0 / l(i), 0.0);
+    });
+    T.Parallel({BM, D}, [&](Index i, Index d) { o(i, d) = o(i, d) * l(i); });
+    T.Copy(o, O.Tile(b, row0, h, 0).Along({1, 3}));
+    T.Copy(mx, LSE.Tile(b, h, row0).Along({2}));
+  });
+  return T.Build();
+}
+
+Example FlashAttentionExample() {
+  return {"flash_attention", [](const std::string& target) {
+            return FlashAttention(FlashAttentionConfig::ForTarget(target), "flash_attention");
+          }};
+}
+
+}  // namespace tessera::examples
+
+TESSERA_EXAMPLE_MAIN(tessera::examples::FlashAttentionExample())

@@ -1,0 +1,229 @@
+//===- flash_attention.cc - The FlashAttention workloads ------------------===//
+//
+// This file implements the workloads of the FlashAttention kernels: Q
+// [B, Sq, H, D], K and V [B, Skv, Hkv, D] of random values in [-1, 1)
+// (f16 or bf16), O and LSE poisoned, a scale that is not 1/sqrt(D) (so a
+// kernel that ignores its scale argument fails), and each checked row of
+// O and LSE against float64 attention: query head h reads key head
+// h / (H / Hkv); causal rows see keys j <= i + Skv - Sq, and a row that sees
+// none has O = 0 and LSE = +infinity.
+//
+//===----------------------------------------------------------------------===//
+
+#include "examples/workloads/flash_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "examples/workloads/internal.h"
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+#include "runtime/launch.h"
+#include "runtime/status_macros.h"
+
+namespace tessera::workloads {
+namespace {
+
+using namespace internal;
+using runtime::DeviceBuffer;
+using runtime::KernelArg;
+using runtime::LoadedKernel;
+using runtime::ScalarArg;
+using runtime::TensorArg;
+
+/// What a kernel computes: its element type, head dimension and mask.
+struct Variant {
+  std::string kernel;
+  runtime::DType dtype;
+  int64_t d;
+  bool causal;
+};
+
+/// Batch, lengths and heads of one problem.
+struct Problem {
+  int64_t b, sq, skv, h, hkv;
+};
+
+/// Query rows a benchmark checks (sampled: a float64 row costs Skv D).
+constexpr int64_t kSampledRows = 48;
+
+uint16_t FloatToBf16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  bits += 0x7FFFu + ((bits >> 16) & 1u);  // round to nearest even
+  return uint16_t(bits >> 16);
+}
+
+float Bf16ToFloat(uint16_t b) {
+  uint32_t bits = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// A tensor of 16-bit values uniform in [-1, 1), stored as bits.
+struct Bits16 {
+  runtime::DType dtype;
+  std::vector<uint16_t> bits;
+  Bits16(runtime::DType t, int64_t count, Random& random) : dtype(t), bits(count) {
+    for (uint16_t& x : bits)
+      x = t == runtime::DTYPE_F16 ? FloatToHalfBits(random.Uniform()) : FloatToBf16(random.Uniform());
+  }
+  double operator[](int64_t i) const {
+    return dtype == runtime::DTYPE_F16 ? HalfBitsToFloat(bits[i]) : Bf16ToFloat(bits[i]);
+  }
+};
+
+/// One query row against float64: O's D elements and the LSE.
+void CheckRow(const Variant& v, const Problem& p, double scale, const Bits16& q, const Bits16& k,
+              const Bits16& val, const std::vector<uint16_t>& out, const std::vector<float>& lse,
+              int64_t b, int64_t h, int64_t i, Report& report) {
+  const int64_t d = v.d, kvh = h / (p.h / p.hkv);
+  const bool f16 = v.dtype == runtime::DTYPE_F16;
+  auto qAt = [&](int64_t c) { return q[((b * p.sq + i) * p.h + h) * d + c]; };
+  auto kvAt = [&](const Bits16& t, int64_t j, int64_t c) {
+    return t[((b * p.skv + j) * p.hkv + kvh) * d + c];
+  };
+  // Keys [0, seen): all, or up to the row's diagonal aligned bottom right.
+  int64_t seen = v.causal ? std::clamp<int64_t>(i + p.skv - p.sq + 1, 0, p.skv) : p.skv;
+  std::vector<double> s(seen);
+  double top = -std::numeric_limits<double>::infinity(), sum = 0;
+  for (int64_t j = 0; j < seen; ++j) {
+    double dot = 0;
+    for (int64_t c = 0; c < d; ++c) dot += qAt(c) * kvAt(k, j, c);
+    top = std::max(top, s[j] = dot * scale);
+  }
+  for (int64_t j = 0; j < seen; ++j) sum += s[j] = std::exp(s[j] - top);
+  int64_t row = (b * p.sq + i) * p.h + h;
+  for (int64_t c = 0; c < d; ++c) {
+    double ref = 0, magnitude = 0;
+    for (int64_t j = 0; j < seen; ++j) {
+      ref += s[j] * kvAt(val, j, c);
+      magnitude += s[j] * std::fabs(kvAt(val, j, c));
+    }
+    if (seen > 0) ref /= sum, magnitude /= sum;
+    double got = f16 ? HalfBitsToFloat(out[row * d + c]) : Bf16ToFloat(out[row * d + c]);
+    // P is rounded to the type before P V (half an ulp: 2^-11 f16, 2^-8
+    // bf16), exp2 is approximate and O is rounded once: 4x and 2x margins.
+    double bound = f16 ? std::ldexp(magnitude, -9) + std::ldexp(std::fabs(ref), -10)
+                       : std::ldexp(magnitude, -6) + std::ldexp(std::fabs(ref), -7);
+    report.max_error = std::max(report.max_error, CheckElement(report, row, c, got, ref, bound));
+  }
+  // The LSE in f32 from m ln 2 + log(l): 2^-12 relative to 1 + |LSE|.
+  double got = lse[(b * p.h + h) * p.sq + i];
+  if (seen == 0) {
+    if (!(std::isinf(got) && got > 0)) {
+      if (report.mismatches == 0)
+        report.detail = absl::StrFormat("LSE of row (%d, %d, %d), which sees no key: got %g, "
+                                        "expected +inf", b, h, i, got);
+      ++report.mismatches;
+    }
+    ++report.checked;
+    return;
+  }
+  double ref = top + std::log(sum);
+  report.max_error = std::max(report.max_error, CheckElement(report, (b * p.h + h) * p.sq + i, -1,
+                                                             got, ref,
+                                                             std::ldexp(1 + std::fabs(ref), -12)));
+}
+
+absl::StatusOr<Report> RunFlashAttention(const LoadedKernel& kernel, const Variant& v,
+                                         const Problem& p, bool sampled,
+                                         const RunOptions& options) {
+  if (p.hkv < 1 || p.h % p.hkv != 0)
+    return absl::InvalidArgumentError(
+        absl::StrFormat("flash attention: %d key heads do not divide %d query heads", p.hkv, p.h));
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  const int64_t d = v.d;
+  Bits16 q(v.dtype, p.b * p.sq * p.h * d, random), k(v.dtype, p.b * p.skv * p.hkv * d, random),
+      val(v.dtype, p.b * p.skv * p.hkv * d, random);
+  const double scale = 1.25 / std::sqrt(double(d));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dq, Upload(q.bits));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dk, Upload(k.bits));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dv, Upload(val.bits));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dout, DeviceBuffer::Allocate(q.bits.size() * 2));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dlse, DeviceBuffer::Allocate(p.b * p.h * p.sq * 4));
+  TESSERA_RETURN_IF_ERROR(dlse.Fill(kPoisonByte));
+  std::vector<KernelArg> args = {TensorArg{dq.ptr(), v.dtype, {p.b, p.sq, p.h, d}},
+                                 TensorArg{dk.ptr(), v.dtype, {p.b, p.skv, p.hkv, d}},
+                                 TensorArg{dv.ptr(), v.dtype, {p.b, p.skv, p.hkv, d}},
+                                 TensorArg{dout.ptr(), v.dtype, {p.b, p.sq, p.h, d}},
+                                 TensorArg{dlse.ptr(), runtime::DTYPE_F32, {p.b, p.h, p.sq}},
+                                 ScalarArg::F32(float(scale))};
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
+                           TuneAndLaunch(kernel, args, options, dout, report));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  std::vector<uint16_t> out(q.bits.size());
+  std::vector<float> lse(p.b * p.h * p.sq);
+  TESSERA_RETURN_IF_ERROR(dout.CopyToHost(out.data(), out.size() * 2));
+  TESSERA_RETURN_IF_ERROR(dlse.CopyToHost(lse.data(), lse.size() * 4));
+  // The f32 scale the kernel received, as the reference's.
+  const double used = double(float(scale));
+  if (sampled) {
+    for (int64_t n = 0; n < kSampledRows; ++n)
+      CheckRow(v, p, used, q, k, val, out, lse, random.Index(p.b), random.Index(p.h),
+               random.Index(p.sq), report);
+  } else {
+    for (int64_t b = 0; b < p.b; ++b)
+      for (int64_t h = 0; h < p.h; ++h)
+        for (int64_t i = 0; i < p.sq; ++i)
+          CheckRow(v, p, used, q, k, val, out, lse, b, h, i, report);
+  }
+  report.correct = report.mismatches == 0;
+  report.bytes = 2.0 * (2 * q.bits.size() + 2 * k.bits.size()) + 4.0 * lse.size();
+  // FlashAttention's count: 4 b h Sq Skv D, half of it when causal.
+  report.flops = 4.0 * p.b * p.h * p.sq * p.skv * d * (v.causal ? 0.5 : 1.0);
+  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
+  return report;
+}
+
+Workload Make(const Variant& v, const Problem& p, bool benchmark) {
+  std::string name = absl::StrFormat("%s/b%d_sq%d_skv%d_h%d_hkv%d", v.kernel, p.b, p.sq, p.skv,
+                                     p.h, p.hkv);
+  return MakeWorkload(name, v.kernel, /*conformance=*/!benchmark, benchmark,
+                      [v, p, benchmark](const LoadedKernel& kernel, const RunOptions& options) {
+                        return RunFlashAttention(kernel, v, p, /*sampled=*/benchmark, options);
+                      });
+}
+
+}  // namespace
+
+std::vector<Workload> FlashAttentionWorkloads() {
+  // Lengths that are not multiples of any block, Sq < Skv and Sq > Skv
+  // (causal: the first Sq - Skv rows see no key), grouped-query heads (2:1,
+  // 3:1), whole blocks, and one row against one key.
+  const Problem kConformance[] = {
+      {2, 77, 131, 4, 2}, {1, 200, 150, 2, 1}, {1, 128, 128, 3, 1}, {1, 1, 1, 1, 1}};
+  std::vector<Workload> list;
+  auto addConformance = [&](const Variant& v) {
+    for (const Problem& p : kConformance) list.push_back(Make(v, p, /*benchmark=*/false));
+  };
+  // The example: f16, d128, not causal; one modest benchmark (it runs on
+  // every target with the other examples).
+  Variant example{"flash_attention", runtime::DTYPE_F16, 128, false};
+  addConformance(example);
+  list.push_back(Make(example, {4, 2048, 2048, 16, 16}, /*benchmark=*/true));
+  for (runtime::DType dtype : {runtime::DTYPE_F16, runtime::DTYPE_BF16}) {
+    for (int64_t d : {64, 128, 256}) {
+      for (bool causal : {false, true}) {
+        Variant v{absl::StrCat("flash_attention_", dtype == runtime::DTYPE_F16 ? "f16" : "bf16",
+                               "_d", d, causal ? "_causal" : ""),
+                  dtype, d, causal};
+        addConformance(v);
+        // FlashAttention's benchmark: batch 8, 16 heads, 1k to 16k.
+        if (d <= 128)
+          for (int64_t seq : {1024, 2048, 4096, 8192, 16384})
+            list.push_back(Make(v, {8, seq, seq, 16, 16}, /*benchmark=*/true));
+      }
+    }
+  }
+  return list;
+}
+
+}  // namespace tessera::workloads

@@ -1,0 +1,40 @@
+//===- cases_attention.cc - Conformance cases of FlashAttention -----------===//
+//
+// The FlashAttention example (examples/flash_attention.cc) in each target's
+// configuration, over the combinations a backend must get right: f16 and
+// bf16; head dimensions 64, 128 and 256; causal and not (the example
+// itself, entry flash_attention, is a case through the example list). Their
+// workloads (examples/workloads/flash_attention.cc) take lengths that are
+// not multiples of the blocks, Sq != Skv, grouped-query heads, and check
+// O and the log-sum-exp against float64.
+//
+//===----------------------------------------------------------------------===//
+
+#include "examples/flash_attention.h"
+#include "tests/conformance/cases.h"
+
+namespace tessera::conformance {
+
+void AddAttentionCases(std::vector<Case>& cases) {
+  struct Variant {
+    DType dtype;
+    int64_t headDim;
+    bool causal;
+  };
+  // Every type x head dimension x mask the benchmarks time (64, 128), and
+  // head dimension 256 once per type.
+  const Variant kVariants[] = {{f16, 64, false},  {f16, 64, true},   {f16, 128, false},
+                               {f16, 128, true},  {bf16, 64, false}, {bf16, 64, true},
+                               {bf16, 128, false}, {bf16, 128, true}, {f16, 256, false},
+                               {bf16, 256, true}};
+  for (const Variant& v : kVariants) {
+    examples::FlashAttentionConfig c;
+    c.dtype = v.dtype, c.headDim = v.headDim, c.causal = v.causal;
+    cases.push_back({examples::FlashAttentionName(c), [v](const std::string& target) {
+                       return examples::FlashAttention(examples::FlashAttentionConfig::ForTarget(
+                           target, v.dtype, v.headDim, v.causal));
+                     }});
+  }
+}
+
+}  // namespace tessera::conformance
