@@ -183,6 +183,10 @@ public:
   /// of eight atom tiles exchanged (shuffles, then byte permutes).
   Value byteFragmentChunk(const BufferInfo &frag, Type dstElt, const QuadLanes &quad,
                           int64_t mi, int64_t h, int64_t g);
+  /// convertElement, in one cvt.rn.satfinite per element where the target
+  /// has it (caps_.hasFp8Convert) and the conversion is a saturating one of
+  /// an f32 (or narrower float) to FP8; the integer emulation otherwise.
+  Value convertCast(Value value, Type from, Type to, bool saturate);
   /// lowerCopy without the warp-specialized strategy's epilogue form (what
   /// that form emits where it keeps the direct stores).
   LogicalResult lowerCopyDirectly(CopyOp copy) {

@@ -18,8 +18,11 @@
 // wide too.
 // RUN: sed 's/ELT/f8E4M3FN/g; s/OUT/f8E4M3FN/g; s/BK/128/g; s/PREC//; s/sm_90a/sm_89/' %S/Inputs/gemm-persistent-scaled.mlir | %tessera-compile - --target=sm_89 --emit=ptx | FileCheck %s --check-prefix=DIRECT
 
+// The scaling's conversion to e4m3: one cvt.rn.satfinite per element (sm_89+
+// caps.hasFp8Convert), not the integer encoding.
 // FP8: .entry gemm(
 // FP8: wgmma.wait_group.sync.aligned 0;
+// FP8-COUNT-128: cvt.rn.satfinite.e4m3x2.f32
 // FP8: cp.async.bulk.wait_group.read 1;
 // FP8: bar.sync 1, 256;
 // FP8: shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;
