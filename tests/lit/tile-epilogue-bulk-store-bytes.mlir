@@ -1,6 +1,6 @@
 // tile-lower-to-gpu, the bulk-store epilogue of persistent sm_90a GEMMs
 // with 1- and 4-byte outputs (tile-epilogue-bulk-store.mlir has 16-bit).
-// FP8: the accumulator scaled and converted by a tile.parallel into an e4m3
+// For FP8 the accumulator scaled and converted by a tile.parallel into an e4m3
 // fragment, which is staged anyway (only 16-bit copies keep the direct
 // stores after epilogue math): two 128-column panels of 128-byte rows; the
 // quad's lanes exchange their pairs (shuffles, byte permutes) so that each
