@@ -77,6 +77,9 @@ struct TargetCapabilities {
   bool hasStmatrix = false;
   /// cp.async.bulk.tensor (TMA).
   bool hasBulkTensorCopy = false;
+  /// cvt.rn.satfinite.{e4m3,e5m2}x2.f32 (PTX ISA §9.7.9.21, sm_89+): a
+  /// saturating conversion to FP8 in one instruction.
+  bool hasFp8Convert = false;
   /// mbarrier objects in shared memory.
   bool hasMbarrier = false;
   /// Thread block clusters.

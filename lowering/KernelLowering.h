@@ -60,6 +60,13 @@ struct TensorInfo {
 
 /// Lowers one tile.kernel to a gpu.func. Lends its services to the MMA
 /// atoms' lowerings (GemmLoweringContext, backends/AtomLowering.h).
+/// A lane's place in its quad (the 4 lanes that share an accumulator row):
+/// its index 0-3, and whether bit 0 / bit 1 of it is set.
+struct QuadLanes {
+  mlir::Value index;
+  mlir::Value bit[2];
+};
+
 class KernelLowering final : public GemmLoweringContext {
 public:
   KernelLowering(KernelOp kernel, const Backend &backend, const ComputeCapability &cc)
@@ -164,6 +171,32 @@ public:
   /// (16 bytes) instead of 2, and a warp's stores fill whole 32-byte
   /// sectors. False (nothing emitted) for any other copy.
   bool lowerMmaFragmentStore(CopyOp copy);
+  /// A store of an m16n8-layout fragment to a 1-byte tensor whose rows hold
+  /// multiples of eight atom tiles: each lane stores 16 consecutive bytes
+  /// (byteFragmentChunk). False (nothing emitted) for any other copy.
+  bool lowerByteFragmentStore(CopyOp copy);
+  /// This lane's quad index and its bits.
+  QuadLanes quadLanes();
+  /// Columns 64 g + 16 t .. + 15 (t: the lane's quad index) of row
+  /// 16 mi + 8 h + lane / 4 of the warp's tile of an m16n8-layout fragment,
+  /// converted to the 1-byte `dstElt`, as a vector<4xi32>: the quad's pairs
+  /// of eight atom tiles exchanged (shuffles, then byte permutes).
+  Value byteFragmentChunk(const BufferInfo &frag, Type dstElt, const QuadLanes &quad,
+                          int64_t mi, int64_t h, int64_t g);
+  /// convertElement, in one cvt.rn.satfinite per element where the target
+  /// has it (caps_.hasFp8Convert) and the conversion is a saturating one of
+  /// an f32 (or narrower float) to FP8; the integer emulation otherwise.
+  Value convertCast(Value value, Type from, Type to, bool saturate);
+  /// lowerCopy without the warp-specialized strategy's epilogue form (what
+  /// that form emits where it keeps the direct stores).
+  LogicalResult lowerCopyDirectly(CopyOp copy) {
+    bool saved = directCopies_;
+    directCopies_ = true;
+    LogicalResult result = lowerCopy(copy);
+    directCopies_ = saved;
+    return result;
+  }
+  bool directCopies_ = false;
   /// Fragment slots `slot` and `slot` + 1, converted to the 16-bit `elt` and
   /// packed in 32 bits (an MMA accumulator's pair, as stores move it).
   Value packedPair(const BufferInfo &frag, int64_t slot, Type elt);

@@ -330,9 +330,11 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
 
   // A copy after a warp-specialized loop may take its strategy's epilogue
   // form (sm90: bulk tensor stores that drain while the next tile runs).
-  if (specialized_ && schedules_[specialized_].strategy->lowerEpilogueCopy(*this, copy))
+  if (specialized_ && !directCopies_ &&
+      schedules_[specialized_].strategy->lowerEpilogueCopy(*this, copy))
     return success();
-  if (lowerMmaFragmentStore(copy) || lowerMmaFragmentToShared(copy))
+  if (lowerMmaFragmentStore(copy) || lowerByteFragmentStore(copy) ||
+      lowerMmaFragmentToShared(copy))
     return success();
 
   // Fragments keep their own layout; otherwise the copy picks a distribution.

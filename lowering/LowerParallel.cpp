@@ -188,8 +188,8 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
         } else if (auto cast = dyn_cast<CastOp>(op)) {
           // Element values are in their storage types (FP8, ui8: i8 bits).
           map.map(cast.getResult(),
-                  convertElement(b_, loc_, map.lookupOrDefault(cast.getInput()),
-                                 cast.getInput().getType(), cast.getType(), cast.getSaturate()));
+                  convertCast(map.lookupOrDefault(cast.getInput()), cast.getInput().getType(),
+                              cast.getType(), cast.getSaturate()));
         } else if (op.getNumRegions() != 0 || isa<TileDialect>(op.getDialect())) {
           result = op.emitOpError() << "is not supported inside tile.parallel yet";
           return;

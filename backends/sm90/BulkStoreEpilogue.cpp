@@ -9,6 +9,7 @@
 
 #include "backends/sm90/TmaWarpSpecialized.h"
 
+#include "backends/ElementConversion.h"
 #include "backends/NvvmOps.h"
 
 namespace tessera::sm90 {
@@ -16,6 +17,53 @@ namespace tessera::sm90 {
 using namespace mlir;
 using namespace tessera::lowering;
 using namespace tessera::tile;
+
+/// Columns [colBegin, colBegin + cols) of each warp's tile of an
+/// m16n8-layout fragment to the same rows of the swizzled panel `dst`
+/// (column colBegin at its column 0), where stmatrix (16-bit only) does
+/// not fit: 16 bytes per lane and store for 1-byte elements (the quad's
+/// exchange, byteFragmentChunk), the lane's pair (8 bytes) for 4-byte ones.
+static void storePanel(KernelLowering &kl, const BufferInfo &frag, const BufferInfo &dst,
+                       int64_t colBegin, int64_t cols) {
+  OpBuilder &b = kl.b_;
+  Location loc = kl.loc_;
+  MmaLayoutAttr mma = frag.mma;
+  ArrayRef<int64_t> shape = frag.type.getShape();
+  int64_t tm = shape[0] / mma.getWarpsM(), tn = shape[1] / mma.getWarpsN();
+  int64_t mt = tm / 16, nt = tn / 8;
+  Type elt = dst.type.getElementType(), srcElt = frag.type.getElementType();
+  int64_t eltBytes = getElementBytes(elt);
+  Value warp = kl.warpId();
+  QuadLanes quad = kl.quadLanes();
+  Value row = kl.add(kl.warpTileRow(shape, mma, warp),
+                     arith::DivUIOp::create(b, loc, kl.laneId(), kl.cst(4)));
+  Value col = kl.warpTileCol(shape, mma, warp);
+  for (int64_t mi = 0; mi < mt; ++mi)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value r = kl.add(row, kl.cst(mi * 16 + 8 * h));
+      if (eltBytes == 1) {
+        Value c = kl.add(col, kl.mul(quad.index, kl.cst(16)));
+        for (int64_t g = colBegin / 64; g < (colBegin + cols) / 64; ++g) {
+          Value chunk = kl.byteFragmentChunk(frag, elt, quad, mi, h, g);
+          LLVM::StoreOp::create(b, loc, chunk,
+                                kl.sharedPointer(dst, {r, kl.add(c, kl.cst(g * 64 - colBegin))}), 16);
+        }
+        continue;
+      }
+      Value c = kl.add(col, kl.mul(quad.index, kl.cst(2)));
+      for (int64_t ni = colBegin / 8; ni < std::min(nt, (colBegin + cols) / 8); ++ni) {
+        SmallVector<Value> pair;
+        for (int64_t e = 0; e < 2; ++e) {
+          Value v = memref::LoadOp::create(b, loc, frag.memref,
+                                           ValueRange{kl.cst(((mi * nt + ni) * 2 + h) * 2 + e)});
+          pair.push_back(convertElement(b, loc, v, srcElt, elt, saturatesInto(elt)));
+        }
+        LLVM::StoreOp::create(b, loc, kl.packVector(pair),
+                              kl.sharedPointer(dst, {r, kl.add(c, kl.cst(ni * 8 - colBegin))}),
+                              2 * eltBytes);
+      }
+    }
+}
 
 bool lowerBulkStoreEpilogue(KernelLowering &kl, CopyOp copy) {
   OpBuilder &b = kl.b_;
@@ -33,27 +81,36 @@ bool lowerBulkStoreEpilogue(KernelLowering &kl, CopyOp copy) {
   auto dstTensor = dyn_cast<TileTensorType>(copy.getDst().getType());
   if (!kl.persistent_ || !kl.consumerThreads_ || !kl.caps_.hasStmatrix ||
       !kl.caps_.hasBulkTensorCopy || !srcBuffer || !srcBuffer.isFragment() || !dstTensor ||
-      dstTensor.getRank() != 2 || copy.getTensorDims() || getElementBytes(dstTensor.getElementType()) != 2 ||
+      dstTensor.getRank() != 2 || copy.getTensorDims() ||
       copy->getBlock() != &kl.kernel_.getBodyBlock())
     return false;
-  // Only the main loop's accumulator as it leaves the loop: with epilogue
-  // math on it in between (the fused GEMMs) the staged stores are 2-8%
-  // slower than direct ones on the H200.
+  int64_t eltBytes = getElementBytes(dstTensor.getElementType());
+  if (eltBytes != 1 && eltBytes != 2 && eltBytes != 4)
+    return false;
+  // 16-bit elements: only the main loop's accumulator as it leaves the
+  // loop: with epilogue math on it in between (the fused GEMMs) the staged
+  // stores are 2-8% slower than direct ones on the H200. 1- and 4-byte
+  // elements take any fragment (the FP8 GEMM's scaled and converted one).
   Block &body = kl.kernel_.getBodyBlock();
   for (Operation *user : copy.getSrc().getUsers()) {
     Operation *at = body.findAncestorOpInBlock(*user);
-    if (at && at != copy && kl.specialized_ && kl.specialized_->isBeforeInBlock(at) &&
-        at->isBeforeInBlock(copy))
+    if (eltBytes == 2 && at && at != copy && kl.specialized_ &&
+        kl.specialized_->isBeforeInBlock(at) && at->isBeforeInBlock(copy))
       return false;
   }
   const BufferInfo &frag = kl.buffers_[copy.getSrc()];
   MmaLayoutAttr mma = frag.mma;
   ArrayRef<int64_t> shape = frag.type.getShape();
   const TensorInfo &tensor = kl.tensors_[copy.getDst()];
-  constexpr int64_t kPanelColumns = 64, kRowBytes = 128;
+  // A panel: 128-byte rows (the swizzle's span), 128 / 64 / 32 columns.
+  constexpr int64_t kRowBytes = 128;
+  const int64_t kPanelColumns = kRowBytes / eltBytes;
+  // 16-bit: panels in pairs; 1-byte: whole 64-column groups of the quads'
+  // exchange (byteFragmentChunk); 4-byte: whole panels.
+  int64_t columnUnit = eltBytes == 2 ? 2 * kPanelColumns : kPanelColumns;
   if (!mma || mma.getM() != 16 || mma.getN() != 8 || mma.getWarpsN() != 1 ||
-      shape[0] > 256 || shape[0] % 16 != 0 || shape[1] % (2 * kPanelColumns) != 0 ||
-      (tensor.divisors[1] * 2) % 16 != 0)
+      shape[0] > 256 || shape[0] % 16 != 0 || shape[1] % columnUnit != 0 ||
+      (tensor.divisors[1] * eltBytes) % 16 != 0)
     return false;
   auto planned = kl.func_->getAttrOfType<IntegerAttr>(kLoweredSharedBytesAttr);
   int64_t offset = llvm::alignTo(planned ? planned.getInt() : 0, 1024);
@@ -70,8 +127,8 @@ bool lowerBulkStoreEpilogue(KernelLowering &kl, CopyOp copy) {
   auto addressSpace = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   BufferInfo staging{BufferType::get(ctx, {shape[0], kPanelColumns}, elt, MemoryScope::shared),
                      memref::ViewOp::create(
-                         b, loc, MemRefType::get({2, shape[0], kPanelColumns}, elt, nullptr,
-                                                   addressSpace),
+                         b, loc, MemRefType::get({2, shape[0], kPanelColumns},
+                                                 getStorageType(elt), nullptr, addressSpace),
                          kl.sharedBase_, kl.cst(offset), ValueRange{}),
                      {}};
   staging.stages = 2;
@@ -81,9 +138,17 @@ bool lowerBulkStoreEpilogue(KernelLowering &kl, CopyOp copy) {
   auto branch = scf::IfOp::create(b, loc, hasNext, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(branch.elseBlock()->getTerminator());
-  bool direct = kl.lowerMmaFragmentStore(copy);
-  assert(direct && "the bulk store's conditions imply the direct store's");
-  (void)direct;
+  if (eltBytes == 2) {
+    bool direct = kl.lowerMmaFragmentStore(copy);
+    assert(direct && "the bulk store's conditions imply the direct store's");
+    (void)direct;
+  } else {
+    // Fragment-to-tensor copies fail only for row-slice fragments, which
+    // have no MMA layout.
+    LogicalResult direct = kl.lowerCopyDirectly(copy);
+    assert(succeeded(direct) && "a fragment's copy to a tensor lowers");
+    (void)direct;
+  }
   b.setInsertionPoint(branch.thenBlock()->getTerminator());
   Value issuer = kl.isThread(0);
   Value tensorMap = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), mapArg);
@@ -95,7 +160,10 @@ bool lowerBulkStoreEpilogue(KernelLowering &kl, CopyOp copy) {
     kl.ifThen(issuer, [&] { bulkWaitGroup(b, loc, 1, /*read=*/true); });
     kl.lastWasBarrier_ = false;
     kl.barrier();
-    kl.storeMatrices(frag, staging, p * kPanelColumns, kPanelColumns);
+    if (eltBytes == 2)
+      kl.storeMatrices(frag, staging, p * kPanelColumns, kPanelColumns);
+    else
+      storePanel(kl, frag, staging, p * kPanelColumns, kPanelColumns);
     fenceProxyAsyncShared(b, loc);
     kl.lastWasBarrier_ = false;
     kl.barrier();

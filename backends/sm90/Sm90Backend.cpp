@@ -31,6 +31,7 @@ const TargetCapabilities kSm90 = [] {
   caps.hasTanhApprox = true;
   caps.hasScopedMemoryOrder = true;
   caps.hasBulkTensorCopy = true;
+  caps.hasFp8Convert = true;
   caps.hasMbarrier = true;
   caps.hasClusters = true;
   caps.mmaShapes = {"m16n8k16", "m16n8k8", "m8n8k4"};

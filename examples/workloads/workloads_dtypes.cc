@@ -370,6 +370,12 @@ std::vector<Workload> DtypeWorkloads() {
   // of 64 or 128 and k-tiles of 8 to 128; N a multiple of 8, K of 16).
   for (const GemmKernel& g : kGemmKernels)
     list.push_back(TypedGemmWorkload(g.name, 257, 200, 208, g.type, {}, true, false));
+  // More tiles than the H200's 132 SMs, with tails in M and N: persistent
+  // blocks with a second tile, whose first leaves through the bulk-store
+  // epilogue (4-byte outputs: e4m3 and i8 to f32 and i32, TF32).
+  for (int g : {0, 2, 4})
+    list.push_back(TypedGemmWorkload(kGemmKernels[g].name, 2100, 2056, 208,
+                                     kGemmKernels[g].type, {}, true, false));
   // The FP8 example promises N and K multiples of 16 (16-byte rows of D).
   list.push_back(TypedGemmWorkload("fp8_gemm", 257, 208, 208,
                                    {runtime::DTYPE_F8E4M3, runtime::DTYPE_F8E4M3}, kFp8Scales,
