@@ -90,6 +90,14 @@ static SmallVector<Value> members(OpBuilder &b, Location loc, Value aggregate, i
   return values;
 }
 
+Value dp4a(OpBuilder &b, Location loc, Value a, bool signedA, Value bVec, bool signedB, Value c) {
+  auto type = [](bool isSigned) {
+    return isSigned ? NVVM::DotAccumulateType::SIGNED : NVVM::DotAccumulateType::UNSIGNED;
+  };
+  return NVVM::DotAccumulate4WayOp::create(b, loc, b.getI32Type(), a, type(signedA), bVec,
+                                           type(signedB), c);
+}
+
 SmallVector<Value> mmaM8n8k4(OpBuilder &b, Location loc, bool colA, bool colB, ValueRange a,
                              ValueRange bRegs, ValueRange c) {
   MLIRContext *ctx = b.getContext();
