@@ -63,7 +63,8 @@ void membarGpu(mlir::OpBuilder &b, mlir::Location loc);
 mlir::Value dp4a(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a, bool signedA,
                  mlir::Value bVec, bool signedB, mlir::Value c);
 /// `mma.sync.aligned.m8n8k4.{row,col}.{row,col}.f32.f16.f16.f32` (PTX ISA,
-/// mma): A and B two i32 (f16 pairs) each, C eight f32; returns D.
+/// mma): A and B two i32 (f16 pairs) each, C eight f32; returns D. With C
+/// four vector<2xf16> (its own fragment layout), the `.f16.f16.f16.f16` form.
 llvm::SmallVector<mlir::Value> mmaM8n8k4(mlir::OpBuilder &b, mlir::Location loc, bool colA,
                                          bool colB, mlir::ValueRange a, mlir::ValueRange bRegs,
                                          mlir::ValueRange c);

@@ -27,8 +27,15 @@
 // RUN: sed 's/ELT/f8E4M3FN/g; s/ACC/f32/g; s/PREC//' %S/Inputs/gemm-tn.mlir | %tessera-compile - --target=sm_89 --emit=ptx | FileCheck %s --check-prefix=SM89
 // RUN: sed 's/ELT/f8E5M2/g; s/ACC/f32/g; s/PREC//' %S/Inputs/gemm-tn.mlir | %tessera-compile - --target=sm_89 --emit=ptx | FileCheck %s --check-prefix=SM89E5M2
 // RUN: sed 's/ELT/f8E4M3FN/g; s/ACC/f32/g; s/PREC//' %S/Inputs/gemm-tn.mlir | %tessera-compile - --target=sm_86 --emit=ptx | FileCheck %s --check-prefix=FP8SIMT
-// sm70: f16 accumulators on m8n8k4 (summed in f32 within the gemm).
+// sm70: f16 accumulators on m8n8k4's .f16 C/D form, the fragment's
+// registers exchanged within each quad (one butterfly stage, two XOR
+// shuffles per 8 x 8 block) before the MMAs and after them; the f32 atom,
+// named, still sums f16 accumulators in f32; the f16 one takes f16 only.
 // RUN: sed 's/ELT/f16/g; s/ACC/f16/g; s/PREC//' %S/Inputs/gemm-tn.mlir | %tessera-compile - --target=sm_70 --emit=tile | FileCheck %s --check-prefix=SM70F16ACC
+// RUN: sed 's/ELT/f16/g; s/ACC/f16/g; s/PREC//' %S/Inputs/gemm-tn.mlir | %tessera-compile - --target=sm_70 --emit=ptx | FileCheck %s --check-prefix=SM70F16PTX
+// RUN: sed 's/ELT/f16/g; s/ACC/f16/g; s/PREC//' %S/Inputs/gemm-tn.mlir | %tessera-compile - --target=sm_70 --emit=tile | %tessera-opt --tile-lower-to-gpu | FileCheck %s --check-prefix=SM70F16OPT
+// RUN: sed 's/ELT/f16/g; s/ACC/f16/g; s/PREC/{atom = "SM70_8x8x4_F32F16F16F32"}/; s/ {transpose_b}//' %S/Inputs/gemm-tn.mlir | %tessera-compile - --target=sm_70 --emit=ptx | FileCheck %s --check-prefix=SM70F32NAMED
+// RUN: sed 's/ELT/f16/g; s/ACC/f32/g; s/PREC/{atom = "SM70_8x8x4_F16F16F16F16"}/; s/ {transpose_b}//' %S/Inputs/gemm-tn.mlir | not %tessera-compile - --target=sm_70 --emit=tile 2>&1 | FileCheck %s --check-prefix=SM70F16F32
 // sm_60: every type through SIMT FMA (GP100 has no dp4a); naming dp4a there is an error.
 // RUN: sed 's/ELT/ui8/g; s/ACC/i32/g; s/PREC//' %S/Inputs/gemm-tn.mlir | %tessera-compile - --target=sm_60 --emit=ptx | FileCheck %s --check-prefix=SM60U8
 // RUN: sed 's/ELT/i8/g; s/ACC/i32/g; s/PREC/{atom = "SM61_DP4A_1x1x4_S32S8S8S32"}/; s/ {transpose_b}//' %S/Inputs/gemm-tn.mlir | not %tessera-compile - --target=sm_60 --emit=tile 2>&1 | FileCheck %s --check-prefix=SM60DP4A
@@ -70,7 +77,16 @@
 // SM89: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // SM89: mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32
 // SM89E5M2: mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32
-// SM70F16ACC: tile.gemm {{.*}} {atom = "SM70_8x8x4_F32F16F16F32", transpose_b}
+// SM70F16ACC: tile.gemm {{.*}} {atom = "SM70_8x8x4_F16F16F16F16", transpose_b}
+// SM70F16PTX: shfl.sync.bfly.b32 {{.*}}, 2, 31, -1;
+// SM70F16PTX: mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f16
+// SM70F16PTX-NOT: cvt.f32.f16
+// SM70F16PTX-NOT: .f32.f16.f16.f32
+// SM70F16PTX: shfl.sync.bfly.b32 {{.*}}, 2, 31, -1;
+// SM70F16OPT: gpu.shuffle xor {{.*}} : i32
+// SM70F16OPT: nvvm.mma.sync {{.*}} shape = #nvvm.shape<m = 8, n = 8, k = 4>} : (vector<2xf16>, vector<2xf16>, vector<2xf16>) -> !llvm.struct<(vector<2xf16>, vector<2xf16>, vector<2xf16>, vector<2xf16>)>
+// SM70F32NAMED: mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f32
+// SM70F16F32: error: 'tile.gemm' op atom 'SM70_8x8x4_F16F16F16F16' cannot be used on sm_70: SM70_8x8x4_F16F16F16F16 does not accumulate in f32
 // SM60U8: ld.shared.b8
 // SM60U8: mul.wide.u16
 // SM60U8-NOT: dp4a
