@@ -113,10 +113,13 @@ struct TargetCapabilities {
 /// shape or thread count.
 enum class MmaAtomKind {
   /// One fma.rn.f32 per thread and element, operands from shared memory
-  /// (PTX ISA §9.7.3.6; every backend).
+  /// (PTX ISA §9.7.3.6; every backend). Per-thread atoms of other
+  /// instructions share its accumulator distribution: sm_61's dp4a.
   kSimtFma,
   /// Volta's mma.sync.aligned.m8n8k4: the four quadpairs of a warp each
-  /// compute an 8 x 8 x 4 product (PTX ISA §9.7.14.5.1; sm70).
+  /// compute an 8 x 8 x 4 product (PTX ISA §9.7.14.5.1; sm70). Fragments
+  /// hold the f32 C/D layout; the .f16 form's atom exchanges registers
+  /// within each quad around its MMAs.
   kQuadpairMma,
   /// A warp's mma.sync.aligned.m16n8k16, shared operands through ldmatrix
   /// (PTX ISA §9.7.14.5.8; sm80).

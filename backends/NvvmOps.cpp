@@ -90,6 +90,14 @@ static SmallVector<Value> members(OpBuilder &b, Location loc, Value aggregate, i
   return values;
 }
 
+Value dp4a(OpBuilder &b, Location loc, Value a, bool signedA, Value bVec, bool signedB, Value c) {
+  auto type = [](bool isSigned) {
+    return isSigned ? NVVM::DotAccumulateType::SIGNED : NVVM::DotAccumulateType::UNSIGNED;
+  };
+  return NVVM::DotAccumulate4WayOp::create(b, loc, b.getI32Type(), a, type(signedA), bVec,
+                                           type(signedB), c);
+}
+
 SmallVector<Value> mmaM8n8k4(OpBuilder &b, Location loc, bool colA, bool colB, ValueRange a,
                              ValueRange bRegs, ValueRange c) {
   MLIRContext *ctx = b.getContext();
@@ -100,14 +108,15 @@ SmallVector<Value> mmaM8n8k4(OpBuilder &b, Location loc, bool colA, bool colB, V
       pairs.push_back(LLVM::BitcastOp::create(b, loc, pair, reg));
     return pairs;
   };
-  SmallVector<Type> f32s(8, b.getF32Type());
+  // D has C's types: eight f32, or four f16 pairs (the .f16 C/D form).
+  SmallVector<Type> dTypes(c.getTypes());
   auto layout = [](bool col) { return col ? NVVM::MMALayout::col : NVVM::MMALayout::row; };
   auto mma = NVVM::MmaOp::create(
-      b, loc, LLVM::LLVMStructType::getLiteral(ctx, f32s), asPairs(a), asPairs(bRegs), c,
+      b, loc, LLVM::LLVMStructType::getLiteral(ctx, dTypes), asPairs(a), asPairs(bRegs), c,
       ArrayRef<int64_t>{8, 8, 4}, std::nullopt, std::nullopt,
       std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::f16, NVVM::MMATypes::f16},
       std::array<NVVM::MMALayout, 2>{layout(colA), layout(colB)});
-  return members(b, loc, mma, 8);
+  return members(b, loc, mma, c.size());
 }
 
 SmallVector<Value> mmaSync(OpBuilder &b, Location loc, int64_t m, int64_t n, int64_t k,

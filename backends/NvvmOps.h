@@ -56,8 +56,15 @@ void namedBarrierSync(mlir::OpBuilder &b, mlir::Location loc, int64_t id, int64_
 /// `membar.gl;` (PTX ISA, membar/fence): orders this thread's memory
 /// accesses at GPU scope.
 void membarGpu(mlir::OpBuilder &b, mlir::Location loc);
+/// `dp4a.{u32,s32}.{u32,s32} d, a, b, c;` (PTX ISA, integer arithmetic:
+/// dp4a, sm_61+): c plus the dot product of the four bytes of `a` and of
+/// `bVec` (vector<4xi8>, byte 0 first), each sign- or zero-extended as
+/// `signedA` / `signedB` say; i32, wrapping.
+mlir::Value dp4a(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a, bool signedA,
+                 mlir::Value bVec, bool signedB, mlir::Value c);
 /// `mma.sync.aligned.m8n8k4.{row,col}.{row,col}.f32.f16.f16.f32` (PTX ISA,
-/// mma): A and B two i32 (f16 pairs) each, C eight f32; returns D.
+/// mma): A and B two i32 (f16 pairs) each, C eight f32; returns D. With C
+/// four vector<2xf16> (its own fragment layout), the `.f16.f16.f16.f16` form.
 llvm::SmallVector<mlir::Value> mmaM8n8k4(mlir::OpBuilder &b, mlir::Location loc, bool colA,
                                          bool colB, mlir::ValueRange a, mlir::ValueRange bRegs,
                                          mlir::ValueRange c);

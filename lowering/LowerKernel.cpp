@@ -144,8 +144,6 @@ LogicalResult KernelLowering::run() {
     emitTileLoop();
   if (failed(lowerBlock(kernel_.getBodyBlock())))
     return failure();
-  if (pingPong_ && !func_->hasAttr(kLoweredTilesPerBlockAttr))
-    dropPingPong();
   if (relocateOp_ && !keepRelocation_)
     foldPlaceholder(relocateOp_, 0);
   if (persistent_)

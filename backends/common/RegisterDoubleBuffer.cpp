@@ -40,24 +40,11 @@ LogicalResult RegisterDoubleBufferPipeline::lower(KernelLowering &kl, PipelinedO
   OpBuilder &b = kl.b_;
   Location loc = kl.loc_;
   const llvm::SmallPtrSetImpl<Operation *> &ahead = plan.ahead;
-  // This thread's share of iteration `iteration`'s tiles, in registers.
   auto load = [&](Value iteration) {
-    IRMapping saved = kl.map_;
-    SmallVector<Value> tiles;
-    kl.mapIteration(loop, ahead, iteration,
-                    [&](CopyOp copy) { tiles.push_back(kl.loadTileToRegisters(copy)); });
-    kl.map_ = saved;
-    return tiles;
+    return loadIterationToRegisters(kl, loop, ahead, iteration);
   };
   auto store = [&](ArrayRef<Value> tiles, Value stage) {
-    unsigned i = 0;
-    for (Operation &op : loop.getBodyBlock().without_terminator()) {
-      if (!ahead.contains(&op))
-        continue;
-      auto staged = kl.useStage({cast<CopyOp>(op).getDst()}, stage);
-      kl.storeRegistersToTile(cast<CopyOp>(op), tiles[i++]);
-    }
-    kl.lastWasBarrier_ = false;
+    storeRegistersToStage(kl, loop, ahead, tiles, stage);
   };
   kl.barrier();
   store(load(kl.cst(0)), kl.cst(0));
@@ -83,6 +70,30 @@ LogicalResult RegisterDoubleBufferPipeline::lower(KernelLowering &kl, PipelinedO
 }
 
 } // namespace
+
+SmallVector<Value> loadIterationToRegisters(KernelLowering &kl, PipelinedOp loop,
+                                            const llvm::SmallPtrSetImpl<Operation *> &ahead,
+                                            Value iteration) {
+  IRMapping saved = kl.map_;
+  SmallVector<Value> tiles;
+  kl.mapIteration(loop, ahead, iteration,
+                  [&](CopyOp copy) { tiles.push_back(kl.loadTileToRegisters(copy)); });
+  kl.map_ = saved;
+  return tiles;
+}
+
+void storeRegistersToStage(KernelLowering &kl, PipelinedOp loop,
+                           const llvm::SmallPtrSetImpl<Operation *> &ahead,
+                           ArrayRef<Value> tiles, Value stage) {
+  unsigned i = 0;
+  for (Operation &op : loop.getBodyBlock().without_terminator()) {
+    if (!ahead.contains(&op))
+      continue;
+    auto staged = kl.useStage({cast<CopyOp>(op).getDst()}, stage);
+    kl.storeRegistersToTile(cast<CopyOp>(op), tiles[i++]);
+  }
+  kl.lastWasBarrier_ = false;
+}
 
 const PipelineStrategy &registerDoubleBufferPipeline() {
   static const RegisterDoubleBufferPipeline strategy;

@@ -1,7 +1,8 @@
 //===- Sm60Backend.cpp - The Pascal backend (sm_60, sm_61, sm_62) --------===//
 //
 // This file implements the Pascal backend: no tensor cores, no asynchronous
-// copies; GEMMs are FMA on CUDA cores. Capability data from the CUDA C++
+// copies; GEMMs are FMA on CUDA cores, and on sm_61/sm_62 int8 GEMMs dp4a
+// (four byte products per instruction). Capability data from the CUDA C++
 // Programming Guide, "Technical Specifications per Compute Capability".
 //
 //===----------------------------------------------------------------------===//
@@ -10,6 +11,7 @@
 #include "backends/common/Pipelines.h"
 #include "backends/common/MmaAtoms.h"
 #include "backends/common/NVVMLowering.h"
+#include "backends/sm60/Dp4a.h"
 
 namespace tessera {
 namespace {
@@ -44,9 +46,15 @@ public:
   void buildLoweringTail(mlir::OpPassManager &pm, const ComputeCapability &cc) const override {
     addCommonNVVMLowering(pm, cc);
   }
-  /// Pascal has no tensor cores: every gemm is SIMT FMA.
-  std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
-    return {getSimtFmaAtom()};
+  /// Pascal has no tensor cores: gemms are SIMT FMA, except i8/u8 gemms
+  /// with i32 accumulators on GP10x (6.1, 6.2), which have dp4a (GP100,
+  /// 6.0, does not).
+  std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &cc) const override {
+    std::vector<MmaAtom> atoms;
+    if (cc.minor != 0)
+      atoms = getSm61Dp4aAtoms();
+    atoms.push_back(getSimtFmaAtom());
+    return atoms;
   }
   std::vector<const PipelineStrategy *>
   getPipelineStrategies(const ComputeCapability &) const override {

@@ -42,9 +42,10 @@ public:
   }
   /// Volta's tensor cores: mma.sync.aligned.m8n8k4 (PTX ISA §9.7.14.5.1),
   /// four quadpairs per warp each computing an 8 x 8 x 4 product; f16 only
-  /// (Volta has no bf16), SIMT FMA for the rest.
+  /// (Volta has no bf16), with f16 accumulators in the f16 C/D form, SIMT
+  /// FMA for the rest.
   std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
-    return {getSm70QuadpairAtom(), getSimtFmaAtom()};
+    return {getSm70QuadpairF16Atom(), getSm70QuadpairAtom(), getSimtFmaAtom()};
   }
   std::vector<const PipelineStrategy *>
   getPipelineStrategies(const ComputeCapability &) const override {

@@ -16,6 +16,8 @@ cp bazel-bin/tests/runtime/runtime_gpu_test .device/
 bazel build //examples:all_examples //tests/conformance:write_bundles //benchmarks:variants
 ./bazel-bin/examples/all_examples --no-run --bundle-dir=.device/bundles | tee .device/compile_table.txt
 ./bazel-bin/tests/conformance/write_bundles .device/bundles
+# sm_61 (the sm60 backend's dp4a atoms for i8/u8 gemms), through the JIT.
+./bazel-bin/tests/conformance/write_bundles .device/bundles sm_61
 # The test-only Turing backend's cases (its own atom and pipelining strategy),
 # run through the driver's JIT like the other older targets.
 bazel build //tests/conformance:write_bundles_sm75

@@ -1,8 +1,8 @@
 //===- internal.h - What the workloads' files share -------------*- C++ -*-===//
 //
 // Private to examples/workloads: the random inputs, poisoned outputs,
-// checks, tuning and timing every workload file uses, and the data-type
-// workloads (workloads_dtypes.cc) that AllWorkloads lists.
+// checks, tuning and timing every workload file uses, and each family's
+// workloads that AllWorkloads lists.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,6 +67,93 @@ absl::StatusOr<const runtime::LoadedKernel*> TuneAndLaunch(
 absl::Status TimeIfAsked(const runtime::LoadedKernel& kernel,
                          const std::vector<runtime::KernelArg>& args, const RunOptions& options,
                          Report& report);
+
+/// Rounds to the nearest f16 and back (round-to-nearest-even).
+float RoundToHalf(float x);
+/// bf16 bits of `x` (round to nearest even), and back.
+uint16_t FloatToBf16Bits(float x);
+float Bf16BitsToFloat(uint16_t b);
+
+/// A matrix in one of the GEMM element types, with its exact float values.
+struct HostMatrix {
+  runtime::DType dtype;
+  std::vector<float> values;   // exactly representable in dtype
+  std::vector<uint8_t> bytes;  // device representation
+
+  /// Uniform in [-1, 1): drawn in float32 and rounded to `t` (f64 holds
+  /// the float32 value exactly); with
+  /// `torchStyle` the way `torch.rand(..., dtype=t) * 2 - 1` draws them, a
+  /// uniform [0, 1) value rounded to `t` (one that rounds to 1 becomes 0, as
+  /// torch's uniform kernel makes it), then scaled and rounded in `t` (the
+  /// low mantissa bits of small values are zero), to time our kernels on the
+  /// inputs peers.py --inputs=torch gives cuBLAS.
+  HostMatrix(runtime::DType t, int64_t n, Random& random, bool torchStyle = false)
+      : dtype(t), values(n) {
+    bytes.resize(n * ElementBytes());
+    for (int64_t i = 0; i < n; ++i) {
+      float x = random.Uniform();
+      if (torchStyle && (t == runtime::DTYPE_F16 || t == runtime::DTYPE_BF16)) {
+        float u = 0.5f * (x + 1.0f);
+        u = t == runtime::DTYPE_F16 ? HalfBitsToFloat(FloatToHalfBits(u))
+                                    : Bf16BitsToFloat(FloatToBf16Bits(u));
+        if (u == 1.0f) u = 0.0f;
+        x = 2.0f * u - 1.0f;
+      }
+      if (t == runtime::DTYPE_F16) {
+        uint16_t h = FloatToHalfBits(x);
+        values[i] = HalfBitsToFloat(h);
+        std::memcpy(&bytes[2 * i], &h, 2);
+      } else if (t == runtime::DTYPE_BF16) {
+        uint16_t b = FloatToBf16Bits(x);
+        values[i] = Bf16BitsToFloat(b);
+        std::memcpy(&bytes[2 * i], &b, 2);
+      } else if (t == runtime::DTYPE_F64) {
+        values[i] = x;
+        double d = x;
+        std::memcpy(&bytes[8 * i], &d, 8);
+      } else {
+        values[i] = x;
+        std::memcpy(&bytes[4 * i], &x, 4);
+      }
+    }
+  }
+  int64_t ElementBytes() const {
+    return dtype == runtime::DTYPE_F64 ? 8 : dtype == runtime::DTYPE_F32 ? 4 : 2;
+  }
+};
+
+
+/// The value of an f64, f32, f16 or bf16 element at `p`.
+double DecodeElement(runtime::DType dtype, const uint8_t* p);
+
+/// The fused epilogue a GEMM kernel applies: C = act(A B + bias) (+ R).
+enum class Act { kNone, kGeluTanh, kGeluErf, kRelu, kSilu };
+struct GemmEpilogue {
+  bool bias = false;
+  Act act = Act::kNone;
+  bool residual = false;
+};
+
+// The workloads of each family (AllWorkloads lists them).
+// workloads_elementwise.cc: C = A + B (f32, exact); Y = 2 X + 1 through
+// shared memory.
+Workload VectorAdd(int64_t n, bool conformance, bool benchmark,
+                   const std::string& kernel = "vector_add");
+Workload ScaleShared2D(int64_t m);
+// workloads_gemm.cc: C = A * B (B is N x K when transposed) with `epilogue`;
+// the chained GEMM; an epilogue GEMM at a conformance size and, for
+// `benchmark`, at 2048^3 and 8192^3.
+Workload Gemm(const std::string& kernel, int64_t m, int64_t n, int64_t k, runtime::DType dtype,
+              bool transposeB, bool conformance, bool benchmark, GemmEpilogue epilogue = {});
+Workload GemmChain(int64_t m, int64_t n);
+std::vector<Workload> GemmEpilogueWorkloads(const std::string& kernel, Act act, bool residual,
+                                            bool benchmark);
+// workloads_rows.cc: row reductions, softmax, RMSNorm / LayerNorm.
+Workload RowReduce(runtime::DType dtype, const std::string& type, int64_t m);
+Workload Norm(const std::string& kernel, int64_t m, int64_t n, runtime::DType dtype, bool layer,
+              bool conformance, bool benchmark);
+Workload Softmax(const std::string& kernel, int64_t m, int64_t n, runtime::DType dtype,
+                 bool conformance, bool benchmark);
 
 /// The workloads of the data-type kernels (FP8, int8, TF32, f16
 /// accumulation, f64 GEMMs, conversions; examples/fp8_gemm.cc).

@@ -1,17 +1,21 @@
 //===- workloads.cc - Run, check and time compiled kernels ----------------===//
 //
-// This file implements the workloads of the example kernels. Inputs are
-// random (never zeros), outputs are poisoned with NaN bytes before each run,
-// and results are compared with a CPU reference computed in higher
-// precision where rounding differs, or exactly where it cannot.
+// This file implements what the workloads share (their checks, tuning and
+// timing, host conversions of f16 and bf16) and the list of every workload
+// (AllWorkloads); each family's workloads are in a file of their own
+// (workloads_elementwise.cc, workloads_gemm.cc, workloads_rows.cc,
+// workloads_dtypes.cc, attention.cc). Inputs are random (never zeros),
+// outputs are poisoned with NaN bytes before each run, and results are
+// compared with a CPU reference computed in higher precision where rounding
+// differs, or exactly where it cannot.
 //
 //===----------------------------------------------------------------------===//
 
 #include "examples/workloads/workloads.h"
-#include "examples/workloads/internal.h"
 
 #include "examples/workloads/attention.h"
 #include "examples/workloads/flash_attention.h"
+#include "examples/workloads/internal.h"
 
 #include <cmath>
 #include <cstring>
@@ -111,65 +115,6 @@ absl::Status TimeIfAsked(const LoadedKernel& kernel, const std::vector<KernelArg
   return absl::OkStatus();
 }
 
-}  // namespace internal
-
-namespace {
-
-using namespace internal;
-
-/// C = A + B in f32: the GPU's add.rn.f32 and the CPU's float addition are
-/// both IEEE round-to-nearest, so the check is exact equality.
-absl::StatusOr<Report> RunVectorAdd(const LoadedKernel& kernel, int64_t n,
-                                    const RunOptions& options) {
-  Report report;
-  report.target = kernel.spec().target();
-  std::vector<float> a(n), b(n), c(n);
-  Random random(options.seed);
-  for (int64_t i = 0; i < n; ++i) {
-    a[i] = random.Uniform();
-    b[i] = random.Uniform();
-  }
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer da, Upload(a));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, Upload(b));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dc, DeviceBuffer::Allocate(n * sizeof(float)));
-  std::vector<KernelArg> args = {
-      TensorArg{da.ptr(), runtime::DTYPE_F32, {n}},
-      TensorArg{db.ptr(), runtime::DTYPE_F32, {n}},
-      TensorArg{dc.ptr(), runtime::DTYPE_F32, {n}},
-  };
-  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
-                           TuneAndLaunch(kernel, args, options, dc, report));
-  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
-  TESSERA_RETURN_IF_ERROR(dc.CopyToHost(c.data(), n * sizeof(float)));
-  for (int64_t i = 0; i < n; ++i) {
-    float expected = a[i] + b[i];
-    if (std::memcmp(&c[i], &expected, sizeof(float)) != 0) {
-      if (report.mismatches == 0)
-        report.detail = absl::StrFormat("first mismatch at %d: got %g, expected %g", i, c[i],
-                                        expected);
-      ++report.mismatches;
-      double error = std::isnan(c[i]) ? std::numeric_limits<double>::infinity()
-                                      : std::fabs(double(c[i]) - double(expected));
-      report.max_error = std::max(report.max_error, error);
-    }
-  }
-  report.checked = n;
-  report.correct = report.mismatches == 0;
-  report.tolerance = 0;
-  report.bytes = 3.0 * sizeof(float) * n;
-  report.flops = n;
-  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
-  return report;
-}
-
-Workload VectorAdd(int64_t n, bool conformance, bool benchmark,
-                   const std::string& kernel = "vector_add") {
-  return MakeWorkload(absl::StrCat(kernel, "/n=", n), kernel, conformance, benchmark,
-                      [n](const LoadedKernel& loaded, const RunOptions& options) {
-                        return RunVectorAdd(loaded, n, options);
-                      });
-}
-
 /// Rounds to the nearest f16 and back (round-to-nearest-even), exactly as
 /// the GPU's cvt.f32.f16 of a cvt.rn.f16.f32 does.
 float RoundToHalf(float x) {
@@ -194,10 +139,10 @@ float RoundToHalf(float x) {
   return r;
 }
 
-}  // namespace
+}  // namespace internal
 
 uint16_t FloatToHalfBits(float x) {
-  float r = RoundToHalf(x);
+  float r = internal::RoundToHalf(x);
   uint32_t bits;
   std::memcpy(&bits, &r, 4);
   uint32_t sign = (bits >> 16) & 0x8000u;
@@ -210,52 +155,6 @@ uint16_t FloatToHalfBits(float x) {
   }
   return uint16_t(sign | (uint32_t(exponent) << 10) | (mantissa >> 13));
 }
-
-namespace {
-
-/// Y = 2 X + 1 with X f16 [m, 200] and Y f32: X is exactly representable in
-/// f32, so 2x + 1 in f32 on the CPU is the exact expected result.
-absl::StatusOr<Report> RunScaleShared2D(const LoadedKernel& kernel, int64_t m,
-                                        const RunOptions& options) {
-  constexpr int64_t kCols = 200;
-  Report report;
-  report.target = kernel.spec().target();
-  int64_t n = m * kCols;
-  std::vector<uint16_t> x(n);
-  std::vector<float> xf(n), y(n);
-  Random random(options.seed);
-  for (int64_t i = 0; i < n; ++i) {
-    xf[i] = RoundToHalf(random.Uniform() * 8.0f);
-    x[i] = FloatToHalfBits(xf[i]);
-  }
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, DeviceBuffer::Allocate(n * 4));
-  TESSERA_RETURN_IF_ERROR(dy.Fill(kPoisonByte));
-  std::vector<KernelArg> args = {TensorArg{dx.ptr(), runtime::DTYPE_F16, {m, kCols}},
-                                 TensorArg{dy.ptr(), runtime::DTYPE_F32, {m, kCols}}};
-  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
-  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
-  TESSERA_RETURN_IF_ERROR(dy.CopyToHost(y.data(), n * 4));
-  for (int64_t i = 0; i < n; ++i) {
-    float expected = 2.0f * xf[i] + 1.0f;
-    if (!(y[i] == expected)) {
-      if (report.mismatches == 0)
-        report.detail = absl::StrFormat("first mismatch at (%d, %d): got %g, expected %g",
-                                        i / kCols, i % kCols, y[i], expected);
-      ++report.mismatches;
-      report.max_error = std::max(report.max_error,
-                                  std::isnan(y[i]) ? std::numeric_limits<double>::infinity()
-                                                   : std::fabs(double(y[i]) - expected));
-    }
-  }
-  report.checked = n;
-  report.correct = report.mismatches == 0;
-  report.bytes = 6.0 * n;
-  report.flops = 2.0 * n;
-  return report;
-}
-
-}  // namespace
 
 float HalfBitsToFloat(uint16_t h) {
   uint32_t sign = uint32_t(h & 0x8000u) << 16;
@@ -276,7 +175,7 @@ float HalfBitsToFloat(uint16_t h) {
   return result;
 }
 
-namespace {
+namespace internal {
 
 uint16_t FloatToBf16Bits(float x) {
   uint32_t bits;
@@ -291,54 +190,6 @@ float Bf16BitsToFloat(uint16_t b) {
   std::memcpy(&f, &bits, 4);
   return f;
 }
-
-/// A matrix in one of the GEMM element types, with its exact float values.
-struct HostMatrix {
-  runtime::DType dtype;
-  std::vector<float> values;   // exactly representable in dtype
-  std::vector<uint8_t> bytes;  // device representation
-
-  /// Uniform in [-1, 1): drawn in float32 and rounded to `t` (f64 holds
-  /// the float32 value exactly); with
-  /// `torchStyle` the way `torch.rand(..., dtype=t) * 2 - 1` draws them, a
-  /// uniform [0, 1) value rounded to `t` (one that rounds to 1 becomes 0, as
-  /// torch's uniform kernel makes it), then scaled and rounded in `t` (the
-  /// low mantissa bits of small values are zero), to time our kernels on the
-  /// inputs peers.py --inputs=torch gives cuBLAS.
-  HostMatrix(runtime::DType t, int64_t n, Random& random, bool torchStyle = false)
-      : dtype(t), values(n) {
-    bytes.resize(n * ElementBytes());
-    for (int64_t i = 0; i < n; ++i) {
-      float x = random.Uniform();
-      if (torchStyle && (t == runtime::DTYPE_F16 || t == runtime::DTYPE_BF16)) {
-        float u = 0.5f * (x + 1.0f);
-        u = t == runtime::DTYPE_F16 ? HalfBitsToFloat(FloatToHalfBits(u))
-                                    : Bf16BitsToFloat(FloatToBf16Bits(u));
-        if (u == 1.0f) u = 0.0f;
-        x = 2.0f * u - 1.0f;
-      }
-      if (t == runtime::DTYPE_F16) {
-        uint16_t h = FloatToHalfBits(x);
-        values[i] = HalfBitsToFloat(h);
-        std::memcpy(&bytes[2 * i], &h, 2);
-      } else if (t == runtime::DTYPE_BF16) {
-        uint16_t b = FloatToBf16Bits(x);
-        values[i] = Bf16BitsToFloat(b);
-        std::memcpy(&bytes[2 * i], &b, 2);
-      } else if (t == runtime::DTYPE_F64) {
-        values[i] = x;
-        double d = x;
-        std::memcpy(&bytes[8 * i], &d, 8);
-      } else {
-        values[i] = x;
-        std::memcpy(&bytes[4 * i], &x, 4);
-      }
-    }
-  }
-  int64_t ElementBytes() const {
-    return dtype == runtime::DTYPE_F64 ? 8 : dtype == runtime::DTYPE_F32 ? 4 : 2;
-  }
-};
 
 double DecodeElement(runtime::DType dtype, const uint8_t* p) {
   if (dtype == runtime::DTYPE_F64) {
@@ -356,397 +207,9 @@ double DecodeElement(runtime::DType dtype, const uint8_t* p) {
   return dtype == runtime::DTYPE_F16 ? HalfBitsToFloat(h) : Bf16BitsToFloat(h);
 }
 
-/// The fused epilogue a GEMM kernel applies: C = act(A B + bias) (+ R).
-enum class Act { kNone, kGeluTanh, kGeluErf, kRelu, kSilu };
-struct GemmEpilogue {
-  bool bias = false;
-  Act act = Act::kNone;
-  bool residual = false;
-};
+}  // namespace internal
 
-/// C = A * B (B is N x K when transposed), with `epilogue` applied: float64
-/// reference on the CPU over every element (conformance sizes) or a random
-/// sample of 4096 elements (benchmark sizes), relative error bounds fitting
-/// the type (f16 output rounding 2^-11, bf16 2^-8, f32 accumulation order).
-
-absl::StatusOr<Report> RunGemm(const LoadedKernel& kernel, int64_t m, int64_t n, int64_t k,
-                               runtime::DType dtype, bool transposeB, bool fullCheck,
-                               GemmEpilogue epilogue, const RunOptions& options) {
-  Report report;
-  report.target = kernel.spec().target();
-  Random random(options.seed);
-  HostMatrix a(dtype, m * k, random, options.torch_inputs),
-      b(dtype, k * n, random, options.torch_inputs);
-  int64_t eltBytes = a.ElementBytes();
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer da, Upload(a.bytes));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, Upload(b.bytes));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dc, DeviceBuffer::Allocate(m * n * eltBytes));
-  std::vector<int64_t> bShape = transposeB ? std::vector<int64_t>{n, k}
-                                           : std::vector<int64_t>{k, n};
-  // The fused epilogue's bias row (C = GELU(A B + bias), tanh form).
-  HostMatrix bias(dtype, n, random, options.torch_inputs);
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dbias, Upload(bias.bytes));
-  std::vector<KernelArg> args = {TensorArg{da.ptr(), dtype, {m, k}},
-                                 TensorArg{db.ptr(), dtype, bShape}};
-  if (epilogue.bias) args.push_back(TensorArg{dbias.ptr(), dtype, {1, n}});
-  // The residual tensor (C = act(A B + bias) + R).
-  HostMatrix residual(dtype, epilogue.residual ? m * n : 1, random, options.torch_inputs);
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dres, Upload(residual.bytes));
-  if (epilogue.residual) args.push_back(TensorArg{dres.ptr(), dtype, {m, n}});
-  args.push_back(TensorArg{dc.ptr(), dtype, {m, n}});
-  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
-                           TuneAndLaunch(kernel, args, options, dc, report));
-  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
-  std::vector<uint8_t> c(m * n * eltBytes);
-  TESSERA_RETURN_IF_ERROR(dc.CopyToHost(c.data(), c.size()));
-
-  // Which elements to check.
-  std::vector<std::pair<int64_t, int64_t>> points;
-  if (fullCheck) {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) points.push_back({i, j});
-  } else {
-    Random pick(options.seed + 17);
-    for (int s = 0; s < 4096; ++s) points.push_back({pick.Index(m), pick.Index(n)});
-    // Always include the corners (tails).
-    points.push_back({m - 1, n - 1});
-    points.push_back({0, n - 1});
-    points.push_back({m - 1, 0});
-  }
-  // Column j of B starts at bColumns + j * columnStart, its elements
-  // bStride apart. A full check reads every column m times: it reads them
-  // from a copy with K contiguous (striding B by n made the full checks of
-  // the larger conformance cases take tens of seconds); a sampled check
-  // reads B in place (a copy would cost more than its 4099 dot products).
-  std::vector<float> columns;
-  const float* bColumns = b.values.data();
-  int64_t columnStart = k, bStride = 1;
-  if (!transposeB && fullCheck) {
-    columns.resize(b.values.size());
-    for (int64_t p = 0; p < k; ++p)
-      for (int64_t j = 0; j < n; ++j) columns[j * k + p] = b.values[p * n + j];
-    bColumns = columns.data();
-  } else if (!transposeB) {
-    columnStart = 1, bStride = n;
-  }
-  double errSq = 0, refSq = 0;
-  for (auto [i, j] : points) {
-    double ref = 0;
-    const float* aRow = &a.values[i * k];
-    const float* bColumn = &bColumns[j * columnStart];
-    for (int64_t p = 0; p < k; ++p) ref += double(aRow[p]) * double(bColumn[p * bStride]);
-    double slack = 0;
-    if (epilogue.bias) {
-      double v = ref + bias.values[j];
-      switch (epilogue.act) {
-        case Act::kNone: ref = v; break;
-        case Act::kGeluTanh:
-          ref = 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-          slack = 5e-4 * std::fabs(v);  // tanh.approx.f32 (about 2^-11 relative)
-          break;
-        case Act::kGeluErf: ref = 0.5 * v * (1.0 + std::erf(v * 0.7071067811865476)); break;
-        case Act::kRelu: ref = std::max(v, 0.0); break;
-        case Act::kSilu: ref = v / (1.0 + std::exp(-v)); break;
-      }
-      if (epilogue.residual) {
-        ref += residual.values[i * n + j];
-        slack += 1e-3 * std::fabs(v);  // the f16 rounding of R's addend
-      }
-    }
-    float got = DecodeElement(dtype, &c[(i * n + j) * eltBytes]);
-    // Per element: rounding of the output plus accumulation in f32.
-    double bound = (dtype == runtime::DTYPE_F32 ? 1e-5 : dtype == runtime::DTYPE_F16 ? 2e-3 : 1e-2) *
-                       std::fabs(ref) + 1e-5 * std::sqrt(double(k)) + slack;
-    double err = CheckElement(report, i, j, got, ref, bound);
-    errSq += err * err;
-    refSq += ref * ref;
-  }
-  report.max_error = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
-  report.tolerance = dtype == runtime::DTYPE_F32 ? 1e-5 : dtype == runtime::DTYPE_F16 ? 1e-3 : 5e-3;
-  report.correct = report.mismatches == 0 && (epilogue.bias || report.max_error <= report.tolerance);
-  report.bytes = double(eltBytes) * (m * k + k * n + m * n);
-  report.flops = 2.0 * m * n * k;
-  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
-  return report;
-}
-
-Workload Gemm(const std::string& kernel, int64_t m, int64_t n, int64_t k, runtime::DType dtype,
-              bool transposeB, bool conformance, bool benchmark, GemmEpilogue epilogue = {}) {
-  return MakeWorkload(absl::StrCat(kernel, "/", m, "x", n, "x", k), kernel, conformance, benchmark,
-                      [=](const LoadedKernel& loaded, const RunOptions& options) {
-                        return RunGemm(loaded, m, n, k, dtype, transposeB, conformance, epilogue,
-                                       options);
-                      });
-}
-
-/// O = f16(Q K^T) V (Q, O: M x d; K, V: N x d; f16): every element against
-/// float64 with exact S = Q K^T. The kernel rounds S (accumulated in f32)
-/// to f16 before the second product, so each term S_ij V_jc may be off by
-/// 2^-11 |S_ij V_jc|: the bound is that sum, plus O's own rounding.
-absl::StatusOr<Report> RunGemmChain(const LoadedKernel& kernel, int64_t m, int64_t n, int64_t d,
-                                    const RunOptions& options) {
-  Report report;
-  report.target = kernel.spec().target();
-  Random random(options.seed);
-  auto f16 = runtime::DTYPE_F16;
-  HostMatrix q(f16, m * d, random), k(f16, n * d, random), v(f16, n * d, random);
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dq, Upload(q.bytes));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dk, Upload(k.bytes));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dv, Upload(v.bytes));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dout, DeviceBuffer::Allocate(m * d * 2));
-  std::vector<KernelArg> args = {
-      TensorArg{dq.ptr(), f16, {m, d}}, TensorArg{dk.ptr(), f16, {n, d}},
-      TensorArg{dv.ptr(), f16, {n, d}}, TensorArg{dout.ptr(), f16, {m, d}}};
-  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
-                           TuneAndLaunch(kernel, args, options, dout, report));
-  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
-  std::vector<uint8_t> out(m * d * 2);
-  TESSERA_RETURN_IF_ERROR(dout.CopyToHost(out.data(), out.size()));
-  std::vector<double> s(n);
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      s[j] = 0;
-      for (int64_t p = 0; p < d; ++p) s[j] += double(q.values[i * d + p]) * k.values[j * d + p];
-    }
-    for (int64_t c = 0; c < d; ++c) {
-      double ref = 0, magnitude = 0;
-      for (int64_t j = 0; j < n; ++j) {
-        ref += s[j] * v.values[j * d + c];
-        magnitude += std::fabs(s[j] * v.values[j * d + c]);
-      }
-      double got = DecodeElement(f16, &out[(i * d + c) * 2]);
-      double bound = std::ldexp(1.0, -11) * (1.2 * magnitude + std::fabs(ref)) + 1e-4;
-      report.max_error = std::max(report.max_error, CheckElement(report, i, c, got, ref, bound));
-    }
-  }
-  report.tolerance = 0;
-  report.correct = report.mismatches == 0;
-  report.bytes = 2.0 * (2 * m * d + 2 * n * d);
-  report.flops = 4.0 * m * n * d;
-  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
-  return report;
-}
-
-Workload GemmChain(int64_t m, int64_t n) {
-  return MakeWorkload(absl::StrCat("gemm_chain_f16/", m, "x", n, "x64"), "gemm_chain_f16", true,
-                      false, [=](const LoadedKernel& loaded, const RunOptions& options) {
-                        return RunGemmChain(loaded, m, n, 64, options);
-                      });
-}
-
-/// C = act(A B + bias) (+ R) at a conformance size and, for `benchmark`,
-/// at 2048^3 and 8192^3.
-std::vector<Workload> GemmEpilogueWorkloads(const std::string& kernel, Act act, bool residual,
-                                            bool benchmark) {
-  GemmEpilogue e{true, act, residual};
-  std::vector<Workload> list = {
-      Gemm(kernel, 257, 392, 136, runtime::DTYPE_F16, false, true, false, e)};
-  if (benchmark) {
-    list.push_back(Gemm(kernel, 2048, 2048, 2048, runtime::DTYPE_F16, false, false, true, e));
-    list.push_back(Gemm(kernel, 8192, 8192, 8192, runtime::DTYPE_F16, false, false, true, e));
-  }
-  return list;
-}
-
-/// Row max, min, sum and sum of absolute values of X: [m, n] (the
-/// conformance kernel row_reduce_<type>), against float64 (long double
-/// sums, for f64) over every row:
-/// max and min exactly; a sum within (ceil(n / 128) + 7) eps of the sum of
-/// absolute values (a reduction tree at most that deep: each thread's
-/// chunks, five shuffle steps, four warps) plus the output's rounding. The
-/// error is reported relative to that sum, as the tolerance.
-absl::StatusOr<Report> RunRowReduce(const LoadedKernel& kernel, int64_t m, int64_t n,
-                                    runtime::DType dtype, const RunOptions& options) {
-  Report report;
-  report.target = kernel.spec().target();
-  Random random(options.seed);
-  HostMatrix x(dtype, m * n, random);
-  int64_t eltBytes = x.ElementBytes();
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x.bytes));
-  std::vector<DeviceBuffer> outs;
-  std::vector<KernelArg> args = {TensorArg{dx.ptr(), dtype, {m, n}}};
-  for (int k = 0; k < 4; ++k) {
-    TESSERA_ASSIGN_OR_RETURN(DeviceBuffer out, DeviceBuffer::Allocate(m * eltBytes));
-    TESSERA_RETURN_IF_ERROR(out.Fill(kPoisonByte));
-    args.push_back(TensorArg{out.ptr(), dtype, {m}});
-    outs.push_back(std::move(out));
-  }
-  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
-  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
-  double eps = dtype == runtime::DTYPE_F64   ? 0x1p-53
-               : dtype == runtime::DTYPE_F32 ? 0x1p-24
-               : dtype == runtime::DTYPE_F16 ? 0x1p-11
-                                             : 0x1p-8;
-  double depth = double((n + 127) / 128 + 7);
-  std::vector<std::vector<uint8_t>> ys(4, std::vector<uint8_t>(m * eltBytes));
-  for (int k = 0; k < 4; ++k)
-    TESSERA_RETURN_IF_ERROR(outs[k].CopyToHost(ys[k].data(), ys[k].size()));
-  for (int64_t i = 0; i < m; ++i) {
-    const float* row = &x.values[i * n];
-    double max = -std::numeric_limits<double>::infinity();
-    double min = std::numeric_limits<double>::infinity();
-    long double exactSum = 0, exactAbs = 0;  // beyond f64's precision for its bound
-    for (int64_t j = 0; j < n; ++j) {
-      max = std::max(max, double(row[j]));
-      min = std::min(min, double(row[j]));
-      exactSum += row[j];
-      exactAbs += std::fabs(row[j]);
-    }
-    double sum = double(exactSum), abs = double(exactAbs);
-    for (int k = 0; k < 4; ++k) {
-      double ref = k == 0 ? max : k == 1 ? min : k == 2 ? sum : abs;
-      double bound = k < 2 ? 0 : depth * eps * abs + eps * std::fabs(ref);
-      double err =
-          CheckElement(report, i, k, DecodeElement(dtype, &ys[k][i * eltBytes]), ref, bound);
-      // Reported relative to the sum of absolute values, as the tolerance.
-      report.max_error = std::max(report.max_error, err / abs);
-    }
-  }
-  report.tolerance = depth * eps;
-  report.correct = report.mismatches == 0;
-  report.bytes = double(eltBytes) * (m * n + 4 * m);
-  report.flops = 4.0 * m * n;
-  return report;
-}
-
-Workload RowReduce(runtime::DType dtype, const std::string& type, int64_t m) {
-  std::string kernel = "row_reduce_" + type;
-  return MakeWorkload(absl::StrCat(kernel, "/", m, "x1000"), kernel, /*conformance=*/true,
-                      /*benchmark=*/false,
-                      [=](const LoadedKernel& loaded, const RunOptions& options) {
-                        return RunRowReduce(loaded, m, 1000, dtype, options);
-                      });
-}
-
-/// Y = softmax(X) over rows: float64 reference over every row (conformance)
-/// or 64 random rows (benchmarks); per element |y - ref| <= rel * ref + abs
-/// with bounds for the output type (f16 rounding 2^-11, its subnormal step).
-/// The rows a row-wise check visits: all of them, or 64 drawn with `seed`.
-std::vector<int64_t> RowsToCheck(int64_t m, bool fullCheck, uint64_t seed) {
-  std::vector<int64_t> rows;
-  Random pick(seed);
-  for (int64_t i = 0; i < (fullCheck ? m : 64); ++i) rows.push_back(fullCheck ? i : pick.Index(m));
-  return rows;
-}
-
-absl::StatusOr<Report> RunSoftmax(const LoadedKernel& kernel, int64_t m, int64_t n,
-                                  runtime::DType dtype, bool fullCheck,
-                                  const RunOptions& options) {
-  Report report;
-  report.target = kernel.spec().target();
-  Random random(options.seed);
-  HostMatrix x(dtype, m * n, random);
-  int64_t eltBytes = x.ElementBytes();
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x.bytes));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, DeviceBuffer::Allocate(x.bytes.size()));
-  std::vector<KernelArg> args = {TensorArg{dx.ptr(), dtype, {m, n}},
-                                 TensorArg{dy.ptr(), dtype, {m, n}}};
-  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
-                           TuneAndLaunch(kernel, args, options, dy, report));
-  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
-  std::vector<uint8_t> y(x.bytes.size());
-  TESSERA_RETURN_IF_ERROR(dy.CopyToHost(y.data(), y.size()));
-  std::vector<int64_t> rows = RowsToCheck(m, fullCheck, options.seed + 5);
-  if (!fullCheck) rows.push_back(m - 1);
-  double rel = dtype == runtime::DTYPE_F32 ? 1e-5 : dtype == runtime::DTYPE_F16 ? 2e-3 : 1e-2;
-  double abs = dtype == runtime::DTYPE_F32 ? 1e-12 : 1e-7;
-  for (int64_t i : rows) {
-    double max = -std::numeric_limits<double>::infinity(), sum = 0;
-    for (int64_t j = 0; j < n; ++j) max = std::max(max, double(x.values[i * n + j]));
-    for (int64_t j = 0; j < n; ++j) sum += std::exp(double(x.values[i * n + j]) - max);
-    for (int64_t j = 0; j < n; ++j) {
-      double ref = std::exp(double(x.values[i * n + j]) - max) / sum;
-      float got = DecodeElement(dtype, &y[(i * n + j) * eltBytes]);
-      double err = CheckElement(report, i, j, got, ref, rel * ref + abs);
-      report.max_error = std::max(report.max_error, err / (ref + abs));
-    }
-  }
-  report.tolerance = rel;
-  report.correct = report.mismatches == 0;
-  report.bytes = 2.0 * eltBytes * m * n;
-  report.flops = 5.0 * m * n;
-  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
-  return report;
-}
-
-/// RMSNorm (`layer` false) or LayerNorm (`layer` true) of [m, n] rows with
-/// weight (and bias) rows; float64 reference over every row (conformance) or
-/// 64 rows (benchmarks); per element |y - ref| <= rel |ref| + abs.
-absl::StatusOr<Report> RunNorm(const LoadedKernel& kernel, int64_t m, int64_t n,
-                               runtime::DType dtype, bool layer, bool fullCheck,
-                               const RunOptions& options) {
-  Report report;
-  report.target = kernel.spec().target();
-  Random random(options.seed);
-  HostMatrix x(dtype, m * n, random), w(dtype, n, random), b(dtype, n, random);
-  int64_t eltBytes = x.ElementBytes();
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x.bytes));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dw, Upload(w.bytes));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, Upload(b.bytes));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, DeviceBuffer::Allocate(x.bytes.size()));
-  std::vector<KernelArg> args = {TensorArg{dx.ptr(), dtype, {m, n}},
-                                 TensorArg{dw.ptr(), dtype, {1, n}}};
-  if (layer) args.push_back(TensorArg{db.ptr(), dtype, {1, n}});
-  args.push_back(TensorArg{dy.ptr(), dtype, {m, n}});
-  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
-                           TuneAndLaunch(kernel, args, options, dy, report));
-  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
-  std::vector<uint8_t> y(x.bytes.size());
-  TESSERA_RETURN_IF_ERROR(dy.CopyToHost(y.data(), y.size()));
-  std::vector<int64_t> rows = RowsToCheck(m, fullCheck, options.seed + 9);
-  double rel = dtype == runtime::DTYPE_F32 ? 1e-5 : dtype == runtime::DTYPE_F16 ? 2e-3 : 1e-2;
-  double abs = dtype == runtime::DTYPE_F32 ? 1e-6 : 2e-3;
-  for (int64_t i : rows) {
-    const float* row = &x.values[i * n];
-    double mean = 0, var = 0;
-    for (int64_t j = 0; j < n; ++j) mean += row[j];
-    mean /= n;
-    for (int64_t j = 0; j < n; ++j) {
-      double centred = layer ? row[j] - mean : row[j];
-      var += centred * centred;
-    }
-    double scale = 1.0 / std::sqrt(var / n + (layer ? 1e-5 : 1e-6));
-    for (int64_t j = 0; j < n; ++j) {
-      double ref = ((layer ? row[j] - mean : row[j]) * scale) * w.values[j] +
-                   (layer ? b.values[j] : 0.0);
-      float got = DecodeElement(dtype, &y[(i * n + j) * eltBytes]);
-      double err = CheckElement(report, i, j, got, ref, rel * std::fabs(ref) + abs);
-      report.max_error = std::max(report.max_error, err);
-    }
-  }
-  report.tolerance = abs;
-  report.correct = report.mismatches == 0;
-  report.bytes = 2.0 * eltBytes * m * n;
-  report.flops = 4.0 * m * n;
-  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
-  return report;
-}
-
-Workload Norm(const std::string& kernel, int64_t m, int64_t n, runtime::DType dtype, bool layer,
-              bool conformance, bool benchmark) {
-  return MakeWorkload(absl::StrCat(kernel, "/", m, "x", n), kernel, conformance, benchmark,
-                      [=](const LoadedKernel& loaded, const RunOptions& options) {
-                        return RunNorm(loaded, m, n, dtype, layer, conformance, options);
-                      });
-}
-
-Workload Softmax(const std::string& kernel, int64_t m, int64_t n, runtime::DType dtype,
-                 bool conformance, bool benchmark) {
-  return MakeWorkload(absl::StrCat(kernel, "/", m, "x", n), kernel, conformance, benchmark,
-                      [=](const LoadedKernel& loaded, const RunOptions& options) {
-                        return RunSoftmax(loaded, m, n, dtype, conformance, options);
-                      });
-}
-
-Workload ScaleShared2D(int64_t m) {
-  return MakeWorkload(absl::StrCat("scale_shared_2d/m=", m), "scale_shared_2d",
-                      /*conformance=*/true, /*benchmark=*/false,
-                      [m](const LoadedKernel& loaded, const RunOptions& options) {
-                        return RunScaleShared2D(loaded, m, options);
-                      });
-}
-
-}  // namespace
+using namespace internal;
 
 double Report::TerabytesPerSecond() const {
   if (!timing || timing->median_ms <= 0) return 0;

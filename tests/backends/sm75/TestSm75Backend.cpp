@@ -106,22 +106,10 @@ public:
     OpBuilder &b = kl.b_;
     Location loc = kl.loc_;
     auto load = [&](Value iteration) {
-      IRMapping saved = kl.map_;
-      SmallVector<Value> tiles;
-      kl.mapIteration(loop, plan.ahead, iteration,
-                      [&](tile::CopyOp copy) { tiles.push_back(kl.loadTileToRegisters(copy)); });
-      kl.map_ = saved;
-      return tiles;
+      return common::loadIterationToRegisters(kl, loop, plan.ahead, iteration);
     };
     auto store = [&](ArrayRef<Value> tiles) {
-      unsigned i = 0;
-      for (Operation &op : loop.getBodyBlock().without_terminator())
-        if (plan.ahead.contains(&op)) {
-          auto copy = cast<tile::CopyOp>(op);
-          auto staged = kl.useStage({copy.getDst()}, kl.cst(0));
-          kl.storeRegistersToTile(copy, tiles[i++]);
-        }
-      kl.lastWasBarrier_ = false;
+      common::storeRegistersToStage(kl, loop, plan.ahead, tiles, kl.cst(0));
       kl.barrier();
     };
     kl.barrier();

@@ -1,0 +1,139 @@
+//===- workloads_elementwise.cc - Elementwise and copy workloads ----------===//
+//
+// This file implements the workloads of vector_add (exact f32 addition) and
+// the conformance kernel scale_shared_2d (an exact affine map of f16
+// inputs through shared memory).
+//
+//===----------------------------------------------------------------------===//
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "examples/workloads/internal.h"
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+#include "runtime/launch.h"
+
+namespace tessera::workloads::internal {
+
+using runtime::DeviceBuffer;
+using runtime::KernelArg;
+using runtime::LoadedKernel;
+using runtime::TensorArg;
+
+namespace {
+
+/// C = A + B in f32: the GPU's add.rn.f32 and the CPU's float addition are
+/// both IEEE round-to-nearest, so the check is exact equality.
+absl::StatusOr<Report> RunVectorAdd(const LoadedKernel& kernel, int64_t n,
+                                    const RunOptions& options) {
+  Report report;
+  report.target = kernel.spec().target();
+  std::vector<float> a(n), b(n), c(n);
+  Random random(options.seed);
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = random.Uniform();
+    b[i] = random.Uniform();
+  }
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer da, Upload(a));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, Upload(b));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dc, DeviceBuffer::Allocate(n * sizeof(float)));
+  std::vector<KernelArg> args = {
+      TensorArg{da.ptr(), runtime::DTYPE_F32, {n}},
+      TensorArg{db.ptr(), runtime::DTYPE_F32, {n}},
+      TensorArg{dc.ptr(), runtime::DTYPE_F32, {n}},
+  };
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
+                           TuneAndLaunch(kernel, args, options, dc, report));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  TESSERA_RETURN_IF_ERROR(dc.CopyToHost(c.data(), n * sizeof(float)));
+  for (int64_t i = 0; i < n; ++i) {
+    float expected = a[i] + b[i];
+    if (std::memcmp(&c[i], &expected, sizeof(float)) != 0) {
+      if (report.mismatches == 0)
+        report.detail = absl::StrFormat("first mismatch at %d: got %g, expected %g", i, c[i],
+                                        expected);
+      ++report.mismatches;
+      double error = std::isnan(c[i]) ? std::numeric_limits<double>::infinity()
+                                      : std::fabs(double(c[i]) - double(expected));
+      report.max_error = std::max(report.max_error, error);
+    }
+  }
+  report.checked = n;
+  report.correct = report.mismatches == 0;
+  report.tolerance = 0;
+  report.bytes = 3.0 * sizeof(float) * n;
+  report.flops = n;
+  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
+  return report;
+}
+
+}  // namespace
+
+Workload VectorAdd(int64_t n, bool conformance, bool benchmark,
+                   const std::string& kernel) {
+  return MakeWorkload(absl::StrCat(kernel, "/n=", n), kernel, conformance, benchmark,
+                      [n](const LoadedKernel& loaded, const RunOptions& options) {
+                        return RunVectorAdd(loaded, n, options);
+                      });
+}
+
+
+namespace {
+
+/// Y = 2 X + 1 with X f16 [m, 200] and Y f32: X is exactly representable in
+/// f32, so 2x + 1 in f32 on the CPU is the exact expected result.
+absl::StatusOr<Report> RunScaleShared2D(const LoadedKernel& kernel, int64_t m,
+                                        const RunOptions& options) {
+  constexpr int64_t kCols = 200;
+  Report report;
+  report.target = kernel.spec().target();
+  int64_t n = m * kCols;
+  std::vector<uint16_t> x(n);
+  std::vector<float> xf(n), y(n);
+  Random random(options.seed);
+  for (int64_t i = 0; i < n; ++i) {
+    xf[i] = RoundToHalf(random.Uniform() * 8.0f);
+    x[i] = FloatToHalfBits(xf[i]);
+  }
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, DeviceBuffer::Allocate(n * 4));
+  TESSERA_RETURN_IF_ERROR(dy.Fill(kPoisonByte));
+  std::vector<KernelArg> args = {TensorArg{dx.ptr(), runtime::DTYPE_F16, {m, kCols}},
+                                 TensorArg{dy.ptr(), runtime::DTYPE_F32, {m, kCols}}};
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  TESSERA_RETURN_IF_ERROR(dy.CopyToHost(y.data(), n * 4));
+  for (int64_t i = 0; i < n; ++i) {
+    float expected = 2.0f * xf[i] + 1.0f;
+    if (!(y[i] == expected)) {
+      if (report.mismatches == 0)
+        report.detail = absl::StrFormat("first mismatch at (%d, %d): got %g, expected %g",
+                                        i / kCols, i % kCols, y[i], expected);
+      ++report.mismatches;
+      report.max_error = std::max(report.max_error,
+                                  std::isnan(y[i]) ? std::numeric_limits<double>::infinity()
+                                                   : std::fabs(double(y[i]) - expected));
+    }
+  }
+  report.checked = n;
+  report.correct = report.mismatches == 0;
+  report.bytes = 6.0 * n;
+  report.flops = 2.0 * n;
+  return report;
+}
+
+}  // namespace
+
+Workload ScaleShared2D(int64_t m) {
+  return MakeWorkload(absl::StrCat("scale_shared_2d/m=", m), "scale_shared_2d",
+                      /*conformance=*/true, /*benchmark=*/false,
+                      [m](const LoadedKernel& loaded, const RunOptions& options) {
+                        return RunScaleShared2D(loaded, m, options);
+                      });
+}
+
+}  // namespace tessera::workloads::internal
