@@ -44,7 +44,7 @@ public:
   WarpSpecializedLoop(KernelLowering &kernel, PipelinedOp loop, Value count,
                       const PipelineLoopPlan &plan)
       : kl(kernel), b(kernel.b_), loc(kernel.loc_), loop(loop), count(count), ahead(plan.ahead),
-        stages(plan.stages), barrierOffset(kernel.mbarrierOffset()) {
+        stages(plan.stages), inFlight(plan.inFlight), barrierOffset(kernel.mbarrierOffset()) {
     // Under the ping-pong schedule two tiles' consumers (tile slots 0 and
     // 1), `threads` each, share the ring of stages: the producer fills tile
     // 0's iterations, then tile 1's; slot 1 starts its loop when slot 0 has
@@ -84,6 +84,7 @@ private:
   LogicalResult produceItems();
   // The consumers.
   LogicalResult emitConsumers();
+  LogicalResult finishConsumers(Value count, Value base);
   void release(Value stage);
 
   KernelLowering &kl;
@@ -92,7 +93,11 @@ private:
   PipelinedOp loop;
   Value count;
   const llvm::SmallPtrSetImpl<Operation *> &ahead;
-  int64_t stages, barrierOffset;
+  int64_t stages;
+  /// MMA groups in flight across iterations: 1 (iteration k releases stage
+  /// k - 1) or 0 (iteration k releases its own).
+  int64_t inFlight;
+  int64_t barrierOffset;
   int64_t threads, tiles, consumers, clusterBlocks;
   /// The schedule multicasts the largest copy (PipelineLoopPlan).
   bool multicastPlanned = false;
@@ -127,6 +132,8 @@ private:
   /// whether the thread is its warp's first lane.
   SmallVector<Value> peerOffsets;
   Value firstLane;
+  /// The consumers' loop over the iterations.
+  scf::ForOp consumerLoop;
 };
 
 LogicalResult WarpSpecializedLoop::collectTensorMaps() {
@@ -688,15 +695,21 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
                                       zero);
   }
   auto forOp = scf::ForOp::create(b, loc, zero, count, kl.cst(1));
+  consumerLoop = forOp;
   {
-    OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forOp.getBody()->getTerminator());
     Value k = forOp.getInductionVar();
     StageRing::Position pos = ring->at(base, k);
     ring->consumerWait(pos);
     kl.lastWasBarrier_ = true; // the full barrier orders this stage's reads
-    if (failed(kl.lowerStagedBody(loop, ahead, k, pos.stage, /*inFlight=*/1)))
+    if (failed(kl.lowerStagedBody(loop, ahead, k, pos.stage, inFlight)))
       return failure();
+    if (inFlight == 0) {
+      // Every MMA of iteration k is complete, and the body's other reads of
+      // the stage were synchronous: it goes back to the producer now.
+      release(pos.stage);
+      return finishConsumers(count, base);
+    }
     // The MMAs of iteration k - 1 are complete (one group stays in flight):
     // its stage goes back to the producer.
     Value positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, k, zero);
@@ -706,6 +719,12 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
         b, loc, kl.add(pos.position, kl.cst(stages - 1)), kl.cst(stages));
     release(previousStage);
   }
+  return finishConsumers(count, base);
+}
+
+LogicalResult WarpSpecializedLoop::finishConsumers(Value count, Value base) {
+  // After the consumers' loop.
+  b.setInsertionPointAfter(consumerLoop);
   if (kl.pingPong_)
     // Inline PTX: nvvm.barrier.arrive has no intrinsic; only the
     // convert-nvvm-to-llvm pass (not in this pipeline) lowers it, to this PTX.
@@ -717,8 +736,9 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
   wgmmaWaitGroup(b, loc, 0);
   // Ping-pong and persistent: the last stage goes back too (iterations of
   // another tile follow in the ring). Multicasting, the last too (the
-  // producers' tails wait for it).
-  if (kl.pingPong_ || kl.persistent_ || multicastCopy)
+  // producers' tails wait for it). Without a group in flight it went back
+  // in its iteration.
+  if (inFlight == 1 && (kl.pingPong_ || kl.persistent_ || multicastCopy))
     kl.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, count, zero), [&] {
       Value end = kl.add(count, kl.cst(stages - 1));
       Value last = arith::RemUIOp::create(b, loc, base ? kl.add(base, end) : end, kl.cst(stages));
@@ -737,9 +757,9 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
 
 LogicalResult TmaWarpSpecializedPipeline::lower(KernelLowering &kernel, PipelinedOp loop,
                                                 Value count, const PipelineLoopPlan &plan) const {
-  if (plan.inFlight != 1)
+  if (plan.inFlight != 0 && plan.inFlight != 1)
     return loop.emitOpError() << "schedule '" << getName()
-                              << "' keeps exactly one MMA group in flight, not " << plan.inFlight;
+                              << "' keeps zero or one MMA group in flight, not " << plan.inFlight;
   return WarpSpecializedLoop(kernel, loop, count, plan).emit();
 }
 
