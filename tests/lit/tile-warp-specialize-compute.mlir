@@ -5,7 +5,8 @@
 // accumulator keeps no wgmma group in flight (in_flight = 0), and each
 // iteration releases its own stage once its MMAs are complete.
 //
-// FlashAttention's forward pass, 128 query rows on one warpgroup:
+// FlashAttention's forward pass, 128 query rows on one warpgroup (wgmma
+// m64 twice per k-step, for Q K^T and for P V with P from registers):
 // RUN: sed -e 's/sm_80/sm_90a/' %S/Inputs/attention-rows.mlir > %t.rows.mlir
 // RUN: %tessera-compile %t.rows.mlir --emit=tile 2>&1 | FileCheck %s --check-prefix=PLAN
 // RUN: %tessera-compile %t.rows.mlir --emit=ptx | FileCheck %s --check-prefix=ROWS
@@ -32,20 +33,22 @@
 // memory), complete before the softmax reads S (quad shuffles, exp2).
 // ROWS: mbarrier.try_wait.parity.shared::cta.b64
 // ROWS: wgmma.fence.sync.aligned;
-// ROWS: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1, 1, 0, 0;
+// ROWS-COUNT-8: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1, 1, 0, 0;
 // ROWS: wgmma.commit_group.sync.aligned;
 // ROWS: wgmma.wait_group.sync.aligned 0;
-// ROWS-NOT: mma.sync
 // ROWS: max.NaN.f32
 // ROWS: shfl.sync.bfly.b32
 // ROWS: ex2.approx.f32
-// Then P V (one warpgroup holds 128 rows: mma.sync), and the stage goes
+// Then P V by wgmma with P from registers (RS): one warpgroup holds 128
+// rows, two m64 instructions per k-step whose A registers are the rows of
+// S's accumulator each instruction wrote (no shuffles). The stage goes
 // back to the producer in the same iteration, after both gemms.
-// ROWS: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// ROWS-NOT: wgmma.mma_async
+// ROWS-COUNT-8: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, p, 1, 1, 1;
+// ROWS: wgmma.wait_group.sync.aligned 0;
 // ROWS: mbarrier.arrive.shared::cta.b64 _, [%r{{[0-9]+}}];
 // ROWS-NOT: mbarrier.arrive
 // ROWS: wgmma.wait_group.sync.aligned 0;
+// ROWS-NOT: mma.sync
 
 // TWO: .maxntid 384, 1, 1
 // TWO: setmaxnreg.dec.sync.aligned.u32 40;
