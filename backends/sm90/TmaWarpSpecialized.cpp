@@ -73,8 +73,8 @@ private:
   // The producer.
   LogicalResult emitProducer();
   void issueCopy(CopyOp copy, Value stage);
-  void issuePanel(const BufferInfo &dst, int64_t columns, Value tensorMap, Value row, Value col,
-                  Value stage, int64_t panel, bool toCluster);
+  void issuePanel(const BufferInfo &dst, int64_t columns, Value tensorMap,
+                  ArrayRef<Value> coords, Value stage, int64_t panel, bool toCluster);
   void produce(Value tileCount, Value base);
   void waitNextRound(Value end);
   LogicalResult produceTile(scf::ForOp tileLoop, IRMapping &at,
@@ -103,10 +103,13 @@ private:
   bool multicastPlanned = false;
   Type i32;
 
-  /// One tensor map per (tensor, box, swizzle), passed after the params.
+  /// One tensor map per (tensor, box, swizzle), passed after the params:
+  /// the box outermost first, one extent per dimension of the tensor
+  /// (rows and columns on the dimensions a slice spans, 1 on the others).
   struct Map {
     Value tensor;
-    int64_t rows, columns, swizzle;
+    SmallVector<int64_t> box;
+    int64_t columns, swizzle;
     Value arg;
   };
   SmallVector<Map> maps;
@@ -154,15 +157,21 @@ LogicalResult WarpSpecializedLoop::collectTensorMaps() {
       largestSharedBytes = bytes;
       largestShared = copy;
     }
+    SmallVector<int64_t> box = {rows, columns};
+    if (std::optional<ArrayRef<int64_t>> spanned = copy.getTensorDims()) {
+      box.assign(kl.tensors_[copy.getSrc()].type.getRank(), 1);
+      box[(*spanned)[0]] = rows;
+      box[(*spanned)[1]] = columns;
+    }
     auto it = llvm::find_if(maps, [&](const Map &map) {
-      return map.tensor == copy.getSrc() && map.rows == rows && map.columns == columns &&
+      return map.tensor == copy.getSrc() && map.box == box && map.columns == columns &&
              map.swizzle == dst.swizzle.rowBytes;
     });
     if (it == maps.end()) {
-      Value arg = kl.addTensorMap(copy.getSrc(), rows, columns, dst.swizzle.rowBytes);
+      Value arg = kl.addTensorMap(copy.getSrc(), box, dst.swizzle.rowBytes);
       if (!arg)
         return failure();
-      maps.push_back({copy.getSrc(), rows, columns, dst.swizzle.rowBytes, arg});
+      maps.push_back({copy.getSrc(), box, columns, dst.swizzle.rowBytes, arg});
       it = std::prev(maps.end());
     }
     mapOf[&op] = it - maps.begin();
@@ -385,41 +394,60 @@ LogicalResult WarpSpecializedLoop::emit() {
 }
 
 void WarpSpecializedLoop::issuePanel(const BufferInfo &dst, int64_t columns, Value tensorMap,
-                                     Value row, Value col, Value stage, int64_t panel,
+                                     ArrayRef<Value> coords, Value stage, int64_t panel,
                                      bool toCluster) {
-  // Panel `panel` of a copy's tile (`columns` wide) with its tensor map.
+  // Panel `panel` of a copy's tile (`columns` wide) with its tensor map, at
+  // `coords` (innermost first, the columns' first).
   Value target = arith::TruncIOp::create(
       b, loc, i32, kl.sharedAddress(dst, {zero, kl.cst(panel * columns)}));
   SmallVector<Value> operands = {target, tensorMap,
-                                 kl.toI32(kl.add(col, kl.cst(panel * columns))),
-                                 kl.toI32(row), ring->full(stage)};
+                                 kl.toI32(kl.add(coords[0], kl.cst(panel * columns)))};
+  for (Value coord : coords.drop_front())
+    operands.push_back(kl.toI32(coord));
+  operands.push_back(ring->full(stage));
+  // The instruction's shape and operands: cp.async.bulk.tensor.<rank>d with
+  // one coordinate per dimension of the tensor map.
+  int64_t rank = coords.size();
+  std::string shape = ".tensor." + std::to_string(rank) + "d.", list, constraints = "r,l";
+  for (int64_t d = 0; d < rank; ++d) {
+    list += (d ? ", $" : "$") + std::to_string(2 + d);
+    constraints += ",r";
+  }
+  std::string barrier = "[$" + std::to_string(2 + rank) + "]";
+  constraints += ",r";
   // Inline PTX: nvvm.cp.async.bulk.tensor.shared.cluster.global takes 64-bit
   // shared pointers and moves its unused cache-hint and mask into registers.
   if (!toCluster) {
-    kl.ptx("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::"
-           "bytes [$0], [$1, {$2, $3}], [$4];",
-           "r,l,r,r,r", operands);
+    kl.ptx("cp.async.bulk" + shape +
+               "shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {" + list +
+               "}], " + barrier + ";",
+           constraints, operands);
     return;
   }
   // Into the same offsets of all blocks' shared memory, completing on the
   // same barrier of each.
   operands.push_back(
       arith::ConstantIntOp::create(b, loc, b.getI16Type(), (1 << clusterBlocks) - 1));
-  kl.ptx("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::"
-         "bytes.multicast::cluster [$0], [$1, {$2, $3}], [$4], $5;",
-         "r,l,r,r,r,h", operands);
+  kl.ptx("cp.async.bulk" + shape +
+             "shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [$0], "
+             "[$1, {" + list + "}], " + barrier + ", $" + std::to_string(3 + rank) + ";",
+         constraints + ",h", operands);
 }
 
 void WarpSpecializedLoop::issueCopy(CopyOp copy, Value stage) {
   const BufferInfo &dst = kl.buffers_[copy.getDst()];
   const Map &map = maps[mapOf[copy.getOperation()]];
-  Value row = kl.map_.lookupOrDefault(copy.getSrcOffsets()[0]);
-  Value col = kl.map_.lookupOrDefault(copy.getSrcOffsets()[1]);
+  // The box's coordinates, innermost first: the columns (the innermost
+  // dimension, which a slice always spans), then the rows and a slice's
+  // fixed offsets.
+  SmallVector<Value> coords;
+  for (Value offset : llvm::reverse(copy.getSrcOffsets()))
+    coords.push_back(kl.map_.lookupOrDefault(offset));
   auto staged = kl.useStage({copy.getDst()}, stage);
   Value tensorMap = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), map.arg);
   if (copy != multicastCopy) {
     for (int64_t p = 0; p < dst.swizzle.panels; ++p)
-      issuePanel(dst, map.columns, tensorMap, row, col, stage, p, false);
+      issuePanel(dst, map.columns, tensorMap, coords, stage, p, false);
     return;
   }
   // This block's 1/n of the panels to all blocks (rank r the r-th share,
@@ -431,7 +459,7 @@ void WarpSpecializedLoop::issueCopy(CopyOp copy, Value stage) {
   std::function<void(int64_t, int64_t)> issueShares = [&](int64_t first, int64_t end) {
     if (end - first == 1) {
       for (int64_t p = first * panels / clusterBlocks; p < end * panels / clusterBlocks; ++p)
-        issuePanel(dst, map.columns, tensorMap, row, col, stage, p, true);
+        issuePanel(dst, map.columns, tensorMap, coords, stage, p, true);
       return;
     }
     int64_t middle = (first + end) / 2;
@@ -448,7 +476,7 @@ void WarpSpecializedLoop::issueCopy(CopyOp copy, Value stage) {
   issueShares(0, clusterBlocks);
   b.setInsertionPoint(all.elseBlock()->getTerminator());
   for (int64_t p = 0; p < dst.swizzle.panels; ++p)
-    issuePanel(dst, map.columns, tensorMap, row, col, stage, p, false);
+    issuePanel(dst, map.columns, tensorMap, coords, stage, p, false);
 }
 
 void WarpSpecializedLoop::produce(Value tileCount, Value base) {

@@ -19,21 +19,26 @@ using lowering::KernelLowering;
 
 namespace {
 
+/// The most dimensions a tensor map has (cuTensorMapEncodeTiled).
+constexpr int64_t kMaxTensorMapRank = 5;
+
 /// Why `copy` (tensor -> staged shared buffer) cannot be one bulk tensor
-/// copy (TMA) per panel, or "": rank 2, not a slice, no conversion, a
+/// copy (TMA) per panel, or "": a 2-D tile of a 2-D tensor, or of a tensor
+/// of rank up to 5 that it slices (tensor_dims: the map's box is 1 on the
+/// fixed dimensions, whose offsets become coordinates), no conversion, a
 /// swizzled buffer, a row pitch the tensor's divisibility proves a multiple
 /// of 16 bytes, boxes of at most 256 rows and columns.
 std::string whyNoBulkTensorCopy(KernelLowering &kl, CopyOp copy) {
   const lowering::TensorInfo &tensor = kl.tensors_[copy.getSrc()];
-  // The runtime encodes a tensor map per whole 2-D tensor argument: a slice
-  // would need a map of the tensor's rank with its fixed offsets per tile.
-  if (copy.getTensorDims())
-    return "it copies a slice (tensor_dims) of a rank-" +
-           std::to_string(tensor.type.getRank()) +
-           " tensor, and tensor maps are encoded for whole 2-D tensors";
-  if (tensor.type.getRank() != 2)
-    return "its tensor is rank " + std::to_string(tensor.type.getRank()) +
-           ", and tensor maps are encoded for 2-D tensors";
+  int64_t rank = tensor.type.getRank();
+  if (copy.getTileType().getRank() != 2)
+    return "its tile is rank " + std::to_string(copy.getTileType().getRank()) +
+           ", and bulk tensor copies here move 2-D tiles";
+  if (rank != 2 && !copy.getTensorDims())
+    return "its tensor is rank " + std::to_string(rank) + ", and the tile does not slice it";
+  if (rank > kMaxTensorMapRank)
+    return "its tensor is rank " + std::to_string(rank) + ", over the " +
+           std::to_string(kMaxTensorMapRank) + " dimensions of a tensor map";
   auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>();
   if (!alloc || !alloc.getSwizzled())
     return "its destination is not a swizzled shared buffer";
@@ -45,7 +50,8 @@ std::string whyNoBulkTensorCopy(KernelLowering &kl, CopyOp copy) {
     return "it converts the element type";
   int64_t element = getElementBytes(tensor.type.getElementType());
   ArrayRef<int64_t> tile = copy.getTileType().getShape();
-  if ((tensor.divisors[1] * element) % 16 != 0)
+  // Every stride is a multiple of the innermost dimension's size.
+  if ((tensor.divisors.back() * element) % 16 != 0)
     return "the tensor's row pitch is not known to be a multiple of 16 bytes";
   if (tile[0] > 256 || swizzle.rowBytes / element > 256)
     return "its box exceeds 256 rows or columns";

@@ -16,7 +16,7 @@
 // RUN: sed -e 's/sm_80/sm_90a/' -e 's/threads(128)/threads(256)/' %S/Inputs/attention-rows.mlir > %t.two.mlir
 // RUN: %tessera-compile %t.two.mlir --emit=ptx | FileCheck %s --check-prefix=TWO
 // Where warp specialization is still refused, a remark names the op and
-// the reason: a 1-D mask tile (no tensor map), a tile.parallel that stores
+// the reason: a 1-D mask tile, a tile.parallel that stores
 // into shared memory between the stages.
 // RUN: %tessera-compile %S/Inputs/attention-mask.mlir --target=sm_90a --emit=tile 2>&1 | FileCheck %s --check-prefix=MASK
 // RUN: %tessera-opt %s --tile-layout-inference --tile-plan-shared-memory --tile-plan-pipelines 2>&1 | FileCheck %s --check-prefix=SHARED
@@ -63,7 +63,7 @@
 // TWO: mbarrier.arrive.shared::cta.b64
 // TWO-NOT: mma.sync
 
-// MASK: remark: pipelining with cp-async-multistage instead of tma-warp-specialized: the copy into 'mask' cannot be a bulk tensor copy: its tensor is rank 1, and tensor maps are encoded for 2-D tensors
+// MASK: remark: pipelining with cp-async-multistage instead of tma-warp-specialized: the copy into 'mask' cannot be a bulk tensor copy: its tile is rank 1, and bulk tensor copies here move 2-D tiles
 // MASK: tile.schedule = {in_flight = 0 : i64, stages = 2 : i64, strategy = "cp-async-multistage"}
 
 // SHARED: remark: pipelining with cp-async-multistage instead of tma-warp-specialized: the consumers cannot run the body between the stages: 'tile.parallel' stores into a shared buffer
