@@ -152,13 +152,20 @@ LogicalResult WarpSpecializedLoop::collectTensorMaps() {
     int64_t rows = copy.getTileType().getShape()[0];
     int64_t columns = dst.swizzle.rowBytes / element;
     int64_t bytes = dst.type.getNumElements() * element;
+    // A 1-D tile (TmaWarpSpecializedPlan.cpp): one box of the whole tile,
+    // no swizzle.
+    bool linear = dst.type.getRank() == 1;
+    if (linear)
+      columns = rows;
     stageBytes += bytes;
     if (dst.swizzle.panels >= clusterBlocks && bytes > largestSharedBytes) {
       largestSharedBytes = bytes;
       largestShared = copy;
     }
     SmallVector<int64_t> box = {rows, columns};
-    if (std::optional<ArrayRef<int64_t>> spanned = copy.getTensorDims()) {
+    if (linear)
+      box = {columns};
+    else if (std::optional<ArrayRef<int64_t>> spanned = copy.getTensorDims()) {
       box.assign(kl.tensors_[copy.getSrc()].type.getRank(), 1);
       box[(*spanned)[0]] = rows;
       box[(*spanned)[1]] = columns;
@@ -399,7 +406,9 @@ void WarpSpecializedLoop::issuePanel(const BufferInfo &dst, int64_t columns, Val
   // Panel `panel` of a copy's tile (`columns` wide) with its tensor map, at
   // `coords` (innermost first, the columns' first).
   Value target = arith::TruncIOp::create(
-      b, loc, i32, kl.sharedAddress(dst, {zero, kl.cst(panel * columns)}));
+      b, loc, i32,
+      dst.type.getRank() == 1 ? kl.sharedAddress(dst, {zero})
+                              : kl.sharedAddress(dst, {zero, kl.cst(panel * columns)}));
   SmallVector<Value> operands = {target, tensorMap,
                                  kl.toI32(kl.add(coords[0], kl.cst(panel * columns)))};
   for (Value coord : coords.drop_front())

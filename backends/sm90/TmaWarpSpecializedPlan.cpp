@@ -19,6 +19,26 @@ using lowering::KernelLowering;
 
 namespace {
 
+/// Why a 1-D tile of a 1-D tensor (a mask, a bias) cannot be one bulk
+/// tensor copy of a 1-D tensor map without swizzle, or "": no conversion,
+/// at most 256 elements, a multiple of 16 bytes (TMA's box), a tensor whose
+/// base the runtime aligns to 16 bytes.
+std::string whyNoLinearBulkTensorCopy(KernelLowering &kl, CopyOp copy) {
+  const lowering::TensorInfo &tensor = kl.tensors_[copy.getSrc()];
+  auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>();
+  if (!alloc)
+    return "its destination is not a shared buffer";
+  if (tensor.type.getElementType() != alloc.getType().getElementType())
+    return "it converts the element type";
+  int64_t elements = copy.getTileType().getShape()[0];
+  int64_t bytes = elements * getElementBytes(tensor.type.getElementType());
+  if (elements > 256)
+    return "its box exceeds 256 elements";
+  if (bytes % 16 != 0)
+    return "its 1-D tile of " + std::to_string(bytes) + " bytes is not a multiple of 16 bytes";
+  return "";
+}
+
 /// The most dimensions a tensor map has (cuTensorMapEncodeTiled).
 constexpr int64_t kMaxTensorMapRank = 5;
 
@@ -31,6 +51,8 @@ constexpr int64_t kMaxTensorMapRank = 5;
 std::string whyNoBulkTensorCopy(KernelLowering &kl, CopyOp copy) {
   const lowering::TensorInfo &tensor = kl.tensors_[copy.getSrc()];
   int64_t rank = tensor.type.getRank();
+  if (copy.getTileType().getRank() == 1 && rank == 1)
+    return whyNoLinearBulkTensorCopy(kl, copy);
   if (copy.getTileType().getRank() != 2)
     return "its tile is rank " + std::to_string(copy.getTileType().getRank()) +
            ", and bulk tensor copies here move 2-D tiles";

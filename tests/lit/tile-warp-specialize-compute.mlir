@@ -15,10 +15,15 @@
 // (RS), registers moved to the consumers with setmaxnreg.
 // RUN: sed -e 's/sm_80/sm_90a/' -e 's/threads(128)/threads(256)/' %S/Inputs/attention-rows.mlir > %t.two.mlir
 // RUN: %tessera-compile %t.two.mlir --emit=ptx | FileCheck %s --check-prefix=TWO
-// Where warp specialization is still refused, a remark names the op and
-// the reason: a 1-D mask tile, a tile.parallel that stores
-// into shared memory between the stages.
+// A 1-D tile of a 1-D tensor (an additive mask per key column) is a bulk
+// tensor copy of a 1-D tensor map without swizzle, in the same stage.
 // RUN: %tessera-compile %S/Inputs/attention-mask.mlir --target=sm_90a --emit=tile 2>&1 | FileCheck %s --check-prefix=MASK
+// RUN: %tessera-compile %S/Inputs/attention-mask.mlir --target=sm_90a --emit=ptx -o %t.mask.ptx --bundle=%t.mask.pb
+// RUN: FileCheck %s --check-prefix=MASKPTX < %t.mask.ptx
+// RUN: %tessera-run --bundle=%t.mask.pb --list | FileCheck %s --check-prefix=MASKMAP
+// Where warp specialization is still refused, a remark names the op and
+// the reason: a tile.parallel that stores into shared memory between the
+// stages.
 // RUN: %tessera-opt %s --tile-layout-inference --tile-plan-shared-memory --tile-plan-pipelines 2>&1 | FileCheck %s --check-prefix=SHARED
 
 // PLAN-NOT: remark: pipelining
@@ -63,8 +68,14 @@
 // TWO: mbarrier.arrive.shared::cta.b64
 // TWO-NOT: mma.sync
 
-// MASK: remark: pipelining with cp-async-multistage instead of tma-warp-specialized: the copy into 'mask' cannot be a bulk tensor copy: its tile is rank 1, and bulk tensor copies here move 2-D tiles
-// MASK: tile.schedule = {in_flight = 0 : i64, stages = 2 : i64, strategy = "cp-async-multistage"}
+// MASK-NOT: remark: pipelining
+// MASK: tile.schedule = {in_flight = 0 : i64, stages = 2 : i64, strategy = "tma-warp-specialized"}
+// MASKPTX: mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r{{[0-9]+}}], 16640;
+// MASKPTX-COUNT-2: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// MASKPTX: cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r{{[0-9]+}}], [%rd{{[0-9]+}}, {%r{{[0-9]+}}}], [%r{{[0-9]+}}];
+// MASKPTX-NOT: cp.async.cg
+// MASKPTX: wgmma.mma_async
+// MASKMAP: TMA arg3[64],
 
 // SHARED: remark: pipelining with cp-async-multistage instead of tma-warp-specialized: the consumers cannot run the body between the stages: 'tile.parallel' stores into a shared buffer
 // SHARED: tile.schedule = {in_flight = 0 : i64, stages = 3 : i64, strategy = "cp-async-multistage"}
