@@ -75,6 +75,11 @@
 // MASKPTX: cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r{{[0-9]+}}], [%rd{{[0-9]+}}, {%r{{[0-9]+}}}], [%r{{[0-9]+}}];
 // MASKPTX-NOT: cp.async.cg
 // MASKPTX: wgmma.mma_async
+// MASKPTX: wgmma.wait_group.sync.aligned 0;
+// The parallel loop reads the mask from shared memory but writes none:
+// no proxy fence before P V's wgmma.
+// MASKPTX-NOT: fence.proxy.async
+// MASKPTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, p, 1, 1, 1;
 // MASKMAP: TMA arg3[64],
 
 // SHARED: remark: pipelining with cp-async-multistage instead of tma-warp-specialized: the consumers cannot run the body between the stages: 'tile.parallel' stores into a shared buffer
