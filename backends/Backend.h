@@ -240,8 +240,8 @@ std::string whyIllegal(const MmaAtom &atom, llvm::StringRef inputType, int64_t m
 /// Attributes tile-lower-to-gpu puts on a kernel's gpu.func when its launch
 /// differs from the tile.kernel's: the block size (a producer warpgroup
 /// added), the dynamic shared memory (mbarriers added), and the TMA tensor
-/// maps it takes after its params ([param, box rows, box columns, swizzle
-/// bytes] per map, flattened) at the PTX param indices in kTensorMapArgsAttr
+/// maps it takes after its params ([param, swizzle bytes, rank, box extents
+/// outermost first] per map, flattened) at the PTX param indices in kTensorMapArgsAttr
 /// (passed by value as 128-byte __grid_constant__ params).
 /// A module attribute asking for exact math (CompileOptions::fastMath off).
 inline constexpr llvm::StringLiteral kExactMathAttr = "tile.exact_math";

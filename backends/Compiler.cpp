@@ -315,12 +315,13 @@ static void recordLoweredLaunches(mlir::ModuleOp module,
       }
       if (auto maps = op->getAttrOfType<mlir::DenseI64ArrayAttr>(kTensorMapsAttr)) {
         llvm::ArrayRef<int64_t> values = maps.asArrayRef();
-        for (size_t i = 0; i + 3 < values.size(); i += 4) {
+        // [param, swizzle bytes, rank, box...] per map.
+        for (size_t i = 0; i + 2 < values.size(); i += 3 + values[i + 2]) {
           runtime::TensorMap *map = kernel.add_tensor_maps();
           map->set_param(static_cast<int32_t>(values[i]));
-          map->add_box(values[i + 1]);
-          map->add_box(values[i + 2]);
-          map->set_swizzle_bytes(static_cast<int32_t>(values[i + 3]));
+          map->set_swizzle_bytes(static_cast<int32_t>(values[i + 1]));
+          for (int64_t d = 0; d < values[i + 2] && i + 3 + d < values.size(); ++d)
+            map->add_box(values[i + 3 + d]);
         }
       }
     }

@@ -47,6 +47,11 @@ struct PipelineLoopPlan {
   /// `inFlight` MMA groups stay in flight across iterations.
   bool asyncMma = false;
   int64_t inFlight = 0;
+  /// Whether an async MMA group may stay in flight into the next iteration
+  /// as far as the body goes (whatever the stages): no op of the body reads
+  /// the gemms' accumulators, no gemm reads A from registers, nothing but
+  /// the copies ahead writes shared memory.
+  bool mayKeepMmaInFlight = false;
   /// The body's first gemm reads its operands with ldmatrix.
   bool bodyUsesLdmatrix = false;
   /// The ping-pong schedule (two tiles' consumers share a warp-specialized

@@ -129,9 +129,8 @@ static Illegality whyIllegalFor(const MmaAtom &atom, tile::GemmOp gemm, int64_t 
       return {atom.name + " needs 64 or 128 rows of the tile per warpgroup (tile M " +
               std::to_string(gemm.getM()) + ", " + std::to_string(warpgroups) +
               " warpgroups)"};
-    if (gemm.getM() == 128 * warpgroups && (aInRegisters || gemm.getTransposeA()))
-      return {atom.name + " takes 128 rows per warpgroup only with A in shared memory, not "
-                          "transposed (tile M " +
+    if (gemm.getM() == 128 * warpgroups && gemm.getTransposeA())
+      return {atom.name + " takes 128 rows per warpgroup only with A not transposed (tile M " +
               std::to_string(gemm.getM()) + ", " + std::to_string(warpgroups) +
               " warpgroups)"};
     if (gemm.getN() > atom.maxN)

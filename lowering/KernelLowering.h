@@ -603,9 +603,10 @@ public:
   FailureOr<Value> valueAt(Value value, IRMapping &at);
   /// Appends a tensor-map parameter (a 64-byte aligned pointer, passed by
   /// value) for kernel argument `tensor` to the gpu.func and records it in
-  /// kTensorMapArgsAttr and kTensorMapsAttr (box `rows` x `columns`,
-  /// `swizzle` bytes) for the runtime to encode; returns it, null on failure.
-  Value addTensorMap(Value tensor, int64_t rows, int64_t columns, int64_t swizzle);
+  /// kTensorMapArgsAttr and kTensorMapsAttr (`box` outermost first, one
+  /// extent per dimension of the tensor, `swizzle` bytes) for the runtime to
+  /// encode; returns it, null on failure.
+  Value addTensorMap(Value tensor, ArrayRef<int64_t> box, int64_t swizzle);
   /// Whether `value` (tile IR) depends on the block coordinates.
   bool dependsOnBlockIndices(Value value);
   /// Whether `value` (tile IR) depends on any of `roots`.

@@ -471,8 +471,7 @@ FailureOr<Value> KernelLowering::valueAt(Value value, IRMapping &at) {
   return b_.clone(*op, at)->getResult(cast<OpResult>(value).getResultNumber());
 }
 
-Value KernelLowering::addTensorMap(Value tensor, int64_t rows, int64_t columns,
-                                   int64_t swizzle) {
+Value KernelLowering::addTensorMap(Value tensor, ArrayRef<int64_t> box, int64_t swizzle) {
   int64_t param = 0;
   for (unsigned i = 0; i < kernel_.getNumKernelArguments(); ++i)
     if (kernel_.getKernelArgument(i) == tensor)
@@ -492,7 +491,9 @@ Value KernelLowering::addTensorMap(Value tensor, int64_t rows, int64_t columns,
     func_->setAttr(name, b_.getDenseI64ArrayAttr(all));
   };
   append(kTensorMapArgsAttr, {int64_t(index)});
-  append(kTensorMapsAttr, {param, rows, columns, swizzle});
+  SmallVector<int64_t> map = {param, swizzle, int64_t(box.size())};
+  llvm::append_range(map, box);
+  append(kTensorMapsAttr, map);
   return func_.getArgument(index);
 }
 

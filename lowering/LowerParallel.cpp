@@ -133,15 +133,20 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
   if (dist && dist.getThreads() != kernel_.getThreads() && dist.getThreads() != 1)
     return loop.emitOpError() << "is distributed over " << dist.getThreads()
                               << " threads but the kernel has " << kernel_.getThreads();
-  bool touchesShared = false;
+  // Shared reads and writes wait for the block's earlier shared accesses;
+  // only writes (generic proxy) need fencing before async-proxy reads
+  // (wgmma, bulk copies).
+  bool touchesShared = false, writesShared = false;
   loop.getBody().walk([&](Operation *op) {
     for (Value operand : op->getOperands())
       if (auto type = dyn_cast<BufferType>(operand.getType()))
         touchesShared |= type.isShared();
+    if (auto store = dyn_cast<StoreOp>(op))
+      writesShared |= cast<BufferType>(store.getBuffer().getType()).isShared();
   });
   if (touchesShared)
     barrier();
-  genericSharedWrites_ |= touchesShared;
+  genericSharedWrites_ |= writesShared;
   LogicalResult result = success();
   forEachOwned(loop.getExtents(), dist, mma, [&](const Chunk &chunk) {
     for (int64_t v = 0; v < chunk.vector && succeeded(result); ++v) {

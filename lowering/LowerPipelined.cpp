@@ -89,7 +89,8 @@ KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
       });
     }
   }
-  plan.inFlight = plan.asyncMma && keepInFlight && plan.stages >= 3 ? 1 : 0;
+  plan.mayKeepMmaInFlight = plan.asyncMma && keepInFlight;
+  plan.inFlight = plan.mayKeepMmaInFlight && plan.stages >= 3 ? 1 : 0;
   return plan;
 }
 

@@ -118,7 +118,7 @@ bool lowerBulkStoreEpilogue(KernelLowering &kl, CopyOp copy) {
   if (offset + 2 * bufferBytes > kl.caps_.sharedMemoryPerBlock)
     return false;
   MLIRContext *ctx = b.getContext();
-  Value mapArg = kl.addTensorMap(copy.getDst(), shape[0], kPanelColumns, kRowBytes);
+  Value mapArg = kl.addTensorMap(copy.getDst(), {shape[0], kPanelColumns}, kRowBytes);
   if (!mapArg)
     return false;
   kl.func_->setAttr(kLoweredSharedBytesAttr, b.getI64IntegerAttr(offset + 2 * bufferBytes));

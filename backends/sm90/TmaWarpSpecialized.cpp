@@ -44,7 +44,7 @@ public:
   WarpSpecializedLoop(KernelLowering &kernel, PipelinedOp loop, Value count,
                       const PipelineLoopPlan &plan)
       : kl(kernel), b(kernel.b_), loc(kernel.loc_), loop(loop), count(count), ahead(plan.ahead),
-        stages(plan.stages), barrierOffset(kernel.mbarrierOffset()) {
+        stages(plan.stages), inFlight(plan.inFlight), barrierOffset(kernel.mbarrierOffset()) {
     // Under the ping-pong schedule two tiles' consumers (tile slots 0 and
     // 1), `threads` each, share the ring of stages: the producer fills tile
     // 0's iterations, then tile 1's; slot 1 starts its loop when slot 0 has
@@ -73,8 +73,8 @@ private:
   // The producer.
   LogicalResult emitProducer();
   void issueCopy(CopyOp copy, Value stage);
-  void issuePanel(const BufferInfo &dst, int64_t columns, Value tensorMap, Value row, Value col,
-                  Value stage, int64_t panel, bool toCluster);
+  void issuePanel(const BufferInfo &dst, int64_t columns, Value tensorMap,
+                  ArrayRef<Value> coords, Value stage, int64_t panel, bool toCluster);
   void produce(Value tileCount, Value base);
   void waitNextRound(Value end);
   LogicalResult produceTile(scf::ForOp tileLoop, IRMapping &at,
@@ -84,6 +84,7 @@ private:
   LogicalResult produceItems();
   // The consumers.
   LogicalResult emitConsumers();
+  LogicalResult finishConsumers(Value count, Value base);
   void release(Value stage);
 
   KernelLowering &kl;
@@ -92,16 +93,23 @@ private:
   PipelinedOp loop;
   Value count;
   const llvm::SmallPtrSetImpl<Operation *> &ahead;
-  int64_t stages, barrierOffset;
+  int64_t stages;
+  /// MMA groups in flight across iterations: 1 (iteration k releases stage
+  /// k - 1) or 0 (iteration k releases its own).
+  int64_t inFlight;
+  int64_t barrierOffset;
   int64_t threads, tiles, consumers, clusterBlocks;
   /// The schedule multicasts the largest copy (PipelineLoopPlan).
   bool multicastPlanned = false;
   Type i32;
 
-  /// One tensor map per (tensor, box, swizzle), passed after the params.
+  /// One tensor map per (tensor, box, swizzle), passed after the params:
+  /// the box outermost first, one extent per dimension of the tensor
+  /// (rows and columns on the dimensions a slice spans, 1 on the others).
   struct Map {
     Value tensor;
-    int64_t rows, columns, swizzle;
+    SmallVector<int64_t> box;
+    int64_t columns, swizzle;
     Value arg;
   };
   SmallVector<Map> maps;
@@ -127,6 +135,8 @@ private:
   /// whether the thread is its warp's first lane.
   SmallVector<Value> peerOffsets;
   Value firstLane;
+  /// The consumers' loop over the iterations.
+  scf::ForOp consumerLoop;
 };
 
 LogicalResult WarpSpecializedLoop::collectTensorMaps() {
@@ -142,20 +152,33 @@ LogicalResult WarpSpecializedLoop::collectTensorMaps() {
     int64_t rows = copy.getTileType().getShape()[0];
     int64_t columns = dst.swizzle.rowBytes / element;
     int64_t bytes = dst.type.getNumElements() * element;
+    // A 1-D tile (TmaWarpSpecializedPlan.cpp): one box of the whole tile,
+    // no swizzle.
+    bool linear = dst.type.getRank() == 1;
+    if (linear)
+      columns = rows;
     stageBytes += bytes;
     if (dst.swizzle.panels >= clusterBlocks && bytes > largestSharedBytes) {
       largestSharedBytes = bytes;
       largestShared = copy;
     }
+    SmallVector<int64_t> box = {rows, columns};
+    if (linear)
+      box = {columns};
+    else if (std::optional<ArrayRef<int64_t>> spanned = copy.getTensorDims()) {
+      box.assign(kl.tensors_[copy.getSrc()].type.getRank(), 1);
+      box[(*spanned)[0]] = rows;
+      box[(*spanned)[1]] = columns;
+    }
     auto it = llvm::find_if(maps, [&](const Map &map) {
-      return map.tensor == copy.getSrc() && map.rows == rows && map.columns == columns &&
+      return map.tensor == copy.getSrc() && map.box == box && map.columns == columns &&
              map.swizzle == dst.swizzle.rowBytes;
     });
     if (it == maps.end()) {
-      Value arg = kl.addTensorMap(copy.getSrc(), rows, columns, dst.swizzle.rowBytes);
+      Value arg = kl.addTensorMap(copy.getSrc(), box, dst.swizzle.rowBytes);
       if (!arg)
         return failure();
-      maps.push_back({copy.getSrc(), rows, columns, dst.swizzle.rowBytes, arg});
+      maps.push_back({copy.getSrc(), box, columns, dst.swizzle.rowBytes, arg});
       it = std::prev(maps.end());
     }
     mapOf[&op] = it - maps.begin();
@@ -378,41 +401,62 @@ LogicalResult WarpSpecializedLoop::emit() {
 }
 
 void WarpSpecializedLoop::issuePanel(const BufferInfo &dst, int64_t columns, Value tensorMap,
-                                     Value row, Value col, Value stage, int64_t panel,
+                                     ArrayRef<Value> coords, Value stage, int64_t panel,
                                      bool toCluster) {
-  // Panel `panel` of a copy's tile (`columns` wide) with its tensor map.
+  // Panel `panel` of a copy's tile (`columns` wide) with its tensor map, at
+  // `coords` (innermost first, the columns' first).
   Value target = arith::TruncIOp::create(
-      b, loc, i32, kl.sharedAddress(dst, {zero, kl.cst(panel * columns)}));
+      b, loc, i32,
+      dst.type.getRank() == 1 ? kl.sharedAddress(dst, {zero})
+                              : kl.sharedAddress(dst, {zero, kl.cst(panel * columns)}));
   SmallVector<Value> operands = {target, tensorMap,
-                                 kl.toI32(kl.add(col, kl.cst(panel * columns))),
-                                 kl.toI32(row), ring->full(stage)};
+                                 kl.toI32(kl.add(coords[0], kl.cst(panel * columns)))};
+  for (Value coord : coords.drop_front())
+    operands.push_back(kl.toI32(coord));
+  operands.push_back(ring->full(stage));
+  // The instruction's shape and operands: cp.async.bulk.tensor.<rank>d with
+  // one coordinate per dimension of the tensor map.
+  int64_t rank = coords.size();
+  std::string shape = ".tensor." + std::to_string(rank) + "d.", list, constraints = "r,l";
+  for (int64_t d = 0; d < rank; ++d) {
+    list += (d ? ", $" : "$") + std::to_string(2 + d);
+    constraints += ",r";
+  }
+  std::string barrier = "[$" + std::to_string(2 + rank) + "]";
+  constraints += ",r";
   // Inline PTX: nvvm.cp.async.bulk.tensor.shared.cluster.global takes 64-bit
   // shared pointers and moves its unused cache-hint and mask into registers.
   if (!toCluster) {
-    kl.ptx("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::"
-           "bytes [$0], [$1, {$2, $3}], [$4];",
-           "r,l,r,r,r", operands);
+    kl.ptx("cp.async.bulk" + shape +
+               "shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {" + list +
+               "}], " + barrier + ";",
+           constraints, operands);
     return;
   }
   // Into the same offsets of all blocks' shared memory, completing on the
   // same barrier of each.
   operands.push_back(
       arith::ConstantIntOp::create(b, loc, b.getI16Type(), (1 << clusterBlocks) - 1));
-  kl.ptx("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::"
-         "bytes.multicast::cluster [$0], [$1, {$2, $3}], [$4], $5;",
-         "r,l,r,r,r,h", operands);
+  kl.ptx("cp.async.bulk" + shape +
+             "shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [$0], "
+             "[$1, {" + list + "}], " + barrier + ", $" + std::to_string(3 + rank) + ";",
+         constraints + ",h", operands);
 }
 
 void WarpSpecializedLoop::issueCopy(CopyOp copy, Value stage) {
   const BufferInfo &dst = kl.buffers_[copy.getDst()];
   const Map &map = maps[mapOf[copy.getOperation()]];
-  Value row = kl.map_.lookupOrDefault(copy.getSrcOffsets()[0]);
-  Value col = kl.map_.lookupOrDefault(copy.getSrcOffsets()[1]);
+  // The box's coordinates, innermost first: the columns (the innermost
+  // dimension, which a slice always spans), then the rows and a slice's
+  // fixed offsets.
+  SmallVector<Value> coords;
+  for (Value offset : llvm::reverse(copy.getSrcOffsets()))
+    coords.push_back(kl.map_.lookupOrDefault(offset));
   auto staged = kl.useStage({copy.getDst()}, stage);
   Value tensorMap = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), map.arg);
   if (copy != multicastCopy) {
     for (int64_t p = 0; p < dst.swizzle.panels; ++p)
-      issuePanel(dst, map.columns, tensorMap, row, col, stage, p, false);
+      issuePanel(dst, map.columns, tensorMap, coords, stage, p, false);
     return;
   }
   // This block's 1/n of the panels to all blocks (rank r the r-th share,
@@ -424,7 +468,7 @@ void WarpSpecializedLoop::issueCopy(CopyOp copy, Value stage) {
   std::function<void(int64_t, int64_t)> issueShares = [&](int64_t first, int64_t end) {
     if (end - first == 1) {
       for (int64_t p = first * panels / clusterBlocks; p < end * panels / clusterBlocks; ++p)
-        issuePanel(dst, map.columns, tensorMap, row, col, stage, p, true);
+        issuePanel(dst, map.columns, tensorMap, coords, stage, p, true);
       return;
     }
     int64_t middle = (first + end) / 2;
@@ -441,7 +485,7 @@ void WarpSpecializedLoop::issueCopy(CopyOp copy, Value stage) {
   issueShares(0, clusterBlocks);
   b.setInsertionPoint(all.elseBlock()->getTerminator());
   for (int64_t p = 0; p < dst.swizzle.panels; ++p)
-    issuePanel(dst, map.columns, tensorMap, row, col, stage, p, false);
+    issuePanel(dst, map.columns, tensorMap, coords, stage, p, false);
 }
 
 void WarpSpecializedLoop::produce(Value tileCount, Value base) {
@@ -688,15 +732,21 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
                                       zero);
   }
   auto forOp = scf::ForOp::create(b, loc, zero, count, kl.cst(1));
+  consumerLoop = forOp;
   {
-    OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forOp.getBody()->getTerminator());
     Value k = forOp.getInductionVar();
     StageRing::Position pos = ring->at(base, k);
     ring->consumerWait(pos);
     kl.lastWasBarrier_ = true; // the full barrier orders this stage's reads
-    if (failed(kl.lowerStagedBody(loop, ahead, k, pos.stage, /*inFlight=*/1)))
+    if (failed(kl.lowerStagedBody(loop, ahead, k, pos.stage, inFlight)))
       return failure();
+    if (inFlight == 0) {
+      // Every MMA of iteration k is complete, and the body's other reads of
+      // the stage were synchronous: it goes back to the producer now.
+      release(pos.stage);
+      return finishConsumers(count, base);
+    }
     // The MMAs of iteration k - 1 are complete (one group stays in flight):
     // its stage goes back to the producer.
     Value positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, k, zero);
@@ -706,6 +756,12 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
         b, loc, kl.add(pos.position, kl.cst(stages - 1)), kl.cst(stages));
     release(previousStage);
   }
+  return finishConsumers(count, base);
+}
+
+LogicalResult WarpSpecializedLoop::finishConsumers(Value count, Value base) {
+  // After the consumers' loop.
+  b.setInsertionPointAfter(consumerLoop);
   if (kl.pingPong_)
     // Inline PTX: nvvm.barrier.arrive has no intrinsic; only the
     // convert-nvvm-to-llvm pass (not in this pipeline) lowers it, to this PTX.
@@ -717,8 +773,9 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
   wgmmaWaitGroup(b, loc, 0);
   // Ping-pong and persistent: the last stage goes back too (iterations of
   // another tile follow in the ring). Multicasting, the last too (the
-  // producers' tails wait for it).
-  if (kl.pingPong_ || kl.persistent_ || multicastCopy)
+  // producers' tails wait for it). Without a group in flight it went back
+  // in its iteration.
+  if (inFlight == 1 && (kl.pingPong_ || kl.persistent_ || multicastCopy))
     kl.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, count, zero), [&] {
       Value end = kl.add(count, kl.cst(stages - 1));
       Value last = arith::RemUIOp::create(b, loc, base ? kl.add(base, end) : end, kl.cst(stages));
@@ -737,9 +794,9 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
 
 LogicalResult TmaWarpSpecializedPipeline::lower(KernelLowering &kernel, PipelinedOp loop,
                                                 Value count, const PipelineLoopPlan &plan) const {
-  if (plan.inFlight != 1)
+  if (plan.inFlight != 0 && plan.inFlight != 1)
     return loop.emitOpError() << "schedule '" << getName()
-                              << "' keeps exactly one MMA group in flight, not " << plan.inFlight;
+                              << "' keeps zero or one MMA group in flight, not " << plan.inFlight;
   return WarpSpecializedLoop(kernel, loop, count, plan).emit();
 }
 

@@ -19,32 +19,61 @@ using lowering::KernelLowering;
 
 namespace {
 
+/// Why a 1-D tile of a 1-D tensor (a mask, a bias) cannot be one bulk
+/// tensor copy of a 1-D tensor map without swizzle, or "": no conversion,
+/// at most 256 elements, a multiple of 16 bytes (TMA's box), a tensor whose
+/// base the runtime aligns to 16 bytes.
+std::string whyNoLinearBulkTensorCopy(KernelLowering &kl, CopyOp copy) {
+  const lowering::TensorInfo &tensor = kl.tensors_[copy.getSrc()];
+  auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>();
+  if (!alloc)
+    return "its destination is not a shared buffer";
+  if (tensor.type.getElementType() != alloc.getType().getElementType())
+    return "it converts the element type";
+  int64_t elements = copy.getTileType().getShape()[0];
+  int64_t bytes = elements * getElementBytes(tensor.type.getElementType());
+  if (elements > 256)
+    return "its box exceeds 256 elements";
+  if (bytes % 16 != 0)
+    return "its 1-D tile of " + std::to_string(bytes) + " bytes is not a multiple of 16 bytes";
+  return "";
+}
+
+/// The most dimensions a tensor map has (cuTensorMapEncodeTiled).
+constexpr int64_t kMaxTensorMapRank = 5;
+
 /// Why `copy` (tensor -> staged shared buffer) cannot be one bulk tensor
-/// copy (TMA) per panel, or "": rank 2, not a slice, no conversion, a
+/// copy (TMA) per panel, or "": a 2-D tile of a 2-D tensor, or of a tensor
+/// of rank up to 5 that it slices (tensor_dims: the map's box is 1 on the
+/// fixed dimensions, whose offsets become coordinates), no conversion, a
 /// swizzled buffer, a row pitch the tensor's divisibility proves a multiple
 /// of 16 bytes, boxes of at most 256 rows and columns.
 std::string whyNoBulkTensorCopy(KernelLowering &kl, CopyOp copy) {
   const lowering::TensorInfo &tensor = kl.tensors_[copy.getSrc()];
-  // The runtime encodes a tensor map per whole 2-D tensor argument: a slice
-  // would need a map of the tensor's rank with its fixed offsets per tile.
-  if (copy.getTensorDims())
-    return "it copies a slice (tensor_dims) of a rank-" +
-           std::to_string(tensor.type.getRank()) +
-           " tensor, and tensor maps are encoded for whole 2-D tensors";
+  int64_t rank = tensor.type.getRank();
+  if (copy.getTileType().getRank() == 1 && rank == 1)
+    return whyNoLinearBulkTensorCopy(kl, copy);
+  if (copy.getTileType().getRank() != 2)
+    return "its tile is rank " + std::to_string(copy.getTileType().getRank()) +
+           ", and bulk tensor copies here move 2-D tiles";
+  if (rank != 2 && !copy.getTensorDims())
+    return "its tensor is rank " + std::to_string(rank) + ", and the tile does not slice it";
+  if (rank > kMaxTensorMapRank)
+    return "its tensor is rank " + std::to_string(rank) + ", over the " +
+           std::to_string(kMaxTensorMapRank) + " dimensions of a tensor map";
   auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>();
   if (!alloc || !alloc.getSwizzled())
     return "its destination is not a swizzled shared buffer";
   BufferType dst = alloc.getType();
   SharedSwizzle swizzle = getSharedSwizzle(dst);
-  if (tensor.type.getRank() != 2)
-    return "its tensor is not 2-D";
   if (swizzle.rowBytes == 0)
     return "its buffer's rows are not 32, 64 or a multiple of 128 bytes";
   if (tensor.type.getElementType() != dst.getElementType())
     return "it converts the element type";
   int64_t element = getElementBytes(tensor.type.getElementType());
   ArrayRef<int64_t> tile = copy.getTileType().getShape();
-  if ((tensor.divisors[1] * element) % 16 != 0)
+  // Every stride is a multiple of the innermost dimension's size.
+  if ((tensor.divisors.back() * element) % 16 != 0)
     return "the tensor's row pitch is not known to be a multiple of 16 bytes";
   if (tile[0] > 256 || swizzle.rowBytes / element > 256)
     return "its box exceeds 256 rows or columns";
@@ -57,10 +86,55 @@ std::string destinationName(CopyOp copy) {
   return alloc && alloc.getName() ? ("'" + alloc.getName()->str() + "'") : "a shared buffer";
 }
 
+/// Whether `v` is a fragment (registers of the consumer threads).
+bool isFragment(Value v) {
+  auto type = dyn_cast<BufferType>(v.getType());
+  return type && type.isFragment();
+}
+
+/// Why the consumers cannot run `op` between the stages, or "". They run
+/// everything but the copies ahead: the async MMA, plain arithmetic, and
+/// computation whose results stay in their registers (clears, fills,
+/// reductions and parallel loops writing fragments; a parallel loop may read
+/// shared buffers, the staged ones included, which the full barrier orders).
+/// Writes to shared memory between the stages would need the async proxy's
+/// fences before the MMAs read it, and copies other than the staged ones are
+/// the producer's or the kernel's business, not the ring's.
+std::string whyConsumersCannotRun(Operation &op) {
+  auto name = [&] { return "'" + op.getName().getStringRef().str() + "'"; };
+  if (isa<GemmOp, DimOp>(op) || lowering::isPlainArithmetic(&op))
+    return "";
+  if (auto clear = dyn_cast<ClearOp>(op))
+    return isFragment(clear.getBuffer()) ? "" : name() + " clears a shared buffer";
+  if (auto fill = dyn_cast<FillOp>(op))
+    return isFragment(fill.getBuffer()) ? "" : name() + " fills a shared buffer";
+  if (auto reduce = dyn_cast<ReduceOp>(op))
+    return isFragment(reduce.getSrc()) && isFragment(reduce.getDst())
+               ? ""
+               : name() + " reduces to or from a shared buffer";
+  if (auto parallel = dyn_cast<ParallelOp>(op)) {
+    std::string why;
+    parallel.walk([&](Operation *inner) {
+      if (auto store = dyn_cast<StoreOp>(inner)) {
+        if (!isFragment(store.getBuffer()))
+          why = name() + " stores into a shared buffer";
+      } else if (!isa<LoadOp, YieldOp, CastOp>(inner) && inner != parallel.getOperation() &&
+                 !lowering::isPlainArithmetic(inner)) {
+        why = name() + " holds '" + inner->getName().getStringRef().str() + "'";
+      }
+    });
+    return why;
+  }
+  if (isa<CopyOp>(op))
+    return name() + " is not a copy from global memory into a staged shared buffer";
+  return name() + " is not a gemm, arithmetic, or a clear, fill, reduction or parallel loop "
+                  "on fragments";
+}
+
 /// Why a loop's body cannot run between a producer's stages, or "": the
-/// copies ahead must be bulk tensor copies, the rest the async MMA and
-/// plain arithmetic (nothing else touches shared memory between stages),
-/// and what the loop takes from before it recomputable by the producer.
+/// copies ahead must be bulk tensor copies, the rest what the consumers can
+/// run (whyConsumersCannotRun), and what the loop takes from before it
+/// recomputable by the producer.
 std::string whyBodyNotSpecializable(KernelLowering &kl, PipelinedOp loop,
                                     const PipelineLoopPlan &plan) {
   for (Operation &op : loop.getBodyBlock().without_terminator()) {
@@ -69,9 +143,8 @@ std::string whyBodyNotSpecializable(KernelLowering &kl, PipelinedOp loop,
       std::string why = whyNoBulkTensorCopy(kl, copy);
       if (!why.empty())
         return "the copy into " + destinationName(copy) + " cannot be a bulk tensor copy: " + why;
-    } else if (!isa<GemmOp, DimOp>(op) && !lowering::isPlainArithmetic(&op)) {
-      return "the body holds '" + op.getName().getStringRef().str() +
-             "' besides its copies, gemms and arithmetic (only those may run between the stages)";
+    } else if (std::string why = whyConsumersCannotRun(op); !why.empty()) {
+      return "the consumers cannot run the body between the stages: " + why;
     }
   }
   // The producer leaves before the kernel's own code and computes what the
@@ -163,9 +236,11 @@ std::string TmaWarpSpecializedPipeline::tryPlan(KernelLowering &kl, PipelinedOp 
     return "the persistent kernel's shared buffers moved after the mbarriers need " +
            std::to_string(kl.relocatedSharedBytes_) + " bytes, over the " +
            std::to_string(caps.sharedMemoryPerBlock) + "-byte per-block limit";
-  // The consumers keep one wgmma group in flight: iteration k releases
-  // iteration k - 1's stage.
-  plan.inFlight = 1;
+  // The consumers keep one wgmma group in flight (iteration k releases
+  // iteration k - 1's stage) unless the body reads the accumulators or A
+  // from registers; then every group completes within its iteration, which
+  // releases its own stage.
+  plan.inFlight = plan.mayKeepMmaInFlight ? 1 : 0;
   plan.pingPong = kl.pingPong_ && loops == 1 && 2 * threads + 128 <= caps.maxThreadsPerBlock &&
                   relocatedFits;
   planMulticast(kl, loop, plan);

@@ -110,7 +110,7 @@ struct WgmmaForm {
 void wgmmaText(const WgmmaForm &form, std::string &text, std::string &constraints) {
   int64_t elements = form.n / 2;
   int64_t regs = form.acc == "f16" ? elements / 2 : elements;
-  int64_t perStep = form.registersA ? 5 : form.reps + 1;
+  int64_t perStep = (form.registersA ? 4 : 1) * form.reps + 1;
   bool sixteenBit = form.type == "f16" || form.type == "bf16";
   auto operandRef = [&](int64_t index) { return "$" + std::to_string(regs * form.reps + index); };
   text = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.fence.sync.aligned;\n";
@@ -122,8 +122,9 @@ void wgmmaText(const WgmmaForm &form, std::string &text, std::string &constraint
         regList += (i ? ", $" : "$") + std::to_string(r * regs + i);
       std::string aOperand = operandRef(first + r);
       if (form.registersA)
-        aOperand = "{" + operandRef(first) + ", " + operandRef(first + 1) + ", " +
-                   operandRef(first + 2) + ", " + operandRef(first + 3) + "}";
+        aOperand = "{" + operandRef(first + 4 * r) + ", " + operandRef(first + 4 * r + 1) +
+                   ", " + operandRef(first + 4 * r + 2) + ", " + operandRef(first + 4 * r + 3) +
+                   "}";
       // scale-d p; imm-scale-a/b 1 (floats); imm-trans-a/b (16-bit only;
       // none for A in registers).
       std::string tail = form.acc == "s32" ? "" : ", 1, 1";
@@ -142,9 +143,36 @@ void wgmmaText(const WgmmaForm &form, std::string &text, std::string &constraint
   for (int64_t r = 0; r < regs * form.reps; ++r)
     constraints += (r ? ",=" : "=") + out;
   for (int64_t ks = 0; ks < form.steps; ++ks)
-    constraints += form.registersA ? ",r,r,r,r,l" : form.reps == 1 ? ",l,l" : ",l,l,l";
+    for (int64_t r = 0; r <= form.reps; ++r)
+      constraints += r == form.reps ? ",l" : form.registersA ? ",r,r,r,r" : ",l";
   for (int64_t r = 0; r < regs * form.reps; ++r)
     constraints += "," + std::to_string(r);
+}
+
+/// Instruction r's A registers at k-step ks when a warpgroup holds 128
+/// rows (two m64 instructions whose rows interleave in 8-row groups, see
+/// lowerGemm): the fragment's m16 tiles 0 and 1 of the warp take the place
+/// of the instruction's row halves, each at its own row half r; registers
+/// as m16n8k16's A (PTX ISA §9.7.15.5.1.1.2): rows (tile 0, tile 1) by
+/// k halves. The accumulator of such a gemm has this layout too, so an A
+/// cast from it stays in each thread's registers.
+static SmallVector<Value> interleavedARegisters(GemmLoweringContext &ctx, const BufferInfo &a,
+                                                int64_t r, int64_t ks) {
+  OpBuilder &builder = ctx.builder();
+  Location loc = ctx.loc();
+  int64_t tiles = a.type.getShape()[1] / 8;
+  SmallVector<Value> regs;
+  for (int64_t half = 0; half < 2; ++half)
+    for (int64_t mi = 0; mi < 2; ++mi) {
+      int64_t slot = (mi * tiles + 2 * ks + half) * 4 + 2 * r;
+      SmallVector<Value> pair;
+      for (int64_t e = 0; e < 2; ++e)
+        pair.push_back(
+            memref::LoadOp::create(builder, loc, a.memref, ValueRange{ctx.cst(slot + e)}));
+      regs.push_back(LLVM::BitcastOp::create(builder, loc, builder.getI32Type(),
+                                             ctx.packVector(pair)));
+    }
+  return regs;
 }
 
 LogicalResult WgmmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
@@ -189,10 +217,10 @@ LogicalResult WgmmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp ge
   // the fragment's m16 tile h, column tile j, row half r.
   int64_t warpgroups = ctx.threads() / 128;
   int64_t reps = gemm.getM() / (64 * warpgroups);
-  if (reps < 1 || reps > 2 || (reps > 1 && (registersA || transA)))
+  if (reps < 1 || reps > 2 || (reps > 1 && transA))
     return gemm.emitOpError() << "atom " << atom.name
-                              << " takes 64 or 128 rows per warpgroup "
-                                 "(128 only with A in shared memory, not transposed)";
+                              << " takes 64 or 128 rows per warpgroup (128 only with A not "
+                                 "transposed)";
   Value row0 = ctx.mul(arith::DivUIOp::create(builder, loc, ctx.threadId(), ctx.cst(128)),
                        ctx.cst(64 * reps));
   // The operand and accumulator types: 16-bit inputs take k16 steps and
@@ -238,8 +266,9 @@ LogicalResult WgmmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp ge
       wgmmaDescriptors(ctx, b, ctx.cst(0), ctx.cst(0), !transB, steps);
   SmallVector<Value> operands;
   for (int64_t ks = 0; ks < steps; ++ks) {
-    if (registersA)
-      llvm::append_range(operands, fragmentARegisters(ctx, a, 0, ks));
+    for (int64_t r = 0; registersA && r < reps; ++r)
+      llvm::append_range(operands, reps == 1 ? fragmentARegisters(ctx, a, 0, ks)
+                                             : interleavedARegisters(ctx, a, r, ks));
     for (const SmallVector<Value> &descriptors : aDescriptors)
       operands.push_back(descriptors[ks]);
     operands.push_back(bDescriptors[ks]);

@@ -49,7 +49,7 @@
 // TALL-NOT: remark
 // TALL-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
 // TALL-NOT: mma.sync
-// FALLBACK: remark: using SM80_16x8x16_F32F16F16F32_TN instead of SM90_64xNx16_F32F16F16F32_SS: SM90_64xNx16_F32F16F16F32_SS takes 128 rows per warpgroup only with A in shared memory, not transposed (tile M 128, 1 warpgroups)
+// FALLBACK: remark: using SM80_16x8x16_F32F16F16F32_TN instead of SM90_64xNx16_F32F16F16F32_SS: SM90_64xNx16_F32F16F16F32_SS takes 128 rows per warpgroup only with A not transposed (tile M 128, 1 warpgroups)
 // FALLBACK: mma.sync.aligned.m16n8k16
 // ROWS96: remark: using SM80_16x8x16_F32F16F16F32_TN instead of SM90_64xNx16_F32F16F16F32_SS: SM90_64xNx16_F32F16F16F32_SS needs shared rows of 32, 64 or a multiple of 128 bytes (96 here)
 // WIDE: remark: using SM80_16x8x16_F32F16F16F32_TN instead of SM90_64xNx16_F32F16F16F32_SS: SM90_64xNx16_F32F16F16F32_SS takes N up to 256 (tile N 512)

@@ -33,8 +33,8 @@
 // LAYOUT80: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} {atom = "SM80_16x8x16_F32F16F16F32_TN"} : <64x64xf16, fragment>, <64x64xf16, shared>
 // LAYOUT80-NOT: staged
 // MMA: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// LAYOUT90: remark: pipelining with cp-async-multistage instead of tma-warp-specialized: the body holds 'tile.clear' besides its copies, gemms and arithmetic
 // LAYOUT90-NOT: remark
+// LAYOUT90: tile.schedule = {in_flight = 0 : i64, stages = 2 : i64, strategy = "tma-warp-specialized"}
 // LAYOUT90: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} {atom = "SM90_64xNx16_F32F16F16F32_SS", transpose_b}
 // LAYOUT90: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} {atom = "SM90_64xNx16_F32F16F16F32_RS"} : <64x64xf16, fragment>
 // The first gemm reads A and B through descriptors; the second A from four

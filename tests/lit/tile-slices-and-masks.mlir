@@ -7,10 +7,10 @@
 // RUN: %tessera-compile %S/Inputs/causal-scores.mlir --target=sm_60 --emit=ptx | FileCheck %s --check-prefixes=CHECK,SIMT
 // RUN: %tessera-compile %S/Inputs/causal-scores.mlir --target=sm_70 --emit=ptx | FileCheck %s --check-prefixes=CHECK,SM70
 // RUN: %tessera-compile %S/Inputs/causal-scores.mlir --target=sm_80 --emit=ptx | FileCheck %s --check-prefixes=CHECK,ASYNC,MMA16
-// On sm_90a the slices cannot be bulk tensor copies: the planner says so,
-// and the loop runs on cp.async.
-// RUN: %tessera-compile %S/Inputs/causal-scores.mlir --target=sm_90a --emit=ptx 2>%t.remarks | FileCheck %s --check-prefixes=CHECK,ASYNC,WGMMA
-// RUN: FileCheck %s --check-prefix=REMARK < %t.remarks
+// On sm_90a the slices are bulk tensor copies of rank-4 tensor maps on the
+// warp-specialized path, without a remark (tile-warp-specialize-slices.mlir).
+// RUN: %tessera-compile %S/Inputs/causal-scores.mlir --target=sm_90a --emit=ptx 2>%t.remarks | FileCheck %s --check-prefixes=CHECK,TMA,WGMMA
+// RUN: FileCheck %s --check-prefix=REMARK --allow-empty < %t.remarks
 // The lowered slices: the fixed offsets (batch, head) give the slice's
 // start, the spanned rows step by heads x 64 elements, and a fixed offset
 // past its dimension empties the slice.
@@ -29,10 +29,11 @@
 // SIMT: fma.rn.f32
 // SM70: mma.sync.aligned.m8n8k4
 // ASYNC: cp.async.cg.shared.global
+// TMA: cp.async.bulk.tensor.4d
 // MMA16: mma.sync.aligned.m16n8k16
 // WGMMA: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
 
-// REMARK: remark: pipelining with cp-async-multistage instead of tma-warp-specialized: the copy into 'Ks' cannot be a bulk tensor copy: it copies a slice (tensor_dims) of a rank-4 tensor, and tensor maps are encoded for whole 2-D tensors
+// REMARK-NOT: remark
 
 // GPU-LABEL: gpu.func @causal_scores
 // GPU: arith.select %{{.*}}, %{{.*}}, %c0 : index
