@@ -53,7 +53,9 @@ int main(int argc, char** argv) {
   // (RunOptions::torch_inputs), as peers.py --inputs=torch draws cuBLAS's.
   bool torchInputs = false;
   // --kernels=a,b: only these kernel entries (default: every kernel).
+  // --workload-filter=a,b: only workloads whose name contains a or b.
   std::vector<std::string> only;
+  std::vector<std::string> workloadFilter;
   // --gemm-shapes=MxNxK,...: the plain GEMM kernels (gemm_f16, gemm_bf16 and
   // their variants) benchmarked at these shapes instead of the built-in ones.
   std::vector<std::array<int64_t, 3>> gemmShapes;
@@ -75,6 +77,8 @@ int main(int argc, char** argv) {
       cachePath = argv[i] + 13;
     else if (std::strncmp(argv[i], "--kernels=", 10) == 0)
       only = absl::StrSplit(argv[i] + 10, ',', absl::SkipEmpty());
+    else if (std::strncmp(argv[i], "--workload-filter=", 18) == 0)
+      workloadFilter = absl::StrSplit(argv[i] + 18, ',', absl::SkipEmpty());
     else if (std::strncmp(argv[i], "--gemm-shapes=", 14) == 0) {
       for (absl::string_view shape : absl::StrSplit(argv[i] + 14, ',', absl::SkipEmpty())) {
         std::vector<absl::string_view> dims = absl::StrSplit(shape, 'x');
@@ -188,6 +192,12 @@ int main(int argc, char** argv) {
       for (const workloads::Workload* w : planned) {
         if ((which == "conformance" && !w->conformance) ||
             (which == "benchmark" && !w->benchmark))
+          continue;
+        if (!workloadFilter.empty() &&
+            std::none_of(workloadFilter.begin(), workloadFilter.end(),
+                         [&](const std::string& part) {
+                           return w->name.find(part) != std::string::npos;
+                         }))
           continue;
         ++ran;
         workloads::RunOptions options;

@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "examples/flash_attention.h"
 #include "examples/fp8_gemm.h"
 #include "examples/gemm.h"
 #include "examples/softmax.h"
@@ -116,6 +117,30 @@ bool AddDtypeGemmVariants(runtime::KernelBundle& bundle, const std::string& targ
   f = fp8Default, t = tf32Default;
   f.persistent = t.persistent = false;
   return fp8(f, "grid") && tf32(t, "grid");
+}
+
+/// FlashAttention's block and stage candidates beside ForTarget's, f16,
+/// d64 and d128, causal and not, each "<kernel>__<knobs>".
+bool AddAttentionVariants(runtime::KernelBundle& bundle, const std::string& target) {
+  struct Knobs {
+    int64_t bm, bn;
+    int stages, threads;
+  };
+  const Knobs candidates[] = {{128, 128, 2, 256}, {128, 64, 3, 256}, {192, 64, 2, 384},
+                              {64, 64, 2, 128}, {128, 32, 2, 256}};
+  for (int64_t d : {64, 128})
+    for (bool causal : {false, true})
+      for (Knobs k : candidates) {
+        examples::FlashAttentionConfig c =
+            examples::FlashAttentionConfig::ForTarget(target, f16, d, causal);
+        if (c.bm == k.bm && c.bn == k.bn && c.stages == k.stages && c.threads == k.threads)
+          continue;
+        c.bm = k.bm, c.bn = k.bn, c.stages = k.stages, c.threads = k.threads;
+        std::string name = absl::StrCat(examples::FlashAttentionName(c), "__", k.bm, "x", k.bn,
+                                        "_s", k.stages, "_t", k.threads);
+        if (!Add(bundle, examples::FlashAttention(c, name), target)) return false;
+      }
+  return true;
 }
 
 /// Tuning variants of the examples, the bf16 GEMM, the fused epilogues and
@@ -285,6 +310,8 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
   bf16Config.dtype = bf16;
   if (!Add(bundle, examples::GemmDynamic(bf16Config, "gemm_bf16"), target)) return false;
   if (target == "sm_90a" && !AddDtypeGemmVariants(bundle, target)) return false;
+  if ((target == "sm_90a" || target == "sm_80") && !AddAttentionVariants(bundle, target))
+    return false;
   // The data types' GEMMs beside torch._int_mm and torch.matmul with TF32
   // (fp8_gemm, beside torch._scaled_mm, is an example: in <target>.pb).
   for (auto [name, dtype, acc, precision] :

@@ -36,6 +36,20 @@ FlashAttentionConfig FlashAttentionConfig::ForTarget(const std::string& target, 
     // 8 warps of 16 rows (4 of 16 rows at D = 256): S, P and O of a warp fit
     // in registers without spilling.
     c.bm = wide ? 64 : 128, c.bn = wide ? 32 : 64, c.threads = wide ? 128 : 256;
+    // D <= 128: the fastest of the candidates timed on an H200 at sequence
+    // 4096 (benchmarks/variants.cc) that ptxas does not spill, as {bm, bn,
+    // threads}; on sm_90a each consumer warpgroup holds 64 query rows.
+    struct Blocks {
+      int64_t bm, bn;
+      int threads;
+    };
+    const bool hopper = target == "sm_90a";
+    Blocks pick = headDim <= 64 ? (causal ? (hopper ? Blocks{128, 128, 256} : Blocks{128, 64, 256})
+                                          : Blocks{64, 64, 128})
+                                : (causal ? (hopper ? Blocks{128, 128, 256} : Blocks{64, 64, 128})
+                                          : (hopper ? Blocks{192, 64, 384}
+                                                    : Blocks{128, 128, 256}));
+    if (!wide) c.bm = pick.bm, c.bn = pick.bn, c.threads = pick.threads;
   } else if (target == "sm_70" || target == "sm_72") {
     // m8n8k4 quadpairs for f16 over 4 warps: 32 rows; 16 where ptxas
     // spills at 32 (D = 256, causal masks, bf16's FMA gemms).

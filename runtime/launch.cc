@@ -507,6 +507,7 @@ absl::Status EncodeTensorMaps(const CudaDriver& driver, PackedLaunch& packed) {
       case DTYPE_F16: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT16; break;
       case DTYPE_BF16: type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; break;
       case DTYPE_F32: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; break;
+      case DTYPE_I32: type = CU_TENSOR_MAP_DATA_TYPE_INT32; break;
       // TMA moves bytes: 8-bit element types travel as UINT8.
       case DTYPE_I8:
       case DTYPE_U8:
@@ -521,11 +522,14 @@ absl::Status EncodeTensorMaps(const CudaDriver& driver, PackedLaunch& packed) {
                                  : map.swizzle_bytes == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
                                                            : CU_TENSOR_MAP_SWIZZLE_NONE;
     const std::vector<cuuint32_t> element_strides(map.box.size(), 1);
+    // A rank-1 map has no strides; the driver still wants the array.
+    const cuuint64_t no_strides[1] = {0};
+    const cuuint64_t* strides = map.strides_bytes.empty() ? no_strides : map.strides_bytes.data();
     absl::Status status = ToStatus(
         driver.cuTensorMapEncodeTiled(
             reinterpret_cast<CUtensorMap*>(map.cell), type,
             static_cast<cuuint32_t>(map.dims.size()), reinterpret_cast<void*>(map.address),
-            map.dims.data(), map.strides_bytes.data(), map.box.data(), element_strides.data(),
+            map.dims.data(), strides, map.box.data(), element_strides.data(),
             CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
         "cuTensorMapEncodeTiled");
