@@ -365,6 +365,13 @@ public:
   /// (tile.copy's tensor_dims) a view of the spanned dimensions at the fixed
   /// offsets, computed at the insertion point, whose first dimension is 0
   /// when a fixed offset lies outside its dimension; else the whole tensor.
+  /// A copy of an m16n8 MMA fragment to a tensor of `elementBytes`-byte
+  /// elements: each warp's 16-row and 8-column tiles (mt, nt); nullopt for
+  /// any other copy.
+  struct MmaStoreTiles {
+    int64_t mt, nt;
+  };
+  std::optional<MmaStoreTiles> mmaFragmentStoreTiles(CopyOp copy, int64_t elementBytes);
   TensorInfo copyTensor(CopyOp copy);
   /// The tile's origin in copyTensor (CopyOp::getTileOffsets, lowered).
   SmallVector<Value> copyOffsets(CopyOp copy);

@@ -93,20 +93,14 @@ Value KernelLowering::byteFragmentChunk(const BufferInfo &frag, Type dstElt,
 }
 
 bool KernelLowering::lowerByteFragmentStore(CopyOp copy) {
-  auto srcBuffer = dyn_cast<BufferType>(copy.getSrc().getType());
-  auto dstTensor = dyn_cast<TileTensorType>(copy.getDst().getType());
-  if (!srcBuffer || !srcBuffer.isFragment() || !dstTensor ||
-      getElementBytes(dstTensor.getElementType()) != 1)
+  std::optional<MmaStoreTiles> tiles = mmaFragmentStoreTiles(copy, 1);
+  if (!tiles || tiles->nt % 8 != 0)
     return false;
+  auto dstTensor = cast<TileTensorType>(copy.getDst().getType());
   const BufferInfo &frag = buffers_[copy.getSrc()];
   MmaLayoutAttr mma = frag.mma;
   ArrayRef<int64_t> shape = frag.type.getShape();
-  if (!mma || mma.getM() != 16 || mma.getN() != 8)
-    return false;
-  int64_t tm = shape[0] / mma.getWarpsM(), tn = shape[1] / mma.getWarpsN();
-  int64_t mt = tm / 16, nt = tn / 8;
-  if (nt % 8 != 0)
-    return false;
+  int64_t mt = tiles->mt, nt = tiles->nt;
   TensorInfo tensor = copyTensor(copy);
   Type elt = dstTensor.getElementType();
   bool aligned = isVectorAligned(tensor, copy.getTileOffsets(), 16);

@@ -134,24 +134,33 @@ Value KernelLowering::packedPair(const BufferInfo &frag, int64_t slot, Type elt)
   return LLVM::BitcastOp::create(b_, loc_, b_.getI32Type(), packVector(pair));
 }
 
-bool KernelLowering::lowerMmaFragmentStore(CopyOp copy) {
-  // Loads keep the generic path: a guarded 16-byte load per lane followed
-  // by the shuffles serializes the loads' latency, slower on the H200 than
-  // many 4-byte loads in flight.
+std::optional<KernelLowering::MmaStoreTiles>
+KernelLowering::mmaFragmentStoreTiles(CopyOp copy, int64_t elementBytes) {
   auto srcBuffer = dyn_cast<BufferType>(copy.getSrc().getType());
   auto dstTensor = dyn_cast<TileTensorType>(copy.getDst().getType());
   if (!srcBuffer || !srcBuffer.isFragment() || !dstTensor ||
-      getElementBytes(dstTensor.getElementType()) != 2)
-    return false;
+      getElementBytes(dstTensor.getElementType()) != elementBytes)
+    return std::nullopt;
   const BufferInfo &frag = buffers_[copy.getSrc()];
   MmaLayoutAttr mma = frag.mma;
   ArrayRef<int64_t> shape = frag.type.getShape();
   if (!mma || mma.getM() != 16 || mma.getN() != 8)
+    return std::nullopt;
+  return MmaStoreTiles{shape[0] / mma.getWarpsM() / 16, shape[1] / mma.getWarpsN() / 8};
+}
+
+bool KernelLowering::lowerMmaFragmentStore(CopyOp copy) {
+  // Loads keep the generic path: a guarded 16-byte load per lane followed
+  // by the shuffles serializes the loads' latency, slower on the H200 than
+  // many 4-byte loads in flight.
+  std::optional<MmaStoreTiles> tiles = mmaFragmentStoreTiles(copy, 2);
+  if (!tiles || tiles->nt % 4 != 0)
     return false;
-  int64_t tm = shape[0] / mma.getWarpsM(), tn = shape[1] / mma.getWarpsN();
-  int64_t mt = tm / 16, nt = tn / 8;
-  if (nt % 4 != 0)
-    return false;
+  auto dstTensor = cast<TileTensorType>(copy.getDst().getType());
+  const BufferInfo &frag = buffers_[copy.getSrc()];
+  MmaLayoutAttr mma = frag.mma;
+  ArrayRef<int64_t> shape = frag.type.getShape();
+  int64_t mt = tiles->mt, nt = tiles->nt;
   TensorInfo tensor = copyTensor(copy);
   Type elt = dstTensor.getElementType();
   Type i32 = b_.getI32Type();

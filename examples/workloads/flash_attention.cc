@@ -51,30 +51,16 @@ struct Problem {
 /// Query rows a benchmark checks (sampled: a float64 row costs Skv D).
 constexpr int64_t kSampledRows = 48;
 
-uint16_t FloatToBf16(float x) {
-  uint32_t bits;
-  std::memcpy(&bits, &x, 4);
-  bits += 0x7FFFu + ((bits >> 16) & 1u);  // round to nearest even
-  return uint16_t(bits >> 16);
-}
-
-float Bf16ToFloat(uint16_t b) {
-  uint32_t bits = uint32_t(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
 /// A tensor of 16-bit values uniform in [-1, 1), stored as bits.
 struct Bits16 {
   runtime::DType dtype;
   std::vector<uint16_t> bits;
   Bits16(runtime::DType t, int64_t count, Random& random) : dtype(t), bits(count) {
     for (uint16_t& x : bits)
-      x = t == runtime::DTYPE_F16 ? FloatToHalfBits(random.Uniform()) : FloatToBf16(random.Uniform());
+      x = t == runtime::DTYPE_F16 ? FloatToHalfBits(random.Uniform()) : FloatToBf16Bits(random.Uniform());
   }
   double operator[](int64_t i) const {
-    return dtype == runtime::DTYPE_F16 ? HalfBitsToFloat(bits[i]) : Bf16ToFloat(bits[i]);
+    return dtype == runtime::DTYPE_F16 ? HalfBitsToFloat(bits[i]) : Bf16BitsToFloat(bits[i]);
   }
 };
 
@@ -106,7 +92,7 @@ void CheckRow(const Variant& v, const Problem& p, double scale, const Bits16& q,
       magnitude += s[j] * std::fabs(kvAt(val, j, c));
     }
     if (seen > 0) ref /= sum, magnitude /= sum;
-    double got = f16 ? HalfBitsToFloat(out[row * d + c]) : Bf16ToFloat(out[row * d + c]);
+    double got = f16 ? HalfBitsToFloat(out[row * d + c]) : Bf16BitsToFloat(out[row * d + c]);
     // P is rounded to the type before P V (half an ulp: 2^-11 f16, 2^-8
     // bf16), exp2 is approximate and O is rounded once: 4x and 2x margins.
     double bound = f16 ? std::ldexp(magnitude, -9) + std::ldexp(std::fabs(ref), -10)
