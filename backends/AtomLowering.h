@@ -99,6 +99,11 @@ struct FragmentPrefetch {
   bool copiesFirst = true;
 };
 
+/// asyncMmaInFlight's answer when the pipelining strategy places the waits
+/// for an async MMA (and fences its accumulators after them): the atom
+/// issues and commits, and waits for nothing.
+inline constexpr int64_t kMmaWaitByStrategy = -1;
+
 /// What the shared lowering driver lends an atom's lowering while it emits
 /// one tile.gemm: implemented by tile-lower-to-gpu for the kernel it lowers.
 class GemmLoweringContext {
@@ -174,7 +179,8 @@ public:
   /// after the gemm's first fragment loads (then forgets them).
   virtual void issueDeferredCopies() = 0;
   /// Whether the enclosing loop fenced the proxies for an async MMA, and
-  /// how many MMA groups it keeps in flight (0 outside such a loop).
+  /// how many MMA groups it keeps in flight (0 outside such a loop), or
+  /// kMmaWaitByStrategy: the strategy waits for the MMA itself.
   virtual bool inAsyncMmaPipeline() = 0;
   virtual int64_t asyncMmaInFlight() = 0;
   /// Shared memory was written through the generic proxy since the last

@@ -30,7 +30,7 @@ class KernelLowering;
 
 /// The discardable attribute of a tile.pipelined loop holding its schedule:
 /// a dictionary {strategy = "<name>", stages = S, in_flight = F[, ping_pong]
-/// [, multicast = N]} written by tile-plan-pipelines and read by
+/// [, multicast = N][, mma_overlap][, warpgroup_turns = W]} written by tile-plan-pipelines and read by
 /// tile-lower-to-gpu. On a tile.kernel, the schedules of the whole kernel
 /// that apply: {[persistent][, stream_k]}.
 inline constexpr llvm::StringLiteral kScheduleAttr = "tile.schedule";
@@ -57,6 +57,13 @@ struct PipelineLoopPlan {
   /// The ping-pong schedule (two tiles' consumers share a warp-specialized
   /// loop's ring of stages).
   bool pingPong = false;
+  /// The rotated two-gemm schedule (backends/sm90/MmaOverlap.h): iteration
+  /// k issues its first gemm beside iteration k - 1's last, and runs the
+  /// work between its gemms while that one is in flight.
+  bool mmaOverlap = false;
+  /// Consumer warpgroups taking turns to issue their MMAs (named barriers),
+  /// so that one's work between gemms runs under the others' MMAs; 0: none.
+  int64_t warpgroupTurns = 0;
   /// Blocks per thread block cluster that multicast the loop's largest copy
   /// (the tile.kernel's `multicast`); 0: none.
   int64_t multicastBlocks = 0;

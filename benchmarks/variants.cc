@@ -127,7 +127,7 @@ bool AddAttentionVariants(runtime::KernelBundle& bundle, const std::string& targ
     int stages, threads;
   };
   const Knobs candidates[] = {{128, 128, 2, 256}, {128, 64, 3, 256}, {192, 64, 2, 384},
-                              {64, 64, 2, 128}, {128, 32, 2, 256}};
+                              {64, 64, 2, 128}, {128, 32, 2, 256}, {128, 128, 3, 256}};
   for (int64_t d : {64, 128})
     for (bool causal : {false, true})
       for (Knobs k : candidates) {

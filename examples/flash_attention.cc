@@ -2,10 +2,11 @@
 //
 // FlashAttention-2's forward pass. Each block takes BM query rows of one
 // (batch, head) and walks the keys in steps of BN: S = Q K^T in an f32
-// accumulator, scaled into log2 units and masked from global row and column
-// indices (keys past Skv, and above the diagonal when causal), the online
-// softmax (running row maximum m and sum l, P = exp2(S - m), O = O alpha +
-// P V), O / l and the row's log-sum-exp at the end. With a causal mask the
+// accumulator, masked from global row and column indices (keys past Skv,
+// and above the diagonal when causal), the online softmax in log2 units
+// (running row maximum m of c S, c = scale log2(e), and sum l; P =
+// exp2(c S - m), one fused multiply-add an element; O = O alpha + P V),
+// O / l and the row's log-sum-exp at the end. With a causal mask the
 // key loop stops at the block's last visible key. Grouped-query attention
 // reads key head h / (H / Hkv). Sequence lengths of any size: tiles are
 // slices of the [batch, seq, heads, dim] tensors, bounds-checked per slice.
@@ -44,11 +45,9 @@ FlashAttentionConfig FlashAttentionConfig::ForTarget(const std::string& target, 
       int threads;
     };
     const bool hopper = target == "sm_90a";
-    Blocks pick = headDim <= 64 ? (causal ? (hopper ? Blocks{128, 128, 256} : Blocks{128, 64, 256})
-                                          : Blocks{64, 64, 128})
-                                : (causal ? (hopper ? Blocks{128, 128, 256} : Blocks{64, 64, 128})
-                                          : (hopper ? Blocks{192, 64, 384}
-                                                    : Blocks{128, 128, 256}));
+    Blocks pick = hopper          ? Blocks{128, 128, 256}
+                  : headDim <= 64 ? (causal ? Blocks{128, 64, 256} : Blocks{64, 64, 128})
+                                  : (causal ? Blocks{64, 64, 128} : Blocks{128, 128, 256});
     if (!wide) c.bm = pick.bm, c.bn = pick.bn, c.threads = pick.threads;
   } else if (target == "sm_70" || target == "sm_72") {
     // m8n8k4 quadpairs for f16 over 4 warps: 32 rows; 16 where ptxas
@@ -77,6 +76,7 @@ Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name) {
   auto Q = T.Tensor("Q", {B, Sq, H, D}, c.dtype);
   auto K = T.Tensor("K", {B, Skv, Hkv, D}, c.dtype), V = T.Tensor("V", {B, Skv, Hkv, D}, c.dtype);
   auto O = T.Tensor("O", {B, Sq, H, D}, c.dtype), LSE = T.Tensor("LSE", {B, H, Sq}, f32);
+  // The scale must be positive: the row maximum is taken before scaling.
   Scalar scale = T.ScalarArg("scale", f32);
   T.Launch({CeilDiv(Sq, BM), H, B}, c.threads, [&](Index bx, Index h, Index b) {
     Index sq = Q.dim(1), skv = K.dim(1), row0 = bx * BM;
@@ -95,6 +95,7 @@ Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name) {
     auto m = T.AllocFragment({BM}, f32, "m");    // running row maximum (log2 units)
     auto mx = T.AllocFragment({BM}, f32, "mx");  // block maximum, then alpha, then LSE
     auto l = T.AllocFragment({BM}, f32, "l");    // running row sum, then its inverse
+    Scalar log2Scale = scale * kLog2e;
     T.Copy(Q.Tile(b, row0, h, 0).Along({1, 3}), qs);
     T.Clear(o);
     T.Clear(l);
@@ -108,25 +109,25 @@ Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name) {
       T.Parallel({BM, BN}, [&](Index i, Index k) {
         Scalar seen = col0 + k < skv;
         if (c.causal) seen = And(seen, col0 + k + sq <= row0 + i + skv);
-        s(i, k) = Select(seen, s(i, k) * (scale * kLog2e), -kInf);
+        s(i, k) = Select(seen, s(i, k), -kInf);
       });
       T.ReduceMax(s, mx);
       T.Parallel({BM}, [&](Index i) {
         // A row that has seen no key keeps its maximum at 0, not -inf, so
         // that exp2 gives 0 there and never NaN.
-        Scalar top = Max(m(i), mx(i));
+        Scalar top = Max(m(i), mx(i) * log2Scale);
         top = Select(top == -kInf, 0.0, top);
         mx(i) = Exp2(m(i) - top);
         l(i) = l(i) * mx(i);
         m(i) = top;
       });
       T.Parallel({BM, D}, [&](Index i, Index d) { o(i, d) = o(i, d) * mx(i); });
-      T.Parallel({BM, BN}, [&](Index i, Index k) {
-        Scalar e = Exp2(s(i, k) - m(i));
-        s(i, k) = e;
-        p(i, k) = Cast(e, c.dtype);
-      });
+      // One fused multiply-add and one exp2 an element.
+      T.Parallel({BM, BN}, [&](Index i, Index k) { s(i, k) = Exp2(s(i, k) * log2Scale - m(i)); });
       T.ReduceSum(s, l, /*clear=*/false);
+      // P apart from the exponentials: on sm_90a the previous block's P V
+      // may still be reading P while they run.
+      T.Parallel({BM, BN}, [&](Index i, Index k) { p(i, k) = Cast(s(i, k), c.dtype); });
       T.Gemm(p, vs, o);
     });
     // LSE = ln(2^m l); a row that saw no key has l = 0: O = 0, LSE = +inf

@@ -46,7 +46,7 @@ std::string FlashAttentionName(const FlashAttentionConfig& c);
 /// reads key head h / (H / Hkv)), O [B, Sq, H, D] = softmax(scale Q K^T +
 /// mask) V and LSE [B, H, Sq] (f32) = the natural log-sum-exp of each row of
 /// scale Q K^T + mask (+infinity for a row that sees no key, whose O is 0).
-/// Arguments in order: Q, K, V, O, LSE and `scale` (an f32 scalar). B, Sq,
+/// Arguments in order: Q, K, V, O, LSE and `scale` (a positive f32). B, Sq,
 /// Skv, H and Hkv are dynamic; D is the config's.
 Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name = "");
 

@@ -6,6 +6,9 @@
 //   tile.pipelined %k = 0 to %n {...} {tile.schedule = {in_flight = 1 : i64,
 //       ping_pong, stages = 4 : i64, strategy = "tma-warp-specialized"}}
 //
+// (a two-gemm body may run rotated: `mma_overlap`, with `warpgroup_turns =
+// W` consumer warpgroups taking turns; backends/sm90/MmaOverlap.h).
+//
 // tile-plan-pipelines (planSchedule) asks the backend's strategies in order
 // of preference and takes the first that can run the loop; tile-lower-to-gpu
 // (readSchedule) reads the attribute, checks it, and hands the loop to that
@@ -25,6 +28,8 @@ constexpr llvm::StringLiteral kStagesKey = "stages";
 constexpr llvm::StringLiteral kInFlightKey = "in_flight";
 constexpr llvm::StringLiteral kPingPongKey = "ping_pong";
 constexpr llvm::StringLiteral kMulticastKey = "multicast";
+constexpr llvm::StringLiteral kMmaOverlapKey = "mma_overlap";
+constexpr llvm::StringLiteral kWarpgroupTurnsKey = "warpgroup_turns";
 constexpr llvm::StringLiteral kPersistentKey = "persistent";
 constexpr llvm::StringLiteral kStreamKKey = "stream_k";
 } // namespace
@@ -83,6 +88,11 @@ FailureOr<DictionaryAttr> KernelLowering::planSchedule(PipelinedOp loop) {
       entries.push_back(b.getNamedAttr(kPingPongKey, b.getUnitAttr()));
     if (plan.multicastBlocks)
       entries.push_back(b.getNamedAttr(kMulticastKey, b.getI64IntegerAttr(plan.multicastBlocks)));
+    if (plan.mmaOverlap)
+      entries.push_back(b.getNamedAttr(kMmaOverlapKey, b.getUnitAttr()));
+    if (plan.warpgroupTurns)
+      entries.push_back(
+          b.getNamedAttr(kWarpgroupTurnsKey, b.getI64IntegerAttr(plan.warpgroupTurns)));
     return b.getDictionaryAttr(entries);
   }
   return loop.emitOpError() << "no pipelining strategy of backend '" << backend_.getName()
@@ -99,11 +109,15 @@ FailureOr<KernelLowering::ScheduledLoop> KernelLowering::readSchedule(PipelinedO
   auto inFlight = schedule.getAs<IntegerAttr>(kInFlightKey);
   Attribute pingPong = schedule.get(kPingPongKey);
   Attribute multicast = schedule.get(kMulticastKey);
+  Attribute overlap = schedule.get(kMmaOverlapKey);
+  Attribute turns = schedule.get(kWarpgroupTurnsKey);
   if (!name || !stages || !inFlight || (pingPong && !isa<UnitAttr>(pingPong)) ||
-      (multicast && !isa<IntegerAttr>(multicast)))
+      (multicast && !isa<IntegerAttr>(multicast)) || (overlap && !isa<UnitAttr>(overlap)) ||
+      (turns && !isa<IntegerAttr>(turns)))
     return loop.emitOpError() << "'" << kScheduleAttr
                               << "' must be {strategy = \"<name>\", stages = <i64>, in_flight = "
-                                 "<i64>[, ping_pong][, multicast = <i64>]}, got "
+                                 "<i64>[, ping_pong][, multicast = <i64>][, mma_overlap]"
+                                 "[, warpgroup_turns = <i64>]}, got "
                               << schedule;
   ScheduledLoop scheduled;
   std::vector<const PipelineStrategy *> strategies = backend_.getPipelineStrategies(cc_);
@@ -138,9 +152,18 @@ FailureOr<KernelLowering::ScheduledLoop> KernelLowering::readSchedule(PipelinedO
     return loop.emitOpError() << "schedule multicasts over " << blocks
                               << " blocks; this loop can take " << plan.multicastBlocks
                               << " (0: none)";
+  if (overlap && !plan.mmaOverlap)
+    return loop.emitOpError() << "schedule asks for mma_overlap, which this loop cannot take";
+  int64_t turnCount = turns ? cast<IntegerAttr>(turns).getInt() : 0;
+  if (turnCount != 0 && (!overlap || turnCount != plan.warpgroupTurns))
+    return loop.emitOpError() << "schedule has " << turnCount
+                              << " warpgroups take turns; this loop can take "
+                              << plan.warpgroupTurns << " (0: none), with mma_overlap";
   plan.inFlight = inFlight.getInt();
   plan.pingPong = pingPong != nullptr;
   plan.multicastBlocks = blocks;
+  plan.mmaOverlap = overlap != nullptr;
+  plan.warpgroupTurns = turnCount;
   plan.remarks.clear();
   return scheduled;
 }

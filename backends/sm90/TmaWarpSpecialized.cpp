@@ -362,6 +362,8 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
                                       arith::RemUIOp::create(b, loc, kl.rawThreadId_, kl.cst(32)),
                                       zero);
   }
+  if (mmaOverlap)
+    return emitOverlappedConsumers(base);
   auto forOp = scf::ForOp::create(b, loc, zero, count, kl.cst(1));
   consumerLoop = forOp;
   {
@@ -392,7 +394,7 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
 
 LogicalResult WarpSpecializedLoop::finishConsumers(Value count, Value base) {
   // After the consumers' loop.
-  b.setInsertionPointAfter(consumerLoop);
+  b.setInsertionPointAfter(consumersEnd ? consumersEnd : consumerLoop.getOperation());
   if (kl.pingPong_)
     // Inline PTX: nvvm.barrier.arrive has no intrinsic; only the
     // convert-nvvm-to-llvm pass (not in this pipeline) lowers it, to this PTX.

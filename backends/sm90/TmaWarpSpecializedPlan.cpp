@@ -10,6 +10,8 @@
 
 #include "backends/sm90/TmaWarpSpecialized.h"
 
+#include "backends/sm90/MmaOverlap.h"
+
 namespace tessera::sm90 {
 
 using namespace mlir;
@@ -191,6 +193,29 @@ void planMulticast(KernelLowering &kl, PipelinedOp loop, PipelineLoopPlan &plan)
     plan.multicastBlocks = blocks;
 }
 
+/// The rotated two-gemm schedule (MmaOverlap.h) for a body that takes it,
+/// with the consumer warpgroups taking turns when there are several: while
+/// one runs the work between its gemms, the tensor cores run the others'.
+/// Not with the ping-pong schedule, persistence or multicast, whose rings
+/// release stages by their own rules; not with an MMA group in flight
+/// across iterations (the rotation places every wait itself).
+void planMmaOverlap(KernelLowering &kl, PipelinedOp loop, PipelineLoopPlan &plan) {
+  std::string why;
+  MmaOverlapSplit split = splitForMmaOverlap(loop, plan.ahead, why);
+  if (!split.last) {
+    if (why.rfind("the body has", 0) != 0)
+      plan.remarks.push_back("the two gemms do not overlap across iterations: " + why);
+    return;
+  }
+  if (plan.pingPong || kl.persistent_ || plan.multicastBlocks || plan.inFlight != 0)
+    return;
+  plan.mmaOverlap = true;
+  int64_t warpgroups = kl.kernel_.getThreads() / 128;
+  // Named barriers kFirstTurnBarrier + w, at most 16 in all.
+  if (warpgroups >= 2 && kFirstTurnBarrier + warpgroups <= 16)
+    plan.warpgroupTurns = warpgroups;
+}
+
 } // namespace
 
 std::string TmaWarpSpecializedPipeline::tryPlan(KernelLowering &kl, PipelinedOp loop,
@@ -244,6 +269,7 @@ std::string TmaWarpSpecializedPipeline::tryPlan(KernelLowering &kl, PipelinedOp 
   plan.pingPong = kl.pingPong_ && loops == 1 && 2 * threads + 128 <= caps.maxThreadsPerBlock &&
                   relocatedFits;
   planMulticast(kl, loop, plan);
+  planMmaOverlap(kl, loop, plan);
   if (plan.pingPong || kl.persistent_ || !kl.hasSharedMemory())
     return "";
   // A grid-launched kernel's producer fills the stages from the kernel's

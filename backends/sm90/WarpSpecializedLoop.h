@@ -38,7 +38,8 @@ public:
   WarpSpecializedLoop(KernelLowering &kernel, PipelinedOp loop, Value count,
                       const PipelineLoopPlan &plan)
       : kl(kernel), b(kernel.b_), loc(kernel.loc_), loop(loop), count(count), ahead(plan.ahead),
-        stages(plan.stages), inFlight(plan.inFlight), barrierOffset(kernel.mbarrierOffset()) {
+        stages(plan.stages), inFlight(plan.inFlight), mmaOverlap(plan.mmaOverlap),
+        turns(plan.warpgroupTurns), barrierOffset(kernel.mbarrierOffset()) {
     // Under the ping-pong schedule two tiles' consumers (tile slots 0 and
     // 1), `threads` each, share the ring of stages: the producer fills tile
     // 0's iterations, then tile 1's; slot 1 starts its loop when slot 0 has
@@ -79,6 +80,15 @@ private:
   // The consumers.
   LogicalResult emitConsumers();
   LogicalResult finishConsumers(Value count, Value base);
+  // The consumers under the rotated two-gemm schedule (MmaOverlap.cpp).
+  LogicalResult emitOverlappedConsumers(Value base);
+  LogicalResult lowerPart(ArrayRef<Operation *> ops, Value k, Value stage,
+                          Operation *waitBefore = nullptr,
+                          llvm::function_ref<void()> wait = nullptr);
+  Value previousStage(Value position);
+  void fenceAccumulator(Value fragment);
+  void takeTurn();
+  void passTurn();
   void release(Value stage);
 
   KernelLowering &kl;
@@ -91,6 +101,10 @@ private:
   /// MMA groups in flight across iterations: 1 (iteration k releases stage
   /// k - 1) or 0 (iteration k releases its own).
   int64_t inFlight;
+  /// The rotated two-gemm schedule, and the consumer warpgroups taking
+  /// turns under it (0: none).
+  bool mmaOverlap;
+  int64_t turns;
   int64_t barrierOffset;
   int64_t threads, tiles, consumers, clusterBlocks;
   /// The schedule multicasts the largest copy (PipelineLoopPlan).
@@ -129,8 +143,13 @@ private:
   /// whether the thread is its warp's first lane.
   SmallVector<Value> peerOffsets;
   Value firstLane;
-  /// The consumers' loop over the iterations.
+  /// The consumers' loop over the iterations, and their last op (the loop,
+  /// or what follows it under the rotated schedule).
   scf::ForOp consumerLoop;
+  Operation *consumersEnd = nullptr;
+  /// Taking turns: the named barriers this warpgroup waits on and the next
+  /// one waits on (i32), and whether this is the last warpgroup.
+  Value ownTurn, nextTurn, lastWarpgroup;
 };
 
 } // namespace tessera::sm90::detail

@@ -295,7 +295,8 @@ LogicalResult WgmmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp ge
   acc = emitPtx(builder, loc, text, constraints, operands,
                 SmallVector<Type>(regs * reps, regType), true);
   int64_t wait = ctx.inAsyncMmaPipeline() ? ctx.asyncMmaInFlight() : 0;
-  wgmmaWaitGroup(builder, loc, wait);
+  if (wait != kMmaWaitByStrategy)
+    wgmmaWaitGroup(builder, loc, wait);
   if (wait == 0)
     acc = fenceValues(builder, loc, acc);
   Type half2 = VectorType::get({2}, builder.getF16Type());

@@ -34,7 +34,7 @@
 // LAYOUT80-NOT: staged
 // MMA: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // LAYOUT90-NOT: remark
-// LAYOUT90: tile.schedule = {in_flight = 0 : i64, stages = 2 : i64, strategy = "tma-warp-specialized"}
+// LAYOUT90: tile.schedule = {in_flight = 0 : i64, mma_overlap, stages = 2 : i64, strategy = "tma-warp-specialized"}
 // LAYOUT90: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} {atom = "SM90_64xNx16_F32F16F16F32_SS", transpose_b}
 // LAYOUT90: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} {atom = "SM90_64xNx16_F32F16F16F32_RS"} : <64x64xf16, fragment>
 // The first gemm reads A and B through descriptors; the second A from four

@@ -160,7 +160,7 @@ module attributes {tile.target = #tile.target<"sm_80">} {
     %count = arith.ceildivui %k, %c32 : index
     %row = arith.muli %by, %c64 : index
     %col = arith.muli %bx, %c64 : index
-    // expected-error @+1 {{'tile.schedule' must be {strategy = "<name>", stages = <i64>, in_flight = <i64>[, ping_pong][, multicast = <i64>]}}}
+    // expected-error @+1 {{'tile.schedule' must be {strategy = "<name>", stages = <i64>, in_flight = <i64>[, ping_pong][, multicast = <i64>][, mma_overlap][, warpgroup_turns = <i64>]}}}
     tile.pipelined %i = 0 to %count stages 3 attributes {tile.schedule = {stages = 3 : i64, strategy = "cp-async-multistage"}} {
       %kk = arith.muli %i, %c32 : index
       tile.copy %A[%row, %kk] to %As : !tile.tensor<?x?xf16> to !tile.buffer<64x32xf16, shared>

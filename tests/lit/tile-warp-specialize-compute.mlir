@@ -27,7 +27,7 @@
 // RUN: %tessera-opt %s --tile-layout-inference --tile-plan-shared-memory --tile-plan-pipelines 2>&1 | FileCheck %s --check-prefix=SHARED
 
 // PLAN-NOT: remark: pipelining
-// PLAN: tile.pipelined {{.*}} attributes {tile.schedule = {in_flight = 0 : i64, stages = 2 : i64, strategy = "tma-warp-specialized"}}
+// PLAN: tile.pipelined {{.*}} attributes {tile.schedule = {in_flight = 0 : i64, mma_overlap, stages = 2 : i64, strategy = "tma-warp-specialized"}}
 
 // The producer: K and V by TMA on the stage's full barrier, 16 KiB a stage.
 // ROWS: mbarrier.try_wait.parity.shared::cta.b64
@@ -46,8 +46,9 @@
 // ROWS: ex2.approx.f32
 // Then P V by wgmma with P from registers (RS): one warpgroup holds 128
 // rows, two m64 instructions per k-step whose A registers are the rows of
-// S's accumulator each instruction wrote (no shuffles). The stage goes
-// back to the producer in the same iteration, after both gemms.
+// S's accumulator each instruction wrote (no shuffles). Under the rotated
+// schedule (tile-mma-overlap.mlir) the next trip issues it beside its own
+// Q K^T, and the stage goes back once it is complete.
 // ROWS-COUNT-8: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, p, 1, 1, 1;
 // ROWS: wgmma.wait_group.sync.aligned 0;
 // ROWS: mbarrier.arrive.shared::cta.b64 _, [%r{{[0-9]+}}];
@@ -69,7 +70,7 @@
 // TWO-NOT: mma.sync
 
 // MASK-NOT: remark: pipelining
-// MASK: tile.schedule = {in_flight = 0 : i64, stages = 2 : i64, strategy = "tma-warp-specialized"}
+// MASK: tile.schedule = {in_flight = 0 : i64, mma_overlap, stages = 2 : i64, strategy = "tma-warp-specialized"}
 // MASKPTX: mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r{{[0-9]+}}], 16640;
 // MASKPTX-COUNT-2: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // MASKPTX: cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r{{[0-9]+}}], [%rd{{[0-9]+}}, {%r{{[0-9]+}}}], [%r{{[0-9]+}}];
