@@ -41,6 +41,8 @@
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/PassInstrumentation.h"
+#include "llvm/IR/PassTimingInfo.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
@@ -577,7 +579,16 @@ mlir::FailureOr<std::unique_ptr<llvm::Module>> translateToOptimizedLLVMIR(
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder builder(machine.get());
+  // `--time-passes` (LLVM's flag) times these passes too, as it times
+  // codegen's legacy passes and the MLIR passes (one report each, stderr).
+  llvm::PassInstrumentationCallbacks callbacks;
+  std::optional<llvm::TimePassesHandler> timePasses;
+  if (llvm::TimePassesIsEnabled) {
+    timePasses.emplace(/*Enabled=*/true);
+    timePasses->registerCallbacks(callbacks);
+  }
+  llvm::PassBuilder builder(machine.get(), llvm::PipelineTuningOptions(), std::nullopt,
+                            &callbacks);
   builder.registerModuleAnalyses(mam);
   builder.registerCGSCCAnalyses(cgam);
   builder.registerFunctionAnalyses(fam);
@@ -607,6 +618,8 @@ mlir::FailureOr<std::unique_ptr<llvm::Module>> translateToOptimizedLLVMIR(
                                                   : builder.buildPerModuleDefaultPipeline(level);
   }
   passes.run(*llvmModule, mam);
+  if (timePasses)
+    timePasses->print();
   return llvmModule;
 }
 
