@@ -21,16 +21,19 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Rewrite/PatternApplicator.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -38,6 +41,8 @@
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/PassInstrumentation.h"
+#include "llvm/IR/PassTimingInfo.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
@@ -341,14 +346,77 @@ public:
   }
 };
 
+/// Upstream's convert-scf-to-cf: its patterns, applied once to each SCF
+/// op by a plain rewriter instead of the dialect conversion driver. The
+/// driver's rewriter moves the ops behind a split point one at a time, with
+/// bookkeeping for each, so lowering the kernels' scf.if chains (a bounds
+/// check around each guarded access) was quadratic in the length of their
+/// block; a plain split moves them as a list. Ops are visited outer first,
+/// as the driver visits them, so the blocks come out in the same order (the
+/// same PTX for every bundled kernel). SCF ops that a pattern creates
+/// (scf.parallel and scf.forall lower through scf.for) are left to the
+/// upstream conversion afterwards.
+class SCFToControlFlow
+    : public mlir::PassWrapper<SCFToControlFlow, mlir::OperationPass<mlir::ModuleOp>> {
+public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SCFToControlFlow)
+  llvm::StringRef getArgument() const final { return "tessera-scf-to-cf"; }
+  llvm::StringRef getDescription() const final {
+    return "Lowers SCF ops to control-flow branches with upstream's patterns";
+  }
+  void getDependentDialects(mlir::DialectRegistry &registry) const override {
+    registry.insert<mlir::cf::ControlFlowDialect>();
+  }
+  void runOnOperation() override {
+    mlir::MLIRContext *ctx = &getContext();
+    mlir::RewritePatternSet patterns(ctx);
+    mlir::populateSCFToControlFlowConversionPatterns(patterns);
+    mlir::FrozenRewritePatternSet frozen(std::move(patterns));
+    auto isStructured = [](mlir::Operation *op) {
+      return llvm::isa<mlir::scf::ForallOp, mlir::scf::ForOp, mlir::scf::IfOp,
+                       mlir::scf::IndexSwitchOp, mlir::scf::ParallelOp, mlir::scf::WhileOp,
+                       mlir::scf::ExecuteRegionOp>(op);
+    };
+    llvm::SmallVector<mlir::Operation *> ops;
+    getOperation().walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation *op) {
+      if (isStructured(op))
+        ops.push_back(op);
+    });
+    mlir::PatternApplicator applicator(frozen);
+    applicator.applyDefaultCostModel();
+    mlir::PatternRewriter rewriter(ctx);
+    for (mlir::Operation *op : ops) {
+      rewriter.setInsertionPoint(op);
+      if (mlir::failed(applicator.matchAndRewrite(op, rewriter))) {
+        op->emitOpError() << "could not be lowered to control flow";
+        return signalPassFailure();
+      }
+    }
+    bool left = false;
+    getOperation().walk([&](mlir::Operation *op) { left |= isStructured(op); });
+    if (!left)
+      return;
+    mlir::ConversionTarget target(*ctx);
+    target.addIllegalOp<mlir::scf::ForallOp, mlir::scf::ForOp, mlir::scf::IfOp,
+                        mlir::scf::IndexSwitchOp, mlir::scf::ParallelOp, mlir::scf::WhileOp,
+                        mlir::scf::ExecuteRegionOp>();
+    target.markUnknownOpDynamicallyLegal([](mlir::Operation *) { return true; });
+    if (mlir::failed(mlir::applyPartialConversion(getOperation(), target, frozen)))
+      signalPassFailure();
+  }
+};
+
 } // namespace
 
 std::unique_ptr<mlir::Pass> createConvertToNVVMPass() { return std::make_unique<ConvertToNVVM>(); }
 
-void registerConvertToNVVMPass() { mlir::PassRegistration<ConvertToNVVM>(); }
+void registerConvertToNVVMPass() {
+  mlir::PassRegistration<ConvertToNVVM>();
+  mlir::PassRegistration<SCFToControlFlow>();
+}
 
 void addCommonNVVMLowering(mlir::OpPassManager &pm, const ComputeCapability &) {
-  pm.addPass(mlir::createSCFToControlFlowPass());
+  pm.addPass(std::make_unique<SCFToControlFlow>());
   pm.nest<mlir::gpu::GPUModuleOp>().addPass(createConvertToNVVMPass());
   // No canonicalize/CSE here: LLVM's passes do the same work and the PTX of
   // every example and conformance case is identical without them.
@@ -511,7 +579,16 @@ mlir::FailureOr<std::unique_ptr<llvm::Module>> translateToOptimizedLLVMIR(
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder builder(machine.get());
+  // `--time-passes` (LLVM's flag) times these passes too, as it times
+  // codegen's legacy passes and the MLIR passes (one report each, stderr).
+  llvm::PassInstrumentationCallbacks callbacks;
+  std::optional<llvm::TimePassesHandler> timePasses;
+  if (llvm::TimePassesIsEnabled) {
+    timePasses.emplace(/*Enabled=*/true);
+    timePasses->registerCallbacks(callbacks);
+  }
+  llvm::PassBuilder builder(machine.get(), llvm::PipelineTuningOptions(), std::nullopt,
+                            &callbacks);
   builder.registerModuleAnalyses(mam);
   builder.registerCGSCCAnalyses(cgam);
   builder.registerFunctionAnalyses(fam);
@@ -541,6 +618,8 @@ mlir::FailureOr<std::unique_ptr<llvm::Module>> translateToOptimizedLLVMIR(
                                                   : builder.buildPerModuleDefaultPipeline(level);
   }
   passes.run(*llvmModule, mam);
+  if (timePasses)
+    timePasses->print();
   return llvmModule;
 }
 
