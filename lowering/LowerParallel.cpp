@@ -88,6 +88,11 @@ Value KernelLowering::lowerFastMath(Operation &op, IRMapping &map) {
   }
   if (auto div = dyn_cast<arith::DivFOp>(op))
     return divide(map.lookupOrDefault(div.getLhs()), map.lookupOrDefault(div.getRhs()));
+  if (auto exp2 = dyn_cast<math::Exp2Op>(op))
+    // One MUFU.EX2: without .ftz, ptxas wraps ex2.approx.f32 in a test for
+    // subnormal results and two multiplies (three more instructions an
+    // element, in softmax loops that are bound by instruction issue).
+    return unary("ex2.approx.ftz.f32 $0, $1;", map.lookupOrDefault(exp2.getOperand()));
   if (auto exp = dyn_cast<math::ExpOp>(op)) {
     // exp(x) = 2^(x log2 e) with ex2.approx (PTX ISA §9.7.3.21); exp(-y)
     // scales y by -log2 e (no negation left for ptxas to emit).
