@@ -335,6 +335,22 @@ public:
   /// A reduction's identity in `type`, and its combination of two values.
   Value reductionIdentity(ReduceKind kind, Type type);
   Value combineReduction(ReduceKind kind, Value x, Value y);
+  // The steps lowerReduce and lowerRowReduce share (LowerParallel.cpp).
+  /// A thread's partial results: `count` registers of `type` (allocated at
+  /// the kernel's entry), each set to the identity of `kind`.
+  Value allocReductionPartials(ReduceKind kind, Type type, int64_t count);
+  /// Slot `slot` of the fragment `src` as an operand of `kind`: converted
+  /// to `type`, and its absolute value for abssum.
+  Value loadReductionOperand(const BufferInfo &src, int64_t slot, Type type, ReduceKind kind);
+  /// The `count` partials, each combined with those of the lanes that
+  /// differ from this one in the bits of `laneMasks`: one xor-shuffle per
+  /// mask, in order (the lanes sharing a row, rowSliceLaneMasks, or the
+  /// whole warp's butterfly).
+  SmallVector<Value> combineAcrossLanes(ReduceKind kind, Value partials, int64_t count,
+                                        ArrayRef<int32_t> laneMasks);
+  /// Stores `results` into slots 0.. of the register fragment `dst`,
+  /// combined with what it holds unless `reduce` clears it.
+  void storeReductionResults(ReduceOp reduce, Value dst, ArrayRef<Value> results);
   /// The row-major slot of `indices` in a replicated fragment: a constant
   /// when the indices are, else a value.
   OpFoldResult replicatedSlot(const BufferInfo &info, ArrayRef<Value> indices);

@@ -286,6 +286,51 @@ Value KernelLowering::combineReduction(ReduceKind kind, Value x, Value y) {
   }
 }
 
+Value KernelLowering::allocReductionPartials(ReduceKind kind, Type type, int64_t count) {
+  Value partials;
+  {
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToStart(entry_);
+    partials = memref::AllocaOp::create(b_, loc_, MemRefType::get({count}, type));
+  }
+  Value init = reductionIdentity(kind, type);
+  for (int64_t s = 0; s < count; ++s)
+    memref::StoreOp::create(b_, loc_, init, partials, ValueRange{cst(s)});
+  return partials;
+}
+
+Value KernelLowering::loadReductionOperand(const BufferInfo &src, int64_t slot, Type type,
+                                           ReduceKind kind) {
+  Value x = convert(memref::LoadOp::create(b_, loc_, src.memref, ValueRange{cst(slot)}), type);
+  if (kind == ReduceKind::abssum)
+    x = math::AbsFOp::create(b_, loc_, x);
+  return x;
+}
+
+SmallVector<Value> KernelLowering::combineAcrossLanes(ReduceKind kind, Value partials,
+                                                      int64_t count,
+                                                      ArrayRef<int32_t> laneMasks) {
+  SmallVector<Value> results;
+  for (int64_t s = 0; s < count; ++s) {
+    Value x = memref::LoadOp::create(b_, loc_, partials, ValueRange{cst(s)});
+    for (int32_t mask : laneMasks)
+      x = combineReduction(kind, x, shuffleXor(x, mask));
+    results.push_back(x);
+  }
+  return results;
+}
+
+void KernelLowering::storeReductionResults(ReduceOp reduce, Value dst, ArrayRef<Value> results) {
+  for (auto [s, result] : llvm::enumerate(results)) {
+    Value x = result;
+    if (!reduce.getClear())
+      x = combineReduction(reduce.getKind(),
+                           memref::LoadOp::create(b_, loc_, dst, ValueRange{cst(s)}), x);
+    memref::StoreOp::create(b_, loc_, x, dst, ValueRange{cst(s)});
+  }
+  lastWasBarrier_ = false;
+}
+
 LogicalResult KernelLowering::lowerReduce(ReduceOp reduce) {
   const BufferInfo &src = buffers_[reduce.getSrc()];
   const BufferInfo &dst = buffers_[reduce.getDst()];
@@ -301,19 +346,10 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp reduce) {
   Type acc = dst.type.getElementType();
   ReduceKind kind = reduce.getKind();
   int64_t rows = dst.type.getNumElements();
-  auto identity = [&]() { return reductionIdentity(kind, acc); };
   auto combine = [&](Value x, Value y) { return combineReduction(kind, x, y); };
 
   // 1. Each thread reduces its own elements, row by row (in registers).
-  Value partials;
-  {
-    OpBuilder::InsertionGuard guard(b_);
-    b_.setInsertionPointToStart(entry_);
-    partials = memref::AllocaOp::create(b_, loc_, MemRefType::get({rows}, acc));
-  }
-  Value init = identity();
-  for (int64_t r = 0; r < rows; ++r)
-    memref::StoreOp::create(b_, loc_, init, partials, ValueRange{cst(r)});
+  Value partials = allocReductionPartials(kind, acc, rows);
   ArrayRef<int64_t> shape = src.type.getShape();
   forEachOwned(shape, src.distribution, src.mma, [&](const Chunk &chunk) {
     Value row = cst(0);
@@ -321,11 +357,7 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp reduce) {
       row = add(mul(row, cst(shape[k])), chunk.coords[k]);
     std::optional<int64_t> staticRow = getConstantIntValue(row);
     for (int64_t v = 0; v < chunk.vector; ++v) {
-      Value x = convert(memref::LoadOp::create(b_, loc_, src.memref,
-                                               ValueRange{cst(chunk.firstSlot + v)}),
-                        acc);
-      if (kind == ReduceKind::abssum)
-        x = math::AbsFOp::create(b_, loc_, x);
+      Value x = loadReductionOperand(src, chunk.firstSlot + v, acc, kind);
       for (int64_t r = 0; r < rows; ++r) {
         if (staticRow && *staticRow != r)
           continue;
@@ -342,13 +374,8 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp reduce) {
 
   // 2. Across the warp: butterfly shuffles leave the result in every lane.
   int64_t warps = kernel_.getThreads() / 32;
-  SmallVector<Value> results;
-  for (int64_t r = 0; r < rows; ++r) {
-    Value x = memref::LoadOp::create(b_, loc_, partials, ValueRange{cst(r)});
-    for (int32_t offset = 16; offset >= 1; offset /= 2)
-      x = combine(x, shuffleXor(x, offset));
-    results.push_back(x);
-  }
+  SmallVector<Value> results =
+      combineAcrossLanes(kind, partials, rows, /*laneMasks=*/{16, 8, 4, 2, 1});
 
   // 3. Across warps: lane 0 of each warp publishes, every thread combines.
   if (warps > 1) {
@@ -372,7 +399,7 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp reduce) {
     lastWasBarrier_ = false;
     barrier();
     for (int64_t r = 0; r < rows; ++r) {
-      Value x = convert(identity(), scratchType);
+      Value x = convert(reductionIdentity(kind, acc), scratchType);
       for (int64_t w = 0; w < warps; ++w)
         x = combine(x, memref::LoadOp::create(b_, loc_, scratch.memref, ValueRange{cst(w), cst(r)}));
       results[r] = convert(x, acc);
@@ -383,13 +410,7 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp reduce) {
   }
 
   // 4. Into the destination, replacing it or combining with it.
-  for (int64_t r = 0; r < rows; ++r) {
-    Value x = results[r];
-    if (!reduce.getClear())
-      x = combine(memref::LoadOp::create(b_, loc_, dst.memref, ValueRange{cst(r)}), x);
-    memref::StoreOp::create(b_, loc_, x, dst.memref, ValueRange{cst(r)});
-  }
-  lastWasBarrier_ = false;
+  storeReductionResults(reduce, dst.memref, results);
   return success();
 }
 

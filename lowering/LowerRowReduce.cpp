@@ -113,37 +113,19 @@ LogicalResult KernelLowering::lowerRowReduce(ReduceOp reduce) {
   int64_t slots = rowSliceSlots(shape[0], mma);
 
   // 1. Each thread combines the columns it holds of each of its rows.
-  Value partials;
-  {
-    OpBuilder::InsertionGuard guard(b_);
-    b_.setInsertionPointToStart(entry_);
-    partials = memref::AllocaOp::create(b_, loc_, MemRefType::get({slots}, acc));
-  }
   ReduceKind kind = reduce.getKind();
-  Value init = reductionIdentity(kind, acc);
-  for (int64_t s = 0; s < slots; ++s)
-    memref::StoreOp::create(b_, loc_, init, partials, ValueRange{cst(s)});
+  Value partials = allocReductionPartials(kind, acc, slots);
   forEachOwned(shape, {}, mma, [&](const Chunk &chunk) {
     Value slot = cst(rowSliceSlot(shape, mma, chunk.firstSlot));
     for (int64_t v = 0; v < chunk.vector; ++v) {
-      Value x = convert(memref::LoadOp::create(b_, loc_, src.memref,
-                                               ValueRange{cst(chunk.firstSlot + v)}),
-                        acc);
-      if (kind == ReduceKind::abssum)
-        x = math::AbsFOp::create(b_, loc_, x);
+      Value x = loadReductionOperand(src, chunk.firstSlot + v, acc, kind);
       Value old = memref::LoadOp::create(b_, loc_, partials, ValueRange{slot});
       memref::StoreOp::create(b_, loc_, combineReduction(kind, old, x), partials, ValueRange{slot});
     }
   });
 
   // 2. The lanes of the warp that hold the same row: two xor-shuffles.
-  SmallVector<Value> results;
-  for (int64_t s = 0; s < slots; ++s) {
-    Value x = memref::LoadOp::create(b_, loc_, partials, ValueRange{cst(s)});
-    for (int32_t mask : rowSliceLaneMasks(mma))
-      x = combineReduction(kind, x, shuffleXor(x, mask));
-    results.push_back(x);
-  }
+  SmallVector<Value> results = combineAcrossLanes(kind, partials, slots, rowSliceLaneMasks(mma));
 
   // 3. Warps that split the columns: each publishes its rows' partials in
   // the scratch (row r of warp column wn at [wn, r]; the lanes sharing a row
@@ -176,13 +158,7 @@ LogicalResult KernelLowering::lowerRowReduce(ReduceOp reduce) {
   }
 
   // 4. Into the destination's slots, replacing or combining.
-  for (int64_t s = 0; s < slots; ++s) {
-    Value x = results[s];
-    if (!reduce.getClear())
-      x = combineReduction(kind, memref::LoadOp::create(b_, loc_, dst.memref, ValueRange{cst(s)}), x);
-    memref::StoreOp::create(b_, loc_, x, dst.memref, ValueRange{cst(s)});
-  }
-  lastWasBarrier_ = false;
+  storeReductionResults(reduce, dst.memref, results);
   return success();
 }
 

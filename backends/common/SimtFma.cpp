@@ -9,13 +9,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "backends/common/MmaAtoms.h"
+#include "backends/common/SimtGemm.h"
 
 #include "backends/AtomLowering.h"
 #include "backends/ElementConversion.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace tessera {
 namespace lowering {
@@ -32,51 +32,36 @@ public:
 };
 
 LogicalResult SimtFmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
-                                         const MmaAtom &) const {
+                                         const MmaAtom &atom) const {
   OpBuilder &builder = ctx.builder();
   Location loc = ctx.loc();
   const BufferInfo &a = ctx.buffer(gemm.getA());
   const BufferInfo &b = ctx.buffer(gemm.getB());
   const BufferInfo &c = ctx.buffer(gemm.getC());
-  if (!a.type.isShared() || !b.type.isShared())
-    return gemm.emitOpError() << "with the SIMT FMA atom reads A and B from shared memory; "
-                                 "copy them into shared buffers first";
   bool transA = gemm.getTransposeA(), transB = gemm.getTransposeB();
   // Products in the accumulator's type: fma.rn in f16, f32 or f64; exact
   // integer products summed in i32 (wrapping). Inputs convert exactly (FP8
   // decoded, i8 sign- and ui8 zero-extended).
   Type inType = a.type.getElementType(), accType = c.type.getElementType();
   bool integer = isa<IntegerType>(accType);
-  auto load = [&](const BufferInfo &buffer, SmallVector<Value> coords) {
+  auto load = [&](const BufferInfo &buffer, SmallVector<Value> coords) -> SmallVector<Value> {
     Value v =
         memref::LoadOp::create(builder, loc, buffer.memref, ctx.sharedIndices(buffer, coords));
-    return convertElement(builder, loc, v, inType, accType);
+    return {convertElement(builder, loc, v, inType, accType)};
   };
-  ctx.barrier();
-  auto forOp = scf::ForOp::create(builder, loc, ctx.cst(0), ctx.cst(gemm.getK()), ctx.cst(1));
-  {
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPoint(forOp.getBody()->getTerminator());
-    Value k = forOp.getInductionVar();
-    ctx.forEachChunk(c.type.getShape(), c.distribution, [&](const Chunk &chunk) {
-      Value i = chunk.coords[0], j = chunk.coords[1];
-      Value av = load(a, transA ? SmallVector<Value>{k, i} : SmallVector<Value>{i, k});
-      for (int64_t v = 0; v < c.distribution.getVector(); ++v) {
-        Value jv = ctx.add(j, ctx.cst(v));
-        Value bv = load(b, transB ? SmallVector<Value>{jv, k} : SmallVector<Value>{k, jv});
-        Value slot = ctx.cst(chunk.firstSlot + v);
-        Value acc = memref::LoadOp::create(builder, loc, c.memref, ValueRange{slot});
-        if (integer)
-          acc = arith::AddIOp::create(builder, loc, acc,
-                                      arith::MulIOp::create(builder, loc, av, bv));
-        else
-          acc = math::FmaOp::create(builder, loc, av, bv, acc);
-        memref::StoreOp::create(builder, loc, acc, c.memref, ValueRange{slot});
-      }
-    });
-  }
-  ctx.noteSharedAccess();
-  return success();
+  auto loadA = [&](Value k, Value i) {
+    return load(a, transA ? SmallVector<Value>{k, i} : SmallVector<Value>{i, k});
+  };
+  auto loadB = [&](Value k, Value j) {
+    return load(b, transB ? SmallVector<Value>{j, k} : SmallVector<Value>{k, j});
+  };
+  auto update = [&](ArrayRef<Value> av, ArrayRef<Value> bv, Value acc) -> Value {
+    if (integer)
+      return arith::AddIOp::create(builder, loc, acc,
+                                   arith::MulIOp::create(builder, loc, av[0], bv[0]));
+    return math::FmaOp::create(builder, loc, av[0], bv[0], acc);
+  };
+  return lowerSimtGemm(ctx, gemm, atom, /*kStep=*/1, loadA, loadB, update);
 }
 
 } // namespace

@@ -14,10 +14,10 @@
 
 #include "backends/AtomLowering.h"
 #include "backends/NvvmOps.h"
+#include "backends/common/SimtGemm.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace tessera {
 namespace lowering {
@@ -57,14 +57,8 @@ static Value loadFourK(GemmLoweringContext &ctx, const BufferInfo &operand, bool
 
 LogicalResult Dp4aLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
                                       const MmaAtom &atom) const {
-  OpBuilder &builder = ctx.builder();
-  Location loc = ctx.loc();
   const BufferInfo &a = ctx.buffer(gemm.getA());
   const BufferInfo &b = ctx.buffer(gemm.getB());
-  const BufferInfo &c = ctx.buffer(gemm.getC());
-  if (!a.type.isShared() || !b.type.isShared() || !c.distribution)
-    return gemm.emitOpError() << "with atom " << atom.name
-                              << " reads A and B from shared memory into a distributed C";
   if (gemm.getK() % kBytesPerDp4a != 0)
     return gemm.emitOpError() << "with atom " << atom.name << " needs K a multiple of "
                               << kBytesPerDp4a;
@@ -72,27 +66,16 @@ LogicalResult Dp4aLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gem
   bool aKMajor = !gemm.getTransposeA(), bKMajor = gemm.getTransposeB();
   bool aSigned = !a.type.getElementType().isUnsignedInteger();
   bool bSigned = !b.type.getElementType().isUnsignedInteger();
-  ctx.barrier();
-  auto forOp = scf::ForOp::create(builder, loc, ctx.cst(0), ctx.cst(gemm.getK()),
-                                  ctx.cst(kBytesPerDp4a));
-  {
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPoint(forOp.getBody()->getTerminator());
-    Value k = forOp.getInductionVar();
-    ctx.forEachChunk(c.type.getShape(), c.distribution, [&](const Chunk &chunk) {
-      Value i = chunk.coords[0], j = chunk.coords[1];
-      Value av = loadFourK(ctx, a, aKMajor, i, k);
-      for (int64_t v = 0; v < c.distribution.getVector(); ++v) {
-        Value bv = loadFourK(ctx, b, bKMajor, ctx.add(j, ctx.cst(v)), k);
-        Value slot = ctx.cst(chunk.firstSlot + v);
-        Value acc = memref::LoadOp::create(builder, loc, c.memref, ValueRange{slot});
-        acc = dp4a(builder, loc, av, aSigned, bv, bSigned, acc);
-        memref::StoreOp::create(builder, loc, acc, c.memref, ValueRange{slot});
-      }
-    });
-  }
-  ctx.noteSharedAccess();
-  return success();
+  auto loadA = [&](Value k, Value i) -> SmallVector<Value> {
+    return {loadFourK(ctx, a, aKMajor, i, k)};
+  };
+  auto loadB = [&](Value k, Value j) -> SmallVector<Value> {
+    return {loadFourK(ctx, b, bKMajor, j, k)};
+  };
+  auto update = [&](ArrayRef<Value> av, ArrayRef<Value> bv, Value acc) {
+    return dp4a(ctx.builder(), ctx.loc(), av[0], aSigned, bv[0], bSigned, acc);
+  };
+  return lowerSimtGemm(ctx, gemm, atom, kBytesPerDp4a, loadA, loadB, update);
 }
 
 } // namespace

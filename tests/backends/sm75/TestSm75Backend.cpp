@@ -26,6 +26,7 @@
 #include "backends/common/MmaAtoms.h"
 #include "backends/common/NVVMLowering.h"
 #include "backends/common/Pipelines.h"
+#include "backends/common/SimtGemm.h"
 #include "backends/PipelineStrategy.h"
 #include "lowering/KernelLowering.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -37,7 +38,6 @@ namespace {
 
 using namespace mlir;
 using lowering::BufferInfo;
-using lowering::Chunk;
 using lowering::GemmLoweringContext;
 
 /// C += A * B with k stepped by two: for each of the thread's accumulator
@@ -50,42 +50,30 @@ public:
     Location loc = ctx.loc();
     const BufferInfo &a = ctx.buffer(gemm.getA());
     const BufferInfo &b = ctx.buffer(gemm.getB());
-    const BufferInfo &c = ctx.buffer(gemm.getC());
-    if (!a.type.isShared() || !b.type.isShared() || !c.distribution)
-      return gemm.emitOpError() << "atom " << atom.name
-                                << " reads A and B from shared memory into a distributed C";
     bool transA = gemm.getTransposeA(), transB = gemm.getTransposeB();
     Type f32 = builder.getF32Type();
-    // Element (row, col) of a shared operand as f32, `transposed` swapping.
-    auto load = [&](const BufferInfo &operand, bool transposed, Value row, Value col) {
-      SmallVector<Value> at = transposed ? SmallVector<Value>{col, row}
-                                         : SmallVector<Value>{row, col};
-      Value v = memref::LoadOp::create(builder, loc, operand.memref,
-                                       ctx.sharedIndices(operand, at));
-      return ctx.convert(v, f32);
+    // Elements (row, k) and (row, k + 1) of A, or (k, col) and (k + 1, col)
+    // of B, as f32; `transposed` swaps the coordinates.
+    auto loadPair = [&](const BufferInfo &operand, bool transposed, bool kIsRow, Value k,
+                        Value index) {
+      SmallVector<Value> pair;
+      for (Value kk : {k, ctx.add(k, ctx.cst(1))}) {
+        Value row = kIsRow ? kk : index, col = kIsRow ? index : kk;
+        SmallVector<Value> at = transposed ? SmallVector<Value>{col, row}
+                                           : SmallVector<Value>{row, col};
+        Value v = memref::LoadOp::create(builder, loc, operand.memref,
+                                         ctx.sharedIndices(operand, at));
+        pair.push_back(ctx.convert(v, f32));
+      }
+      return pair;
     };
-    ctx.barrier();
-    auto loop = scf::ForOp::create(builder, loc, ctx.cst(0), ctx.cst(gemm.getK()), ctx.cst(2));
-    {
-      OpBuilder::InsertionGuard guard(builder);
-      builder.setInsertionPoint(loop.getBody()->getTerminator());
-      Value k0 = loop.getInductionVar(), k1 = ctx.add(k0, ctx.cst(1));
-      ctx.forEachChunk(c.type.getShape(), c.distribution, [&](const Chunk &chunk) {
-        Value i = chunk.coords[0], j = chunk.coords[1];
-        Value a0 = load(a, transA, i, k0), a1 = load(a, transA, i, k1);
-        for (int64_t v = 0; v < c.distribution.getVector(); ++v) {
-          Value jv = ctx.add(j, ctx.cst(v));
-          Value b0 = load(b, transB, k0, jv), b1 = load(b, transB, k1, jv);
-          Value slot = ctx.cst(chunk.firstSlot + v);
-          Value acc = memref::LoadOp::create(builder, loc, c.memref, ValueRange{slot});
-          acc = math::FmaOp::create(builder, loc, a0, b0, acc);
-          acc = math::FmaOp::create(builder, loc, a1, b1, acc);
-          memref::StoreOp::create(builder, loc, acc, c.memref, ValueRange{slot});
-        }
-      });
-    }
-    ctx.noteSharedAccess();
-    return success();
+    auto loadA = [&](Value k, Value i) { return loadPair(a, transA, /*kIsRow=*/false, k, i); };
+    auto loadB = [&](Value k, Value j) { return loadPair(b, transB, /*kIsRow=*/true, k, j); };
+    auto update = [&](ArrayRef<Value> av, ArrayRef<Value> bv, Value acc) -> Value {
+      acc = math::FmaOp::create(builder, loc, av[0], bv[0], acc);
+      return math::FmaOp::create(builder, loc, av[1], bv[1], acc);
+    };
+    return lowering::lowerSimtGemm(ctx, gemm, atom, /*kStep=*/2, loadA, loadB, update);
   }
 };
 
