@@ -106,9 +106,14 @@ Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name) {
       T.Copy(V.Tile(b, col0, kvHead, 0).Along({1, 3}), vs);
       T.Clear(s);
       T.Gemm(qs, ks, s, /*transposeA=*/false, /*transposeB=*/true);
+      // Key col0 + k exists when k < Skv - col0: one 32-bit compare a column
+      // (the lengths are below 2^31). The causal mask stays in index
+      // arithmetic: its 32-bit form (k - i against a diagonal offset) made
+      // ptxas spill at 128 x 128 blocks.
+      Index left = skv - col0;
       T.Parallel({BM, BN}, [&](Index i, Index k) {
-        Scalar seen = col0 + k < skv;
-        if (c.causal) seen = And(seen, col0 + k + sq <= row0 + i + skv);
+        Scalar seen = c.causal ? And(col0 + k < skv, col0 + k + sq <= row0 + i + skv)
+                               : ToScalar(k, i32) < ToScalar(left, i32);
         s(i, k) = Select(seen, s(i, k), -kInf);
       });
       T.ReduceMax(s, mx);

@@ -30,12 +30,12 @@ if [ "${AB:-0}" = 1 ]; then
   done
 fi
 if [ "${CTIME:-0}" = 1 ]; then
-  # compile_time.sh's inputs: the examples' GEMMs as tile IR, this checkout's
+  # compile_time.sh's inputs: the examples' GEMMs and FlashAttention as tile IR, this checkout's
   # compiler linked statically (xz: the carried tree's limit is 64 MiB) and,
   # with CTIME_OLD=<checkout>, another's to compare with.
   mkdir -p .device/ctime/bin
   for target in sm_60 sm_70 sm_80 sm_90a; do
-    for example in gemm gemm_bias_gelu; do
+    for example in gemm gemm_bias_gelu flash_attention; do
       ./bazel-bin/examples/$example --target=$target --emit=tile >.device/ctime/${example}_$target.mlir
     done
   done
@@ -54,5 +54,6 @@ cp benchmarks/peers.py benchmarks/device/run.sh benchmarks/device/schedules.sh \
   benchmarks/device/paired.sh benchmarks/device/common.sh benchmarks/device/inputs.sh \
   benchmarks/device/compile_time.sh benchmarks/device/peer_order.py benchmarks/triton_sm80.py \
   benchmarks/device/sm80_peers.sh benchmarks/device/sanitize.sh benchmarks/device/attention.sh \
+  benchmarks/device/attention_paired.sh \
   benchmarks/attention_table.py .device/
 ls -la .device .device/bundles

@@ -37,7 +37,7 @@
 // PTX: wgmma.commit_group.sync.aligned;
 // PTX: bar.arrive %r{{[0-9]+}}, 256;
 // PTX: wgmma.wait_group.sync.aligned 0;
-// PTX: ex2.approx.f32
+// PTX: ex2.approx.ftz.f32
 // Trips 1 .. n - 1: Q K^T of iteration k and P V of iteration k - 1
 // issued back to back in this warpgroup's turn; the softmax's row maximum
 // runs once Q K^T is complete, P V still in flight; P V is complete before
@@ -54,7 +54,7 @@
 // PTX: max.NaN.f32
 // PTX: wgmma.wait_group.sync.aligned 0;
 // PTX: mbarrier.arrive.shared::cta.b64
-// PTX: ex2.approx.f32
+// PTX: ex2.approx.ftz.f32
 // After the loop: the last iteration's P V, then its stage.
 // PTX: bar.sync %r{{[0-9]+}}, 256;
 // PTX-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, p, 1, 1, 1;

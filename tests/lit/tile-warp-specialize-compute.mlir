@@ -43,7 +43,7 @@
 // ROWS: wgmma.wait_group.sync.aligned 0;
 // ROWS: max.NaN.f32
 // ROWS: shfl.sync.bfly.b32
-// ROWS: ex2.approx.f32
+// ROWS: ex2.approx.ftz.f32
 // Then P V by wgmma with P from registers (RS): one warpgroup holds 128
 // rows, two m64 instructions per k-step whose A registers are the rows of
 // S's accumulator each instruction wrote (no shuffles). Under the rotated
@@ -63,7 +63,7 @@
 // TWO: mbarrier.try_wait.parity.shared::cta.b64
 // TWO-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1, 1, 0, 0;
 // TWO: wgmma.wait_group.sync.aligned 0;
-// TWO: ex2.approx.f32
+// TWO: ex2.approx.ftz.f32
 // TWO-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, p, 1, 1, 1;
 // TWO: wgmma.wait_group.sync.aligned 0;
 // TWO: mbarrier.arrive.shared::cta.b64

@@ -1,6 +1,6 @@
 // Fast and exact math forms. By default (fast math) tanh is tanh.approx.f32
 // where the target has it (sm_75 and later), exp is ex2.approx.ftz.f32 of
-// x log2(e), erf a branchless rational form (fma.rn.f32 chains, no branch)
+// x log2(e) (exp2 of x), erf a branchless rational form (fma.rn.f32 chains, no branch)
 // and f32 division div.approx.ftz.f32; --fast-math=false links libdevice's
 // exact __nv_tanhf/__nv_expf/__nv_erff (inlined: no tanh.approx, exp's range
 // reduction in fma.rn.f32, erf's branch on |x|) and divides with div.rn.f32.
@@ -15,6 +15,10 @@
 // FAST: mul.f32 [[S:%r[0-9]+]], {{%r[0-9]+}}, 0f3FB8AA3B;
 // FAST-NEXT: // begin inline asm
 // FAST-NEXT: ex2.approx.ftz.f32 {{%r[0-9]+}}, [[S]];
+// exp2 is the same instruction on x itself (one MUFU.EX2: without .ftz
+// ptxas adds a subnormal test and two multiplies).
+// FAST: ex2.approx.ftz.f32 {{%r[0-9]+}}, {{%r[0-9]+}};
+// FAST-NOT: ex2.approx.f32
 // FAST: tanh.approx.f32
 // The erf numerator's first term (-2.72614e-10) and its clamp to [-4, 4].
 // FAST: min.f32 {{%r[0-9]+}}, {{%r[0-9]+}}, 0f40800000;
@@ -30,6 +34,7 @@
 // EXACT: @[[P]] bra
 // EXACT-NOT: mul.rn.f32 {{%r[0-9]+}}, {{%r[0-9]+}}, 0f3FB8AA3B;
 // EXACT: fma.rn.f32 {{%r[0-9]+}}, {{%r[0-9]+}}, 0f3FB8AA3B,
+// EXACT: ex2.approx.f32
 // EXACT: div.rn.f32
 // FAST60-NOT: tanh.approx
 // FAST60-NOT: __nv_tanhf
@@ -49,7 +54,9 @@ module attributes {tile.target = #tile.target<"sm_80">} {
     tile.copy %X[%bx, %c0] to %x : !tile.tensor<?x256xf32> to !tile.buffer<1x256xf32, fragment>
     tile.parallel (%i, %j) in [1, 256] {
       %v = tile.load %x[%i, %j] : !tile.buffer<1x256xf32, fragment>
-      %e = math.exp %v : f32
+      %e1 = math.exp %v : f32
+      %e2 = math.exp2 %v : f32
+      %e = arith.addf %e1, %e2 : f32
       %t = math.tanh %v : f32
       %r = math.erf %v : f32
       %u = arith.addf %e, %t : f32
