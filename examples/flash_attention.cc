@@ -106,15 +106,18 @@ Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name) {
       T.Copy(V.Tile(b, col0, kvHead, 0).Along({1, 3}), vs);
       T.Clear(s);
       T.Gemm(qs, ks, s, /*transposeA=*/false, /*transposeB=*/true);
-      // Key col0 + k exists when k < Skv - col0: one 32-bit compare a column
-      // (the lengths are below 2^31). The causal mask stays in index
-      // arithmetic: its 32-bit form (k - i against a diagonal offset) made
-      // ptxas spill at 128 x 128 blocks.
-      Index left = skv - col0;
+      // Row row0 + i sees keys col0 + k for k below a limit: Skv - col0, and
+      // when causal also i + row0 + Skv + 1 - Sq - col0 (possibly negative).
+      // The limit is per row; each element costs one 32-bit compare (the
+      // lengths are below 2^31) and one select.
+      Index left = skv - col0, shift = row0 + skv + 1 - (sq + col0);
       T.Parallel({BM, BN}, [&](Index i, Index k) {
-        Scalar seen = c.causal ? And(col0 + k < skv, col0 + k + sq <= row0 + i + skv)
-                               : ToScalar(k, i32) < ToScalar(left, i32);
-        s(i, k) = Select(seen, s(i, k), -kInf);
+        Scalar limit = ToScalar(left, i32);
+        if (c.causal) {
+          Scalar diagonal = ToScalar(i, i32) + ToScalar(shift, i32);
+          limit = Select(diagonal < limit, diagonal, limit);
+        }
+        s(i, k) = Select(ToScalar(k, i32) < limit, s(i, k), -kInf);
       });
       T.ReduceMax(s, mx);
       T.Parallel({BM}, [&](Index i) {
