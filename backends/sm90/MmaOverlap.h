@@ -43,6 +43,10 @@ struct MmaOverlapSplit {
   /// (null: none); the deferred gemm completes before it.
   mlir::Operation *firstWriterOfA = nullptr;
   tile::GemmOp first, last;
+  /// The issue and deferred parts touch only fragments besides the gemms
+  /// and hold no reduction: nothing there synchronizes the consumers, so
+  /// they may run inside a warpgroup's turn.
+  bool turnsSafe = false;
 };
 
 /// The split of `loop`'s body (`ahead`: its copies ahead) for the rotated

@@ -34,6 +34,8 @@ std::optional<Accesses> accessesOf(Operation &op) {
   } else if (auto reduce = dyn_cast<ReduceOp>(op)) {
     a.reads.insert({reduce.getSrc(), reduce.getDst()});
     a.writes.insert(reduce.getDst());
+    if (Value scratch = reduce.getScratch())
+      a.reads.insert(scratch), a.writes.insert(scratch);
   } else if (auto parallel = dyn_cast<ParallelOp>(op)) {
     parallel.walk([&](Operation *inner) {
       if (auto load = dyn_cast<LoadOp>(inner))
@@ -142,8 +144,21 @@ MmaOverlapSplit splitForMmaOverlap(PipelinedOp loop,
       waited = true;
     }
   }
-  for (size_t i = 0; i < ops.size(); ++i)
+  // Inside a warpgroup's turn a consumer barrier would wait for warpgroups
+  // that wait for their turn: the issue and deferred parts may hold only
+  // the gemms and register work (no shared buffer, no reduction, which
+  // combines across warps through shared memory).
+  auto isFragment = [](Value v) {
+    auto type = dyn_cast<BufferType>(v.getType());
+    return type && type.isFragment();
+  };
+  split.turnsSafe = true;
+  for (size_t i = 0; i < ops.size(); ++i) {
     (part[i] == 0 ? split.issue : part[i] == 1 ? split.deferred : split.rest).push_back(ops[i]);
+    if (part[i] != 2 && !isa<GemmOp>(ops[i]))
+      split.turnsSafe &= !isa<ReduceOp>(ops[i]) && llvm::all_of(accesses[i].reads, isFragment) &&
+                         llvm::all_of(accesses[i].writes, isFragment);
+  }
   split.first = first;
   split.last = last;
   return split;

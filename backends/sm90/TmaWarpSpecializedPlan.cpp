@@ -209,11 +209,23 @@ void planMmaOverlap(KernelLowering &kl, PipelinedOp loop, PipelineLoopPlan &plan
   }
   if (plan.pingPong || kl.persistent_ || plan.multicastBlocks || plan.inFlight != 0)
     return;
+  // The strategy's waits count MMA groups: both gemms must be async MMAs.
+  for (GemmOp gemm : {split.first, split.last}) {
+    std::optional<MmaAtom> atom = findMmaAtom(gemm, kl.backend_, kl.cc_, kl.kernel_.getThreads());
+    if (!atom || !atom->readsSharedAsync) {
+      plan.remarks.push_back("the two gemms do not overlap across iterations: a gemm's atom is "
+                             "not an asynchronous MMA");
+      return;
+    }
+  }
   plan.mmaOverlap = true;
   int64_t warpgroups = kl.kernel_.getThreads() / 128;
   // Named barriers kFirstTurnBarrier + w, at most 16 in all.
-  if (warpgroups >= 2 && kFirstTurnBarrier + warpgroups <= 16)
+  if (warpgroups >= 2 && kFirstTurnBarrier + warpgroups <= 16 && split.turnsSafe)
     plan.warpgroupTurns = warpgroups;
+  else if (warpgroups >= 2 && !split.turnsSafe)
+    plan.remarks.push_back("the consumer warpgroups do not take turns: the ops issued beside "
+                           "the gemms read shared memory or reduce across warps");
 }
 
 } // namespace

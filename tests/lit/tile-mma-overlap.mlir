@@ -17,6 +17,11 @@
 // remark says which op, and the loop keeps the plain schedule.
 // RUN: sed -e 's/sm_80/sm_90a/' -e 's/tile.reduce sum %%s into %%l/tile.reduce sum %%o into %%l/' %S/Inputs/attention-rows.mlir > %t.reads.mlir
 // RUN: %tessera-compile %t.reads.mlir --emit=tile 2>&1 | FileCheck %s --check-prefix=READS
+// Ops beside the gemms that read shared memory would put a consumer
+// barrier inside a warpgroup's turn: the rotation stays, the turns go, and
+// a remark says why.
+// RUN: sed -e 's/sm_80/sm_90a/' -e 's/threads(128)/threads(256)/' -e 's/%%a = tile.load %%mx\[%%i\] : !tile.buffer<128xf32, fragment>/%%q = tile.load %%Qs[%%i, %%k] : !tile.buffer<128x64xf16, shared>\n        %%a = arith.extf %%q : f16 to f32/' %S/Inputs/attention-rows.mlir > %t.shared.mlir
+// RUN: %tessera-compile %t.shared.mlir --emit=tile 2>&1 | FileCheck %s --check-prefix=SHARED
 // A schedule written by hand is checked: the rotation on a loop that
 // cannot take it, and turns for a number of warpgroups the kernel lacks.
 // RUN: sed -e 's/stages 2 {/stages 2 attributes {tile.schedule = {in_flight = 0 : i64, mma_overlap, stages = 2 : i64, strategy = "tma-warp-specialized"}} {/' %t.reads.mlir > %t.bad.mlir
@@ -67,6 +72,9 @@
 
 // READS: remark: the two gemms do not overlap across iterations: 'tile.reduce' uses the second gemm's accumulator
 // READS: tile.schedule = {in_flight = 0 : i64, stages = 2 : i64, strategy = "tma-warp-specialized"}
+
+// SHARED: remark: the consumer warpgroups do not take turns: the ops issued beside the gemms read shared memory or reduce across warps
+// SHARED: tile.schedule = {in_flight = 0 : i64, mma_overlap, stages = 2 : i64, strategy = "tma-warp-specialized"}
 
 // BAD: error: 'tile.pipelined' op schedule asks for mma_overlap, which this loop cannot take
 
