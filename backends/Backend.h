@@ -194,7 +194,7 @@ public:
   /// need nothing special call addCommonNVVMLowering (backends/common).
   virtual void buildLoweringTail(mlir::OpPassManager &pm, const ComputeCapability &cc) const = 0;
   /// MMA atoms in order of preference for `cc`; selection takes the first
-  /// one legal for a gemm (passes/AtomSelection.cpp: selectMmaAtom). Every
+  /// one legal for a gemm (lowering/AtomSelection.cpp: selectMmaAtom). Every
   /// atom carries its lowering; the last is usually the SIMT FMA atom every
   /// backend can fall back to (backends/common/MmaAtoms.h).
   virtual std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &cc) const = 0;

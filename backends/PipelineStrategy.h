@@ -25,7 +25,7 @@
 namespace tessera {
 
 namespace lowering {
-class KernelLowering;
+class PipelineLoweringContext;
 } // namespace lowering
 
 /// The discardable attribute of a tile.pipelined loop holding its schedule:
@@ -83,7 +83,7 @@ public:
   /// complete `plan` with what it decides (ping-pong, MMA groups in
   /// flight). Called before the kernel is lowered (`kernel` has lowered
   /// nothing yet; its queries of the tile IR work).
-  virtual std::string tryPlan(lowering::KernelLowering &kernel, tile::PipelinedOp loop,
+  virtual std::string tryPlan(lowering::PipelineLoweringContext &kernel, tile::PipelinedOp loop,
                               PipelineLoopPlan &plan) const = 0;
   /// True when the strategy splits the block into producer and consumer
   /// warps: the kernel's code before the loop then runs on the consumers
@@ -92,12 +92,14 @@ public:
   /// Lowers `copy`, which follows this strategy's warp-specialized loop in
   /// the kernel, in the strategy's own epilogue form, or returns false
   /// (nothing emitted) to leave it to the shared lowering.
-  virtual bool lowerEpilogueCopy(lowering::KernelLowering &kernel, tile::CopyOp copy) const {
+  virtual bool lowerEpilogueCopy(lowering::PipelineLoweringContext &kernel,
+                                 tile::CopyOp copy) const {
     return false;
   }
   /// Emits `loop` (`count` iterations) at the lowering's insertion point.
-  virtual mlir::LogicalResult lower(lowering::KernelLowering &kernel, tile::PipelinedOp loop,
-                                    mlir::Value count, const PipelineLoopPlan &plan) const = 0;
+  virtual mlir::LogicalResult lower(lowering::PipelineLoweringContext &kernel,
+                                    tile::PipelinedOp loop, mlir::Value count,
+                                    const PipelineLoopPlan &plan) const = 0;
 };
 
 } // namespace tessera

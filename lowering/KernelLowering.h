@@ -9,16 +9,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TESSERA_PASSES_KERNELLOWERING_H
-#define TESSERA_PASSES_KERNELLOWERING_H
+#ifndef TESSERA_LOWERING_KERNELLOWERING_H
+#define TESSERA_LOWERING_KERNELLOWERING_H
 
 #include <functional>
 
-#include "llvm/ADT/ScopeExit.h"
 #include "backends/AtomLowering.h"
 #include "backends/Backend.h"
+#include "backends/PipelineLoweringContext.h"
 #include "backends/PipelineStrategy.h"
 #include "lowering/TileQueries.h"
+#include "llvm/ADT/ScopeExit.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -40,34 +41,11 @@ constexpr llvm::StringLiteral kGpuModuleName = "tessera_kernels";
 /// The largest divisor the divisibility analysis tracks.
 constexpr int64_t kMaxDivisor = 1 << 20;
 
-
-
-/// A lowered tensor argument.
-struct TensorInfo {
-  TileTensorType type;
-  Value ptr;
-  /// One index value per dimension (constants for static dimensions).
-  SmallVector<Value> dims;
-  /// A known divisor of each dimension: the size when static, the promised
-  /// divisibility (checked by the runtime at launch) when dynamic. For a
-  /// slice, 1 but for the innermost dimension's (which divides every other
-  /// stride and the slice's start).
-  SmallVector<int64_t> divisors;
-  /// A slice's element stride per dimension (KernelLowering::copyTensor);
-  /// empty for a whole tensor, which is row-major over `dims`.
-  SmallVector<Value> strides;
-};
-
 /// Lowers one tile.kernel to a gpu.func. Lends its services to the MMA
-/// atoms' lowerings (GemmLoweringContext, backends/AtomLowering.h).
-/// A lane's place in its quad (the 4 lanes that share an accumulator row):
-/// its index 0-3, and whether bit 0 / bit 1 of it is set.
-struct QuadLanes {
-  mlir::Value index;
-  mlir::Value bit[2];
-};
-
-class KernelLowering final : public GemmLoweringContext {
+/// atoms' lowerings (GemmLoweringContext, backends/AtomLowering.h) and to
+/// the pipelining strategies (PipelineLoweringContext,
+/// backends/PipelineLoweringContext.h); its state is private.
+class KernelLowering final : public PipelineLoweringContext {
 public:
   KernelLowering(KernelOp kernel, const Backend &backend, const ComputeCapability &cc)
       : kernel_(kernel), backend_(backend), cc_(cc), caps_(backend.getCapabilities(cc)),
@@ -105,6 +83,57 @@ public:
       asyncAccumulators_.push_back(inFlight);
   }
 
+  // PipelineLoweringContext: what a pipelining strategy uses beyond the
+  // atom's services (the helpers of the same names below, and these).
+  KernelOp kernel() override { return kernel_; }
+  const Backend &backend() override { return backend_; }
+  const ComputeCapability &computeCapability() override { return cc_; }
+  const TargetCapabilities &capabilities() override { return caps_; }
+  Block *entryBlock() override { return entry_; }
+  IRMapping &valueMap() override { return map_; }
+  const TensorInfo &tensor(Value tileTensor) override { return tensors_[tileTensor]; }
+  void setStage(Value tileBuffer, Value stage) override { buffers_[tileBuffer].stage = stage; }
+  Value iterationOffset() override { return ivOffset_; }
+  void setIterationOffset(Value offset) override { ivOffset_ = offset; }
+  void noteBarrier() override { lastWasBarrier_ = true; }
+  void setAsyncMmaPipeline(bool inPipeline, int64_t inFlight) override {
+    inAsyncMmaPipeline_ = inPipeline;
+    asyncMmaInFlight_ = inFlight;
+  }
+  ArrayRef<AsyncAccumulator> asyncAccumulators() override { return asyncAccumulators_; }
+  void fenceAsyncAccumulators() override {
+    for (auto [fragment, regs] : asyncAccumulators_)
+      fenceRegisters(fragment, regs);
+    asyncAccumulators_.clear();
+  }
+  void setFragmentPrefetch(FragmentPrefetch *prefetch) override { fragmentPrefetch_ = prefetch; }
+  void deferCopies(std::function<void()> issue) override { pendingIssue_ = std::move(issue); }
+  Value sharedBase() override { return sharedBase_; }
+  int64_t relocatedSharedBytes() override { return relocatedSharedBytes_; }
+  void keepRelocation() override { keepRelocation_ = true; }
+  bool keepsRelocation() override { return keepRelocation_; }
+  int64_t launchSharedBytes() override;
+  void setLaunchSharedBytes(int64_t bytes) override;
+  void setBlockThreads(int64_t threads) override;
+  void setClusterBlocks(int64_t blocks) override;
+  void setTilesPerBlock(int64_t tiles) override;
+  void noteBulkStoresPending() override { bulkStoresPending_ = true; }
+  bool pingPong() override { return pingPong_; }
+  bool persistent() override { return persistent_; }
+  bool streamK() override { return streamK_; }
+  Value launchedThreadId() override { return rawThreadId_; }
+  int64_t consumerThreads() override { return consumerThreads_; }
+  PipelinedOp specializedLoop() override { return specialized_; }
+  Operation *onceAnchor() override { return onceAnchor_; }
+  Value blockIdY() override { return blockIdY_; }
+  Value tileSlot() override { return tileSlotOp_->getResult(0); }
+  scf::ForOp tileLoop() override { return tileLoop_; }
+  Value ringBase() override { return ringBase_; }
+  Value workTile() override { return workTile_; }
+  Value streamKWholeTiles() override { return streamKWholeTiles_; }
+  LogicalResult withStreamKRecomputed(PipelinedOp loop,
+                                      llvm::function_ref<LogicalResult()> body) override;
+
   // Everything below is the lowering's state and helpers. The pipelining
   // strategies of the backends (backends/PipelineStrategy.h) drive the
   // lowering through them, so they are public: this class is the lowering
@@ -127,24 +156,28 @@ public:
   }
   Value add(Value x, Value y) override { return b_.createOrFold<arith::AddIOp>(loc_, x, y); }
   Value mul(Value x, Value y) override { return b_.createOrFold<arith::MulIOp>(loc_, x, y); }
-  Value lt(Value x, Value y) {
+  Value lt(Value x, Value y) override {
     return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::slt, x, y);
   }
-  Value le(Value x, Value y) {
+  Value le(Value x, Value y) override {
     return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sle, x, y);
   }
-  Value eq(Value x, Value y) {
+  Value eq(Value x, Value y) override {
     return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::eq, x, y);
   }
   /// Whether this is thread `t` of the block as launched (producers too).
-  Value isThread(int64_t t) { return eq(rawThreadId_, cst(t)); }
-  Value andi(Value x, Value y) { return x ? arith::AndIOp::create(b_, loc_, x, y) : y; }
+  Value isThread(int64_t t) override { return eq(rawThreadId_, cst(t)); }
+  Value andi(Value x, Value y) override { return x ? arith::AndIOp::create(b_, loc_, x, y) : y; }
   /// An index as the i32 inline PTX takes.
-  Value toI32(Value index) { return arith::IndexCastOp::create(b_, loc_, b_.getI32Type(), index); }
+  Value toI32(Value index) override {
+    return arith::IndexCastOp::create(b_, loc_, b_.getI32Type(), index);
+  }
   /// Unsigned 32-bit arithmetic (the stream-K decomposition, whose tile and
   /// iteration counts stay below 2^32): an i32 constant, an index truncated
   /// to u32, and a u32 zero-extended back to an index.
-  Value cst32(int64_t v) { return arith::ConstantIntOp::create(b_, loc_, b_.getI32Type(), v); }
+  Value cst32(int64_t v) override {
+    return arith::ConstantIntOp::create(b_, loc_, b_.getI32Type(), v);
+  }
   Value toU32(Value index) {
     return arith::IndexCastUIOp::create(b_, loc_, b_.getI32Type(), index);
   }
@@ -162,41 +195,40 @@ public:
     return std::min(bytes, caps_.globalVectorBytes);
   }
 
-  LogicalResult lowerBlock(Block &block);
-  LogicalResult lowerOp(Operation &op);
+  LogicalResult lowerBlock(Block &block) override;
+  LogicalResult lowerOp(Operation &op) override;
   LogicalResult lowerCopy(CopyOp copy);
   /// A store of an m16n8-layout fragment to a 16-bit tensor whose rows hold
   /// multiples of four atom tiles: the four lanes of a quad transpose their
   /// pairs with three shuffles so that each stores 8 consecutive elements
   /// (16 bytes) instead of 2, and a warp's stores fill whole 32-byte
   /// sectors. False (nothing emitted) for any other copy.
-  bool lowerMmaFragmentStore(CopyOp copy);
+  bool lowerMmaFragmentStore(CopyOp copy) override;
   /// A store of an m16n8-layout fragment to a 1-byte tensor whose rows hold
   /// multiples of eight atom tiles: each lane stores 16 consecutive bytes
   /// (byteFragmentChunk). False (nothing emitted) for any other copy.
   bool lowerByteFragmentStore(CopyOp copy);
   /// This lane's quad index and its bits.
-  QuadLanes quadLanes();
+  QuadLanes quadLanes() override;
   /// Columns 64 g + 16 t .. + 15 (t: the lane's quad index) of row
   /// 16 mi + 8 h + lane / 4 of the warp's tile of an m16n8-layout fragment,
   /// converted to the 1-byte `dstElt`, as a vector<4xi32>: the quad's pairs
   /// of eight atom tiles exchanged (shuffles, then byte permutes).
-  Value byteFragmentChunk(const BufferInfo &frag, Type dstElt, const QuadLanes &quad,
-                          int64_t mi, int64_t h, int64_t g);
+  Value byteFragmentChunk(const BufferInfo &frag, Type dstElt, const QuadLanes &quad, int64_t mi,
+                          int64_t h, int64_t g) override;
   /// convertElement, in one cvt.rn.satfinite per element where the target
   /// has it (caps_.hasFp8Convert) and the conversion is a saturating one of
   /// an f32 (or narrower float) to FP8; the integer emulation otherwise.
   Value convertCast(Value value, Type from, Type to, bool saturate);
   /// lowerCopy without the warp-specialized strategy's epilogue form (what
   /// that form emits where it keeps the direct stores).
-  LogicalResult lowerCopyDirectly(CopyOp copy) {
+  LogicalResult lowerCopyDirectly(CopyOp copy) override {
     bool saved = directCopies_;
     directCopies_ = true;
     LogicalResult result = lowerCopy(copy);
     directCopies_ = saved;
     return result;
   }
-  bool directCopies_ = false;
   /// Fragment slots `slot` and `slot` + 1, converted to the 16-bit `elt` and
   /// packed in 32 bits (an MMA accumulator's pair, as stores move it).
   Value packedPair(const BufferInfo &frag, int64_t slot, Type elt);
@@ -209,9 +241,7 @@ public:
   /// tile of an m16n8-layout fragment to the same rows of `dst`, its
   /// column colBegin at dst's column 0.
   void storeMatrices(const BufferInfo &frag, const BufferInfo &dst, int64_t colBegin,
-                     int64_t cols);
-  /// Bulk tensor stores were issued: thread 0 waits for them at the end.
-  bool bulkStoresPending_ = false;
+                     int64_t cols) override;
   /// This thread's warp in the block, and lane in its warp.
   Value warpId() override;
   Value laneId() override;
@@ -236,18 +266,18 @@ public:
   /// for each copy in `ahead`, in body order. The caller saves and restores
   /// map_.
   void mapIteration(PipelinedOp loop, const llvm::SmallPtrSetImpl<Operation *> &ahead,
-                    Value iteration, llvm::function_ref<void(CopyOp)> onCopy);
+                    Value iteration, llvm::function_ref<void(CopyOp)> onCopy) override;
   /// This thread's elements of a tensor -> shared copy's source tile, in a
   /// per-thread array (registers after SROA; converted to the buffer's type),
   /// and their store to the copy's destination.
-  Value loadTileToRegisters(CopyOp copy);
-  void storeRegistersToTile(CopyOp copy, Value registers);
+  Value loadTileToRegisters(CopyOp copy) override;
+  void storeRegistersToTile(CopyOp copy, Value registers) override;
   /// Lowers a pipelined loop's body for iteration `k` on stage `stage` of
   /// its staged buffers (the copies in `ahead` were issued earlier).
   /// `inFlight` >= 0: the body's async MMA keeps that many groups in flight
   /// (the loop fenced the proxies); -1: no async MMA.
   LogicalResult lowerStagedBody(PipelinedOp loop, const llvm::SmallPtrSetImpl<Operation *> &ahead,
-                                Value k, Value stage, int64_t inFlight);
+                                Value k, Value stage, int64_t inFlight) override;
   /// Asks the gemm's atom (MmaAtom::lowering) to emit it.
   LogicalResult lowerGemm(GemmOp gemm);
 
@@ -259,17 +289,10 @@ public:
   /// MMA accumulator layout) that this thread owns.
   void forEachOwned(ArrayRef<int64_t> shape, DistributionAttr dist, MmaLayoutAttr mma,
                     llvm::function_ref<void(const Chunk &)> body);
-  /// The tensor coordinates of a chunk of a tile whose origin is `offsets`.
-  SmallVector<Value> tensorCoords(ArrayRef<Value> offsets, const Chunk &chunk) {
-    SmallVector<Value> coords;
-    for (auto [off, coord] : llvm::zip(offsets, chunk.coords))
-      coords.push_back(add(off, coord));
-    return coords;
-  }
   /// The memref indices of a shared buffer element, swizzle applied.
   SmallVector<Value> sharedIndices(const BufferInfo &info, ArrayRef<Value> coords) override;
   /// The shared-window byte address (i64) of a shared buffer element.
-  Value sharedAddress(const BufferInfo &info, ArrayRef<Value> coords);
+  Value sharedAddress(const BufferInfo &info, ArrayRef<Value> coords) override;
   /// The byte offset of memref `indices` (sharedIndices') of a shared
   /// buffer, counted from the buffer's start, or from its stage's start
   /// when the indices leave the stage out.
@@ -283,26 +306,6 @@ public:
   /// depends on nothing the loop changes; other shifts move the coordinates.
   Value sharedAddress32(const BufferInfo &info, ArrayRef<Value> coords,
                         ArrayRef<int64_t> shift = {}) override;
-  /// sharedAddress32 of a chunk of a 2-D tile: its first chunk's offset
-  /// plus its row shift where forEachChunk found one.
-  Value chunkSharedAddress(const BufferInfo &info, const Chunk &chunk) {
-    if (chunk.shift.size() == 2)
-      return sharedAddress32(info, chunk.base, chunk.shift);
-    return sharedAddress32(info, chunk.coords);
-  }
-  /// Points staged `buffers` at `stage` (what sharedAddress and its kin
-  /// read) until the returned guard goes out of scope.
-  [[nodiscard]] auto useStage(ArrayRef<Value> buffers, Value stage) {
-    SmallVector<std::pair<Value, Value>> saved;
-    for (Value buffer : buffers) {
-      saved.emplace_back(buffer, buffers_[buffer].stage);
-      buffers_[buffer].stage = stage;
-    }
-    return llvm::make_scope_exit([this, saved = std::move(saved)] {
-      for (auto &[buffer, previous] : saved)
-        buffers_[buffer].stage = previous;
-    });
-  }
   /// The accumulator layout of m8n8k4 with f32 accumulators (PTX ISA
   /// §9.7.14.5.1): quadpair q = (lane / 4) mod 4 holds the 8 x 8 block at
   /// (8 (q mod 2), 8 (q / 2)) of each 16 x 16 step; register i of lane l is
@@ -311,7 +314,7 @@ public:
                             llvm::function_ref<void(const Chunk &)> body);
   /// Fences the first `regs` slots of a fragment (fenceValues,
   /// backends/AtomLowering.h) in place.
-  void fenceRegisters(Value fragment, int64_t regs);
+  void fenceRegisters(Value fragment, int64_t regs) override;
   LogicalResult lowerReduce(ReduceOp reduce);
   /// A reduction of an MMA-layout fragment into the row slice of its layout
   /// (LowerRowReduce.cpp): per-thread columns, xor-shuffles among the lanes
@@ -373,10 +376,10 @@ public:
   void storeShared(const BufferInfo &info, ArrayRef<Value> coords, ArrayRef<Value> values);
   SmallVector<Value> loadShared(const BufferInfo &info, ArrayRef<Value> coords, int64_t vector);
   /// A distribution for cooperative copies of a tile through shared memory.
-  DistributionAttr copyDistribution(BufferType tile, Type globalElementType);
+  DistributionAttr copyDistribution(BufferType tile, Type globalElementType) override;
   /// True when every vector of `vector` elements the copy touches in `tensor`
   /// at `offsets` (tile-level values) is aligned to its size.
-  bool isVectorAligned(const TensorInfo &tensor, ValueRange offsets, int64_t vector);
+  bool isVectorAligned(const TensorInfo &tensor, ValueRange offsets, int64_t vector) override;
   /// The tensor a copy reads or writes as its tile addresses it: for a slice
   /// (tile.copy's tensor_dims) a view of the spanned dimensions at the fixed
   /// offsets, computed at the insertion point, whose first dimension is 0
@@ -388,107 +391,29 @@ public:
     int64_t mt, nt;
   };
   std::optional<MmaStoreTiles> mmaFragmentStoreTiles(CopyOp copy, int64_t elementBytes);
-  TensorInfo copyTensor(CopyOp copy);
+  TensorInfo copyTensor(CopyOp copy) override;
   /// The tile's origin in copyTensor (CopyOp::getTileOffsets, lowered).
-  SmallVector<Value> copyOffsets(CopyOp copy);
+  SmallVector<Value> copyOffsets(CopyOp copy) override;
   /// Element address in a tensor (or `coords` further than address `from`
   /// in it), and the in-bounds predicates of a vector of `vector` elements at
   /// global coordinates `coords`.
-  Value elementAddress(const TensorInfo &tensor, ArrayRef<Value> coords, Value from = {});
+  Value elementAddress(const TensorInfo &tensor, ArrayRef<Value> coords, Value from = {}) override;
   void boundsPredicates(const TensorInfo &tensor, ArrayRef<Value> coords, int64_t vector,
                         Value &rowsInBounds, Value &fullVector);
 
   SmallVector<Value> loadGlobal(const TensorInfo &tensor, ArrayRef<Value> coords, int64_t vector,
-                                bool aligned);
+                                bool aligned) override;
   void storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coords, ArrayRef<Value> values,
                    bool aligned);
 
-  KernelOp kernel_;
-  const Backend &backend_;
-  ComputeCapability cc_;
-  const TargetCapabilities &caps_;
-  Location loc_;
-  OpBuilder b_;
-  IRMapping map_;
-  DenseMap<Value, TensorInfo> tensors_;
-  DenseMap<Value, BufferInfo> buffers_;
-  Value threadId_;
-  Value sharedBase_;
-
-  Block *entry_ = nullptr;
-  DenseMap<int64_t, Value> indexConstants_;
-  bool lastWasBarrier_ = false;
-  /// Set while lowering the body of a pipelined loop whose gemm reads shared
-  /// memory through the async proxy: the loop fences the proxies before its
-  /// barrier, and the gemm keeps this many MMA groups in flight.
-  bool inAsyncMmaPipeline_ = false;
-  /// Set by the cp.async strategy for an mma.sync body: issues the loop's
-  /// next copies; the atom's lowering calls it (issueDeferredCopies) after
-  /// its first ldmatrix loads.
-  std::function<void()> pendingIssue_;
-  /// Set by the cp.async strategy when the body is one gemm from staged
-  /// buffers whose atom prefetches its fragments (FragmentPrefetch).
-  FragmentPrefetch *fragmentPrefetch_ = nullptr;
-  /// Shared memory was written through the generic proxy (st.shared) since
-  /// the last proxy fence: an async-proxy reader (wgmma) fences first.
-  bool genericSharedWrites_ = false;
   /// fence.proxy.async.shared::cta (PTX ISA §9.7.12.4): orders the generic
   /// proxy's shared writes before the async proxy's reads.
   void fenceProxyAsync() override;
-  int64_t asyncMmaInFlight_ = 0;
-  /// Accumulators of async MMAs a pipelined loop leaves in flight, with
-  /// their register counts: fenced after the loop's final wait.
-  SmallVector<std::pair<Value, int64_t>> asyncAccumulators_;
-  /// Nonzero in a kernel with a warp-specialized loop: the consumers'
-  /// thread count, which barriers synchronize (the producer leaves at
-  /// onceAnchor_, before the kernel's own code).
-  int64_t consumerThreads_ = 0;
-  /// The thread's index in the launched block; threadId_ is its index among
-  /// the threads of its tile (they differ under the ping-pong schedule).
-  Value rawThreadId_;
-  /// The ping-pong schedule (tile.kernel's `pingpong`), while it may still
-  /// apply: the block runs two tiles of the grid adjacent along y, tile slot
-  /// s (0 or 1; 2 for a producer) on threads s * threads ..; y's block
-  /// coordinate is 2 blockIdx.y + s. `tileSlotOp_` and `tilesPerBlockOp_`
-  /// define s and the 2; dropPingPong makes them 0 and 1 (the grid as
-  /// written) when the pipelined loop cannot take the schedule.
-  bool pingPong_ = false;
-  Operation *tileSlotOp_ = nullptr, *tilesPerBlockOp_ = nullptr;
-  Value blockIdY_;
-  /// A persistent kernel (tile.kernel's `persistent`): the body runs in
-  /// `tileLoop_` over the grid's blocks (blockIdx.x, stepping by gridDim.x);
-  /// `ringBase_` (per thread) counts the iterations of the block's earlier
-  /// tiles, where a warp-specialized loop's ring of stages continues.
-  bool persistent_ = false;
-  scf::ForOp tileLoop_;
-  Value ringBase_;
-  SmallVector<Value> gridExtents_;
   /// The block coordinates of linear tile `t` (x fastest).
-  SmallVector<Value> tileCoords(Value t);
-  /// Stream-K (tile.kernel's `stream_k`): the grid's first `streamKWholeTiles_` tiles
-  /// (whole waves of the launched blocks) run whole; the rest, `streamKTileIters_`
-  /// loop iterations each, are split into `streamKBlockIters_` consecutive iterations per
-  /// launched block. A block's work items: its whole tiles, then at most two
-  /// pieces (the end of one tile, the start of the next). `workspace_` holds
-  /// each block's partial accumulators (`streamKSlotBytes_`), then one counter per
-  /// tile.
-  bool streamK_ = false;
-  Value workspace_, streamKTileIters_, streamKWholeTiles_, streamKBlockIters_, streamKBlocks_;
-  /// The split iterations: (tiles after the whole waves) x streamKTileIters_.
-  Value streamKSplitIters_;
-  int64_t streamKSlotBytes_ = 0;
-  /// The consumers' current item: tile, iterations [workBegin_, workEnd_).
-  Value workTile_, workBegin_, workEnd_;
-  /// Added to a pipelined loop's iteration index (a stream-K piece's start).
-  Value ivOffset_;
+  SmallVector<Value> tileCoords(Value t) override;
   /// The loop over this block's work items (iteration values `iterArgs`),
   /// the insertion point inside it; `tile`, `begin`, `end` the item's.
-  scf::ForOp emitWorkItems(ValueRange iterArgs, Value &tile, Value &begin, Value &end);
-  /// Where the once-per-block code of a warp-specialized loop goes (its
-  /// mbarriers, the producer, the register rebalance): the kernel's start,
-  /// or in a stream-K kernel before the consumers' work items (else, in a
-  /// persistent kernel, before tileLoop_).
-  Operation *onceAnchor_ = nullptr;
+  scf::ForOp emitWorkItems(ValueRange iterArgs, Value &tile, Value &begin, Value &end) override;
   /// Computes gridExtents_ here; returns the grid's block count.
   Value emitGridExtents();
   /// Computes gridExtents_ and the stream-K decomposition (streamKTileIters_,
@@ -535,19 +460,13 @@ public:
   /// names no strategy of the backend, or asks for what the loop cannot
   /// take).
   FailureOr<ScheduledLoop> readSchedule(PipelinedOp loop);
-  /// Every pipelined loop's schedule, read by run() before the kernel's
-  /// body is lowered.
-  llvm::DenseMap<Operation *, ScheduledLoop> schedules_;
   /// Whether `value` (tile IR at the kernel's top level) is pure arithmetic
   /// of the kernel's arguments, block coordinates and tensor dimensions:
   /// what valueAt can recompute elsewhere.
-  bool isRecomputable(Value value);
+  bool isRecomputable(Value value) override;
   /// The values (not tensors or buffers) `loop`'s body takes from before it:
   /// what a producer, running apart from the consumers, recomputes.
-  llvm::SetVector<Value> valuesFromBefore(PipelinedOp loop);
-  /// The loop whose schedule splits the block into producer and consumer
-  /// warps, if any (the kernel's first top-level loop only).
-  PipelinedOp specialized_;
+  llvm::SetVector<Value> valuesFromBefore(PipelinedOp loop) override;
   /// A grid-launched kernel's producer fills the stages from the kernel's
   /// start, while the consumers run the code before `loop`: the unstaged
   /// buffers that code accesses (earlyBuffers) move after the mbarriers
@@ -557,26 +476,14 @@ public:
   void relocateEarlyBuffers(PipelinedOp loop);
   /// The unstaged shared buffers the code before `loop` accesses that share
   /// bytes with the stages.
-  llvm::SetVector<AllocSharedOp> earlyBuffers(PipelinedOp loop);
+  llvm::SetVector<AllocSharedOp> earlyBuffers(PipelinedOp loop) override;
   /// Where `buffers` end once packed after the mbarriers (relocationStart).
-  int64_t packedEnd(ArrayRef<AllocSharedOp> buffers);
+  int64_t packedEnd(ArrayRef<AllocSharedOp> buffers) override;
   /// After a stream-K piece's loop: pieces after a tile's first give their
   /// accumulators to the workspace; the first piece adds them, and only
   /// whole tiles and first pieces run the rest of the body (the insertion
   /// point is left inside that condition).
   void exchangePartials(PipelinedOp loop);
-  /// Shared buffers other than a pipelined loop's stages must not share
-  /// bytes with the stages when a producer fills stages for another tile
-  /// while they are in use (the planner may reuse the stages' bytes after
-  /// the loop): under ping-pong or persistence they are packed after the
-  /// mbarriers, `slotShift_` bytes after the planned offset (times
-  /// `relocateOp_`'s value: 1, or 0 once keepRelocation_ stays false), slot
-  /// 1's copy pingPongSlotBytes_ after slot 0's; the shared memory the block
-  /// then needs.
-  DenseMap<Operation *, int64_t> slotShift_;
-  Operation *relocateOp_ = nullptr;
-  bool keepRelocation_ = false;
-  int64_t pingPongSlotBytes_ = 0, relocatedSharedBytes_ = 0;
   void dropPingPong();
   // The steps of run(), in order.
   /// The gpu.func in the module's gpu.module, with one parameter per
@@ -608,8 +515,7 @@ public:
   /// Where a warp-specialized loop's mbarriers start: after the buffers
   /// tile-plan-shared-memory placed, 8-byte aligned.
   /// Whether tile-plan-shared-memory gave the kernel shared memory.
-  bool hasSharedMemory() { return mbarrierOffset() > 0; }
-  int64_t mbarrierOffset() {
+  int64_t mbarrierOffset() override {
     auto bytes = kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr);
     return llvm::alignTo(bytes ? bytes.getInt() : 0, 8);
   }
@@ -618,24 +524,126 @@ public:
   void foldPlaceholder(Operation *&op, int64_t value);
   /// Emits `body` in a new scf.if on `condition` (no else), then continues
   /// after it.
-  void ifThen(Value condition, llvm::function_ref<void()> body);
+  void ifThen(Value condition, llvm::function_ref<void()> body) override;
   /// The value `value` (tile IR before the pipelined loop) has in another
   /// tile: the pure arithmetic it depends on, cloned with `at` (seeded with
   /// that tile's block coordinates); failure when it depends on anything
   /// else.
-  FailureOr<Value> valueAt(Value value, IRMapping &at);
+  FailureOr<Value> valueAt(Value value, IRMapping &at) override;
   /// Appends a tensor-map parameter (a 64-byte aligned pointer, passed by
   /// value) for kernel argument `tensor` to the gpu.func and records it in
   /// kTensorMapArgsAttr and kTensorMapsAttr (`box` outermost first, one
   /// extent per dimension of the tensor, `swizzle` bytes) for the runtime to
   /// encode; returns it, null on failure.
-  Value addTensorMap(Value tensor, ArrayRef<int64_t> box, int64_t swizzle);
+  Value addTensorMap(Value tensor, ArrayRef<int64_t> box, int64_t swizzle) override;
   /// Whether `value` (tile IR) depends on the block coordinates.
-  bool dependsOnBlockIndices(Value value);
+  bool dependsOnBlockIndices(Value value) override;
   /// Whether `value` (tile IR) depends on any of `roots`.
-  static bool dependsOnAny(Value value, ArrayRef<Value> roots);
+  bool dependsOnAny(Value value, ArrayRef<Value> roots) override;
   /// The grid's extent along `dim`, evaluated from the dynamic dimensions.
-  Value gridExtent(unsigned dim);
+  Value gridExtent(unsigned dim) override;
+
+private:
+  // The lowering's state: the strategies and atoms reach it through their
+  // contexts' methods, never directly.
+  bool directCopies_ = false;
+  /// Bulk tensor stores were issued: thread 0 waits for them at the end.
+  bool bulkStoresPending_ = false;
+  KernelOp kernel_;
+  const Backend &backend_;
+  ComputeCapability cc_;
+  const TargetCapabilities &caps_;
+  Location loc_;
+  OpBuilder b_;
+  IRMapping map_;
+  DenseMap<Value, TensorInfo> tensors_;
+  DenseMap<Value, BufferInfo> buffers_;
+  Value threadId_;
+  Value sharedBase_;
+  Block *entry_ = nullptr;
+  DenseMap<int64_t, Value> indexConstants_;
+  bool lastWasBarrier_ = false;
+  /// Set while lowering the body of a pipelined loop whose gemm reads shared
+  /// memory through the async proxy: the loop fences the proxies before its
+  /// barrier, and the gemm keeps this many MMA groups in flight.
+  bool inAsyncMmaPipeline_ = false;
+  /// Set by the cp.async strategy for an mma.sync body: issues the loop's
+  /// next copies; the atom's lowering calls it (issueDeferredCopies) after
+  /// its first ldmatrix loads.
+  std::function<void()> pendingIssue_;
+  /// Set by the cp.async strategy when the body is one gemm from staged
+  /// buffers whose atom prefetches its fragments (FragmentPrefetch).
+  FragmentPrefetch *fragmentPrefetch_ = nullptr;
+  /// Shared memory was written through the generic proxy (st.shared) since
+  /// the last proxy fence: an async-proxy reader (wgmma) fences first.
+  bool genericSharedWrites_ = false;
+  int64_t asyncMmaInFlight_ = 0;
+  /// Accumulators of async MMAs a pipelined loop leaves in flight, with
+  /// their register counts: fenced after the loop's final wait.
+  SmallVector<std::pair<Value, int64_t>> asyncAccumulators_;
+  /// Nonzero in a kernel with a warp-specialized loop: the consumers'
+  /// thread count, which barriers synchronize (the producer leaves at
+  /// onceAnchor_, before the kernel's own code).
+  int64_t consumerThreads_ = 0;
+  /// The thread's index in the launched block; threadId_ is its index among
+  /// the threads of its tile (they differ under the ping-pong schedule).
+  Value rawThreadId_;
+  /// The ping-pong schedule (tile.kernel's `pingpong`), while it may still
+  /// apply: the block runs two tiles of the grid adjacent along y, tile slot
+  /// s (0 or 1; 2 for a producer) on threads s * threads ..; y's block
+  /// coordinate is 2 blockIdx.y + s. `tileSlotOp_` and `tilesPerBlockOp_`
+  /// define s and the 2; dropPingPong makes them 0 and 1 (the grid as
+  /// written) when the pipelined loop cannot take the schedule.
+  bool pingPong_ = false;
+  Operation *tileSlotOp_ = nullptr, *tilesPerBlockOp_ = nullptr;
+  Value blockIdY_;
+  /// A persistent kernel (tile.kernel's `persistent`): the body runs in
+  /// `tileLoop_` over the grid's blocks (blockIdx.x, stepping by gridDim.x);
+  /// `ringBase_` (per thread) counts the iterations of the block's earlier
+  /// tiles, where a warp-specialized loop's ring of stages continues.
+  bool persistent_ = false;
+  scf::ForOp tileLoop_;
+  Value ringBase_;
+  SmallVector<Value> gridExtents_;
+  /// Stream-K (tile.kernel's `stream_k`): the grid's first `streamKWholeTiles_` tiles
+  /// (whole waves of the launched blocks) run whole; the rest, `streamKTileIters_`
+  /// loop iterations each, are split into `streamKBlockIters_` consecutive iterations per
+  /// launched block. A block's work items: its whole tiles, then at most two
+  /// pieces (the end of one tile, the start of the next). `workspace_` holds
+  /// each block's partial accumulators (`streamKSlotBytes_`), then one counter per
+  /// tile.
+  bool streamK_ = false;
+  Value workspace_, streamKTileIters_, streamKWholeTiles_, streamKBlockIters_, streamKBlocks_;
+  /// The split iterations: (tiles after the whole waves) x streamKTileIters_.
+  Value streamKSplitIters_;
+  int64_t streamKSlotBytes_ = 0;
+  /// The consumers' current item: tile, iterations [workBegin_, workEnd_).
+  Value workTile_, workBegin_, workEnd_;
+  /// Added to a pipelined loop's iteration index (a stream-K piece's start).
+  Value ivOffset_;
+  /// Where the once-per-block code of a warp-specialized loop goes (its
+  /// mbarriers, the producer, the register rebalance): the kernel's start,
+  /// or in a stream-K kernel before the consumers' work items (else, in a
+  /// persistent kernel, before tileLoop_).
+  Operation *onceAnchor_ = nullptr;
+  /// Every pipelined loop's schedule, read by run() before the kernel's
+  /// body is lowered.
+  llvm::DenseMap<Operation *, ScheduledLoop> schedules_;
+  /// The loop whose schedule splits the block into producer and consumer
+  /// warps, if any (the kernel's first top-level loop only).
+  PipelinedOp specialized_;
+  /// Shared buffers other than a pipelined loop's stages must not share
+  /// bytes with the stages when a producer fills stages for another tile
+  /// while they are in use (the planner may reuse the stages' bytes after
+  /// the loop): under ping-pong or persistence they are packed after the
+  /// mbarriers, `slotShift_` bytes after the planned offset (times
+  /// `relocateOp_`'s value: 1, or 0 once keepRelocation_ stays false), slot
+  /// 1's copy pingPongSlotBytes_ after slot 0's; the shared memory the block
+  /// then needs.
+  DenseMap<Operation *, int64_t> slotShift_;
+  Operation *relocateOp_ = nullptr;
+  bool keepRelocation_ = false;
+  int64_t pingPongSlotBytes_ = 0, relocatedSharedBytes_ = 0;
   /// The dynamic tensor dimensions in argument order (the grid's symbols).
   SmallVector<Value> dynamicDims_;
   /// Under the ping-pong schedule, each tile's consumers synchronize on
@@ -650,15 +658,6 @@ public:
 /// it into the loop (kScheduleAttr): tile-plan-pipelines.
 LogicalResult planPipelines(KernelOp kernel, const Backend &backend, const ComputeCapability &cc);
 
-/// Whether `op` is plain arithmetic (index math and the like): no regions,
-/// outside the tile dialect, free of memory effects. The lowering clones
-/// such ops as they are, and may recompute them elsewhere.
-bool isPlainArithmetic(Operation *op);
-
-/// The largest power of two known to divide `value` (at most kMaxDivisor),
-/// from constants, products and sums of the kernel's index arithmetic.
-int64_t knownDivisor(Value value);
-
 } // namespace tessera::lowering
 
-#endif // TESSERA_PASSES_KERNELLOWERING_H
+#endif // TESSERA_LOWERING_KERNELLOWERING_H

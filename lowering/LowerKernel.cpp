@@ -635,4 +635,28 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
       });
 }
 
+int64_t KernelLowering::launchSharedBytes() {
+  if (auto bytes = func_->getAttrOfType<IntegerAttr>(kLoweredSharedBytesAttr))
+    return bytes.getInt();
+  auto planned = kernel_->getAttrOfType<IntegerAttr>(kSharedMemoryBytesAttr);
+  return planned ? planned.getInt() : 0;
+}
+
+void KernelLowering::setLaunchSharedBytes(int64_t bytes) {
+  func_->setAttr(kLoweredSharedBytesAttr, b_.getI64IntegerAttr(bytes));
+}
+
+void KernelLowering::setBlockThreads(int64_t threads) {
+  func_->setAttr(kLoweredBlockThreadsAttr, b_.getI64IntegerAttr(threads));
+  func_.setKnownBlockSizeAttr(b_.getDenseI32ArrayAttr({int32_t(threads), 1, 1}));
+}
+
+void KernelLowering::setClusterBlocks(int64_t blocks) {
+  func_->setAttr(kLoweredClusterXAttr, b_.getI64IntegerAttr(blocks));
+}
+
+void KernelLowering::setTilesPerBlock(int64_t tiles) {
+  func_->setAttr(kLoweredTilesPerBlockAttr, b_.getI64IntegerAttr(tiles));
+}
+
 } // namespace tessera::lowering

@@ -345,4 +345,18 @@ Value KernelLowering::gridExtent(unsigned dim) {
   return eval(kernel_.getGrid().getResult(dim));
 }
 
+LogicalResult KernelLowering::withStreamKRecomputed(PipelinedOp loop,
+                                                    llvm::function_ref<LogicalResult()> body) {
+  SmallVector<Value> savedExtents = gridExtents_;
+  Value savedParams[] = {streamKTileIters_, streamKBlocks_, streamKWholeTiles_, streamKSplitIters_,
+                         streamKBlockIters_};
+  emitStreamKParams(loop);
+  LogicalResult result = body();
+  gridExtents_ = savedExtents;
+  std::tie(streamKTileIters_, streamKBlocks_, streamKWholeTiles_, streamKSplitIters_,
+           streamKBlockIters_) = std::make_tuple(savedParams[0], savedParams[1], savedParams[2],
+                                                 savedParams[3], savedParams[4]);
+  return result;
+}
+
 } // namespace tessera::lowering

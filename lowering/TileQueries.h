@@ -56,6 +56,19 @@ mlir::FailureOr<MmaAtom> selectMmaAtom(tile::GemmOp gemm, const Backend &backend
 std::optional<MmaAtom> findMmaAtom(tile::GemmOp gemm, const Backend &backend,
                                    const ComputeCapability &cc, int64_t threads);
 
+namespace lowering {
+
+/// Whether `op` is plain arithmetic (index math and the like): no regions,
+/// outside the tile dialect, free of memory effects. The lowering clones
+/// such ops as they are, and may recompute them elsewhere.
+bool isPlainArithmetic(mlir::Operation *op);
+
+/// The largest power of two known to divide `value` (at most kMaxDivisor),
+/// from constants, products and sums of the kernel's index arithmetic.
+int64_t knownDivisor(mlir::Value value);
+
+} // namespace lowering
+
 } // namespace tessera
 
 #endif // TESSERA_LOWERING_TILEQUERIES_H

@@ -10,37 +10,35 @@
 
 #include "backends/common/Pipelines.h"
 
-#include "lowering/KernelLowering.h"
+#include "backends/PipelineLoweringContext.h"
 
 namespace tessera::common {
 
 using namespace mlir;
 using namespace tessera::tile;
-using lowering::KernelLowering;
+using lowering::PipelineLoweringContext;
 
 namespace {
 
 class InOrderPipeline final : public PipelineStrategy {
 public:
   llvm::StringRef getName() const override { return "in-order"; }
-  std::string tryPlan(KernelLowering &, PipelinedOp, PipelineLoopPlan &) const override {
+  std::string tryPlan(PipelineLoweringContext &, PipelinedOp, PipelineLoopPlan &) const override {
     return "";
   }
-  LogicalResult lower(KernelLowering &kl, PipelinedOp loop, Value count,
+  LogicalResult lower(PipelineLoweringContext &kl, PipelinedOp loop, Value count,
                       const PipelineLoopPlan &) const override {
-    OpBuilder &b = kl.b_;
-    auto forOp = scf::ForOp::create(b, kl.loc_, kl.cst(0), count, kl.cst(1));
+    OpBuilder &b = kl.builder();
+    auto forOp = scf::ForOp::create(b, kl.loc(), kl.cst(0), count, kl.cst(1));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forOp.getBody()->getTerminator());
-    kl.map_.map(loop.getInductionVar(), kl.ivOffset_
-                                            ? kl.add(forOp.getInductionVar(), kl.ivOffset_)
-                                            : forOp.getInductionVar());
-    kl.lastWasBarrier_ = false;
+    kl.valueMap().map(loop.getInductionVar(), kl.inductionValue(forOp.getInductionVar()));
+    kl.noteSharedAccess();
     if (failed(kl.lowerBlock(loop.getBodyBlock())))
       return failure();
     // The next iteration's copies overwrite shared buffers this one read.
     kl.barrier();
-    kl.lastWasBarrier_ = false;
+    kl.noteSharedAccess();
     return success();
   }
 };

@@ -31,12 +31,12 @@ const PipelineStrategy &inOrderPipeline();
 /// registers: one value per copy, in body order. The lowering's value map
 /// is left as it was.
 llvm::SmallVector<mlir::Value>
-loadIterationToRegisters(lowering::KernelLowering &kl, tile::PipelinedOp loop,
+loadIterationToRegisters(lowering::PipelineLoweringContext &kl, tile::PipelinedOp loop,
                          const llvm::SmallPtrSetImpl<mlir::Operation *> &ahead,
                          mlir::Value iteration);
 /// Stores `tiles` (loadIterationToRegisters') into stage `stage` of the
 /// copies' shared buffers; the next barrier is not elided.
-void storeRegistersToStage(lowering::KernelLowering &kl, tile::PipelinedOp loop,
+void storeRegistersToStage(lowering::PipelineLoweringContext &kl, tile::PipelinedOp loop,
                            const llvm::SmallPtrSetImpl<mlir::Operation *> &ahead,
                            llvm::ArrayRef<mlir::Value> tiles, mlir::Value stage);
 

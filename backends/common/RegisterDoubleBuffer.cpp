@@ -12,33 +12,33 @@
 
 #include "backends/common/Pipelines.h"
 
-#include "lowering/KernelLowering.h"
+#include "backends/PipelineLoweringContext.h"
 
 namespace tessera::common {
 
 using namespace mlir;
 using namespace tessera::tile;
-using lowering::KernelLowering;
+using lowering::PipelineLoweringContext;
 
 namespace {
 
 class RegisterDoubleBufferPipeline final : public PipelineStrategy {
 public:
   llvm::StringRef getName() const override { return "register-double-buffer"; }
-  std::string tryPlan(KernelLowering &, PipelinedOp, PipelineLoopPlan &plan) const override {
+  std::string tryPlan(PipelineLoweringContext &, PipelinedOp,
+                      PipelineLoopPlan &plan) const override {
     if (plan.ahead.empty())
       return "the loop copies nothing into staged shared buffers";
     return "";
   }
-  LogicalResult lower(KernelLowering &kl, PipelinedOp loop, Value count,
+  LogicalResult lower(PipelineLoweringContext &kl, PipelinedOp loop, Value count,
                       const PipelineLoopPlan &plan) const override;
 };
 
-LogicalResult RegisterDoubleBufferPipeline::lower(KernelLowering &kl, PipelinedOp loop,
-                                                  Value count,
-                                                  const PipelineLoopPlan &plan) const {
-  OpBuilder &b = kl.b_;
-  Location loc = kl.loc_;
+LogicalResult RegisterDoubleBufferPipeline::lower(PipelineLoweringContext &kl, PipelinedOp loop,
+                                                  Value count, const PipelineLoopPlan &plan) const {
+  OpBuilder &b = kl.builder();
+  Location loc = kl.loc();
   const llvm::SmallPtrSetImpl<Operation *> &ahead = plan.ahead;
   auto load = [&](Value iteration) {
     return loadIterationToRegisters(kl, loop, ahead, iteration);
@@ -58,33 +58,33 @@ LogicalResult RegisterDoubleBufferPipeline::lower(KernelLowering &kl, PipelinedO
   Value next = arith::MinUIOp::create(b, loc, kl.add(k, kl.cst(1)),
                                       arith::SubIOp::create(b, loc, count, kl.cst(1)));
   SmallVector<Value> tiles = load(next);
-  kl.lastWasBarrier_ = true; // the barrier ending the previous iteration
+  kl.noteBarrier(); // the barrier ending the previous iteration
   if (failed(kl.lowerStagedBody(loop, ahead, k,
                                 arith::RemUIOp::create(b, loc, k, kl.cst(plan.stages)),
                                 /*inFlight=*/-1)))
     return failure();
   store(tiles, arith::RemUIOp::create(b, loc, kl.add(k, kl.cst(1)), kl.cst(plan.stages)));
   kl.barrier();
-  kl.lastWasBarrier_ = false;
+  kl.noteSharedAccess();
   return success();
 }
 
 } // namespace
 
-SmallVector<Value> loadIterationToRegisters(KernelLowering &kl, PipelinedOp loop,
+SmallVector<Value> loadIterationToRegisters(PipelineLoweringContext &kl, PipelinedOp loop,
                                             const llvm::SmallPtrSetImpl<Operation *> &ahead,
                                             Value iteration) {
-  IRMapping saved = kl.map_;
+  IRMapping saved = kl.valueMap();
   SmallVector<Value> tiles;
   kl.mapIteration(loop, ahead, iteration,
                   [&](CopyOp copy) { tiles.push_back(kl.loadTileToRegisters(copy)); });
-  kl.map_ = saved;
+  kl.valueMap() = saved;
   return tiles;
 }
 
-void storeRegistersToStage(KernelLowering &kl, PipelinedOp loop,
-                           const llvm::SmallPtrSetImpl<Operation *> &ahead,
-                           ArrayRef<Value> tiles, Value stage) {
+void storeRegistersToStage(PipelineLoweringContext &kl, PipelinedOp loop,
+                           const llvm::SmallPtrSetImpl<Operation *> &ahead, ArrayRef<Value> tiles,
+                           Value stage) {
   unsigned i = 0;
   for (Operation &op : loop.getBodyBlock().without_terminator()) {
     if (!ahead.contains(&op))
@@ -92,7 +92,7 @@ void storeRegistersToStage(KernelLowering &kl, PipelinedOp loop,
     auto staged = kl.useStage({cast<CopyOp>(op).getDst()}, stage);
     kl.storeRegistersToTile(cast<CopyOp>(op), tiles[i++]);
   }
-  kl.lastWasBarrier_ = false;
+  kl.noteSharedAccess();
 }
 
 const PipelineStrategy &registerDoubleBufferPipeline() {

@@ -11,6 +11,11 @@
 
 #include "backends/ElementConversion.h"
 #include "backends/NvvmOps.h"
+#include "lowering/TileQueries.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace tessera::sm80 {
 
@@ -84,7 +89,7 @@ void AsyncCopies::lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
   const bool checked = bounds == CopyBounds::kAll;
   BufferType tile = copy.getTileType();
   TensorInfo tensor = kl.copyTensor(copy);
-  const BufferInfo &dst = kl.buffers_[copy.getDst()];
+  const BufferInfo &dst = kl.buffer(copy.getDst());
   Type eltType = tensor.type.getElementType();
   int64_t eltBytes = getElementBytes(eltType);
   DistributionAttr dist = kl.copyDistribution(tile, eltType);

@@ -8,7 +8,7 @@
 #ifndef TESSERA_BACKENDS_SM80_ASYNCCOPY_H
 #define TESSERA_BACKENDS_SM80_ASYNCCOPY_H
 
-#include "lowering/KernelLowering.h"
+#include "backends/PipelineLoweringContext.h"
 
 namespace tessera::sm80 {
 
@@ -30,8 +30,8 @@ enum class CopyBounds {
 /// The cp.async copies of one kernel's lowering.
 class AsyncCopies {
 public:
-  explicit AsyncCopies(lowering::KernelLowering &kernel)
-      : kl(kernel), b(kernel.b_), loc(kernel.loc_) {}
+  explicit AsyncCopies(lowering::PipelineLoweringContext &kernel)
+      : kl(kernel), b(kernel.builder()), loc(kernel.loc()) {}
 
   /// A tensor -> shared copy issued ahead with cp.async (zero-filled when
   /// `valid` is false or past the tensor), bounded as `bounds` says;
@@ -59,7 +59,7 @@ public:
   void forgetEdgeBytes() { edgeBytes_.clear(); }
 
 private:
-  lowering::KernelLowering &kl;
+  lowering::PipelineLoweringContext &kl;
   mlir::OpBuilder &b;
   mlir::Location loc;
   /// precomputeEdgeBytes's counts: (copy, chunk's first slot) -> i32.

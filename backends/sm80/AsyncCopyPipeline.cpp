@@ -29,6 +29,11 @@
 
 #include "backends/NvvmOps.h"
 #include "backends/sm80/AsyncCopy.h"
+#include "lowering/TileQueries.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/ScopeExit.h"
 
 namespace tessera::sm80 {
@@ -37,9 +42,9 @@ using namespace mlir;
 using namespace tessera::lowering;
 using namespace tessera::tile;
 using lowering::FragmentPrefetch;
-using lowering::KernelLowering;
 using lowering::MmaAtomLowering;
 using lowering::MmaFragments;
+using lowering::PipelineLoweringContext;
 
 namespace {
 
@@ -49,10 +54,10 @@ enum class Copies { kChecked, kBranch, kInteriorIfValid, kEdgeIfValid };
 /// One cp.async-pipelined loop being emitted: what its parts share.
 class AsyncCopyLoop {
 public:
-  AsyncCopyLoop(KernelLowering &kernel, PipelinedOp loop, Value count,
+  AsyncCopyLoop(PipelineLoweringContext &kernel, PipelinedOp loop, Value count,
                 const PipelineLoopPlan &plan)
-      : kl(kernel), b(kernel.b_), loc(kernel.loc_), copies(kernel), loop(loop), count(count),
-        ahead(plan.ahead), stages(plan.stages), asyncMma(plan.asyncMma),
+      : kl(kernel), b(kernel.builder()), loc(kernel.loc()), copies(kernel), loop(loop),
+        count(count), ahead(plan.ahead), stages(plan.stages), asyncMma(plan.asyncMma),
         bodyUsesLdmatrix(plan.bodyUsesLdmatrix), inFlight(plan.inFlight),
         distance(plan.stages - 1 - plan.inFlight) {}
 
@@ -70,7 +75,7 @@ private:
                                 Copies mode);
   LogicalResult emitVersionedLoop();
 
-  KernelLowering &kl;
+  PipelineLoweringContext &kl;
   OpBuilder &b;
   Location loc;
   AsyncCopies copies;
@@ -105,7 +110,7 @@ Value AsyncCopyLoop::insideAlongK(ArrayRef<CopyOp> copyOps) {
 }
 
 void AsyncCopyLoop::issue(Value iteration, Copies mode) {
-  IRMapping saved = kl.map_;
+  IRMapping saved = kl.valueMap();
   Value valid = kl.lt(iteration, count);
   Value stage = arith::RemUIOp::create(b, loc, iteration, kl.cst(stages));
   SmallVector<CopyOp> copyOps;
@@ -143,7 +148,7 @@ void AsyncCopyLoop::issue(Value iteration, Copies mode) {
     issueCopies(CopyBounds::kAll);
   }
   cpAsyncCommitGroup(b, loc);
-  kl.map_ = saved;
+  kl.valueMap() = saved;
 }
 
 void AsyncCopyLoop::choosePrefetchGemm() {
@@ -170,14 +175,14 @@ void AsyncCopyLoop::choosePrefetchGemm() {
   // With two stages the wait before the last k-step would be for the
   // copies just issued (no overlap left): the plain order then. A gemm
   // whose accumulator has no m16n8 layout is left to the atom's error.
-  MmaLayoutAttr layout = prefetchGemm ? kl.buffers_[prefetchGemm.getC()].mma : MmaLayoutAttr();
+  MmaLayoutAttr layout = prefetchGemm ? kl.buffer(prefetchGemm.getC()).mma : MmaLayoutAttr();
   if (gemms != 1 || !plain || stages < 3 || !layout || layout.getM() != 16 ||
       layout.getN() != 8 || !staged(prefetchGemm.getA()) || !staged(prefetchGemm.getB()))
     prefetchGemm = nullptr;
   // The atom's lowering loads the fragments (ldmatrix for mma.sync).
   if (prefetchGemm) {
     std::optional<MmaAtom> atom =
-        findMmaAtom(prefetchGemm, kl.backend_, kl.cc_, kl.kernel_.getThreads());
+        findMmaAtom(prefetchGemm, kl.backend(), kl.computeCapability(), kl.kernel().getThreads());
     if (atom && atom->lowering && atom->lowering->canPrefetchFragments())
       prefetchLowering = atom->lowering;
     else
@@ -194,7 +199,7 @@ void AsyncCopyLoop::loadFirstStep(Value stage) {
   if (!carry) {
     carryShape = {int64_t(fragments.a.size()), int64_t(fragments.b.size())};
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(kl.entry_);
+    b.setInsertionPointToStart(kl.entryBlock());
     carry = memref::AllocaOp::create(
         b, loc, MemRefType::get({4 * (carryShape[0] + carryShape[1])}, b.getI32Type()));
   }
@@ -223,7 +228,7 @@ void AsyncCopyLoop::waitAndSync() {
   // async proxy (PTX ISA §8.6 "Proxies").
   if (asyncMma)
     kl.fenceProxyAsync();
-  kl.lastWasBarrier_ = false;
+  kl.noteSharedAccess();
   kl.barrier();
 }
 
@@ -244,11 +249,11 @@ LogicalResult AsyncCopyLoop::emitIteration(Value k, Copies mode) {
       waitAndSync();
       loadFirstStep(nextStage);
     };
-    kl.fragmentPrefetch_ = &prefetch;
+    kl.setFragmentPrefetch(&prefetch);
   } else {
     waitAndSync();
   }
-  auto clearPrefetch = llvm::make_scope_exit([&] { kl.fragmentPrefetch_ = nullptr; });
+  auto clearPrefetch = llvm::make_scope_exit([&] { kl.setFragmentPrefetch(nullptr); });
   // With mma.sync (ldmatrix) the body's first fragment loads go before the
   // copies are issued (the atom's lowering calls issueDeferredCopies after
   // them): ptxas keeps ldmatrix and cp.async in program order, so the
@@ -257,7 +262,7 @@ LogicalResult AsyncCopyLoop::emitIteration(Value k, Copies mode) {
   // already in registers: FragmentPrefetch::copiesFirst says where they go.)
   Value next = kl.add(k, kl.cst(distance));
   if (!asyncMma && bodyUsesLdmatrix)
-    kl.pendingIssue_ = [this, next, mode] { issue(next, mode); };
+    kl.deferCopies([this, next, mode] { issue(next, mode); });
   else
     issue(next, mode);
   // The copies just issued write a stage nothing reads in this iteration:
@@ -314,11 +319,11 @@ LogicalResult AsyncCopyLoop::emitVersionedLoop() {
       outerAfter->getArgument(0),
       [&](Value k) {
         Value next = kl.add(k, kl.cst(distance));
-        IRMapping saved = kl.map_;
+        IRMapping saved = kl.valueMap();
         Value inside;
         kl.mapIteration(loop, ahead, next,
                         [&](CopyOp copy) { inside = kl.andi(inside, copies.tileInBounds(copy)); });
-        kl.map_ = saved;
+        kl.valueMap() = saved;
         Value pastLoop = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, next, count);
         return kl.andi(kl.lt(k, count), arith::OrIOp::create(b, loc, pastLoop, inside));
       },
@@ -331,21 +336,21 @@ LogicalResult AsyncCopyLoop::emitVersionedLoop() {
   //     while (k + D < count && insideAlongK(k + D)) edge(k++);
   if (edges) {
     {
-      IRMapping savedMap = kl.map_;
+      IRMapping savedMap = kl.valueMap();
       kl.mapIteration(loop, ahead, kl.add(k, kl.cst(distance)),
                       [&](CopyOp copy) { copies.precomputeEdgeBytes(copy, varying[copy]); });
-      kl.map_ = savedMap;
+      kl.valueMap() = savedMap;
     }
     auto clearEdgeBytes = llvm::make_scope_exit([&] { copies.forgetEdgeBytes(); });
     FailureOr<Value> edge = iterateWhile(
         k,
         [&](Value at) {
           Value next = kl.add(at, kl.cst(distance));
-          IRMapping savedMap = kl.map_;
+          IRMapping savedMap = kl.valueMap();
           SmallVector<CopyOp> copyOps;
           kl.mapIteration(loop, ahead, next, [&](CopyOp copy) { copyOps.push_back(copy); });
           Value inK = insideAlongK(copyOps);
-          kl.map_ = savedMap;
+          kl.valueMap() = savedMap;
           return kl.andi(kl.lt(next, count), inK);
         },
         Copies::kEdgeIfValid);
@@ -367,7 +372,7 @@ LogicalResult AsyncCopyLoop::emitVersionedLoop() {
 }
 
 LogicalResult AsyncCopyLoop::emit() {
-  if (kl.kernel_.getEdgeLoop())
+  if (kl.kernel().getEdgeLoop())
     for (Operation *op : ahead) {
       varying[op] = copies.varyingDims(loop, cast<CopyOp>(op));
       edges |= llvm::is_contained(varying[op], false);
@@ -398,27 +403,25 @@ LogicalResult AsyncCopyLoop::emit() {
   }
   if (inFlight)
     wgmmaWaitGroup(b, loc, 0);
-  for (auto [fragment, regs] : kl.asyncAccumulators_)
-    kl.fenceRegisters(fragment, regs);
-  kl.asyncAccumulators_.clear();
+  kl.fenceAsyncAccumulators();
   cpAsyncWaitGroup(b, loc, 0);
-  kl.lastWasBarrier_ = false;
+  kl.noteSharedAccess();
   return success();
 }
 
 } // namespace
 
-std::string AsyncCopyPipeline::tryPlan(KernelLowering &kernel, PipelinedOp loop,
+std::string AsyncCopyPipeline::tryPlan(PipelineLoweringContext &kernel, PipelinedOp loop,
                                        PipelineLoopPlan &plan) const {
   if (plan.ahead.empty())
     return "the loop copies nothing into staged shared buffers";
-  if (!kernel.caps_.hasAsyncCopy)
+  if (!kernel.capabilities().hasAsyncCopy)
     return "the target has no cp.async";
   return "";
 }
 
-LogicalResult AsyncCopyPipeline::lower(KernelLowering &kernel, PipelinedOp loop, Value count,
-                                       const PipelineLoopPlan &plan) const {
+LogicalResult AsyncCopyPipeline::lower(PipelineLoweringContext &kernel, PipelinedOp loop,
+                                       Value count, const PipelineLoopPlan &plan) const {
   return AsyncCopyLoop(kernel, loop, count, plan).emit();
 }
 

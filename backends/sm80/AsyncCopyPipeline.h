@@ -10,17 +10,17 @@
 #ifndef TESSERA_BACKENDS_SM80_ASYNCCOPYPIPELINE_H
 #define TESSERA_BACKENDS_SM80_ASYNCCOPYPIPELINE_H
 
+#include "backends/PipelineLoweringContext.h"
 #include "backends/PipelineStrategy.h"
-#include "lowering/KernelLowering.h"
 
 namespace tessera::sm80 {
 
 class AsyncCopyPipeline final : public PipelineStrategy {
 public:
   llvm::StringRef getName() const override { return "cp-async-multistage"; }
-  std::string tryPlan(lowering::KernelLowering &kernel, tile::PipelinedOp loop,
+  std::string tryPlan(lowering::PipelineLoweringContext &kernel, tile::PipelinedOp loop,
                       PipelineLoopPlan &plan) const override;
-  mlir::LogicalResult lower(lowering::KernelLowering &kernel, tile::PipelinedOp loop,
+  mlir::LogicalResult lower(lowering::PipelineLoweringContext &kernel, tile::PipelinedOp loop,
                             mlir::Value count, const PipelineLoopPlan &plan) const override;
 };
 

@@ -11,6 +11,11 @@
 
 #include "backends/ElementConversion.h"
 #include "backends/NvvmOps.h"
+#include "lowering/TileQueries.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace tessera::sm90 {
 
@@ -23,10 +28,10 @@ using namespace tessera::tile;
 /// (column colBegin at its column 0), where stmatrix (16-bit only) does
 /// not fit: 16 bytes per lane and store for 1-byte elements (the quad's
 /// exchange, byteFragmentChunk), the lane's pair (8 bytes) for 4-byte ones.
-static void storePanel(KernelLowering &kl, const BufferInfo &frag, const BufferInfo &dst,
+static void storePanel(PipelineLoweringContext &kl, const BufferInfo &frag, const BufferInfo &dst,
                        int64_t colBegin, int64_t cols) {
-  OpBuilder &b = kl.b_;
-  Location loc = kl.loc_;
+  OpBuilder &b = kl.builder();
+  Location loc = kl.loc();
   MmaLayoutAttr mma = frag.mma;
   ArrayRef<int64_t> shape = frag.type.getShape();
   int64_t tm = shape[0] / mma.getWarpsM(), tn = shape[1] / mma.getWarpsN();
@@ -65,9 +70,9 @@ static void storePanel(KernelLowering &kl, const BufferInfo &frag, const BufferI
     }
 }
 
-bool lowerBulkStoreEpilogue(KernelLowering &kl, CopyOp copy) {
-  OpBuilder &b = kl.b_;
-  Location loc = kl.loc_;
+bool lowerBulkStoreEpilogue(PipelineLoweringContext &kl, CopyOp copy) {
+  OpBuilder &b = kl.builder();
+  Location loc = kl.loc();
   // A persistent warp-specialized kernel's accumulator tile (one warp
   // column, 16-bit elements, whole 64-column panels in pairs) to a tensor
   // whose rows are 16-byte multiples: unless it is the block's last tile,
@@ -79,10 +84,10 @@ bool lowerBulkStoreEpilogue(KernelLowering &kl, CopyOp copy) {
   // wait for them.
   auto srcBuffer = dyn_cast<BufferType>(copy.getSrc().getType());
   auto dstTensor = dyn_cast<TileTensorType>(copy.getDst().getType());
-  if (!kl.persistent_ || !kl.consumerThreads_ || !kl.caps_.hasStmatrix ||
-      !kl.caps_.hasBulkTensorCopy || !srcBuffer || !srcBuffer.isFragment() || !dstTensor ||
+  if (!kl.persistent() || !kl.consumerThreads() || !kl.capabilities().hasStmatrix ||
+      !kl.capabilities().hasBulkTensorCopy || !srcBuffer || !srcBuffer.isFragment() || !dstTensor ||
       dstTensor.getRank() != 2 || copy.getTensorDims() ||
-      copy->getBlock() != &kl.kernel_.getBodyBlock())
+      copy->getBlock() != &kl.kernel().getBodyBlock())
     return false;
   int64_t eltBytes = getElementBytes(dstTensor.getElementType());
   if (eltBytes != 1 && eltBytes != 2 && eltBytes != 4)
@@ -91,17 +96,17 @@ bool lowerBulkStoreEpilogue(KernelLowering &kl, CopyOp copy) {
   // loop: with epilogue math on it in between (the fused GEMMs) the staged
   // stores are 2-8% slower than direct ones on the H200. 1- and 4-byte
   // elements take any fragment (the FP8 GEMM's scaled and converted one).
-  Block &body = kl.kernel_.getBodyBlock();
+  Block &body = kl.kernel().getBodyBlock();
   for (Operation *user : copy.getSrc().getUsers()) {
     Operation *at = body.findAncestorOpInBlock(*user);
-    if (eltBytes == 2 && at && at != copy && kl.specialized_ &&
-        kl.specialized_->isBeforeInBlock(at) && at->isBeforeInBlock(copy))
+    if (eltBytes == 2 && at && at != copy && kl.specializedLoop() &&
+        kl.specializedLoop()->isBeforeInBlock(at) && at->isBeforeInBlock(copy))
       return false;
   }
-  const BufferInfo &frag = kl.buffers_[copy.getSrc()];
+  const BufferInfo &frag = kl.buffer(copy.getSrc());
   MmaLayoutAttr mma = frag.mma;
   ArrayRef<int64_t> shape = frag.type.getShape();
-  const TensorInfo &tensor = kl.tensors_[copy.getDst()];
+  const TensorInfo &tensor = kl.tensor(copy.getDst());
   // A panel: 128-byte rows (the swizzle's span), 128 / 64 / 32 columns.
   constexpr int64_t kRowBytes = 128;
   const int64_t kPanelColumns = kRowBytes / eltBytes;
@@ -112,29 +117,29 @@ bool lowerBulkStoreEpilogue(KernelLowering &kl, CopyOp copy) {
       shape[0] > 256 || shape[0] % 16 != 0 || shape[1] % columnUnit != 0 ||
       (tensor.divisors[1] * eltBytes) % 16 != 0)
     return false;
-  auto planned = kl.func_->getAttrOfType<IntegerAttr>(kLoweredSharedBytesAttr);
-  int64_t offset = llvm::alignTo(planned ? planned.getInt() : 0, 1024);
+  int64_t offset = llvm::alignTo(kl.launchSharedBytes(), 1024);
   int64_t bufferBytes = shape[0] * kRowBytes;
-  if (offset + 2 * bufferBytes > kl.caps_.sharedMemoryPerBlock)
+  if (offset + 2 * bufferBytes > kl.capabilities().sharedMemoryPerBlock)
     return false;
   MLIRContext *ctx = b.getContext();
   Value mapArg = kl.addTensorMap(copy.getDst(), {shape[0], kPanelColumns}, kRowBytes);
   if (!mapArg)
     return false;
-  kl.func_->setAttr(kLoweredSharedBytesAttr, b.getI64IntegerAttr(offset + 2 * bufferBytes));
+  kl.setLaunchSharedBytes(offset + 2 * bufferBytes);
 
   Type elt = dstTensor.getElementType();
   auto addressSpace = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  BufferInfo staging{BufferType::get(ctx, {shape[0], kPanelColumns}, elt, MemoryScope::shared),
-                     memref::ViewOp::create(
-                         b, loc, MemRefType::get({2, shape[0], kPanelColumns},
-                                                 getStorageType(elt), nullptr, addressSpace),
-                         kl.sharedBase_, kl.cst(offset), ValueRange{}),
-                     {}};
+  BufferInfo staging{
+      BufferType::get(ctx, {shape[0], kPanelColumns}, elt, MemoryScope::shared),
+      memref::ViewOp::create(
+          b, loc,
+          MemRefType::get({2, shape[0], kPanelColumns}, getStorageType(elt), nullptr, addressSpace),
+          kl.sharedBase(), kl.cst(offset), ValueRange{}),
+      {}};
   staging.stages = 2;
   staging.swizzle = SharedSwizzle{kRowBytes, 1};
-  Value hasNext = kl.lt(kl.add(kl.tileLoop_.getInductionVar(), kl.tileLoop_.getStep()),
-                     kl.tileLoop_.getUpperBound());
+  Value hasNext = kl.lt(kl.add(kl.tileLoop().getInductionVar(), kl.tileLoop().getStep()),
+                        kl.tileLoop().getUpperBound());
   auto branch = scf::IfOp::create(b, loc, hasNext, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(branch.elseBlock()->getTerminator());
@@ -152,20 +157,20 @@ bool lowerBulkStoreEpilogue(KernelLowering &kl, CopyOp copy) {
   b.setInsertionPoint(branch.thenBlock()->getTerminator());
   Value issuer = kl.isThread(0);
   Value tensorMap = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), mapArg);
-  Value row0 = kl.toI32(kl.map_.lookupOrDefault(copy.getDstOffsets()[0]));
-  Value col0 = kl.map_.lookupOrDefault(copy.getDstOffsets()[1]);
+  Value row0 = kl.toI32(kl.valueMap().lookupOrDefault(copy.getDstOffsets()[0]));
+  Value col0 = kl.valueMap().lookupOrDefault(copy.getDstOffsets()[1]);
   for (int64_t p = 0; p < shape[1] / kPanelColumns; ++p) {
     staging.stage = kl.cst(p % 2);
     // The buffer's previous store (two groups back) has read it.
     kl.ifThen(issuer, [&] { bulkWaitGroup(b, loc, 1, /*read=*/true); });
-    kl.lastWasBarrier_ = false;
+    kl.noteSharedAccess();
     kl.barrier();
     if (eltBytes == 2)
       kl.storeMatrices(frag, staging, p * kPanelColumns, kPanelColumns);
     else
       storePanel(kl, frag, staging, p * kPanelColumns, kPanelColumns);
     fenceProxyAsyncShared(b, loc);
-    kl.lastWasBarrier_ = false;
+    kl.noteSharedAccess();
     kl.barrier();
     kl.ifThen(issuer, [&] {
       // Inline PTX: nvvm.cp.async.bulk.tensor.global.shared.cta takes a 64-bit
@@ -177,8 +182,8 @@ bool lowerBulkStoreEpilogue(KernelLowering &kl, CopyOp copy) {
       bulkCommitGroup(b, loc);
     });
   }
-  kl.bulkStoresPending_ = true;
-  kl.lastWasBarrier_ = false;
+  kl.noteBulkStoresPending();
+  kl.noteSharedAccess();
   return true;
 }
 

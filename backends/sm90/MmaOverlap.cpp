@@ -29,6 +29,11 @@
 #include "backends/NvvmOps.h"
 #include "backends/sm90/WarpSpecializedLoop.h"
 
+#include "lowering/TileQueries.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/ScopeExit.h"
 
 namespace tessera::sm90::detail {
@@ -42,7 +47,7 @@ LogicalResult WarpSpecializedLoop::lowerPart(ArrayRef<Operation *> ops, Value k,
   for (Operation *op : ahead)
     dsts.push_back(cast<CopyOp>(op).getDst());
   auto staged = kl.useStage(dsts, stage);
-  kl.map_.map(loop.getInductionVar(), kl.ivOffset_ ? kl.add(k, kl.ivOffset_) : k);
+  kl.valueMap().map(loop.getInductionVar(), kl.inductionValue(k));
   for (Operation &op : loop.getBodyBlock().without_terminator())
     if (!ahead.contains(&op) && (isa<DimOp>(op) || lowering::isPlainArithmetic(&op)) &&
         failed(kl.lowerOp(op)))
@@ -61,7 +66,7 @@ Value WarpSpecializedLoop::previousStage(Value position) {
 }
 
 void WarpSpecializedLoop::fenceAccumulator(Value fragment) {
-  for (auto [inFlight, regs] : kl.asyncAccumulators_)
+  for (auto [inFlight, regs] : kl.asyncAccumulators())
     if (inFlight == fragment)
       kl.fenceRegisters(inFlight, regs);
 }
@@ -92,24 +97,20 @@ LogicalResult WarpSpecializedLoop::emitOverlappedConsumers(Value base) {
   b.setInsertionPoint(nonEmpty.thenBlock()->getTerminator());
   if (turns) {
     // The last warpgroup gives the first its first turn.
-    Value warpgroup = arith::DivUIOp::create(b, loc, kl.threadId_, kl.cst(128));
+    Value warpgroup = arith::DivUIOp::create(b, loc, kl.threadId(), kl.cst(128));
     Value next = arith::RemUIOp::create(b, loc, kl.add(warpgroup, one), kl.cst(turns));
     ownTurn = kl.toI32(kl.add(warpgroup, kl.cst(kFirstTurnBarrier)));
     nextTurn = kl.toI32(kl.add(next, kl.cst(kFirstTurnBarrier)));
     lastWarpgroup = kl.eq(warpgroup, kl.cst(turns - 1));
     kl.ifThen(lastWarpgroup, [&] { passTurn(); });
   }
-  kl.inAsyncMmaPipeline_ = true;
-  kl.asyncMmaInFlight_ = kMmaWaitByStrategy;
-  auto restoreWaits = llvm::make_scope_exit([&] {
-    kl.inAsyncMmaPipeline_ = false;
-    kl.asyncMmaInFlight_ = 0;
-  });
+  kl.setAsyncMmaPipeline(true, kMmaWaitByStrategy);
+  auto restoreWaits = llvm::make_scope_exit([&] { kl.setAsyncMmaPipeline(false, 0); });
   // Iteration k's first part: its stage's copies have landed, its first
   // gemm issued (and, k > 0, iteration k - 1's deferred part after it).
   auto issue = [&](Value k, StageRing::Position pos, bool deferred) -> LogicalResult {
     ring->consumerWait(pos);
-    kl.lastWasBarrier_ = true; // the full barrier orders this stage's reads
+    kl.noteBarrier(); // the full barrier orders this stage's reads
     takeTurn();
     if (failed(lowerPart(split.issue, k, pos.stage)))
       return failure();

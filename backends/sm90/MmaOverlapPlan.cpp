@@ -8,7 +8,12 @@
 
 #include "backends/sm90/MmaOverlap.h"
 
-#include "lowering/KernelLowering.h"
+#include "backends/PipelineLoweringContext.h"
+#include "lowering/TileQueries.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace tessera::sm90 {
 

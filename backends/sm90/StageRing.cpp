@@ -13,8 +13,8 @@ using namespace mlir;
 using namespace tessera::lowering;
 
 StageRing::Position StageRing::at(Value base, Value k) {
-  OpBuilder &b = kernel_.b_;
-  Location loc = kernel_.loc_;
+  OpBuilder &b = kernel_.builder();
+  Location loc = kernel_.loc();
   Value position = base ? kernel_.add(base, k) : k;
   auto [p, stage, round] =
       std::make_tuple(position, arith::RemUIOp::create(b, loc, position, kernel_.cst(stages_)),
@@ -48,12 +48,12 @@ void StageRing::init(int64_t consumerArrivals) {
     kernel_.ptx("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(consumerArrivals) + ";",
                 "r", {empty(kernel_.cst(s))});
   }
-  fenceMbarrierInit(kernel_.b_, kernel_.loc_);
+  fenceMbarrierInit(kernel_.builder(), kernel_.loc());
 }
 
 void StageRing::producerAcquire(const Position &pos) {
-  OpBuilder &b = kernel_.b_;
-  Location loc = kernel_.loc_;
+  OpBuilder &b = kernel_.builder();
+  Location loc = kernel_.loc();
   Value parity = kernel_.toI32(arith::XOrIOp::create(
       b, loc, arith::AndIOp::create(b, loc, pos.round, kernel_.cst(1)), kernel_.cst(1)));
   waitParity(empty(pos.stage), parity);
@@ -67,9 +67,8 @@ void StageRing::producerArm(Value stage, int64_t bytes) {
 }
 
 void StageRing::consumerWait(const Position &pos) {
-  waitParity(full(pos.stage),
-             kernel_.toI32(arith::AndIOp::create(kernel_.b_, kernel_.loc_, pos.round,
-                                                 kernel_.cst(1))));
+  waitParity(full(pos.stage), kernel_.toI32(arith::AndIOp::create(kernel_.builder(), kernel_.loc(),
+                                                                  pos.round, kernel_.cst(1))));
 }
 
 void StageRing::consumerRelease(Value stage, Value arrivals) {
@@ -84,7 +83,7 @@ void StageRing::consumerRelease(Value stage, Value arrivals) {
 
 void StageRing::consumerReleaseRemote(Value stage, Value peerOffset) {
   kernel_.ptx("mbarrier.arrive.shared::cluster.b64 _, [$0];", "r",
-              {arith::AddIOp::create(kernel_.b_, kernel_.loc_, empty(stage), peerOffset)});
+              {arith::AddIOp::create(kernel_.builder(), kernel_.loc(), empty(stage), peerOffset)});
 }
 
 } // namespace tessera::sm90

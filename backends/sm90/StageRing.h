@@ -18,7 +18,7 @@
 #ifndef TESSERA_BACKENDS_SM90_STAGERING_H
 #define TESSERA_BACKENDS_SM90_STAGERING_H
 
-#include "lowering/KernelLowering.h"
+#include "backends/PipelineLoweringContext.h"
 
 namespace tessera::sm90 {
 
@@ -32,7 +32,7 @@ public:
 
   /// A ring of `stages` stages whose barriers start `offset` bytes after
   /// `sharedStart` (the dynamic shared memory's address).
-  StageRing(lowering::KernelLowering &kernel, mlir::Value sharedStart, int64_t offset,
+  StageRing(lowering::PipelineLoweringContext &kernel, mlir::Value sharedStart, int64_t offset,
             int64_t stages)
       : kernel_(kernel), sharedStart_(sharedStart), offset_(offset), stages_(stages) {}
 
@@ -66,7 +66,7 @@ private:
   /// Waits until the phase of parity `parity` of barrier `barrier` completed.
   void waitParity(mlir::Value barrier, mlir::Value parity);
 
-  lowering::KernelLowering &kernel_;
+  lowering::PipelineLoweringContext &kernel_;
   mlir::Value sharedStart_;
   int64_t offset_, stages_;
 };

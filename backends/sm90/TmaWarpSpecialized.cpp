@@ -21,6 +21,11 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/ScopeExit.h"
 
+#include "lowering/TileQueries.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include <functional>
 #include <optional>
 
@@ -29,7 +34,7 @@ namespace tessera::sm90 {
 using namespace mlir;
 using namespace tessera::lowering;
 using namespace tessera::tile;
-using lowering::KernelLowering;
+using lowering::PipelineLoweringContext;
 
 namespace detail {
 
@@ -42,7 +47,7 @@ LogicalResult WarpSpecializedLoop::collectTensorMaps() {
     if (!ahead.contains(&op))
       continue;
     auto copy = cast<CopyOp>(op);
-    const BufferInfo &dst = kl.buffers_[copy.getDst()];
+    const BufferInfo &dst = kl.buffer(copy.getDst());
     int64_t element = getElementBytes(dst.type.getElementType());
     int64_t rows = copy.getTileType().getShape()[0];
     int64_t columns = dst.swizzle.rowBytes / element;
@@ -61,7 +66,7 @@ LogicalResult WarpSpecializedLoop::collectTensorMaps() {
     if (linear)
       box = {columns};
     else if (std::optional<ArrayRef<int64_t>> spanned = copy.getTensorDims()) {
-      box.assign(kl.tensors_[copy.getSrc()].type.getRank(), 1);
+      box.assign(kl.tensor(copy.getSrc()).type.getRank(), 1);
       box[(*spanned)[0]] = rows;
       box[(*spanned)[1]] = columns;
     }
@@ -116,18 +121,17 @@ void WarpSpecializedLoop::chooseMulticast() {
     }
   }
   if (multicastCopy)
-    kl.func_->setAttr(kLoweredClusterXAttr, b.getI64IntegerAttr(clusterBlocks));
-  kl.func_->setAttr(kLoweredBlockThreadsAttr, b.getI64IntegerAttr(consumers + 128));
-  kl.func_.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(consumers + 128), 1, 1}));
+    kl.setClusterBlocks(clusterBlocks);
+  kl.setBlockThreads(consumers + 128);
 }
 
 void WarpSpecializedLoop::emitPingPongSlots() {
   // Ping-pong: slot 1 runs tile y + 1 of the pair only when the grid has
   // it (an odd extent leaves the last block one tile); otherwise its
   // threads leave now (barriers over all threads stop counting them).
-  kl.func_->setAttr(kLoweredTilesPerBlockAttr, b.getI64IntegerAttr(tiles));
-  slot = kl.tileSlotOp_->getResult(0);
-  secondTile = kl.lt(kl.add(kl.mul(kl.blockIdY_, kl.cst(2)), kl.cst(1)), kl.gridExtent(1));
+  kl.setTilesPerBlock(tiles);
+  slot = kl.tileSlot();
+  secondTile = kl.lt(kl.add(kl.mul(kl.blockIdY(), kl.cst(2)), kl.cst(1)), kl.gridExtent(1));
   Value alone =
       arith::XOrIOp::create(b, loc, secondTile, arith::ConstantIntOp::create(b, loc, 1, 1));
   // Inline PTX: nvvm.exit is noreturn to LLVM, which then duplicates the
@@ -169,7 +173,7 @@ WarpSpecializedLoop::agreeWithPeers(IRMapping &ownAt,
 FailureOr<Value> WarpSpecializedLoop::agreeOnTile(IRMapping &ownAt, Value tile,
                                                   Value tileCount) {
   // The peers of linear tile t (a persistent kernel): tiles t ^ j, if any.
-  ArrayRef<BlockArgument> indices = kl.kernel_.getBlockIndices();
+  ArrayRef<BlockArgument> indices = kl.kernel().getBlockIndices();
   return agreeWithPeers(ownAt, [&](int64_t j, IRMapping &peerAt) {
     Value peerTile = arith::XOrIOp::create(b, loc, tile, kl.cst(j));
     for (auto [index, coord] : llvm::zip(indices, kl.tileCoords(peerTile)))
@@ -187,13 +191,13 @@ LogicalResult WarpSpecializedLoop::synchronizeBlocks() {
     clusterArrive(b, loc);
     clusterWait(b, loc);
   };
-  if (multicastCopy && !kl.persistent_) {
+  if (multicastCopy && !kl.persistent()) {
     // A grid launch: the block's one tile, and its peers' (blocks x ^ j; a
     // block past the grid's x leaves, its peers load alone). All blocks
     // agree, so all or none pass the cluster barrier that makes the peers'
     // barriers ready before anyone multicasts or arrives remotely.
-    ArrayRef<BlockArgument> indices = kl.kernel_.getBlockIndices();
-    Value x = kl.map_.lookup(indices[0]);
+    ArrayRef<BlockArgument> indices = kl.kernel().getBlockIndices();
+    Value x = kl.valueMap().lookup(indices[0]);
     Value present = kl.lt(x, kl.gridExtent(0));
     IRMapping ownAt;
     FailureOr<Value> all = agreeWithPeers(ownAt, [&](int64_t j, IRMapping &peerAt) {
@@ -237,27 +241,26 @@ LogicalResult WarpSpecializedLoop::emit() {
   // this loop before the kernel was lowered, so that code ran on them
   // alone, with their named barrier), whose generic shared writes are
   // fenced for the MMAs' async proxy here.
-  if (kl.genericSharedWrites_) {
+  if (kl.genericSharedWrites()) {
     kl.fenceProxyAsync();
     kl.barrier();
   }
   OpBuilder::InsertPoint atLoop = b.saveInsertionPoint();
-  b.setInsertionPoint(kl.onceAnchor_ ? kl.onceAnchor_ : kl.tileLoop_.getOperation());
+  b.setInsertionPoint(kl.onceAnchor() ? kl.onceAnchor() : kl.tileLoop().getOperation());
   // Shared buffers besides the stages move after the mbarriers (see
   // KernelLowering::slotShift_) when the producer runs ahead of another
   // tile's consumers, or (relocateEarlyBuffers) of the code before the loop.
-  kl.keepRelocation_ = kl.keepRelocation_ || kl.pingPong_ || kl.persistent_;
+  if (kl.pingPong() || kl.persistent())
+    kl.keepRelocation();
 
   // mbarriers after the planned buffers: full[s], then empty[s].
-  kl.func_->setAttr(kLoweredSharedBytesAttr,
-                    b.getI64IntegerAttr(kl.keepRelocation_
-                                            ? std::max(kl.relocatedSharedBytes_,
-                                                       barrierOffset + 16 * stages)
-                                            : barrierOffset + 16 * stages));
-  Value sharedStart = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, kl.sharedBase_);
+  kl.setLaunchSharedBytes(kl.keepsRelocation()
+                              ? std::max(kl.relocatedSharedBytes(), barrierOffset + 16 * stages)
+                              : barrierOffset + 16 * stages);
+  Value sharedStart = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, kl.sharedBase());
   ring.emplace(kl, sharedStart, barrierOffset, stages);
   zero = kl.cst(0);
-  if (kl.pingPong_)
+  if (kl.pingPong())
     emitPingPongSlots();
 
   // Thread 0 initializes the barriers; everyone sees them after the barrier.
@@ -273,8 +276,8 @@ LogicalResult WarpSpecializedLoop::emit() {
   // Register budget: the producer gives registers back to the consumers
   // (setmaxnreg) when the block's default share would be tight.
   int64_t blockThreads = consumers + 128;
-  int64_t share = std::min<int64_t>(kl.caps_.registersPerThread,
-                                    kl.caps_.registersPerSM / blockThreads / 8 * 8);
+  int64_t share = std::min<int64_t>(kl.capabilities().registersPerThread,
+                                    kl.capabilities().registersPerSM / blockThreads / 8 * 8);
   // setmaxnreg.inc takes registers only from the pool the block's own
   // setmaxnreg.dec released (the producer's 128 threads, share - 40 each):
   // asking the consumers for more than that pool holds blocks them forever
@@ -283,7 +286,7 @@ LogicalResult WarpSpecializedLoop::emit() {
   // launch-bound share.
   consumerRegs = std::min<int64_t>(
       240, (share + (share - kProducerRegisters) * 128 / consumers) / 8 * 8);
-  rebalance = kl.caps_.hasWarpgroupMma && share < kl.caps_.registersPerThread &&
+  rebalance = kl.capabilities().hasWarpgroupMma && share < kl.capabilities().registersPerThread &&
               consumerRegs > share;
   if (failed(emitProducer()))
     return failure();
@@ -318,17 +321,17 @@ void WarpSpecializedLoop::release(Value stage) {
 }
 
 LogicalResult WarpSpecializedLoop::emitConsumers() {
-  kl.lastWasBarrier_ = false;
+  kl.noteSharedAccess();
   // Ping-pong: slot 1's iterations follow slot 0's in the ring, and it
   // starts when slot 0 has left its loop (named barrier kOrderBarrier, both
   // slots). Persistent: this tile's iterations follow the block's earlier
   // tiles'.
   Value base;
-  if (kl.persistent_)
-    base = memref::LoadOp::create(b, loc, kl.ringBase_, ValueRange{zero});
-  if (kl.pingPong_) {
+  if (kl.persistent())
+    base = memref::LoadOp::create(b, loc, kl.ringBase(), ValueRange{zero});
+  if (kl.pingPong()) {
     IRMapping at;
-    at.map(kl.kernel_.getBlockIndices()[1], kl.mul(kl.blockIdY_, kl.cst(2)));
+    at.map(kl.kernel().getBlockIndices()[1], kl.mul(kl.blockIdY(), kl.cst(2)));
     FailureOr<Value> firstCount = kl.valueAt(loop.getCount(), at);
     if (failed(firstCount))
       return loop.emitOpError() << "ping-pong: the iteration count depends on more than the "
@@ -337,15 +340,15 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
     kl.ifThen(kl.eq(slot, kl.cst(1)),
               [&] { namedBarrierSync(b, loc, kOrderBarrier, consumers); });
   }
-  if (multicastCopy && kl.persistent_) {
+  if (multicastCopy && kl.persistent()) {
     // This tile (stream-K: a whole one) and its peers'.
     IRMapping ownAt;
-    Value tile = kl.streamK_ ? kl.workTile_ : kl.tileLoop_.getInductionVar();
-    Value tileCount = kl.streamK_ ? kl.streamKWholeTiles_ : kl.tileLoop_.getUpperBound();
+    Value tile = kl.streamK() ? kl.workTile() : kl.tileLoop().getInductionVar();
+    Value tileCount = kl.streamK() ? kl.streamKWholeTiles() : kl.tileLoop().getUpperBound();
     FailureOr<Value> all = agreeOnTile(ownAt, tile, tileCount);
     if (failed(all))
       return failure();
-    multicast = kl.streamK_ ? kl.andi(kl.lt(tile, tileCount), *all) : *all;
+    multicast = kl.streamK() ? kl.andi(kl.lt(tile, tileCount), *all) : *all;
   }
   if (multicastCopy) {
     Value local = ring->full(zero);
@@ -358,9 +361,9 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
                                        {local, peer}, {i32}, /*sideEffects=*/false)[0];
       peerOffsets.push_back(arith::SubIOp::create(b, loc, remote, local));
     }
-    firstLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                      arith::RemUIOp::create(b, loc, kl.rawThreadId_, kl.cst(32)),
-                                      zero);
+    firstLane = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, kl.launchedThreadId(), kl.cst(32)), zero);
   }
   if (mmaOverlap)
     return emitOverlappedConsumers(base);
@@ -371,7 +374,7 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
     Value k = forOp.getInductionVar();
     StageRing::Position pos = ring->at(base, k);
     ring->consumerWait(pos);
-    kl.lastWasBarrier_ = true; // the full barrier orders this stage's reads
+    kl.noteBarrier(); // the full barrier orders this stage's reads
     if (failed(kl.lowerStagedBody(loop, ahead, k, pos.stage, inFlight)))
       return failure();
     if (inFlight == 0) {
@@ -395,7 +398,7 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
 LogicalResult WarpSpecializedLoop::finishConsumers(Value count, Value base) {
   // After the consumers' loop.
   b.setInsertionPointAfter(consumersEnd ? consumersEnd : consumerLoop.getOperation());
-  if (kl.pingPong_)
+  if (kl.pingPong())
     // Inline PTX: nvvm.barrier.arrive has no intrinsic; only the
     // convert-nvvm-to-llvm pass (not in this pipeline) lowers it, to this PTX.
     kl.ifThen(kl.andi(kl.eq(slot, kl.cst(0)), secondTile), [&] {
@@ -408,24 +411,22 @@ LogicalResult WarpSpecializedLoop::finishConsumers(Value count, Value base) {
   // another tile follow in the ring). Multicasting, the last too (the
   // producers' tails wait for it). Without a group in flight it went back
   // in its iteration.
-  if (inFlight == 1 && (kl.pingPong_ || kl.persistent_ || multicastCopy))
+  if (inFlight == 1 && (kl.pingPong() || kl.persistent() || multicastCopy))
     kl.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, count, zero), [&] {
       Value end = kl.add(count, kl.cst(stages - 1));
       Value last = arith::RemUIOp::create(b, loc, base ? kl.add(base, end) : end, kl.cst(stages));
       release(last);
     });
-  if (kl.persistent_)
-    memref::StoreOp::create(b, loc, kl.add(base, count), kl.ringBase_, ValueRange{zero});
-  for (auto [fragment, regs] : kl.asyncAccumulators_)
-    kl.fenceRegisters(fragment, regs);
-  kl.asyncAccumulators_.clear();
-  kl.lastWasBarrier_ = false;
+  if (kl.persistent())
+    memref::StoreOp::create(b, loc, kl.add(base, count), kl.ringBase(), ValueRange{zero});
+  kl.fenceAsyncAccumulators();
+  kl.noteSharedAccess();
   return success();
 }
 
 } // namespace detail
 
-LogicalResult TmaWarpSpecializedPipeline::lower(KernelLowering &kernel, PipelinedOp loop,
+LogicalResult TmaWarpSpecializedPipeline::lower(PipelineLoweringContext &kernel, PipelinedOp loop,
                                                 Value count, const PipelineLoopPlan &plan) const {
   if (plan.inFlight != 0 && plan.inFlight != 1)
     return loop.emitOpError() << "schedule '" << getName()
@@ -433,7 +434,8 @@ LogicalResult TmaWarpSpecializedPipeline::lower(KernelLowering &kernel, Pipeline
   return detail::WarpSpecializedLoop(kernel, loop, count, plan).emit();
 }
 
-bool TmaWarpSpecializedPipeline::lowerEpilogueCopy(KernelLowering &kernel, CopyOp copy) const {
+bool TmaWarpSpecializedPipeline::lowerEpilogueCopy(PipelineLoweringContext &kernel,
+                                                   CopyOp copy) const {
   return lowerBulkStoreEpilogue(kernel, copy);
 }
 

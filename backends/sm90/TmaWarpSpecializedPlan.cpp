@@ -11,13 +11,18 @@
 #include "backends/sm90/TmaWarpSpecialized.h"
 
 #include "backends/sm90/MmaOverlap.h"
+#include "lowering/TileQueries.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace tessera::sm90 {
 
 using namespace mlir;
 using namespace tessera::lowering;
 using namespace tessera::tile;
-using lowering::KernelLowering;
+using lowering::PipelineLoweringContext;
 
 namespace {
 
@@ -25,8 +30,8 @@ namespace {
 /// tensor copy of a 1-D tensor map without swizzle, or "": no conversion,
 /// at most 256 elements, a multiple of 16 bytes (TMA's box), a tensor whose
 /// base the runtime aligns to 16 bytes.
-std::string whyNoLinearBulkTensorCopy(KernelLowering &kl, CopyOp copy) {
-  const lowering::TensorInfo &tensor = kl.tensors_[copy.getSrc()];
+std::string whyNoLinearBulkTensorCopy(PipelineLoweringContext &kl, CopyOp copy) {
+  const lowering::TensorInfo &tensor = kl.tensor(copy.getSrc());
   auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>();
   if (!alloc)
     return "its destination is not a shared buffer";
@@ -50,8 +55,8 @@ constexpr int64_t kMaxTensorMapRank = 5;
 /// fixed dimensions, whose offsets become coordinates), no conversion, a
 /// swizzled buffer, a row pitch the tensor's divisibility proves a multiple
 /// of 16 bytes, boxes of at most 256 rows and columns.
-std::string whyNoBulkTensorCopy(KernelLowering &kl, CopyOp copy) {
-  const lowering::TensorInfo &tensor = kl.tensors_[copy.getSrc()];
+std::string whyNoBulkTensorCopy(PipelineLoweringContext &kl, CopyOp copy) {
+  const lowering::TensorInfo &tensor = kl.tensor(copy.getSrc());
   int64_t rank = tensor.type.getRank();
   if (copy.getTileType().getRank() == 1 && rank == 1)
     return whyNoLinearBulkTensorCopy(kl, copy);
@@ -137,7 +142,7 @@ std::string whyConsumersCannotRun(Operation &op) {
 /// copies ahead must be bulk tensor copies, the rest what the consumers can
 /// run (whyConsumersCannotRun), and what the loop takes from before it
 /// recomputable by the producer.
-std::string whyBodyNotSpecializable(KernelLowering &kl, PipelinedOp loop,
+std::string whyBodyNotSpecializable(PipelineLoweringContext &kl, PipelinedOp loop,
                                     const PipelineLoopPlan &plan) {
   for (Operation &op : loop.getBodyBlock().without_terminator()) {
     if (plan.ahead.contains(&op)) {
@@ -169,8 +174,8 @@ std::string whyBodyNotSpecializable(KernelLowering &kl, PipelinedOp loop,
 /// (TmaWarpSpecialized.cpp). Not on targets without clusters, under
 /// ping-pong, or in a persistent kernel whose iteration count depends on the
 /// tile (the cluster's blocks must share ring positions).
-void planMulticast(KernelLowering &kl, PipelinedOp loop, PipelineLoopPlan &plan) {
-  KernelOp kernel = kl.kernel_;
+void planMulticast(PipelineLoweringContext &kl, PipelinedOp loop, PipelineLoopPlan &plan) {
+  KernelOp kernel = kl.kernel();
   if (!kernel.getMulticast())
     return;
   int64_t blocks = kernel.getMulticastBlocks().value_or(2);
@@ -179,13 +184,13 @@ void planMulticast(KernelLowering &kl, PipelinedOp loop, PipelineLoopPlan &plan)
     if (auto alloc = cast<CopyOp>(op).getDst().getDefiningOp<AllocSharedOp>())
       wideEnough |= getSharedSwizzle(alloc.getType()).panels >= blocks;
   const char *why = nullptr;
-  if (!kl.caps_.hasClusters)
+  if (!kl.capabilities().hasClusters)
     why = "the target has no thread block clusters";
   else if (plan.pingPong)
     why = "not with the ping-pong schedule";
   else if (!wideEnough)
     why = "no copy of at least as many panels as the cluster has blocks";
-  else if (kl.persistent_ && kl.dependsOnBlockIndices(loop.getCount()))
+  else if (kl.persistent() && kl.dependsOnBlockIndices(loop.getCount()))
     why = "the iteration count depends on the tile (a persistent kernel)";
   if (why)
     plan.remarks.push_back(std::string("multicast not applied: ") + why);
@@ -199,7 +204,7 @@ void planMulticast(KernelLowering &kl, PipelinedOp loop, PipelineLoopPlan &plan)
 /// Not with the ping-pong schedule, persistence or multicast, whose rings
 /// release stages by their own rules; not with an MMA group in flight
 /// across iterations (the rotation places every wait itself).
-void planMmaOverlap(KernelLowering &kl, PipelinedOp loop, PipelineLoopPlan &plan) {
+void planMmaOverlap(PipelineLoweringContext &kl, PipelinedOp loop, PipelineLoopPlan &plan) {
   std::string why;
   MmaOverlapSplit split = splitForMmaOverlap(loop, plan.ahead, why);
   if (!split.last) {
@@ -207,11 +212,12 @@ void planMmaOverlap(KernelLowering &kl, PipelinedOp loop, PipelineLoopPlan &plan
       plan.remarks.push_back("the two gemms do not overlap across iterations: " + why);
     return;
   }
-  if (plan.pingPong || kl.persistent_ || plan.multicastBlocks || plan.inFlight != 0)
+  if (plan.pingPong || kl.persistent() || plan.multicastBlocks || plan.inFlight != 0)
     return;
   // The strategy's waits count MMA groups: both gemms must be async MMAs.
   for (GemmOp gemm : {split.first, split.last}) {
-    std::optional<MmaAtom> atom = findMmaAtom(gemm, kl.backend_, kl.cc_, kl.kernel_.getThreads());
+    std::optional<MmaAtom> atom =
+        findMmaAtom(gemm, kl.backend(), kl.computeCapability(), kl.kernel().getThreads());
     if (!atom || !atom->readsSharedAsync) {
       plan.remarks.push_back("the two gemms do not overlap across iterations: a gemm's atom is "
                              "not an asynchronous MMA");
@@ -219,7 +225,7 @@ void planMmaOverlap(KernelLowering &kl, PipelinedOp loop, PipelineLoopPlan &plan
     }
   }
   plan.mmaOverlap = true;
-  int64_t warpgroups = kl.kernel_.getThreads() / 128;
+  int64_t warpgroups = kl.kernel().getThreads() / 128;
   // Named barriers kFirstTurnBarrier + w, at most 16 in all.
   if (warpgroups >= 2 && kFirstTurnBarrier + warpgroups <= 16 && split.turnsSafe)
     plan.warpgroupTurns = warpgroups;
@@ -230,10 +236,10 @@ void planMmaOverlap(KernelLowering &kl, PipelinedOp loop, PipelineLoopPlan &plan
 
 } // namespace
 
-std::string TmaWarpSpecializedPipeline::tryPlan(KernelLowering &kl, PipelinedOp loop,
+std::string TmaWarpSpecializedPipeline::tryPlan(PipelineLoweringContext &kl, PipelinedOp loop,
                                                 PipelineLoopPlan &plan) const {
-  const TargetCapabilities &caps = kl.caps_;
-  KernelOp kernel = kl.kernel_;
+  const TargetCapabilities &caps = kl.capabilities();
+  KernelOp kernel = kl.kernel();
   int64_t threads = kernel.getThreads();
   if (plan.ahead.empty())
     return "the loop copies nothing into staged shared buffers";
@@ -266,23 +272,23 @@ std::string TmaWarpSpecializedPipeline::tryPlan(KernelLowering &kl, PipelinedOp 
   // shared buffers move after the mbarriers.
   int64_t loops = 0;
   kernel.walk([&](PipelinedOp) { ++loops; });
-  bool relocatedFits = kl.relocatedSharedBytes_ <= caps.sharedMemoryPerBlock;
-  if (kl.persistent_ && loops != 1)
+  bool relocatedFits = kl.relocatedSharedBytes() <= caps.sharedMemoryPerBlock;
+  if (kl.persistent() && loops != 1)
     return "a persistent kernel's producer needs this loop to be the kernel's only one";
-  if (kl.persistent_ && !relocatedFits)
+  if (kl.persistent() && !relocatedFits)
     return "the persistent kernel's shared buffers moved after the mbarriers need " +
-           std::to_string(kl.relocatedSharedBytes_) + " bytes, over the " +
+           std::to_string(kl.relocatedSharedBytes()) + " bytes, over the " +
            std::to_string(caps.sharedMemoryPerBlock) + "-byte per-block limit";
   // The consumers keep one wgmma group in flight (iteration k releases
   // iteration k - 1's stage) unless the body reads the accumulators or A
   // from registers; then every group completes within its iteration, which
   // releases its own stage.
   plan.inFlight = plan.mayKeepMmaInFlight ? 1 : 0;
-  plan.pingPong = kl.pingPong_ && loops == 1 && 2 * threads + 128 <= caps.maxThreadsPerBlock &&
-                  relocatedFits;
+  plan.pingPong =
+      kl.pingPong() && loops == 1 && 2 * threads + 128 <= caps.maxThreadsPerBlock && relocatedFits;
   planMulticast(kl, loop, plan);
   planMmaOverlap(kl, loop, plan);
-  if (plan.pingPong || kl.persistent_ || !kl.hasSharedMemory())
+  if (plan.pingPong || kl.persistent() || !kl.hasSharedMemory())
     return "";
   // A grid-launched kernel's producer fills the stages from the kernel's
   // start, while the consumers run the code before the loop: the buffers

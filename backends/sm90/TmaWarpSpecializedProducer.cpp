@@ -11,6 +11,11 @@
 #include "backends/NvvmOps.h"
 #include "backends/sm90/WarpSpecializedLoop.h"
 
+#include "lowering/TileQueries.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/ScopeExit.h"
 
 namespace tessera::sm90::detail {
@@ -59,14 +64,14 @@ void WarpSpecializedLoop::issuePanel(const BufferInfo &dst, int64_t columns, Val
 }
 
 void WarpSpecializedLoop::issueCopy(CopyOp copy, Value stage) {
-  const BufferInfo &dst = kl.buffers_[copy.getDst()];
+  const BufferInfo &dst = kl.buffer(copy.getDst());
   const Map &map = maps[mapOf[copy.getOperation()]];
   // The box's coordinates, innermost first: the columns (the innermost
   // dimension, which a slice always spans), then the rows and a slice's
   // fixed offsets.
   SmallVector<Value> coords;
   for (Value offset : llvm::reverse(copy.getSrcOffsets()))
-    coords.push_back(kl.map_.lookupOrDefault(offset));
+    coords.push_back(kl.valueMap().lookupOrDefault(offset));
   auto staged = kl.useStage({copy.getDst()}, stage);
   Value tensorMap = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), map.arg);
   if (copy != multicastCopy) {
@@ -112,9 +117,9 @@ void WarpSpecializedLoop::produce(Value tileCount, Value base) {
   StageRing::Position pos = ring->at(base, k);
   ring->producerAcquire(pos);
   ring->producerArm(pos.stage, stageBytes);
-  IRMapping saved = kl.map_;
+  IRMapping saved = kl.valueMap();
   kl.mapIteration(loop, ahead, k, [&](CopyOp copy) { issueCopy(copy, pos.stage); });
-  kl.map_ = saved;
+  kl.valueMap() = saved;
 }
 
 void WarpSpecializedLoop::waitNextRound(Value end) {
@@ -138,23 +143,23 @@ LogicalResult WarpSpecializedLoop::produceTile(scf::ForOp tileLoop, IRMapping &a
            << what << " depends on more than the block coordinates and kernel arguments "
            << "(ping-pong, persistent and stream-K kernels recompute it per tile)";
   };
-  IRMapping saved = kl.map_;
+  IRMapping saved = kl.valueMap();
   for (Value v : outside) {
     FailureOr<Value> value = kl.valueAt(v, at);
     if (failed(value))
       return dependsOnMore("a value the loop uses");
-    kl.map_.map(v, *value);
+    kl.valueMap().map(v, *value);
   }
   FailureOr<Value> counted = countOf();
   if (failed(counted))
     return dependsOnMore("the iteration count");
   Value tileCount = *counted;
   Value base = tileLoop.getRegionIterArgs()[0];
-  Value savedOffset = kl.ivOffset_;
-  kl.ivOffset_ = offset;
+  Value savedOffset = kl.iterationOffset();
+  kl.setIterationOffset(offset);
   produce(tileCount, base);
-  kl.ivOffset_ = savedOffset;
-  kl.map_ = saved;
+  kl.setIterationOffset(savedOffset);
+  kl.valueMap() = saved;
   tileLoop.getBody()->getTerminator()->setOperand(0, kl.add(base, tileCount));
   return success();
 }
@@ -172,7 +177,7 @@ WarpSpecializedLoop::produceTiles(Value first, Value end, Value step,
     b.setInsertionPoint(tileLoop.getBody()->getTerminator());
     IRMapping at;
     seed(tileLoop.getInductionVar(), at);
-    if (multicastCopy && kl.persistent_) {
+    if (multicastCopy && kl.persistent()) {
       FailureOr<Value> both = agreeOnTile(at, tileLoop.getInductionVar(), end);
       if (failed(both))
         return failure();
@@ -194,47 +199,38 @@ LogicalResult WarpSpecializedLoop::produceItems() {
   // The decomposition recomputed here, after setmaxnreg.dec: values from
   // before the branch would stay live into the producer's 40 registers (and
   // spill).
-  SmallVector<Value> savedExtents = kl.gridExtents_;
-  Value savedParams[] = {kl.streamKTileIters_, kl.streamKBlocks_, kl.streamKWholeTiles_,
-                         kl.streamKSplitIters_, kl.streamKBlockIters_};
-  kl.emitStreamKParams(loop);
-  auto restoreParams = llvm::make_scope_exit([&] {
-    kl.gridExtents_ = savedExtents;
-    std::tie(kl.streamKTileIters_, kl.streamKBlocks_, kl.streamKWholeTiles_,
-             kl.streamKSplitIters_, kl.streamKBlockIters_) =
-        std::make_tuple(savedParams[0], savedParams[1], savedParams[2], savedParams[3],
-                        savedParams[4]);
-  });
-  Value tile, begin, end;
-  scf::ForOp items = kl.emitWorkItems(ValueRange{zero}, tile, begin, end);
-  IRMapping at;
-  for (auto [index, coord] : llvm::zip(kl.kernel_.getBlockIndices(), kl.tileCoords(tile)))
-    at.map(index, coord);
-  if (multicastCopy) {
-    // Whole tiles multicast as a persistent kernel's do (the cluster's
-    // blocks run them in the same rounds, at the same ring positions);
-    // pieces of split tiles load alone.
-    FailureOr<Value> all = agreeOnTile(at, tile, kl.streamKWholeTiles_);
-    if (failed(all))
+  return kl.withStreamKRecomputed(loop, [&]() -> LogicalResult {
+    Value tile, begin, end;
+    scf::ForOp items = kl.emitWorkItems(ValueRange{zero}, tile, begin, end);
+    IRMapping at;
+    for (auto [index, coord] : llvm::zip(kl.kernel().getBlockIndices(), kl.tileCoords(tile)))
+      at.map(index, coord);
+    if (multicastCopy) {
+      // Whole tiles multicast as a persistent kernel's do (the cluster's
+      // blocks run them in the same rounds, at the same ring positions);
+      // pieces of split tiles load alone.
+      FailureOr<Value> all = agreeOnTile(at, tile, kl.streamKWholeTiles());
+      if (failed(all))
+        return failure();
+      multicast = kl.andi(kl.lt(tile, kl.streamKWholeTiles()), *all);
+    }
+    if (failed(produceTile(
+            items, at,
+            [&]() -> FailureOr<Value> {
+              return arith::SubIOp::create(b, loc, end, begin).getResult();
+            },
+            begin)))
       return failure();
-    multicast = kl.andi(kl.lt(tile, kl.streamKWholeTiles_), *all);
-  }
-  if (failed(produceTile(
-          items, at,
-          [&]() -> FailureOr<Value> {
-            return arith::SubIOp::create(b, loc, end, begin).getResult();
-          },
-          begin)))
-    return failure();
-  b.setInsertionPointAfter(items);
-  if (multicastCopy)
-    waitNextRound(items.getResult(0));
-  return success();
+    b.setInsertionPointAfter(items);
+    if (multicastCopy)
+      waitNextRound(items.getResult(0));
+    return success();
+  });
 }
 
 LogicalResult WarpSpecializedLoop::emitProducer() {
   // The producer warpgroup: one thread issues every stage's copies.
-  Value isProducer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, kl.rawThreadId_,
+  Value isProducer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, kl.launchedThreadId(),
                                            kl.cst(consumers));
   auto producer = scf::IfOp::create(b, loc, isProducer, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
@@ -249,20 +245,20 @@ LogicalResult WarpSpecializedLoop::emitProducer() {
     // items): the values the loop takes from before it (offsets, the count)
     // recomputed with each tile's block coordinates.
     outside = kl.valuesFromBefore(loop);
-    ArrayRef<BlockArgument> indices = kl.kernel_.getBlockIndices();
+    ArrayRef<BlockArgument> indices = kl.kernel().getBlockIndices();
     LogicalResult produced = success();
-    if (kl.pingPong_) {
+    if (kl.pingPong()) {
       // The pair: y = 2 blockIdx.y + t.
       Value tilesHere = arith::SelectOp::create(b, loc, secondTile, kl.cst(2), kl.cst(1));
       produced = produceTiles(zero, tilesHere, kl.cst(1), [&](Value t, IRMapping &at) {
-        at.map(indices[1], kl.add(kl.mul(kl.blockIdY_, kl.cst(2)), t));
+        at.map(indices[1], kl.add(kl.mul(kl.blockIdY(), kl.cst(2)), t));
       });
-    } else if (kl.streamK_) {
+    } else if (kl.streamK()) {
       // This block's work items: whole tiles, then pieces of tiles (the
       // iteration index offset by the piece's start).
       produced = produceItems();
-    } else if (kl.persistent_) {
-      scf::ForOp tileLoop = kl.tileLoop_;
+    } else if (kl.persistent()) {
+      scf::ForOp tileLoop = kl.tileLoop();
       produced = produceTiles(tileLoop.getLowerBound(), tileLoop.getUpperBound(),
                               tileLoop.getStep(), [&](Value t, IRMapping &at) {
                                 for (auto [index, coord] : llvm::zip(indices, kl.tileCoords(t)))

@@ -10,9 +10,9 @@
 #ifndef TESSERA_BACKENDS_SM90_WARPSPECIALIZEDLOOP_H_
 #define TESSERA_BACKENDS_SM90_WARPSPECIALIZEDLOOP_H_
 
+#include "backends/PipelineLoweringContext.h"
 #include "backends/PipelineStrategy.h"
 #include "backends/sm90/StageRing.h"
-#include "lowering/KernelLowering.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
@@ -24,7 +24,7 @@ namespace tessera::sm90::detail {
 using namespace mlir;
 using namespace tessera::lowering;
 using namespace tessera::tile;
-using lowering::KernelLowering;
+using lowering::PipelineLoweringContext;
 
 /// The named barrier ordering the ping-pong slots (1 and 2 are their
 /// consumers').
@@ -35,21 +35,22 @@ constexpr int64_t kProducerRegisters = 40;
 /// One warp-specialized loop being emitted: what its parts share.
 class WarpSpecializedLoop {
 public:
-  WarpSpecializedLoop(KernelLowering &kernel, PipelinedOp loop, Value count,
+  WarpSpecializedLoop(PipelineLoweringContext &kernel, PipelinedOp loop, Value count,
                       const PipelineLoopPlan &plan)
-      : kl(kernel), b(kernel.b_), loc(kernel.loc_), loop(loop), count(count), ahead(plan.ahead),
-        stages(plan.stages), inFlight(plan.inFlight), mmaOverlap(plan.mmaOverlap),
-        turns(plan.warpgroupTurns), barrierOffset(kernel.mbarrierOffset()) {
+      : kl(kernel), b(kernel.builder()), loc(kernel.loc()), loop(loop), count(count),
+        ahead(plan.ahead), stages(plan.stages), inFlight(plan.inFlight),
+        mmaOverlap(plan.mmaOverlap), turns(plan.warpgroupTurns),
+        barrierOffset(kernel.mbarrierOffset()) {
     // Under the ping-pong schedule two tiles' consumers (tile slots 0 and
     // 1), `threads` each, share the ring of stages: the producer fills tile
     // 0's iterations, then tile 1's; slot 1 starts its loop when slot 0 has
     // left its own (a named barrier), so each waits on phases at most one
     // round ahead, and its main loop runs while slot 0's epilogue does.
-    threads = kl.kernel_.getThreads();
-    tiles = kl.pingPong_ ? 2 : 1;
+    threads = kl.kernel().getThreads();
+    tiles = kl.pingPong() ? 2 : 1;
     consumers = threads * tiles;
     i32 = b.getI32Type();
-    clusterBlocks = kl.kernel_.getMulticastBlocks().value_or(2);
+    clusterBlocks = kl.kernel().getMulticastBlocks().value_or(2);
     multicastPlanned = plan.multicastBlocks > 0;
   }
 
@@ -91,7 +92,7 @@ private:
   void passTurn();
   void release(Value stage);
 
-  KernelLowering &kl;
+  PipelineLoweringContext &kl;
   OpBuilder &b;
   Location loc;
   PipelinedOp loop;

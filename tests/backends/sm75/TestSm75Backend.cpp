@@ -23,12 +23,12 @@
 
 #include "backends/AtomLowering.h"
 #include "backends/Backend.h"
+#include "backends/PipelineLoweringContext.h"
+#include "backends/PipelineStrategy.h"
 #include "backends/common/MmaAtoms.h"
 #include "backends/common/NVVMLowering.h"
 #include "backends/common/Pipelines.h"
 #include "backends/common/SimtGemm.h"
-#include "backends/PipelineStrategy.h"
-#include "lowering/KernelLowering.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -85,14 +85,14 @@ public:
 class SingleStagePrefetch final : public PipelineStrategy {
 public:
   llvm::StringRef getName() const override { return "test-sm75-single-stage-prefetch"; }
-  std::string tryPlan(lowering::KernelLowering &, tile::PipelinedOp,
+  std::string tryPlan(lowering::PipelineLoweringContext &, tile::PipelinedOp,
                       PipelineLoopPlan &plan) const override {
     return plan.ahead.empty() ? "the loop copies nothing into staged shared buffers" : "";
   }
-  LogicalResult lower(lowering::KernelLowering &kl, tile::PipelinedOp loop, Value count,
+  LogicalResult lower(lowering::PipelineLoweringContext &kl, tile::PipelinedOp loop, Value count,
                       const PipelineLoopPlan &plan) const override {
-    OpBuilder &b = kl.b_;
-    Location loc = kl.loc_;
+    OpBuilder &b = kl.builder();
+    Location loc = kl.loc();
     auto load = [&](Value iteration) {
       return common::loadIterationToRegisters(kl, loop, plan.ahead, iteration);
     };
@@ -109,13 +109,13 @@ public:
     Value next = arith::MinUIOp::create(b, loc, kl.add(k, kl.cst(1)),
                                         arith::SubIOp::create(b, loc, count, kl.cst(1)));
     SmallVector<Value> tiles = load(next);
-    kl.lastWasBarrier_ = true;
+    kl.noteBarrier();
     if (failed(kl.lowerStagedBody(loop, plan.ahead, k, kl.cst(0), /*inFlight=*/-1)))
       return failure();
-    kl.lastWasBarrier_ = false;
+    kl.noteSharedAccess();
     kl.barrier();
     store(tiles);
-    kl.lastWasBarrier_ = false;
+    kl.noteSharedAccess();
     return success();
   }
 };
