@@ -15,12 +15,15 @@
 #define TESSERA_BACKENDS_PIPELINESTRATEGY_H
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "ir/TileDialect.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
 
 namespace tessera {
 
@@ -29,11 +32,20 @@ class PipelineLoweringContext;
 } // namespace lowering
 
 /// The discardable attribute of a tile.pipelined loop holding its schedule:
-/// a dictionary {strategy = "<name>", stages = S, in_flight = F[, ping_pong]
-/// [, multicast = N][, mma_overlap][, warpgroup_turns = W]} written by tile-plan-pipelines and read by
-/// tile-lower-to-gpu. On a tile.kernel, the schedules of the whole kernel
-/// that apply: {[persistent][, stream_k]}.
+/// a dictionary {strategy = "<name>", stages = S, in_flight = F, ...}
+/// written by tile-plan-pipelines and read by tile-lower-to-gpu, where "..."
+/// are the named strategy's own entries, printed and parsed by it
+/// (PipelineStrategy::printSchedule / parseSchedule). On a tile.kernel, the
+/// schedules of the whole kernel that apply: {[persistent][, stream_k]}.
 inline constexpr llvm::StringLiteral kScheduleAttr = "tile.schedule";
+
+/// A strategy's own schedule parameters: subclassed by the strategy that
+/// decides them (in its backend's folder), printed into the schedule
+/// attribute and parsed back by it. Shared code never looks inside.
+class StrategyParams {
+public:
+  virtual ~StrategyParams() = default;
+};
 
 /// What planning found out about a tile.pipelined loop from the tile IR,
 /// and the schedule decided for it. Strategies decide from it whether they
@@ -54,19 +66,10 @@ struct PipelineLoopPlan {
   bool mayKeepMmaInFlight = false;
   /// The body's first gemm reads its operands with ldmatrix.
   bool bodyUsesLdmatrix = false;
-  /// The ping-pong schedule (two tiles' consumers share a warp-specialized
-  /// loop's ring of stages).
-  bool pingPong = false;
-  /// The rotated two-gemm schedule (backends/sm90/MmaOverlap.h): iteration
-  /// k issues its first gemm beside iteration k - 1's last, and runs the
-  /// work between its gemms while that one is in flight.
-  bool mmaOverlap = false;
-  /// Consumer warpgroups taking turns to issue their MMAs (named barriers),
-  /// so that one's work between gemms runs under the others' MMAs; 0: none.
-  int64_t warpgroupTurns = 0;
-  /// Blocks per thread block cluster that multicast the loop's largest copy
-  /// (the tile.kernel's `multicast`); 0: none.
-  int64_t multicastBlocks = 0;
+  /// What the strategy decided beyond the above (its own schedule
+  /// parameters), owned and read by it;
+  /// null for none.
+  std::shared_ptr<const StrategyParams> params;
   /// What planning tells the author about the schedule (each a remark on
   /// the loop), e.g. why a schedule the kernel asked for does not apply.
   std::vector<std::string> remarks;
@@ -96,6 +99,24 @@ public:
                                  tile::CopyOp copy) const {
     return false;
   }
+  /// Appends the strategy's own schedule entries for `plan` (beyond
+  /// strategy, stages and in_flight) to `entries`.
+  virtual void printSchedule(const PipelineLoopPlan &plan, mlir::Builder &b,
+                             llvm::SmallVectorImpl<mlir::NamedAttribute> &entries) const {}
+  /// Reads the strategy's own entries of a schedule (`entries`: those beyond
+  /// strategy, stages and in_flight, written by printSchedule or by hand)
+  /// into `plan`, which holds what tryPlan found the loop can take. Returns
+  /// "" when they are valid, or why not (an entry unknown, malformed, or
+  /// asking for more than the loop can take). By default no entry is valid.
+  virtual std::string parseSchedule(mlir::DictionaryAttr entries, PipelineLoopPlan &plan) const {
+    if (entries.empty())
+      return "";
+    return "schedule entry '" + entries.begin()->getName().str() + "' is not one that strategy '" +
+           getName().str() + "' takes";
+  }
+  /// Whether the loop, as `plan` schedules it, runs the kernel's ping-pong
+  /// schedule (two tiles per block); the lowering drops it otherwise.
+  virtual bool runsPingPong(const PipelineLoopPlan &plan) const { return false; }
   /// Emits `loop` (`count` iterations) at the lowering's insertion point.
   virtual mlir::LogicalResult lower(lowering::PipelineLoweringContext &kernel,
                                     tile::PipelinedOp loop, mlir::Value count,

@@ -281,7 +281,7 @@ LogicalResult KernelLowering::readLoopSchedules() {
     const ScheduledLoop &scheduled = schedules_[loop];
     if (scheduled.strategy->specializesWarps())
       specialized_ = loop;
-    pingPongPlanned = scheduled.plan.pingPong;
+    pingPongPlanned = scheduled.strategy->runsPingPong(scheduled.plan);
   }
   if (pingPong_ && !pingPongPlanned)
     dropPingPong();

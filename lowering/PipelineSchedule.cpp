@@ -6,8 +6,10 @@
 //   tile.pipelined %k = 0 to %n {...} {tile.schedule = {in_flight = 1 : i64,
 //       ping_pong, stages = 4 : i64, strategy = "tma-warp-specialized"}}
 //
-// (a two-gemm body may run rotated: `mma_overlap`, with `warpgroup_turns =
-// W` consumer warpgroups taking turns; backends/sm90/MmaOverlap.h).
+// strategy, stages and in_flight are every schedule's; the other entries
+// (`ping_pong` here) are the named strategy's own, printed and parsed by it
+// (PipelineStrategy::printSchedule, parseSchedule), which rejects any it
+// does not take.
 //
 // tile-plan-pipelines (planSchedule) asks the backend's strategies in order
 // of preference and takes the first that can run the loop; tile-lower-to-gpu
@@ -26,10 +28,6 @@ namespace {
 constexpr llvm::StringLiteral kStrategyKey = "strategy";
 constexpr llvm::StringLiteral kStagesKey = "stages";
 constexpr llvm::StringLiteral kInFlightKey = "in_flight";
-constexpr llvm::StringLiteral kPingPongKey = "ping_pong";
-constexpr llvm::StringLiteral kMulticastKey = "multicast";
-constexpr llvm::StringLiteral kMmaOverlapKey = "mma_overlap";
-constexpr llvm::StringLiteral kWarpgroupTurnsKey = "warpgroup_turns";
 constexpr llvm::StringLiteral kPersistentKey = "persistent";
 constexpr llvm::StringLiteral kStreamKKey = "stream_k";
 } // namespace
@@ -84,15 +82,7 @@ FailureOr<DictionaryAttr> KernelLowering::planSchedule(PipelinedOp loop) {
         b.getNamedAttr(kStrategyKey, b.getStringAttr(strategy->getName())),
         b.getNamedAttr(kStagesKey, b.getI64IntegerAttr(plan.stages)),
         b.getNamedAttr(kInFlightKey, b.getI64IntegerAttr(plan.inFlight))};
-    if (plan.pingPong)
-      entries.push_back(b.getNamedAttr(kPingPongKey, b.getUnitAttr()));
-    if (plan.multicastBlocks)
-      entries.push_back(b.getNamedAttr(kMulticastKey, b.getI64IntegerAttr(plan.multicastBlocks)));
-    if (plan.mmaOverlap)
-      entries.push_back(b.getNamedAttr(kMmaOverlapKey, b.getUnitAttr()));
-    if (plan.warpgroupTurns)
-      entries.push_back(
-          b.getNamedAttr(kWarpgroupTurnsKey, b.getI64IntegerAttr(plan.warpgroupTurns)));
+    strategy->printSchedule(plan, b, entries);
     return b.getDictionaryAttr(entries);
   }
   return loop.emitOpError() << "no pipelining strategy of backend '" << backend_.getName()
@@ -107,17 +97,10 @@ FailureOr<KernelLowering::ScheduledLoop> KernelLowering::readSchedule(PipelinedO
   auto name = schedule.getAs<StringAttr>(kStrategyKey);
   auto stages = schedule.getAs<IntegerAttr>(kStagesKey);
   auto inFlight = schedule.getAs<IntegerAttr>(kInFlightKey);
-  Attribute pingPong = schedule.get(kPingPongKey);
-  Attribute multicast = schedule.get(kMulticastKey);
-  Attribute overlap = schedule.get(kMmaOverlapKey);
-  Attribute turns = schedule.get(kWarpgroupTurnsKey);
-  if (!name || !stages || !inFlight || (pingPong && !isa<UnitAttr>(pingPong)) ||
-      (multicast && !isa<IntegerAttr>(multicast)) || (overlap && !isa<UnitAttr>(overlap)) ||
-      (turns && !isa<IntegerAttr>(turns)))
+  if (!name || !stages || !inFlight)
     return loop.emitOpError() << "'" << kScheduleAttr
                               << "' must be {strategy = \"<name>\", stages = <i64>, in_flight = "
-                                 "<i64>[, ping_pong][, multicast = <i64>][, mma_overlap]"
-                                 "[, warpgroup_turns = <i64>]}, got "
+                                 "<i64>, and the strategy's own entries}, got "
                               << schedule;
   ScheduledLoop scheduled;
   std::vector<const PipelineStrategy *> strategies = backend_.getPipelineStrategies(cc_);
@@ -145,25 +128,17 @@ FailureOr<KernelLowering::ScheduledLoop> KernelLowering::readSchedule(PipelinedO
   if (inFlight.getInt() < 0 || inFlight.getInt() > plan.inFlight)
     return loop.emitOpError() << "schedule keeps " << inFlight.getInt()
                               << " MMA groups in flight; this loop allows 0 to " << plan.inFlight;
-  if (pingPong && !plan.pingPong)
-    return loop.emitOpError() << "schedule asks for ping-pong, which this loop cannot take";
-  int64_t blocks = multicast ? cast<IntegerAttr>(multicast).getInt() : 0;
-  if (blocks != 0 && blocks != plan.multicastBlocks)
-    return loop.emitOpError() << "schedule multicasts over " << blocks
-                              << " blocks; this loop can take " << plan.multicastBlocks
-                              << " (0: none)";
-  if (overlap && !plan.mmaOverlap)
-    return loop.emitOpError() << "schedule asks for mma_overlap, which this loop cannot take";
-  int64_t turnCount = turns ? cast<IntegerAttr>(turns).getInt() : 0;
-  if (turnCount != 0 && (!overlap || turnCount != plan.warpgroupTurns))
-    return loop.emitOpError() << "schedule has " << turnCount
-                              << " warpgroups take turns; this loop can take "
-                              << plan.warpgroupTurns << " (0: none), with mma_overlap";
   plan.inFlight = inFlight.getInt();
-  plan.pingPong = pingPong != nullptr;
-  plan.multicastBlocks = blocks;
-  plan.mmaOverlap = overlap != nullptr;
-  plan.warpgroupTurns = turnCount;
+  SmallVector<NamedAttribute> own;
+  for (NamedAttribute entry : schedule) {
+    StringRef key = entry.getName().strref();
+    if (key != kStrategyKey && key != kStagesKey && key != kInFlightKey)
+      own.push_back(entry);
+  }
+  std::string invalid =
+      scheduled.strategy->parseSchedule(DictionaryAttr::get(loop.getContext(), own), plan);
+  if (!invalid.empty())
+    return loop.emitOpError() << invalid;
   plan.remarks.clear();
   return scheduled;
 }

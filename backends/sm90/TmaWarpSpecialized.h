@@ -14,6 +14,28 @@
 
 namespace tessera::sm90 {
 
+/// What the warp-specialized strategy decides for a loop beyond the shared
+/// plan: its own entries of the loop's schedule attribute.
+struct WarpSpecializedParams final : StrategyParams {
+  /// `ping_pong`: two tiles' consumers share the ring of stages (the
+  /// kernel's ping-pong schedule).
+  bool pingPong = false;
+  /// `multicast = N`: blocks per thread block cluster that multicast the
+  /// loop's largest copy; 0: none.
+  int64_t multicastBlocks = 0;
+  /// `mma_overlap`: the rotated two-gemm schedule (MmaOverlap.h): iteration
+  /// k issues its first gemm beside iteration k - 1's last, and runs the
+  /// work between its gemms while that one is in flight.
+  bool mmaOverlap = false;
+  /// `warpgroup_turns = W`: consumer warpgroups taking turns to issue their
+  /// MMAs (named barriers), so that one's work between gemms runs under the
+  /// others' MMAs; 0: none.
+  int64_t warpgroupTurns = 0;
+};
+
+/// The warp-specialized parameters of `plan` (defaults where it has none).
+const WarpSpecializedParams &warpSpecializedParams(const PipelineLoopPlan &plan);
+
 class TmaWarpSpecializedPipeline final : public PipelineStrategy {
 public:
   llvm::StringRef getName() const override { return "tma-warp-specialized"; }
@@ -24,6 +46,12 @@ public:
                             mlir::Value count, const PipelineLoopPlan &plan) const override;
   bool lowerEpilogueCopy(lowering::PipelineLoweringContext &kernel,
                          tile::CopyOp copy) const override;
+  void printSchedule(const PipelineLoopPlan &plan, mlir::Builder &b,
+                     llvm::SmallVectorImpl<mlir::NamedAttribute> &entries) const override;
+  std::string parseSchedule(mlir::DictionaryAttr entries, PipelineLoopPlan &plan) const override;
+  bool runsPingPong(const PipelineLoopPlan &plan) const override {
+    return warpSpecializedParams(plan).pingPong;
+  }
 };
 
 /// A persistent warp-specialized kernel's accumulator tile to a tensor

@@ -174,7 +174,8 @@ std::string whyBodyNotSpecializable(PipelineLoweringContext &kl, PipelinedOp loo
 /// (TmaWarpSpecialized.cpp). Not on targets without clusters, under
 /// ping-pong, or in a persistent kernel whose iteration count depends on the
 /// tile (the cluster's blocks must share ring positions).
-void planMulticast(PipelineLoweringContext &kl, PipelinedOp loop, PipelineLoopPlan &plan) {
+void planMulticast(PipelineLoweringContext &kl, PipelinedOp loop, PipelineLoopPlan &plan,
+                   WarpSpecializedParams &params) {
   KernelOp kernel = kl.kernel();
   if (!kernel.getMulticast())
     return;
@@ -186,7 +187,7 @@ void planMulticast(PipelineLoweringContext &kl, PipelinedOp loop, PipelineLoopPl
   const char *why = nullptr;
   if (!kl.capabilities().hasClusters)
     why = "the target has no thread block clusters";
-  else if (plan.pingPong)
+  else if (params.pingPong)
     why = "not with the ping-pong schedule";
   else if (!wideEnough)
     why = "no copy of at least as many panels as the cluster has blocks";
@@ -195,7 +196,7 @@ void planMulticast(PipelineLoweringContext &kl, PipelinedOp loop, PipelineLoopPl
   if (why)
     plan.remarks.push_back(std::string("multicast not applied: ") + why);
   else
-    plan.multicastBlocks = blocks;
+    params.multicastBlocks = blocks;
 }
 
 /// The rotated two-gemm schedule (MmaOverlap.h) for a body that takes it,
@@ -204,7 +205,8 @@ void planMulticast(PipelineLoweringContext &kl, PipelinedOp loop, PipelineLoopPl
 /// Not with the ping-pong schedule, persistence or multicast, whose rings
 /// release stages by their own rules; not with an MMA group in flight
 /// across iterations (the rotation places every wait itself).
-void planMmaOverlap(PipelineLoweringContext &kl, PipelinedOp loop, PipelineLoopPlan &plan) {
+void planMmaOverlap(PipelineLoweringContext &kl, PipelinedOp loop, PipelineLoopPlan &plan,
+                    WarpSpecializedParams &params) {
   std::string why;
   MmaOverlapSplit split = splitForMmaOverlap(loop, plan.ahead, why);
   if (!split.last) {
@@ -212,7 +214,7 @@ void planMmaOverlap(PipelineLoweringContext &kl, PipelinedOp loop, PipelineLoopP
       plan.remarks.push_back("the two gemms do not overlap across iterations: " + why);
     return;
   }
-  if (plan.pingPong || kl.persistent() || plan.multicastBlocks || plan.inFlight != 0)
+  if (params.pingPong || kl.persistent() || params.multicastBlocks || plan.inFlight != 0)
     return;
   // The strategy's waits count MMA groups: both gemms must be async MMAs.
   for (GemmOp gemm : {split.first, split.last}) {
@@ -224,11 +226,11 @@ void planMmaOverlap(PipelineLoweringContext &kl, PipelinedOp loop, PipelineLoopP
       return;
     }
   }
-  plan.mmaOverlap = true;
+  params.mmaOverlap = true;
   int64_t warpgroups = kl.kernel().getThreads() / 128;
   // Named barriers kFirstTurnBarrier + w, at most 16 in all.
   if (warpgroups >= 2 && kFirstTurnBarrier + warpgroups <= 16 && split.turnsSafe)
-    plan.warpgroupTurns = warpgroups;
+    params.warpgroupTurns = warpgroups;
   else if (warpgroups >= 2 && !split.turnsSafe)
     plan.remarks.push_back("the consumer warpgroups do not take turns: the ops issued beside "
                            "the gemms read shared memory or reduce across warps");
@@ -284,11 +286,13 @@ std::string TmaWarpSpecializedPipeline::tryPlan(PipelineLoweringContext &kl, Pip
   // from registers; then every group completes within its iteration, which
   // releases its own stage.
   plan.inFlight = plan.mayKeepMmaInFlight ? 1 : 0;
-  plan.pingPong =
+  WarpSpecializedParams params;
+  params.pingPong =
       kl.pingPong() && loops == 1 && 2 * threads + 128 <= caps.maxThreadsPerBlock && relocatedFits;
-  planMulticast(kl, loop, plan);
-  planMmaOverlap(kl, loop, plan);
-  if (plan.pingPong || kl.persistent() || !kl.hasSharedMemory())
+  planMulticast(kl, loop, plan, params);
+  planMmaOverlap(kl, loop, plan, params);
+  plan.params = std::make_shared<WarpSpecializedParams>(params);
+  if (params.pingPong || kl.persistent() || !kl.hasSharedMemory())
     return "";
   // A grid-launched kernel's producer fills the stages from the kernel's
   // start, while the consumers run the code before the loop: the buffers

@@ -39,7 +39,8 @@ public:
                       const PipelineLoopPlan &plan)
       : kl(kernel), b(kernel.builder()), loc(kernel.loc()), loop(loop), count(count),
         ahead(plan.ahead), stages(plan.stages), inFlight(plan.inFlight),
-        mmaOverlap(plan.mmaOverlap), turns(plan.warpgroupTurns),
+        mmaOverlap(warpSpecializedParams(plan).mmaOverlap),
+        turns(warpSpecializedParams(plan).warpgroupTurns),
         barrierOffset(kernel.mbarrierOffset()) {
     // Under the ping-pong schedule two tiles' consumers (tile slots 0 and
     // 1), `threads` each, share the ring of stages: the producer fills tile
@@ -51,7 +52,7 @@ public:
     consumers = threads * tiles;
     i32 = b.getI32Type();
     clusterBlocks = kl.kernel().getMulticastBlocks().value_or(2);
-    multicastPlanned = plan.multicastBlocks > 0;
+    multicastPlanned = warpSpecializedParams(plan).multicastBlocks > 0;
   }
 
   LogicalResult emit();

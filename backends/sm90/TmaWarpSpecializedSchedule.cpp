@@ -1,0 +1,93 @@
+//===- TmaWarpSpecializedSchedule.cpp - The strategy's schedule entries ---===//
+//
+// This file implements how the TMA warp-specialized strategy writes its own
+// entries into a loop's schedule attribute and reads them back:
+//
+//   {strategy = "tma-warp-specialized", stages = 4, in_flight = 0,
+//    mma_overlap, warpgroup_turns = 2}
+//
+// `ping_pong`, `multicast = N`, `mma_overlap` and `warpgroup_turns = W`
+// (WarpSpecializedParams). A schedule written by hand is checked here: an
+// entry the strategy does not take, one of the wrong type, or one that asks
+// for more than planning found the loop can take is an error on the loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "backends/sm90/TmaWarpSpecialized.h"
+
+namespace tessera::sm90 {
+
+using namespace mlir;
+
+namespace {
+constexpr llvm::StringLiteral kPingPongKey = "ping_pong";
+constexpr llvm::StringLiteral kMulticastKey = "multicast";
+constexpr llvm::StringLiteral kMmaOverlapKey = "mma_overlap";
+constexpr llvm::StringLiteral kWarpgroupTurnsKey = "warpgroup_turns";
+} // namespace
+
+const WarpSpecializedParams &warpSpecializedParams(const PipelineLoopPlan &plan) {
+  static const WarpSpecializedParams kNone;
+  if (auto *params = dynamic_cast<const WarpSpecializedParams *>(plan.params.get()))
+    return *params;
+  return kNone;
+}
+
+void TmaWarpSpecializedPipeline::printSchedule(
+    const PipelineLoopPlan &plan, Builder &b,
+    llvm::SmallVectorImpl<NamedAttribute> &entries) const {
+  const WarpSpecializedParams &params = warpSpecializedParams(plan);
+  if (params.pingPong)
+    entries.push_back(b.getNamedAttr(kPingPongKey, b.getUnitAttr()));
+  if (params.multicastBlocks)
+    entries.push_back(b.getNamedAttr(kMulticastKey, b.getI64IntegerAttr(params.multicastBlocks)));
+  if (params.mmaOverlap)
+    entries.push_back(b.getNamedAttr(kMmaOverlapKey, b.getUnitAttr()));
+  if (params.warpgroupTurns)
+    entries.push_back(
+        b.getNamedAttr(kWarpgroupTurnsKey, b.getI64IntegerAttr(params.warpgroupTurns)));
+}
+
+std::string TmaWarpSpecializedPipeline::parseSchedule(DictionaryAttr entries,
+                                                      PipelineLoopPlan &plan) const {
+  Attribute pingPong = entries.get(kPingPongKey);
+  Attribute multicast = entries.get(kMulticastKey);
+  Attribute overlap = entries.get(kMmaOverlapKey);
+  Attribute turns = entries.get(kWarpgroupTurnsKey);
+  for (NamedAttribute entry : entries) {
+    StringRef key = entry.getName().strref();
+    if (key != kPingPongKey && key != kMulticastKey && key != kMmaOverlapKey &&
+        key != kWarpgroupTurnsKey)
+      return "schedule entry '" + entry.getName().str() + "' is not one that strategy '" +
+             getName().str() +
+             "' takes ([ping_pong][, multicast = <i64>][, mma_overlap][, warpgroup_turns = "
+             "<i64>])";
+  }
+  if ((pingPong && !isa<UnitAttr>(pingPong)) || (multicast && !isa<IntegerAttr>(multicast)) ||
+      (overlap && !isa<UnitAttr>(overlap)) || (turns && !isa<IntegerAttr>(turns)))
+    return "schedule entries of strategy '" + getName().str() +
+           "' must be [ping_pong][, multicast = <i64>][, mma_overlap][, warpgroup_turns = <i64>]";
+  const WarpSpecializedParams &possible = warpSpecializedParams(plan);
+  if (pingPong && !possible.pingPong)
+    return "schedule asks for ping-pong, which this loop cannot take";
+  int64_t blocks = multicast ? cast<IntegerAttr>(multicast).getInt() : 0;
+  if (blocks != 0 && blocks != possible.multicastBlocks)
+    return "schedule multicasts over " + std::to_string(blocks) + " blocks; this loop can take " +
+           std::to_string(possible.multicastBlocks) + " (0: none)";
+  if (overlap && !possible.mmaOverlap)
+    return "schedule asks for mma_overlap, which this loop cannot take";
+  int64_t turnCount = turns ? cast<IntegerAttr>(turns).getInt() : 0;
+  if (turnCount != 0 && (!overlap || turnCount != possible.warpgroupTurns))
+    return "schedule has " + std::to_string(turnCount) +
+           " warpgroups take turns; this loop can take " +
+           std::to_string(possible.warpgroupTurns) + " (0: none), with mma_overlap";
+  auto params = std::make_shared<WarpSpecializedParams>();
+  params->pingPong = pingPong != nullptr;
+  params->multicastBlocks = blocks;
+  params->mmaOverlap = overlap != nullptr;
+  params->warpgroupTurns = turnCount;
+  plan.params = std::move(params);
+  return "";
+}
+
+} // namespace tessera::sm90
