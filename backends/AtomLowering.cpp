@@ -87,4 +87,27 @@ SmallVector<Value> fenceValues(OpBuilder &b, Location loc, ArrayRef<Value> value
   return emitPtx(b, loc, "", constraints, values, types, true);
 }
 
+std::optional<WarpTiling> chooseWarpGridTiling(const MmaAtom &atom, int64_t m, int64_t n,
+                                               int64_t threads, bool wholeRows) {
+  int64_t warps = threads / 32;
+  int64_t stepM = atom.warpM ? atom.warpM : atom.m;
+  int64_t stepN = atom.warpN ? atom.warpN : atom.n * 2;
+  std::optional<WarpTiling> best;
+  for (int64_t wm = 1; wm <= warps; ++wm) {
+    if (warps % wm != 0)
+      continue;
+    int64_t wn = warps / wm;
+    if (wholeRows && wn != 1)
+      continue;
+    if (m % (wm * stepM) != 0 || n % (wn * stepN) != 0)
+      continue;
+    int64_t tm = m / wm, tn = n / wn;
+    // Prefer square warp tiles (fewest shared loads per MMA), then taller.
+    auto cost = [](int64_t a, int64_t b) { return std::max(a, b) * 1000 / std::min(a, b); };
+    if (!best || cost(tm, tn) < cost(m / best->warpsM, n / best->warpsN))
+      best = WarpTiling{wm, wn, atom.warpM ? atom.m : 16, atom.warpN ? atom.n : 8};
+  }
+  return best;
+}
+
 } // namespace tessera::lowering

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 
 #include "backends/Backend.h"
 #include "ir/TileDialect.h"
@@ -191,6 +192,23 @@ public:
   virtual void addAsyncAccumulator(mlir::Value fragment, int64_t regs) = 0;
 };
 
+/// How a block's warps tile an MMA accumulator, and the register pattern
+/// of one warp's share: a grid of layoutM x layoutN tiles in the atom's
+/// accumulator layout (m16n8, or m8n8k4's quadpairs; a warpgroup atom's
+/// m64nN accumulator is, per warp, 16 rows of N / 8 m16n8 tiles).
+struct WarpTiling {
+  int64_t warpsM, warpsN;
+  int64_t layoutM = 16, layoutN = 8;
+};
+
+/// The warp tiling a warp-level atom family takes: the block's warps in a
+/// grid over an m x n accumulator, each covering whole steps of the atom
+/// (its warpM x warpN where set, else m x 2n: m16n8k16's B fragments load
+/// two n-atoms at a time), squarest warp tiles first, then taller. None
+/// when no grid fits. `wholeRows`: every warp spans all n columns.
+std::optional<WarpTiling> chooseWarpGridTiling(const MmaAtom &atom, int64_t m, int64_t n,
+                                               int64_t threads, bool wholeRows);
+
 /// The code of an MMA atom family: how one tile.gemm is emitted with it.
 /// One object per family, in the folder of the backend that introduced the
 /// instruction; atoms point at it (MmaAtom::lowering).
@@ -200,6 +218,30 @@ public:
   /// Emits `gemm` (C += A * B on the kernel's tiles) with `atom`.
   virtual mlir::LogicalResult lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
                                         const MmaAtom &atom) const = 0;
+  /// Whether the family's accumulator is tiled over warps in an MMA layout
+  /// (chooseWarpTiling) and its shared operands are read from swizzled
+  /// buffers; false for a per-thread family (SIMT FMA, dp4a), whose
+  /// accumulator is distributed over threads as any fragment is.
+  virtual bool tilesAccumulatorOverWarps() const { return true; }
+  /// How the block's warps tile an m x n accumulator for `atom`, or none.
+  /// `wholeRows`: every warp must span all n columns (A in registers).
+  virtual std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
+                                                     int64_t threads, bool wholeRows) const {
+    return std::nullopt;
+  }
+  /// Why the family cannot compute `gemm` with `atom` for reasons its data
+  /// does not say (types, operand placement and shapes are checked from the
+  /// data): e.g. a warpgroup's rows, or the swizzle its descriptors need.
+  /// "" when it can.
+  virtual std::string whyIllegal(const MmaAtom &atom, tile::GemmOp gemm, int64_t threads) const {
+    return "";
+  }
+  /// Whether a cp.async pipelining loop whose first gemm reads A and B from
+  /// staged shared buffers with this family issues its next copies after
+  /// the body's first operand loads instead of before them (the lowering
+  /// calls issueDeferredCopies after them; without that call, the copies
+  /// follow the gemm): the loads' latency then hides behind the copies.
+  virtual bool defersLoopCopies() const { return false; }
   /// Whether the family can load one k-step's operand fragments ahead of
   /// its MMAs (what a fragment-prefetching pipelining strategy needs).
   virtual bool canPrefetchFragments() const { return false; }

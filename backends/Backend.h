@@ -107,33 +107,9 @@ struct TargetCapabilities {
   std::string ptxFeature;
 };
 
-/// The family of an MMA atom: which lowering computes it and how its
-/// fragments are laid out over threads. The backend that defines an atom
-/// says its kind; passes dispatch on it and never infer it from the atom's
-/// shape or thread count.
-enum class MmaAtomKind {
-  /// One fma.rn.f32 per thread and element, operands from shared memory
-  /// (PTX ISA §9.7.3.6; every backend). Per-thread atoms of other
-  /// instructions share its accumulator distribution: sm_61's dp4a.
-  kSimtFma,
-  /// Volta's mma.sync.aligned.m8n8k4: the four quadpairs of a warp each
-  /// compute an 8 x 8 x 4 product (PTX ISA §9.7.14.5.1; sm70). Fragments
-  /// hold the f32 C/D layout; the .f16 form's atom exchanges registers
-  /// within each quad around its MMAs.
-  kQuadpairMma,
-  /// A warp's mma.sync.aligned.m16n8k16, shared operands through ldmatrix
-  /// (PTX ISA §9.7.14.5.8; sm80).
-  kWarpMma,
-  /// A warpgroup's wgmma.mma_async, shared operands through matrix
-  /// descriptors (PTX ISA §9.7.15; sm90a).
-  kWarpgroupMma,
-};
-
 /// An MMA instruction atom, described as data (CuTe style: the name carries
 /// the whole contract, e.g. SM80_16x8x16_F32F16F16F32_TN).
 struct MmaAtom {
-  /// The atom's family (its lowering and fragment layouts).
-  MmaAtomKind kind = MmaAtomKind::kSimtFma;
   /// The atom's name; `tile.gemm {atom = "..."}` forces it.
   std::string name;
   /// The shape of one instruction.
@@ -161,8 +137,10 @@ struct MmaAtom {
   /// staged through shared memory by tile-layout-inference.
   bool aFromShared = true;
   bool aFromRegisters = false;
-  /// The code that emits a gemm with this atom (backends/AtomLowering.h),
-  /// in the folder of the backend that introduced the instruction.
+  /// The code of the atom's family (backends/AtomLowering.h), in the folder
+  /// of the backend that introduced the instruction: it emits a gemm with
+  /// the atom and answers for the family's warp tiling, legality and
+  /// accumulator layout. Shared passes ask it; they never name the family.
   const lowering::MmaAtomLowering *lowering = nullptr;
   /// Accumulator types it takes ("f32", "f16", "f64", "s32").
   std::vector<std::string> accumulatorTypes = {"f32"};

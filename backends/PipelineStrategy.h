@@ -64,8 +64,10 @@ struct PipelineLoopPlan {
   /// the gemms' accumulators, no gemm reads A from registers, nothing but
   /// the copies ahead writes shared memory.
   bool mayKeepMmaInFlight = false;
-  /// The body's first gemm reads its operands with ldmatrix.
-  bool bodyUsesLdmatrix = false;
+  /// The body's first gemm reads A and B from shared memory with an atom
+  /// whose family defers the loop's copies (MmaAtomLowering::
+  /// defersLoopCopies: mma.sync's ldmatrix loads go first).
+  bool firstGemmDefersCopies = false;
   /// What the strategy decided beyond the above (its own schedule
   /// parameters), owned and read by it;
   /// null for none.

@@ -27,37 +27,9 @@ SharedSwizzle getSharedSwizzle(tile::BufferType type) {
 
 std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
                                            int64_t threads, bool wholeRows) {
-  if (atom.kind == MmaAtomKind::kWarpgroupMma) {
-    // Warpgroups stacked along M, each one m64nN instruction wide, or two
-    // (128 rows: each warp then holds two m16 tiles, see lowerGemmWgmma).
-    int64_t warpgroups = threads / 128;
-    if ((m != 64 * warpgroups && m != 128 * warpgroups) || n % atom.n != 0 || n > atom.maxN)
-      return std::nullopt;
-    return WarpTiling{4 * warpgroups, 1, 16, 8};
-  }
-  if (atom.kind != MmaAtomKind::kWarpMma && atom.kind != MmaAtomKind::kQuadpairMma)
+  if (!atom.lowering || !atom.lowering->tilesAccumulatorOverWarps())
     return std::nullopt;
-  int64_t warps = threads / 32;
-  // A warp's step: m16n8k16's B fragments load two n-atoms at a time
-  // (ldmatrix .x4); m8n8k4's quadpairs cover 16 x 16.
-  int64_t stepM = atom.warpM ? atom.warpM : atom.m;
-  int64_t stepN = atom.warpN ? atom.warpN : atom.n * 2;
-  std::optional<WarpTiling> best;
-  for (int64_t wm = 1; wm <= warps; ++wm) {
-    if (warps % wm != 0)
-      continue;
-    int64_t wn = warps / wm;
-    if (wholeRows && wn != 1)
-      continue;
-    if (m % (wm * stepM) != 0 || n % (wn * stepN) != 0)
-      continue;
-    int64_t tm = m / wm, tn = n / wn;
-    // Prefer square warp tiles (fewest shared loads per MMA), then taller.
-    auto cost = [](int64_t a, int64_t b) { return std::max(a, b) * 1000 / std::min(a, b); };
-    if (!best || cost(tm, tn) < cost(m / best->warpsM, n / best->warpsN))
-      best = WarpTiling{wm, wn, atom.warpM ? atom.m : 16, atom.warpN ? atom.n : 8};
-  }
-  return best;
+  return atom.lowering->chooseWarpTiling(atom, m, n, threads, wholeRows);
 }
 
 namespace {
@@ -121,29 +93,13 @@ static Illegality whyIllegalFor(const MmaAtom &atom, tile::GemmOp gemm, int64_t 
     return {why};
   if (aInRegisters && gemm.getTransposeA())
     return {atom.name + " reads A from registers only as M x K (not transposed)"};
-  if (atom.kind == MmaAtomKind::kSimtFma)
+  if (!atom.lowering)
+    return {atom.name + " has no lowering"};
+  if (!atom.lowering->tilesAccumulatorOverWarps())
     return {};
-  if (atom.kind == MmaAtomKind::kWarpgroupMma) {
-    int64_t warpgroups = threads / 128;
-    if (gemm.getM() != 64 * warpgroups && gemm.getM() != 128 * warpgroups)
-      return {atom.name + " needs 64 or 128 rows of the tile per warpgroup (tile M " +
-              std::to_string(gemm.getM()) + ", " + std::to_string(warpgroups) +
-              " warpgroups)"};
-    if (gemm.getM() == 128 * warpgroups && gemm.getTransposeA())
-      return {atom.name + " takes 128 rows per warpgroup only with A not transposed (tile M " +
-              std::to_string(gemm.getM()) + ", " + std::to_string(warpgroups) +
-              " warpgroups)"};
-    if (gemm.getN() > atom.maxN)
-      return {atom.name + " takes N up to " + std::to_string(atom.maxN) + " (tile N " +
-              std::to_string(gemm.getN()) + ")"};
-    // Descriptors describe swizzled 32-, 64- or 128-byte rows.
-    for (tile::BufferType operand : {a, b})
-      if (operand.isShared() && getSharedSwizzle(operand).rowBytes == 0)
-        return {atom.name + " needs shared rows of 32, 64 or a multiple of 128 bytes (" +
-                std::to_string(operand.getShape()[1] *
-                               tile::getElementBytes(operand.getElementType())) +
-                " here)"};
-  }
+  std::string familyWhy = atom.lowering->whyIllegal(atom, gemm, threads);
+  if (!familyWhy.empty())
+    return {familyWhy};
   // A in registers: each warp holds whole rows of A, so the warps tile the
   // accumulator by rows only.
   if (!chooseWarpTiling(atom, gemm.getM(), gemm.getN(), threads, aInRegisters))

@@ -72,8 +72,9 @@ KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
       std::optional<MmaAtom> atom = findMmaAtom(gemm, backend_, cc_, kernel_.getThreads());
       plan.asyncMma |= atom && atom->readsSharedAsync;
       if (firstGemm)
-        plan.bodyUsesLdmatrix = atom && atom->kind == MmaAtomKind::kWarpMma &&
-                                cast<BufferType>(gemm.getA().getType()).isShared();
+        plan.firstGemmDefersCopies = atom && atom->lowering &&
+                                     atom->lowering->defersLoopCopies() &&
+                                     cast<BufferType>(gemm.getA().getType()).isShared();
       firstGemm = false;
       keepInFlight &= !cast<BufferType>(gemm.getA().getType()).isFragment();
       for (Operation *user : gemm.getC().getUsers())

@@ -16,22 +16,15 @@
 
 namespace tessera {
 
+using lowering::WarpTiling;
+
 /// The kernel attribute holding the planned shared memory size in bytes.
 constexpr llvm::StringLiteral kSharedMemoryBytesAttr = "tile.shared_memory_bytes";
 
-/// How a block's warps tile an MMA accumulator, and the register pattern
-/// of one warp's share: a grid of layoutM x layoutN tiles in the m16n8
-/// accumulator layout (a warpgroup atom's m64nN accumulator is, per warp,
-/// 16 rows of N / 8 such tiles).
-struct WarpTiling {
-  int64_t warpsM, warpsN;
-  int64_t layoutM = 16, layoutN = 8;
-};
-
-/// The warp tiling of an m x n accumulator for a warp-level atom (or a
-/// warpgroup atom: warpgroups stacked along M, 64 rows each), or none.
-/// `wholeRows`: every warp spans all n columns (a gemm reading A from
-/// registers: each warp holds whole rows of A).
+/// The warp tiling of an m x n accumulator for an atom whose family tiles
+/// it over warps (asked of the atom's lowering), or none. `wholeRows`:
+/// every warp spans all n columns (a gemm reading A from registers: each
+/// warp holds whole rows of A).
 std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
                                            int64_t threads, bool wholeRows = false);
 

@@ -492,13 +492,14 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
       gemm.setAtomAttr(StringAttr::get(gemm.getContext(), atom->name));
       // Warp-level atoms read shared operands with ldmatrix or descriptors
       // from swizzled buffers.
-      if (atom->kind != MmaAtomKind::kSimtFma)
+      bool warpTiled = atom->lowering && atom->lowering->tilesAccumulatorOverWarps();
+      if (warpTiled)
         for (Value operand : {gemm.getA(), gemm.getB()})
           if (auto alloc = operand.getDefiningOp<AllocSharedOp>())
             alloc.setSwizzled(true);
       bool registersA = cast<BufferType>(gemm.getA().getType()).isFragment();
       MmaLayoutAttr layout;
-      if (atom->kind != MmaAtomKind::kSimtFma) {
+      if (warpTiled) {
         bool wholeRows = registersA || wholeRowGroups.contains(leaderOf(gemm.getC()));
         std::optional<WarpTiling> tiling =
             chooseWarpTiling(*atom, gemm.getM(), gemm.getN(), threads, wholeRows);

@@ -29,6 +29,7 @@ class SimtFmaLowering final : public MmaAtomLowering {
 public:
   LogicalResult lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
                           const MmaAtom &atom) const override;
+  bool tilesAccumulatorOverWarps() const override { return false; }
 };
 
 LogicalResult SimtFmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
@@ -71,8 +72,7 @@ const MmaAtom &getSimtFmaAtom() {
   static const lowering::SimtFmaLowering lowering;
   static const MmaAtom *atom = [] {
     // Every input type (TF32 computed as exact f32) and accumulator.
-    auto *simt = new MmaAtom{MmaAtomKind::kSimtFma,
-                             "SIMT_1x1x1_F32F32F32F32",
+    auto *simt = new MmaAtom{"SIMT_1x1x1_F32F32F32F32",
                              1,
                              1,
                              1,

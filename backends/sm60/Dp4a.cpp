@@ -34,6 +34,7 @@ class Dp4aLowering final : public MmaAtomLowering {
 public:
   LogicalResult lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
                           const MmaAtom &atom) const override;
+  bool tilesAccumulatorOverWarps() const override { return false; }
 };
 
 /// Bytes k..k+3 of row or column `index` of a shared operand as a
@@ -85,8 +86,8 @@ const std::vector<MmaAtom> &getSm61Dp4aAtoms() {
   static const lowering::Dp4aLowering lowering;
   static const std::vector<MmaAtom> *atoms = [] {
     auto *list = new std::vector<MmaAtom>{
-        {MmaAtomKind::kSimtFma, "SM61_DP4A_1x1x4_S32S8S8S32", 1, 1, 4, {"s8"}, 1},
-        {MmaAtomKind::kSimtFma, "SM61_DP4A_1x1x4_S32U8U8S32", 1, 1, 4, {"u8"}, 1},
+        {"SM61_DP4A_1x1x4_S32S8S8S32", 1, 1, 4, {"s8"}, 1},
+        {"SM61_DP4A_1x1x4_S32U8U8S32", 1, 1, 4, {"u8"}, 1},
     };
     for (MmaAtom &atom : *list) {
       atom.accumulatorTypes = {"s32"};

@@ -16,8 +16,8 @@ namespace tessera {
 
 /// dp4a.s32.s32 and dp4a.u32.u32 (PTX ISA, integer arithmetic: dp4a;
 /// sm_61+): per thread and accumulator element, the dot product of four bytes of A and four of
-/// B along K added to an i32 (wrapping). Per-thread atoms (kind kSimtFma:
-/// the SIMT accumulator distribution, operands from shared memory) of
+/// B along K added to an i32 (wrapping). Per-thread atoms (the SIMT
+/// accumulator distribution, operands from shared memory) of
 /// shape 1 x 1 x 4, in order of preference: SM61_DP4A_1x1x4_S32S8S8S32,
 /// SM61_DP4A_1x1x4_S32U8U8S32.
 const std::vector<MmaAtom> &getSm61Dp4aAtoms();

@@ -109,6 +109,10 @@ public:
   explicit QuadpairMmaLowering(bool halfAccumulators) : halfAccumulators_(halfAccumulators) {}
   LogicalResult lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
                           const MmaAtom &atom) const override;
+  std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
+                                             int64_t threads, bool wholeRows) const override {
+    return chooseWarpGridTiling(atom, m, n, threads, wholeRows);
+  }
 
 private:
   /// The accumulators of an 8 x 8 block (slots `base`..`base` + 7 of C,
@@ -243,7 +247,7 @@ const MmaAtom &getSm70QuadpairAtom() {
   static const lowering::QuadpairMmaLowering lowering(/*halfAccumulators=*/false);
   static const MmaAtom *atom = [] {
     auto *quadpair =
-        new MmaAtom{MmaAtomKind::kQuadpairMma, "SM70_8x8x4_F32F16F16F32", 8, 8, 4, {"f16"}, 32};
+        new MmaAtom{"SM70_8x8x4_F32F16F16F32", 8, 8, 4, {"f16"}, 32};
     quadpair->warpM = quadpair->warpN = 16;
     quadpair->accumulatorTypes = {"f32", "f16"};
     quadpair->lowering = &lowering;
@@ -256,7 +260,7 @@ const MmaAtom &getSm70QuadpairF16Atom() {
   static const lowering::QuadpairMmaLowering lowering(/*halfAccumulators=*/true);
   static const MmaAtom *atom = [] {
     auto *quadpair =
-        new MmaAtom{MmaAtomKind::kQuadpairMma, "SM70_8x8x4_F16F16F16F16", 8, 8, 4, {"f16"}, 32};
+        new MmaAtom{"SM70_8x8x4_F16F16F16F16", 8, 8, 4, {"f16"}, 32};
     quadpair->warpM = quadpair->warpN = 16;
     quadpair->accumulatorTypes = {"f16"};
     quadpair->lowering = &lowering;

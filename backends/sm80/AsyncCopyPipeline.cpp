@@ -58,7 +58,7 @@ public:
                 const PipelineLoopPlan &plan)
       : kl(kernel), b(kernel.builder()), loc(kernel.loc()), copies(kernel), loop(loop),
         count(count), ahead(plan.ahead), stages(plan.stages), asyncMma(plan.asyncMma),
-        bodyUsesLdmatrix(plan.bodyUsesLdmatrix), inFlight(plan.inFlight),
+        firstGemmDefersCopies(plan.firstGemmDefersCopies), inFlight(plan.inFlight),
         distance(plan.stages - 1 - plan.inFlight) {}
 
   LogicalResult emit();
@@ -83,7 +83,7 @@ private:
   Value count;
   const llvm::SmallPtrSetImpl<Operation *> &ahead;
   int64_t stages;
-  bool asyncMma, bodyUsesLdmatrix;
+  bool asyncMma, firstGemmDefersCopies;
   int64_t inFlight, distance;
   /// The source dimensions each ahead copy's iteration moves, and whether
   /// any copy has others (a tile that may sit on an edge).
@@ -157,7 +157,7 @@ void AsyncCopyLoop::choosePrefetchGemm() {
   // fragments load right after the barrier that makes its stage visible,
   // placed before this iteration's last k-step, whose MMAs hide the loads'
   // latency (and the barrier's wait); step 0 then starts on registers.
-  if (asyncMma || !bodyUsesLdmatrix)
+  if (asyncMma || !firstGemmDefersCopies)
     return;
   int64_t gemms = 0;
   bool plain = true;
@@ -261,7 +261,7 @@ LogicalResult AsyncCopyLoop::emitIteration(Value k, Copies mode) {
   // instead of stalling the first MMA. (Prefetching, step 0's fragments are
   // already in registers: FragmentPrefetch::copiesFirst says where they go.)
   Value next = kl.add(k, kl.cst(distance));
-  if (!asyncMma && bodyUsesLdmatrix)
+  if (!asyncMma && firstGemmDefersCopies)
     kl.deferCopies([this, next, mode] { issue(next, mode); });
   else
     issue(next, mode);

@@ -28,6 +28,13 @@ class DmmaLowering final : public MmaAtomLowering {
 public:
   LogicalResult lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
                           const MmaAtom &atom) const override;
+  std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
+                                             int64_t threads, bool wholeRows) const override {
+    return chooseWarpGridTiling(atom, m, n, threads, wholeRows);
+  }
+  /// A cp.async loop issues its next copies after this gemm (the lowering
+  /// leaves issueDeferredCopies to the strategy, after the body).
+  bool defersLoopCopies() const override { return true; }
 };
 
 LogicalResult DmmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
@@ -94,7 +101,7 @@ const MmaAtom &getSm80DmmaAtom() {
     // One m16n8 accumulator tile per step (two m8n8k4 instructions); any
     // operand order (scalar shared loads).
     auto *dmma = new MmaAtom{
-        MmaAtomKind::kWarpMma, "SM80_8x8x4_F64F64F64F64_TN", 16, 8, 4, {"f64"}, 32};
+        "SM80_8x8x4_F64F64F64F64_TN", 16, 8, 4, {"f64"}, 32};
     dmma->accumulatorTypes = {"f64"};
     dmma->lowering = &lowering;
     return dmma;

@@ -33,6 +33,12 @@ class MmaSyncLowering final : public MmaAtomLowering {
 public:
   LogicalResult lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
                           const MmaAtom &atom) const override;
+  std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
+                                             int64_t threads, bool wholeRows) const override {
+    return chooseWarpGridTiling(atom, m, n, threads, wholeRows);
+  }
+  /// ldmatrix loads go before the loop's next copies (issueDeferredCopies).
+  bool defersLoopCopies() const override { return true; }
   bool canPrefetchFragments() const override { return true; }
   MmaFragments loadFragments(GemmLoweringContext &ctx, tile::GemmOp gemm,
                              int64_t ks) const override;
@@ -255,14 +261,13 @@ SmallVector<Value> fragmentARegisters(GemmLoweringContext &ctx, const BufferInfo
 const std::vector<MmaAtom> &getSm80MmaSyncAtoms() {
   static const lowering::MmaSyncLowering lowering;
   static const auto *atoms = [] {
-    constexpr MmaAtomKind kWarp = MmaAtomKind::kWarpMma;
     auto *list = new std::vector<MmaAtom>{
-        {kWarp, "SM80_16x8x16_F32F16F16F32_TN", 16, 8, 16, {"f16"}, 32},
-        {kWarp, "SM80_16x8x16_F32BF16BF16F32_TN", 16, 8, 16, {"bf16"}, 32},
-        {kWarp, "SM80_16x8x16_F16F16F16F16_TN", 16, 8, 16, {"f16"}, 32},
-        {kWarp, "SM80_16x8x8_F32TF32TF32F32_TN", 16, 8, 8, {"tf32"}, 32},
-        {kWarp, "SM80_16x8x32_S32S8S8S32_TN", 16, 8, 32, {"s8"}, 32},
-        {kWarp, "SM80_16x8x32_S32U8U8S32_TN", 16, 8, 32, {"u8"}, 32},
+        {"SM80_16x8x16_F32F16F16F32_TN", 16, 8, 16, {"f16"}, 32},
+        {"SM80_16x8x16_F32BF16BF16F32_TN", 16, 8, 16, {"bf16"}, 32},
+        {"SM80_16x8x16_F16F16F16F16_TN", 16, 8, 16, {"f16"}, 32},
+        {"SM80_16x8x8_F32TF32TF32F32_TN", 16, 8, 8, {"tf32"}, 32},
+        {"SM80_16x8x32_S32S8S8S32_TN", 16, 8, 32, {"s8"}, 32},
+        {"SM80_16x8x32_S32U8U8S32_TN", 16, 8, 32, {"u8"}, 32},
     };
     (*list)[2].accumulatorTypes = {"f16"};
     (*list)[4].accumulatorTypes = (*list)[5].accumulatorTypes = {"s32"};
@@ -286,10 +291,9 @@ const std::vector<MmaAtom> &getSm89Fp8MmaAtoms() {
     // The same lowering as the other mma.sync atoms: FP8's registers are
     // s8's (ldmatrix moves 32 bytes of K per step), both operands K-major.
     const lowering::MmaAtomLowering *lowering = getSm80MmaSyncAtoms().front().lowering;
-    constexpr MmaAtomKind kWarp = MmaAtomKind::kWarpMma;
     auto *list = new std::vector<MmaAtom>{
-        {kWarp, "SM89_16x8x32_F32E4M3E4M3F32_TN", 16, 8, 32, {"e4m3"}, 32},
-        {kWarp, "SM89_16x8x32_F32E5M2E5M2F32_TN", 16, 8, 32, {"e5m2"}, 32},
+        {"SM89_16x8x32_F32E4M3E4M3F32_TN", 16, 8, 32, {"e4m3"}, 32},
+        {"SM89_16x8x32_F32E5M2E5M2F32_TN", 16, 8, 32, {"e5m2"}, 32},
     };
     for (MmaAtom &atom : *list) {
       atom.kMajorOnly = true;

@@ -16,6 +16,7 @@
 
 #include "backends/NvvmOps.h"
 #include "backends/sm80/MmaSync.h"
+#include "lowering/TileQueries.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -33,7 +34,40 @@ class WgmmaLowering final : public MmaAtomLowering {
 public:
   LogicalResult lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
                           const MmaAtom &atom) const override;
+  /// Warpgroups stacked along M, each one m64nN instruction wide, or two
+  /// (128 rows: each warp then holds two m16 tiles, see lowerGemm).
+  std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
+                                             int64_t threads, bool wholeRows) const override {
+    int64_t warpgroups = threads / 128;
+    if ((m != 64 * warpgroups && m != 128 * warpgroups) || n % atom.n != 0 || n > atom.maxN)
+      return std::nullopt;
+    return WarpTiling{4 * warpgroups, 1, 16, 8};
+  }
+  std::string whyIllegal(const MmaAtom &atom, tile::GemmOp gemm, int64_t threads) const override;
 };
+
+std::string WgmmaLowering::whyIllegal(const MmaAtom &atom, tile::GemmOp gemm,
+                                      int64_t threads) const {
+  int64_t warpgroups = threads / 128;
+  if (gemm.getM() != 64 * warpgroups && gemm.getM() != 128 * warpgroups)
+    return atom.name + " needs 64 or 128 rows of the tile per warpgroup (tile M " +
+           std::to_string(gemm.getM()) + ", " + std::to_string(warpgroups) + " warpgroups)";
+  if (gemm.getM() == 128 * warpgroups && gemm.getTransposeA())
+    return atom.name + " takes 128 rows per warpgroup only with A not transposed (tile M " +
+           std::to_string(gemm.getM()) + ", " + std::to_string(warpgroups) + " warpgroups)";
+  if (gemm.getN() > atom.maxN)
+    return atom.name + " takes N up to " + std::to_string(atom.maxN) + " (tile N " +
+           std::to_string(gemm.getN()) + ")";
+  // Descriptors describe swizzled 32-, 64- or 128-byte rows.
+  for (Value operand : {gemm.getA(), gemm.getB()}) {
+    auto type = cast<tile::BufferType>(operand.getType());
+    if (type.isShared() && getSharedSwizzle(type).rowBytes == 0)
+      return atom.name + " needs shared rows of 32, 64 or a multiple of 128 bytes (" +
+             std::to_string(type.getShape()[1] * tile::getElementBytes(type.getElementType())) +
+             " here)";
+  }
+  return "";
+}
 
 /// The 64-bit wgmma matrix descriptors of `steps` operand tiles of
 /// `buffer`, the first starting at (row, col) (`row` a multiple of 8), each
@@ -322,22 +356,21 @@ LogicalResult WgmmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp ge
 const std::vector<MmaAtom> &getSm90WgmmaAtoms() {
   static const lowering::WgmmaLowering lowering;
   static const auto *atoms = [] {
-    constexpr MmaAtomKind kWgmma = MmaAtomKind::kWarpgroupMma;
     auto *list = new std::vector<MmaAtom>{
-        {kWgmma, "SM90_64xNx16_F32F16F16F32_SS", 64, 8, 16, {"f16"}, 128},
-        {kWgmma, "SM90_64xNx16_F32BF16BF16F32_SS", 64, 8, 16, {"bf16"}, 128},
-        {kWgmma, "SM90_64xNx16_F32F16F16F32_RS", 64, 8, 16, {"f16"}, 128},
-        {kWgmma, "SM90_64xNx16_F32BF16BF16F32_RS", 64, 8, 16, {"bf16"}, 128},
-        {kWgmma, "SM90_64xNx16_F16F16F16F16_SS", 64, 8, 16, {"f16"}, 128},
-        {kWgmma, "SM90_64xNx16_F16F16F16F16_RS", 64, 8, 16, {"f16"}, 128},
-        {kWgmma, "SM90_64xNx32_F32E4M3E4M3F32_SS", 64, 8, 32, {"e4m3"}, 128},
-        {kWgmma, "SM90_64xNx32_F32E5M2E5M2F32_SS", 64, 8, 32, {"e5m2"}, 128},
-        {kWgmma, "SM90_64xNx32_F16E4M3E4M3F16_SS", 64, 8, 32, {"e4m3"}, 128},
-        {kWgmma, "SM90_64xNx32_F16E5M2E5M2F16_SS", 64, 8, 32, {"e5m2"}, 128},
-        {kWgmma, "SM90_64xNx8_F32TF32TF32F32_SS", 64, 8, 8, {"tf32"}, 128},
+        {"SM90_64xNx16_F32F16F16F32_SS", 64, 8, 16, {"f16"}, 128},
+        {"SM90_64xNx16_F32BF16BF16F32_SS", 64, 8, 16, {"bf16"}, 128},
+        {"SM90_64xNx16_F32F16F16F32_RS", 64, 8, 16, {"f16"}, 128},
+        {"SM90_64xNx16_F32BF16BF16F32_RS", 64, 8, 16, {"bf16"}, 128},
+        {"SM90_64xNx16_F16F16F16F16_SS", 64, 8, 16, {"f16"}, 128},
+        {"SM90_64xNx16_F16F16F16F16_RS", 64, 8, 16, {"f16"}, 128},
+        {"SM90_64xNx32_F32E4M3E4M3F32_SS", 64, 8, 32, {"e4m3"}, 128},
+        {"SM90_64xNx32_F32E5M2E5M2F32_SS", 64, 8, 32, {"e5m2"}, 128},
+        {"SM90_64xNx32_F16E4M3E4M3F16_SS", 64, 8, 32, {"e4m3"}, 128},
+        {"SM90_64xNx32_F16E5M2E5M2F16_SS", 64, 8, 32, {"e5m2"}, 128},
+        {"SM90_64xNx8_F32TF32TF32F32_SS", 64, 8, 8, {"tf32"}, 128},
         // Integer wgmma takes N of 8, 16, 24 and multiples of 16 to 256.
-        {kWgmma, "SM90_64xNx32_S32S8S8S32_SS", 64, 16, 32, {"s8"}, 128},
-        {kWgmma, "SM90_64xNx32_S32U8U8S32_SS", 64, 16, 32, {"u8"}, 128},
+        {"SM90_64xNx32_S32S8S8S32_SS", 64, 16, 32, {"s8"}, 128},
+        {"SM90_64xNx32_S32U8U8S32_SS", 64, 16, 32, {"u8"}, 128},
     };
     for (MmaAtom &atom : *list) {
       atom.maxN = 256;

@@ -44,6 +44,7 @@ using lowering::GemmLoweringContext;
 /// elements, acc = fma(a[k+1], b[k+1], fma(a[k], b[k], acc)).
 class PairedFmaLowering final : public lowering::MmaAtomLowering {
 public:
+  bool tilesAccumulatorOverWarps() const override { return false; }
   LogicalResult lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
                           const MmaAtom &atom) const override {
     OpBuilder &builder = ctx.builder();
@@ -150,7 +151,7 @@ public:
   }
   std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
     static const PairedFmaLowering lowering;
-    MmaAtom paired{MmaAtomKind::kSimtFma, "TEST_SM75_SIMT_1x1x2_F32", 1, 1, 2,
+    MmaAtom paired{"TEST_SM75_SIMT_1x1x2_F32", 1, 1, 2,
                    {"f16", "bf16", "f32"}, 1};
     paired.lowering = &lowering;
     return {paired, getSimtFmaAtom()};
