@@ -72,8 +72,7 @@ KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
       std::optional<MmaAtom> atom = findMmaAtom(gemm, backend_, cc_, kernel_.getThreads());
       plan.asyncMma |= atom && atom->readsSharedAsync;
       if (firstGemm)
-        plan.firstGemmDefersCopies = atom && atom->lowering &&
-                                     atom->lowering->defersLoopCopies() &&
+        plan.firstGemmDefersCopies = atom && atom->lowering && atom->lowering->defersLoopCopies() &&
                                      cast<BufferType>(gemm.getA().getType()).isShared();
       firstGemm = false;
       keepInFlight &= !cast<BufferType>(gemm.getA().getType()).isFragment();

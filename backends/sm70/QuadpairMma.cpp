@@ -246,8 +246,7 @@ LogicalResult QuadpairMmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::Gem
 const MmaAtom &getSm70QuadpairAtom() {
   static const lowering::QuadpairMmaLowering lowering(/*halfAccumulators=*/false);
   static const MmaAtom *atom = [] {
-    auto *quadpair =
-        new MmaAtom{"SM70_8x8x4_F32F16F16F32", 8, 8, 4, {"f16"}, 32};
+    auto *quadpair = new MmaAtom{"SM70_8x8x4_F32F16F16F32", 8, 8, 4, {"f16"}, 32};
     quadpair->warpM = quadpair->warpN = 16;
     quadpair->accumulatorTypes = {"f32", "f16"};
     quadpair->lowering = &lowering;
@@ -259,8 +258,7 @@ const MmaAtom &getSm70QuadpairAtom() {
 const MmaAtom &getSm70QuadpairF16Atom() {
   static const lowering::QuadpairMmaLowering lowering(/*halfAccumulators=*/true);
   static const MmaAtom *atom = [] {
-    auto *quadpair =
-        new MmaAtom{"SM70_8x8x4_F16F16F16F16", 8, 8, 4, {"f16"}, 32};
+    auto *quadpair = new MmaAtom{"SM70_8x8x4_F16F16F16F16", 8, 8, 4, {"f16"}, 32};
     quadpair->warpM = quadpair->warpN = 16;
     quadpair->accumulatorTypes = {"f16"};
     quadpair->lowering = &lowering;

@@ -100,8 +100,7 @@ const MmaAtom &getSm80DmmaAtom() {
   static const MmaAtom *atom = [] {
     // One m16n8 accumulator tile per step (two m8n8k4 instructions); any
     // operand order (scalar shared loads).
-    auto *dmma = new MmaAtom{
-        "SM80_8x8x4_F64F64F64F64_TN", 16, 8, 4, {"f64"}, 32};
+    auto *dmma = new MmaAtom{"SM80_8x8x4_F64F64F64F64_TN", 16, 8, 4, {"f64"}, 32};
     dmma->accumulatorTypes = {"f64"};
     dmma->lowering = &lowering;
     return dmma;

@@ -79,8 +79,8 @@ std::string TmaWarpSpecializedPipeline::parseSchedule(DictionaryAttr entries,
   int64_t turnCount = turns ? cast<IntegerAttr>(turns).getInt() : 0;
   if (turnCount != 0 && (!overlap || turnCount != possible.warpgroupTurns))
     return "schedule has " + std::to_string(turnCount) +
-           " warpgroups take turns; this loop can take " +
-           std::to_string(possible.warpgroupTurns) + " (0: none), with mma_overlap";
+           " warpgroups take turns; this loop can take " + std::to_string(possible.warpgroupTurns) +
+           " (0: none), with mma_overlap";
   auto params = std::make_shared<WarpSpecializedParams>();
   params->pingPong = pingPong != nullptr;
   params->multicastBlocks = blocks;

@@ -13,6 +13,7 @@
 #include "backends/PipelineLoweringContext.h"
 #include "backends/PipelineStrategy.h"
 #include "backends/sm90/StageRing.h"
+#include "backends/sm90/TmaWarpSpecialized.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
@@ -40,8 +41,7 @@ public:
       : kl(kernel), b(kernel.builder()), loc(kernel.loc()), loop(loop), count(count),
         ahead(plan.ahead), stages(plan.stages), inFlight(plan.inFlight),
         mmaOverlap(warpSpecializedParams(plan).mmaOverlap),
-        turns(warpSpecializedParams(plan).warpgroupTurns),
-        barrierOffset(kernel.mbarrierOffset()) {
+        turns(warpSpecializedParams(plan).warpgroupTurns), barrierOffset(kernel.mbarrierOffset()) {
     // Under the ping-pong schedule two tiles' consumers (tile slots 0 and
     // 1), `threads` each, share the ring of stages: the producer fills tile
     // 0's iterations, then tile 1's; slot 1 starts its loop when slot 0 has

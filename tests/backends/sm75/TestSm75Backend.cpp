@@ -151,8 +151,7 @@ public:
   }
   std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
     static const PairedFmaLowering lowering;
-    MmaAtom paired{"TEST_SM75_SIMT_1x1x2_F32", 1, 1, 2,
-                   {"f16", "bf16", "f32"}, 1};
+    MmaAtom paired{"TEST_SM75_SIMT_1x1x2_F32", 1, 1, 2, {"f16", "bf16", "f32"}, 1};
     paired.lowering = &lowering;
     return {paired, getSimtFmaAtom()};
   }
