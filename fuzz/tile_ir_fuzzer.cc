@@ -3,7 +3,7 @@
 // This file implements a libFuzzer target: the input is tile dialect text.
 // It is parsed in a context with every Tessera dialect, verified, and
 // compiled to PTX for each of the four targets (sm_60, sm_70, sm_80,
-// sm_90a) through the compiler driver (backends/Compiler.h). Errors are
+// sm_90a) through the compiler driver (driver/Compiler.h). Errors are
 // expected and swallowed; a crash, an assertion, a sanitizer report or an
 // LLVM fatal error (which exits) is a finding.
 //
@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "backends/Compiler.h"
+#include "driver/Compiler.h"
 #include "backends/common/Dialects.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"

@@ -14,10 +14,10 @@
 
 #include <functional>
 
-#include "backends/AtomLowering.h"
-#include "backends/Backend.h"
-#include "backends/PipelineLoweringContext.h"
-#include "backends/PipelineStrategy.h"
+#include "contract/AtomLowering.h"
+#include "contract/Backend.h"
+#include "contract/PipelineLoweringContext.h"
+#include "contract/PipelineStrategy.h"
 #include "lowering/TileQueries.h"
 #include "llvm/ADT/ScopeExit.h"
 
@@ -42,9 +42,9 @@ constexpr llvm::StringLiteral kGpuModuleName = "tessera_kernels";
 constexpr int64_t kMaxDivisor = 1 << 20;
 
 /// Lowers one tile.kernel to a gpu.func. Lends its services to the MMA
-/// atoms' lowerings (GemmLoweringContext, backends/AtomLowering.h) and to
+/// atoms' lowerings (GemmLoweringContext, contract/AtomLowering.h) and to
 /// the pipelining strategies (PipelineLoweringContext,
-/// backends/PipelineLoweringContext.h); its state is private.
+/// contract/PipelineLoweringContext.h); its state is private.
 class KernelLowering final : public PipelineLoweringContext {
 public:
   KernelLowering(KernelOp kernel, const Backend &backend, const ComputeCapability &cc)
@@ -135,7 +135,7 @@ public:
                                       llvm::function_ref<LogicalResult()> body) override;
 
   // Everything below is the lowering's state and helpers. The pipelining
-  // strategies of the backends (backends/PipelineStrategy.h) drive the
+  // strategies of the backends (contract/PipelineStrategy.h) drive the
   // lowering through them, so they are public: this class is the lowering
   // library the shared passes and the backends both build on.
 
@@ -313,7 +313,7 @@ public:
   void forEachQuadpairOwned(ArrayRef<int64_t> shape, MmaLayoutAttr mma,
                             llvm::function_ref<void(const Chunk &)> body);
   /// Fences the first `regs` slots of a fragment (fenceValues,
-  /// backends/AtomLowering.h) in place.
+  /// contract/AtomLowering.h) in place.
   void fenceRegisters(Value fragment, int64_t regs) override;
   LogicalResult lowerReduce(ReduceOp reduce);
   /// A reduction of an MMA-layout fragment into the row slice of its layout
@@ -431,7 +431,7 @@ public:
   /// Hands `loop` to the strategy its schedule names (schedules_).
   LogicalResult lowerPipelinedStrategy(PipelinedOp loop);
   /// What planning finds out about a pipelined loop from the tile IR
-  /// (backends/PipelineStrategy.h): the staged copies, the stages, the MMA
+  /// (contract/PipelineStrategy.h): the staged copies, the stages, the MMA
   /// groups that may stay in flight. The schedule attribute then decides.
   using PipelinePlan = PipelineLoopPlan;
   PipelinePlan planPipelined(PipelinedOp loop);

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/KernelLowering.h"
-#include "backends/ElementConversion.h"
+#include "contract/ElementConversion.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

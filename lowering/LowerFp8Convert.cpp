@@ -2,13 +2,13 @@
 //
 // tile.cast to FP8 with saturation where the target converts in hardware:
 // one cvt.rn.satfinite.{e4m3,e5m2}x2.f32 per element (the integer encoding
-// of backends/ElementConversion.cpp takes about 20 instructions per
+// of contract/ElementConversion.cpp takes about 20 instructions per
 // element, most of the FP8 GEMM's epilogue).
 //
 //===----------------------------------------------------------------------===//
 
 #include "lowering/KernelLowering.h"
-#include "backends/ElementConversion.h"
+#include "contract/ElementConversion.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"

@@ -3,7 +3,7 @@
 // tile.gemm is lowered by its atom: the selected atom's lowering
 // (MmaAtom::lowering) lives in the backend that introduced the instruction
 // and emits the gemm through the services this kernel lowering lends it
-// (GemmLoweringContext, backends/AtomLowering.h).
+// (GemmLoweringContext, contract/AtomLowering.h).
 //
 //===----------------------------------------------------------------------===//
 

@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/KernelLowering.h"
-#include "backends/ElementConversion.h"
-#include "backends/NvvmOps.h"
+#include "contract/ElementConversion.h"
+#include "contract/NvvmOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -3,7 +3,7 @@
 // tile.pipelined loops: what planning finds out about a loop from the tile
 // IR (planPipelined), the schedule tile-plan-pipelines chose for it
 // (readSchedule), and the hand-off to the strategy it names, which the
-// backend provides (backends/PipelineStrategy.h). What strategies share:
+// backend provides (contract/PipelineStrategy.h). What strategies share:
 // mapping an iteration, lowering the body on a stage, moving a tile
 // through registers. Stream-K's exchange of partials is in LowerStreamK.cpp.
 //
@@ -11,8 +11,8 @@
 
 #include "lowering/KernelLowering.h"
 
-#include "backends/ElementConversion.h"
-#include "backends/NvvmOps.h"
+#include "contract/ElementConversion.h"
+#include "contract/NvvmOps.h"
 #include "llvm/ADT/ScopeExit.h"
 
 #include <functional>

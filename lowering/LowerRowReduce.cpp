@@ -19,7 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/KernelLowering.h"
-#include "backends/ElementConversion.h"
+#include "contract/ElementConversion.h"
 
 using namespace mlir;
 using namespace tessera;

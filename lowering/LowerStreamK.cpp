@@ -9,7 +9,7 @@
 
 #include "lowering/KernelLowering.h"
 
-#include "backends/NvvmOps.h"
+#include "contract/NvvmOps.h"
 #include "llvm/ADT/ScopeExit.h"
 
 #include <functional>

@@ -10,8 +10,8 @@
 #ifndef TESSERA_LOWERING_TILEQUERIES_H
 #define TESSERA_LOWERING_TILEQUERIES_H
 
-#include "backends/AtomLowering.h"
-#include "backends/Backend.h"
+#include "contract/AtomLowering.h"
+#include "contract/Backend.h"
 #include "ir/TileDialect.h"
 
 namespace tessera {
@@ -35,7 +35,7 @@ std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64
 int64_t rowSliceSlots(int64_t rows, tile::MmaLayoutAttr mma);
 llvm::SmallVector<int32_t> rowSliceLaneMasks(tile::MmaLayoutAttr mma);
 
-/// The swizzle of a shared buffer of `type` (SharedSwizzle, backends/AtomLowering.h).
+/// The swizzle of a shared buffer of `type` (SharedSwizzle, contract/AtomLowering.h).
 SharedSwizzle getSharedSwizzle(tile::BufferType type);
 
 /// Selects the MMA atom for `gemm` from the backend's preference list: a

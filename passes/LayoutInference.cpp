@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "backends/Backend.h"
+#include "contract/Backend.h"
 #include "lowering/TileQueries.h"
 #include "passes/Passes.h"
 #include "passes/RowSlices.h"

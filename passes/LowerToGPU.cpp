@@ -9,7 +9,7 @@
 
 #include "passes/Passes.h"
 
-#include "backends/NvvmOps.h"
+#include "contract/NvvmOps.h"
 #include "lowering/KernelLowering.h"
 
 namespace tessera {

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "backends/Backend.h"
+#include "contract/Backend.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "backends/Compiler.h"
+#include "driver/Compiler.h"
 #include "backends/common/Dialects.h"
 #include "runtime/bundle.h"
 

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "backends/Compiler.h"
+#include "driver/Compiler.h"
 #include "backends/common/Dialects.h"
 
 #include "mlir/IR/DialectRegistry.h"

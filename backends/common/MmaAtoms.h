@@ -9,7 +9,7 @@
 #ifndef TESSERA_BACKENDS_COMMON_MMAATOMS_H
 #define TESSERA_BACKENDS_COMMON_MMAATOMS_H
 
-#include "backends/Backend.h"
+#include "contract/Backend.h"
 
 namespace tessera {
 

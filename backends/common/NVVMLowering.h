@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "backends/Backend.h"
+#include "contract/Backend.h"
 #include "mlir/Support/LLVM.h"
 
 namespace llvm {

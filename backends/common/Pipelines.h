@@ -9,7 +9,7 @@
 #ifndef TESSERA_BACKENDS_COMMON_PIPELINES_H
 #define TESSERA_BACKENDS_COMMON_PIPELINES_H
 
-#include "backends/PipelineStrategy.h"
+#include "contract/PipelineStrategy.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 

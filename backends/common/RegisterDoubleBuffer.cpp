@@ -12,7 +12,7 @@
 
 #include "backends/common/Pipelines.h"
 
-#include "backends/PipelineLoweringContext.h"
+#include "contract/PipelineLoweringContext.h"
 
 namespace tessera::common {
 

@@ -11,8 +11,8 @@
 #include "backends/common/MmaAtoms.h"
 #include "backends/common/SimtGemm.h"
 
-#include "backends/AtomLowering.h"
-#include "backends/ElementConversion.h"
+#include "contract/AtomLowering.h"
+#include "contract/ElementConversion.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

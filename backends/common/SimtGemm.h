@@ -11,7 +11,7 @@
 #ifndef TESSERA_BACKENDS_COMMON_SIMTGEMM_H
 #define TESSERA_BACKENDS_COMMON_SIMTGEMM_H
 
-#include "backends/AtomLowering.h"
+#include "contract/AtomLowering.h"
 
 namespace tessera::lowering {
 

@@ -12,8 +12,8 @@
 
 #include "backends/sm60/Dp4a.h"
 
-#include "backends/AtomLowering.h"
-#include "backends/NvvmOps.h"
+#include "contract/AtomLowering.h"
+#include "contract/NvvmOps.h"
 #include "backends/common/SimtGemm.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

@@ -10,7 +10,7 @@
 
 #include <vector>
 
-#include "backends/Backend.h"
+#include "contract/Backend.h"
 
 namespace tessera {
 

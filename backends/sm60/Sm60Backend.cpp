@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "backends/Backend.h"
+#include "contract/Backend.h"
 #include "backends/common/Pipelines.h"
 #include "backends/common/MmaAtoms.h"
 #include "backends/common/NVVMLowering.h"

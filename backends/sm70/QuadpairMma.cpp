@@ -16,8 +16,8 @@
 
 #include <array>
 
-#include "backends/AtomLowering.h"
-#include "backends/NvvmOps.h"
+#include "contract/AtomLowering.h"
+#include "contract/NvvmOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

@@ -7,7 +7,7 @@
 #ifndef TESSERA_BACKENDS_SM70_QUADPAIRMMA_H
 #define TESSERA_BACKENDS_SM70_QUADPAIRMMA_H
 
-#include "backends/Backend.h"
+#include "contract/Backend.h"
 
 namespace tessera {
 

@@ -8,7 +8,7 @@
 #ifndef TESSERA_BACKENDS_SM80_ASYNCCOPY_H
 #define TESSERA_BACKENDS_SM80_ASYNCCOPY_H
 
-#include "backends/PipelineLoweringContext.h"
+#include "contract/PipelineLoweringContext.h"
 
 namespace tessera::sm80 {
 

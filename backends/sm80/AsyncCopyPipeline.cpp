@@ -27,7 +27,7 @@
 
 #include "backends/sm80/AsyncCopyPipeline.h"
 
-#include "backends/NvvmOps.h"
+#include "contract/NvvmOps.h"
 #include "backends/sm80/AsyncCopy.h"
 #include "lowering/TileQueries.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -10,8 +10,8 @@
 #ifndef TESSERA_BACKENDS_SM80_ASYNCCOPYPIPELINE_H
 #define TESSERA_BACKENDS_SM80_ASYNCCOPYPIPELINE_H
 
-#include "backends/PipelineLoweringContext.h"
-#include "backends/PipelineStrategy.h"
+#include "contract/PipelineLoweringContext.h"
+#include "contract/PipelineStrategy.h"
 
 namespace tessera::sm80 {
 

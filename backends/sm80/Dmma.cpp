@@ -12,7 +12,7 @@
 
 #include "backends/sm80/MmaSync.h"
 
-#include "backends/NvvmOps.h"
+#include "contract/NvvmOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 

@@ -15,7 +15,7 @@
 
 #include <string>
 
-#include "backends/NvvmOps.h"
+#include "contract/NvvmOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

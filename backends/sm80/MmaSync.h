@@ -11,8 +11,8 @@
 
 #include <vector>
 
-#include "backends/AtomLowering.h"
-#include "backends/Backend.h"
+#include "contract/AtomLowering.h"
+#include "contract/Backend.h"
 
 namespace tessera {
 

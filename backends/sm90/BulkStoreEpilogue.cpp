@@ -9,8 +9,8 @@
 
 #include "backends/sm90/TmaWarpSpecialized.h"
 
-#include "backends/ElementConversion.h"
-#include "backends/NvvmOps.h"
+#include "contract/ElementConversion.h"
+#include "contract/NvvmOps.h"
 #include "lowering/TileQueries.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -26,7 +26,7 @@
 
 #include "backends/sm90/MmaOverlap.h"
 
-#include "backends/NvvmOps.h"
+#include "contract/NvvmOps.h"
 #include "backends/sm90/WarpSpecializedLoop.h"
 
 #include "lowering/TileQueries.h"

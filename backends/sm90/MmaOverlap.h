@@ -23,7 +23,7 @@
 #ifndef TESSERA_BACKENDS_SM90_MMAOVERLAP_H_
 #define TESSERA_BACKENDS_SM90_MMAOVERLAP_H_
 
-#include "backends/PipelineStrategy.h"
+#include "contract/PipelineStrategy.h"
 #include "ir/TileDialect.h"
 
 #include <string>

@@ -8,7 +8,7 @@
 
 #include "backends/sm90/MmaOverlap.h"
 
-#include "backends/PipelineLoweringContext.h"
+#include "contract/PipelineLoweringContext.h"
 #include "lowering/TileQueries.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

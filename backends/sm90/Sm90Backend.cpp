@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "backends/Backend.h"
+#include "contract/Backend.h"
 #include "backends/common/Pipelines.h"
 #include "backends/sm80/AsyncCopyPipeline.h"
 #include "backends/sm90/TmaWarpSpecialized.h"

@@ -2,7 +2,7 @@
 
 #include "backends/sm90/StageRing.h"
 
-#include "backends/NvvmOps.h"
+#include "contract/NvvmOps.h"
 
 #include <string>
 #include <tuple>

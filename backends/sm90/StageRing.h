@@ -18,7 +18,7 @@
 #ifndef TESSERA_BACKENDS_SM90_STAGERING_H
 #define TESSERA_BACKENDS_SM90_STAGERING_H
 
-#include "backends/PipelineLoweringContext.h"
+#include "contract/PipelineLoweringContext.h"
 
 namespace tessera::sm90 {
 

@@ -14,7 +14,7 @@
 
 #include "backends/sm90/TmaWarpSpecialized.h"
 
-#include "backends/NvvmOps.h"
+#include "contract/NvvmOps.h"
 #include "backends/sm90/StageRing.h"
 #include "backends/sm90/WarpSpecializedLoop.h"
 

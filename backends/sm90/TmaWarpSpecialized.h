@@ -9,8 +9,8 @@
 #ifndef TESSERA_BACKENDS_SM90_TMAWARPSPECIALIZED_H
 #define TESSERA_BACKENDS_SM90_TMAWARPSPECIALIZED_H
 
-#include "backends/PipelineLoweringContext.h"
-#include "backends/PipelineStrategy.h"
+#include "contract/PipelineLoweringContext.h"
+#include "contract/PipelineStrategy.h"
 
 namespace tessera::sm90 {
 

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "backends/NvvmOps.h"
+#include "contract/NvvmOps.h"
 #include "backends/sm90/WarpSpecializedLoop.h"
 
 #include "lowering/TileQueries.h"

@@ -10,8 +10,8 @@
 #ifndef TESSERA_BACKENDS_SM90_WARPSPECIALIZEDLOOP_H_
 #define TESSERA_BACKENDS_SM90_WARPSPECIALIZEDLOOP_H_
 
-#include "backends/PipelineLoweringContext.h"
-#include "backends/PipelineStrategy.h"
+#include "contract/PipelineLoweringContext.h"
+#include "contract/PipelineStrategy.h"
 #include "backends/sm90/StageRing.h"
 #include "backends/sm90/TmaWarpSpecialized.h"
 

@@ -14,7 +14,7 @@
 
 #include <string>
 
-#include "backends/NvvmOps.h"
+#include "contract/NvvmOps.h"
 #include "backends/sm80/MmaSync.h"
 #include "lowering/TileQueries.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

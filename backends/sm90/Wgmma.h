@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "backends/Backend.h"
+#include "contract/Backend.h"
 
 namespace tessera {
 

@@ -11,7 +11,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_format.h"
-#include "backends/Compiler.h"
+#include "driver/Compiler.h"
 #include "examples/workloads/workloads.h"
 #include "runtime/kernel.h"
 

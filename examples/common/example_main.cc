@@ -15,7 +15,7 @@
 #include <map>
 
 #include "absl/strings/str_format.h"
-#include "backends/Compiler.h"
+#include "driver/Compiler.h"
 #include "examples/common/driver.h"
 #include "examples/workloads/workloads.h"
 #include "runtime/bundle.h"

@@ -12,7 +12,7 @@
 
 #include "frontend/Tessera.h"
 
-#include "backends/Compiler.h"
+#include "driver/Compiler.h"
 #include "backends/common/Dialects.h"
 #include "ir/TileDialect.h"
 

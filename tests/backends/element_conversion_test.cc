@@ -1,7 +1,7 @@
 //===- element_conversion_test.cc - FP8 and ui8 conversions, folded -------===//
 //
 // This file checks the integer arithmetic that lowered kernels use to
-// decode and encode FP8 and to convert ui8 (backends/ElementConversion.h)
+// decode and encode FP8 and to convert ui8 (contract/ElementConversion.h)
 // against LLVM's APFloat, without a GPU: each conversion is built on a
 // constant and folded by MLIR's constant folders, which evaluate the same
 // arith ops the GPU runs. Every e4m3 and e5m2 bit pattern decodes exactly;
@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "backends/ElementConversion.h"
+#include "contract/ElementConversion.h"
 #include "gtest/gtest.h"
 #include "llvm/ADT/APFloat.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

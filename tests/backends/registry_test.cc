@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/Backend.h"
-#include "backends/Compiler.h"
+#include "contract/Backend.h"
+#include "driver/Compiler.h"
 #include "backends/common/Dialects.h"
 #include "backends/common/MmaAtoms.h"
 #include "backends/common/Pipelines.h"

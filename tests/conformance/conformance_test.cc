@@ -16,8 +16,8 @@
 #include <cstring>
 #include <string>
 
-#include "backends/Backend.h"
-#include "backends/Compiler.h"
+#include "contract/Backend.h"
+#include "driver/Compiler.h"
 #include "examples/common/driver.h"
 #include "gtest/gtest.h"
 #include "runtime/device.h"

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "backends/Backend.h"
+#include "contract/Backend.h"
 #include "examples/common/example.h"
 #include "runtime/bundle.h"
 #include "runtime/kernel.pb.h"

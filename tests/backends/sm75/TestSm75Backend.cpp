@@ -21,10 +21,10 @@
 
 #include <memory>
 
-#include "backends/AtomLowering.h"
-#include "backends/Backend.h"
-#include "backends/PipelineLoweringContext.h"
-#include "backends/PipelineStrategy.h"
+#include "contract/AtomLowering.h"
+#include "contract/Backend.h"
+#include "contract/PipelineLoweringContext.h"
+#include "contract/PipelineStrategy.h"
 #include "backends/common/MmaAtoms.h"
 #include "backends/common/NVVMLowering.h"
 #include "backends/common/Pipelines.h"

@@ -10,7 +10,7 @@
 
 #include <memory>
 
-#include "backends/Backend.h"
+#include "contract/Backend.h"
 
 namespace tessera::testing {
 

@@ -1,6 +1,6 @@
 //===- register.cc - Adds the test-only Turing backend when linked --------===//
 
-#include "backends/Backend.h"
+#include "contract/Backend.h"
 #include "tests/backends/sm75/TestSm75Backend.h"
 
 namespace tessera::testing {

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "backends/NvvmOps.h"
+#include "contract/NvvmOps.h"
 
 #include <array>
 

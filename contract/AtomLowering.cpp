@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "backends/AtomLowering.h"
+#include "contract/AtomLowering.h"
 
 #include <string>
 

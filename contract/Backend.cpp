@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "backends/Backend.h"
+#include "contract/Backend.h"
 
 #include "ir/TileDialect.h"
 #include "llvm/ADT/STLExtras.h"

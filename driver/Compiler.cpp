@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "backends/Compiler.h"
+#include "driver/Compiler.h"
 
-#include "backends/Backend.h"
+#include "contract/Backend.h"
 #include "backends/common/NVVMLowering.h"
 #include "ir/TileDialect.h"
 #include "passes/Passes.h"

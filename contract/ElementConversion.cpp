@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "backends/ElementConversion.h"
+#include "contract/ElementConversion.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"

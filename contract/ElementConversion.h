@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TESSERA_BACKENDS_ELEMENTCONVERSION_H
-#define TESSERA_BACKENDS_ELEMENTCONVERSION_H
+#ifndef TESSERA_CONTRACT_ELEMENTCONVERSION_H
+#define TESSERA_CONTRACT_ELEMENTCONVERSION_H
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
@@ -41,4 +41,4 @@ mlir::Value storageConstant(mlir::OpBuilder &b, mlir::Location loc, mlir::Type t
 
 } // namespace tessera
 
-#endif // TESSERA_BACKENDS_ELEMENTCONVERSION_H
+#endif // TESSERA_CONTRACT_ELEMENTCONVERSION_H

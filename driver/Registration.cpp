@@ -1,11 +1,11 @@
 //===- Registration.cpp - The one list of built-in backends --------------===//
 //
 // This file is the registration list: adding a backend adds its folder and
-// one declaration and one call here (and its library to backends/BUILD).
+// one declaration and one call here (and its library to driver/BUILD).
 //
 //===----------------------------------------------------------------------===//
 
-#include "backends/Backend.h"
+#include "contract/Backend.h"
 
 namespace tessera {
 

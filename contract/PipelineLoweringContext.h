@@ -1,8 +1,8 @@
 //===- PipelineLoweringContext.h - What lowering lends a strategy -*- C++ -*-===//
 //
 // This file declares the services the shared lowering driver lends a
-// pipelining strategy (backends/PipelineStrategy.h) while it plans and emits
-// one tile.pipelined loop, as GemmLoweringContext (backends/AtomLowering.h)
+// pipelining strategy (contract/PipelineStrategy.h) while it plans and emits
+// one tile.pipelined loop, as GemmLoweringContext (contract/AtomLowering.h)
 // does for an MMA atom: the builder and index helpers, the mapping of tile
 // values to lowered ones, lowering a staged body, copy helpers, shared-memory
 // addressing and reservation, the kernel's schedules (ping-pong, persistent,
@@ -13,16 +13,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TESSERA_BACKENDS_PIPELINELOWERINGCONTEXT_H
-#define TESSERA_BACKENDS_PIPELINELOWERINGCONTEXT_H
+#ifndef TESSERA_CONTRACT_PIPELINELOWERINGCONTEXT_H
+#define TESSERA_CONTRACT_PIPELINELOWERINGCONTEXT_H
 
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <utility>
 
-#include "backends/AtomLowering.h"
-#include "backends/Backend.h"
+#include "contract/AtomLowering.h"
+#include "contract/Backend.h"
 #include "ir/TileDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -320,4 +320,4 @@ public:
 
 } // namespace tessera::lowering
 
-#endif // TESSERA_BACKENDS_PIPELINELOWERINGCONTEXT_H
+#endif // TESSERA_CONTRACT_PIPELINELOWERINGCONTEXT_H

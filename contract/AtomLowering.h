@@ -11,15 +11,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TESSERA_BACKENDS_ATOMLOWERING_H
-#define TESSERA_BACKENDS_ATOMLOWERING_H
+#ifndef TESSERA_CONTRACT_ATOMLOWERING_H
+#define TESSERA_CONTRACT_ATOMLOWERING_H
 
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 
-#include "backends/Backend.h"
+#include "contract/Backend.h"
 #include "ir/TileDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
@@ -286,4 +286,4 @@ llvm::SmallVector<mlir::Value> fenceValues(mlir::OpBuilder &b, mlir::Location lo
 } // namespace lowering
 } // namespace tessera
 
-#endif // TESSERA_BACKENDS_ATOMLOWERING_H
+#endif // TESSERA_CONTRACT_ATOMLOWERING_H

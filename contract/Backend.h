@@ -2,17 +2,17 @@
 //
 // This file declares what a backend plugin is: static capability data for
 // the compute capabilities it serves, the code it owns (its MMA atoms'
-// lowering, backends/AtomLowering.h; its pipelining strategies,
-// backends/PipelineStrategy.h; the tail of the lowering pipeline), and the
+// lowering, contract/AtomLowering.h; its pipelining strategies,
+// contract/PipelineStrategy.h; the tail of the lowering pipeline), and the
 // conformance cases it skips. Shared passes
 // ask a backend questions through this interface and never test its name or
 // number. Adding an architecture means adding one folder under backends/ and
-// one line in backends/Registration.cpp.
+// one line in driver/Registration.cpp.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TESSERA_BACKENDS_BACKEND_H
-#define TESSERA_BACKENDS_BACKEND_H
+#ifndef TESSERA_CONTRACT_BACKEND_H
+#define TESSERA_CONTRACT_BACKEND_H
 
 #include <cstdint>
 #include <memory>
@@ -137,7 +137,7 @@ struct MmaAtom {
   /// staged through shared memory by tile-layout-inference.
   bool aFromShared = true;
   bool aFromRegisters = false;
-  /// The code of the atom's family (backends/AtomLowering.h), in the folder
+  /// The code of the atom's family (contract/AtomLowering.h), in the folder
   /// of the backend that introduced the instruction: it emits a gemm with
   /// the atom and answers for the family's warp tiling, legality and
   /// accumulator layout. Shared passes ask it; they never name the family.
@@ -177,7 +177,7 @@ public:
   /// backend can fall back to (backends/common/MmaAtoms.h).
   virtual std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &cc) const = 0;
   /// Pipelining strategies in order of preference for `cc`
-  /// (backends/PipelineStrategy.h); tile-plan-pipelines gives each
+  /// (contract/PipelineStrategy.h); tile-plan-pipelines gives each
   /// tile.pipelined loop the first that can run it. The last should run any
   /// loop (the in-order strategy of backends/common).
   virtual std::vector<const PipelineStrategy *>
@@ -193,7 +193,7 @@ public:
 /// The set of registered backends.
 class BackendRegistry {
 public:
-  /// The process-wide registry, with every backend of backends/Registration.cpp.
+  /// The process-wide registry, with every backend of driver/Registration.cpp.
   static BackendRegistry &global();
 
   /// Adds a backend. A later backend serving the same capability wins, so a
@@ -239,7 +239,9 @@ inline constexpr llvm::StringLiteral kLoweredClusterXAttr = "tessera.cluster_x";
 /// workspace (a pointer param after the kernel's own, before tensor maps).
 inline constexpr llvm::StringLiteral kLoweredStreamKSlotBytesAttr = "tessera.stream_k_slot_bytes";
 
-/// Registers the built-in backends (sm60, sm70, sm80, sm90): the one list.
+/// Registers the built-in backends (sm60, sm70, sm80, sm90): the one list,
+/// defined by the driver (driver/Registration.cpp); the global registry
+/// calls it once.
 void registerAllBackends(BackendRegistry &registry);
 
 /// The backend and capability named by the `tile.target` attribute of the
@@ -249,4 +251,4 @@ const Backend *getBackendFor(mlir::Operation *op, ComputeCapability *cc);
 
 } // namespace tessera
 
-#endif // TESSERA_BACKENDS_BACKEND_H
+#endif // TESSERA_CONTRACT_BACKEND_H

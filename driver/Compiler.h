@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TESSERA_BACKENDS_COMPILER_H
-#define TESSERA_BACKENDS_COMPILER_H
+#ifndef TESSERA_DRIVER_COMPILER_H
+#define TESSERA_DRIVER_COMPILER_H
 
 #include <optional>
 #include <string>
@@ -124,4 +124,4 @@ void parsePtxasLog(llvm::StringRef log, llvm::StringRef entry, int &registers,
 
 } // namespace tessera::compiler
 
-#endif // TESSERA_BACKENDS_COMPILER_H
+#endif // TESSERA_DRIVER_COMPILER_H

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TESSERA_BACKENDS_NVVMOPS_H
-#define TESSERA_BACKENDS_NVVMOPS_H
+#ifndef TESSERA_CONTRACT_NVVMOPS_H
+#define TESSERA_CONTRACT_NVVMOPS_H
 
 #include <cstdint>
 
@@ -82,4 +82,4 @@ llvm::SmallVector<mlir::Value> mmaSync(mlir::OpBuilder &b, mlir::Location loc, i
 
 } // namespace tessera::lowering
 
-#endif // TESSERA_BACKENDS_NVVMOPS_H
+#endif // TESSERA_CONTRACT_NVVMOPS_H

@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TESSERA_BACKENDS_PIPELINESTRATEGY_H
-#define TESSERA_BACKENDS_PIPELINESTRATEGY_H
+#ifndef TESSERA_CONTRACT_PIPELINESTRATEGY_H
+#define TESSERA_CONTRACT_PIPELINESTRATEGY_H
 
 #include <cstdint>
 #include <memory>
@@ -127,4 +127,4 @@ public:
 
 } // namespace tessera
 
-#endif // TESSERA_BACKENDS_PIPELINESTRATEGY_H
+#endif // TESSERA_CONTRACT_PIPELINESTRATEGY_H
