@@ -47,6 +47,34 @@ ModuleLoad LoadModule(const CudaDriver& driver, const void* image) {
   return load;
 }
 
+/// An architecture-specific target ("sm_90a", "sm_100a") runs on its own
+/// compute capability alone: OK for a portable target or a matching
+/// device, FailedPrecondition naming both otherwise. The driver's own
+/// refusal (a JIT error for an unknown .target) names neither.
+absl::Status CheckArchSpecificTarget(const CudaDriver& driver, absl::string_view target) {
+  if (target.size() < 6 || target.substr(0, 3) != "sm_" || target.back() != 'a')
+    return absl::OkStatus();
+  int wanted = 0;
+  for (char c : target.substr(3, target.size() - 4)) {
+    if (c < '0' || c > '9') return absl::OkStatus();  // validated elsewhere
+    wanted = wanted * 10 + (c - '0');
+  }
+  CUdevice device;
+  TESSERA_RETURN_IF_ERROR(ToStatus(driver.cuCtxGetDevice(&device), "cuCtxGetDevice"));
+  int major = 0, minor = 0;
+  TESSERA_RETURN_IF_ERROR(ToStatus(
+      driver.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
+      "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)"));
+  TESSERA_RETURN_IF_ERROR(ToStatus(
+      driver.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
+      "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)"));
+  if (major * 10 + minor == wanted) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "built for ", target, ", which runs on compute capability ", wanted / 10, ".",
+      wanted % 10, " only; this device is compute capability ", major, ".", minor, " (sm_",
+      major, minor, ")"));
+}
+
 /// True for the results that mean "this cubin is not for this device".
 bool IsWrongBinary(CUresult result) {
   return result == CUDA_ERROR_NO_BINARY_FOR_GPU ||
@@ -66,6 +94,8 @@ absl::StatusOr<LoadedKernel> LoadedKernel::Load(const CompiledKernel& kernel) {
   if (kernel.cubin().empty() && kernel.ptx().empty()) {
     return fail(absl::InvalidArgumentError("has neither cubin nor PTX"));
   }
+  absl::Status runs_here = CheckArchSpecificTarget(*driver, kernel.target());
+  if (!runs_here.ok()) return fail(runs_here);
 
   LoadedKernel loaded;
   loaded.driver_ = driver;

@@ -126,22 +126,23 @@ TEST(ComputeCapability, OnlySm90aItselfIsAtLeastSm90a) {
 // BackendRegistry and the built-in backends
 //===----------------------------------------------------------------------===//
 
-TEST(BackendRegistry, RegistersFourBuiltInBackendsInOrder) {
+TEST(BackendRegistry, RegistersFiveBuiltInBackendsInOrder) {
   BackendRegistry registry = builtInRegistry();
   std::vector<std::string> names;
   for (const auto &backend : registry.getBackends())
     names.push_back(backend->getName().str());
-  EXPECT_THAT(names, ElementsAre("sm60", "sm70", "sm80", "sm90"));
+  EXPECT_THAT(names, ElementsAre("sm60", "sm70", "sm80", "sm90", "sm100"));
 }
 
 TEST(BackendRegistry, EachBackendServesItsFamily) {
   BackendRegistry registry = builtInRegistry();
   const auto &backends = registry.getBackends();
-  ASSERT_EQ(backends.size(), 4u);
+  ASSERT_EQ(backends.size(), 5u);
   EXPECT_THAT(servedNames(*backends[0]), ElementsAre("sm_60", "sm_61", "sm_62"));
   EXPECT_THAT(servedNames(*backends[1]), ElementsAre("sm_70", "sm_72"));
   EXPECT_THAT(servedNames(*backends[2]), ElementsAre("sm_80", "sm_86", "sm_87", "sm_89"));
   EXPECT_THAT(servedNames(*backends[3]), ElementsAre("sm_90", "sm_90a"));
+  EXPECT_THAT(servedNames(*backends[4]), ElementsAre("sm_100", "sm_100a"));
   // Every served capability maps back to the backend that lists it.
   for (const auto &backend : backends)
     for (const ComputeCapability &served : backend->getServedCapabilities())
@@ -155,6 +156,18 @@ TEST(BackendRegistry, PicksSm90ForComputeCapability90) {
   EXPECT_EQ(backend->getName(), "sm90");
   EXPECT_EQ(lookupOrFail(registry, "sm_90a"), backend);
   EXPECT_EQ(lookupOrFail(registry, "90"), backend);
+}
+
+TEST(BackendRegistry, PicksSm100ForBlackwellWithoutWgmma) {
+  BackendRegistry registry = builtInRegistry();
+  const Backend *backend = lookupOrFail(registry, "sm_100a");
+  ASSERT_NE(backend, nullptr);
+  EXPECT_EQ(backend->getName(), "sm100");
+  const TargetCapabilities &caps = backend->getCapabilities(cc(10, 0, true));
+  EXPECT_FALSE(caps.hasWarpgroupMma);  // wgmma is sm_90a's alone
+  EXPECT_TRUE(caps.hasBulkTensorCopy);
+  EXPECT_TRUE(caps.hasAsyncCopy);
+  EXPECT_EQ(caps.ptxFeature, "+ptx86");
 }
 
 TEST(BackendRegistry, PicksSm80ForAmpereAndAda) {
@@ -217,9 +230,10 @@ TEST(BackendRegistry, AnswersFeatureQuestionsPerCapability) {
 TEST(BackendRegistry, ListsWhatIsServedWhenNoBackendServesATarget) {
   BackendRegistry registry = builtInRegistry();
   std::string error;
-  EXPECT_EQ(registry.lookup("sm_100", error), nullptr);
-  EXPECT_EQ(error, "no backend serves target 'sm_100' (served: sm60: sm_60 sm_61 sm_62; "
-                   "sm70: sm_70 sm_72; sm80: sm_80 sm_86 sm_87 sm_89; sm90: sm_90 sm_90a)");
+  EXPECT_EQ(registry.lookup("sm_120", error), nullptr);
+  EXPECT_EQ(error, "no backend serves target 'sm_120' (served: sm60: sm_60 sm_61 sm_62; "
+                   "sm70: sm_70 sm_72; sm80: sm_80 sm_86 sm_87 sm_89; sm90: sm_90 sm_90a; "
+                   "sm100: sm_100 sm_100a)");
   // sm_80a is well formed but no backend lists it.
   EXPECT_EQ(registry.lookup("sm_80a", error), nullptr);
   EXPECT_THAT(error, HasSubstr("no backend serves target 'sm_80a'"));

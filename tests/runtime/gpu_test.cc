@@ -233,6 +233,25 @@ TEST_F(GpuTest, BadPtxReportsTheJitLog) {
   std::printf("%s\n", message.c_str());
 }
 
+TEST_F(GpuTest, ArchSpecificKernelRunsOnItsOwnComputeCapabilityOnly) {
+  // The same PTX, labelled for another architecture-specific target than
+  // the device's: refused before the driver sees it, naming both.
+  const int major = device_->compute_capability_major();
+  const int minor = device_->compute_capability_minor();
+  const std::string other = (major == 10 && minor == 0) ? "sm_90a" : "sm_100a";
+  CompiledKernel spec = VectorAdd();
+  spec.set_target(other);
+  absl::StatusOr<LoadedKernel> refused = LoadedKernel::Load(spec);
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  const std::string message(refused.status().message());
+  EXPECT_THAT(message, HasSubstr("kernel 'vector_add': built for " + other));
+  EXPECT_THAT(message, HasSubstr(absl::StrCat("this device is compute capability ", major, ".",
+                                              minor)));
+  // Labelled for the device's own architecture-specific target, it loads.
+  spec.set_target(absl::StrCat("sm_", major, minor, "a"));
+  EXPECT_TRUE(LoadedKernel::Load(spec).ok());
+}
+
 TEST_F(GpuTest, MissingEntryIsNotFound) {
   CompiledKernel spec = VectorAdd();
   spec.set_entry("no_such_entry");
