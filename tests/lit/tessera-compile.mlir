@@ -18,7 +18,7 @@
 // PIPELINE: error: bad kernel pass pipeline: unknown pass name 'bogus'
 
 // Errors: the message, and no crash report anywhere in the output.
-// RUN: not %tessera-compile %s --target=sm_100 2>&1 | FileCheck %s --check-prefix=UNSERVED \
+// RUN: not %tessera-compile %s --target=sm_120 2>&1 | FileCheck %s --check-prefix=UNSERVED \
 // RUN:   --implicit-check-not="Stack dump" --implicit-check-not="PLEASE submit"
 // RUN: not %tessera-compile %s --target=sm_75 2>&1 | FileCheck %s --check-prefix=TURING \
 // RUN:   --implicit-check-not="Stack dump" --implicit-check-not="PLEASE submit"
@@ -46,7 +46,7 @@
 // EMPTY: empty.mlir:1:1: error: the module holds no tile.kernel
 
 // Exit code 1 exactly (a crash would be 134 or 139).
-// RUN: sh -c '%tessera-compile %s --target=sm_100; echo "exit $?"; \
+// RUN: sh -c '%tessera-compile %s --target=sm_120; echo "exit $?"; \
 // RUN:        %tessera-compile %s --target=foo; echo "exit $?"; \
 // RUN:        %tessera-compile %s --emit=bogus; echo "exit $?"; \
 // RUN:        %tessera-compile %S/Inputs/parse-error.mlir; echo "exit $?"; \
@@ -87,7 +87,7 @@
 // PTX: .visible .entry vector_add(
 // PTX: .maxntid 256, 1, 1
 
-// UNSERVED: tessera-compile.mlir:{{[0-9]+}}:1: error: no backend serves target 'sm_100' (served: sm60: sm_60 sm_61 sm_62; sm70: sm_70 sm_72; sm80: sm_80 sm_86 sm_87 sm_89; sm90: sm_90 sm_90a)
+// UNSERVED: tessera-compile.mlir:{{[0-9]+}}:1: error: no backend serves target 'sm_120' (served: sm60: sm_60 sm_61 sm_62; sm70: sm_70 sm_72; sm80: sm_80 sm_86 sm_87 sm_89; sm90: sm_90 sm_90a; sm100: sm_100 sm_100a)
 // TURING: error: no backend serves target 'sm_75'
 // MALFORMED: error: target 'foo' is not of the form sm_XY or sm_XYa (e.g. sm_80, sm_90a)
 // SHORT: error: target 'sm_9' is not of the form sm_XY or sm_XYa (e.g. sm_80, sm_90a)

@@ -180,8 +180,8 @@ module {
 
 // -----
 
-module attributes {tile.target = #tile.target<"sm_100">} {
-  // expected-error @+1 {{no backend serves target 'sm_100' (served: sm60: sm_60 sm_61 sm_62;}}
+module attributes {tile.target = #tile.target<"sm_120">} {
+  // expected-error @+1 {{no backend serves target 'sm_120' (served: sm60: sm_60 sm_61 sm_62;}}
   tile.kernel @unknown_target() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
   }
 }
