@@ -47,10 +47,14 @@ struct MmaOverlapSplit {
   /// and hold no reduction: nothing there synchronizes the consumers, so
   /// they may run inside a warpgroup's turn.
   bool turnsSafe = false;
+  /// The body holds two gemms (whether or not they split): a reason in
+  /// `why` is then worth a remark.
+  bool twoGemms = false;
 };
 
 /// The split of `loop`'s body (`ahead`: its copies ahead) for the rotated
-/// schedule, or the reason it has none in `why` (and an empty split).
+/// schedule, or the reason it has none in `why` (and a split with no
+/// gemms; `twoGemms` says whether the body had two).
 MmaOverlapSplit splitForMmaOverlap(tile::PipelinedOp loop,
                                    const llvm::SmallPtrSetImpl<mlir::Operation *> &ahead,
                                    std::string &why);

@@ -87,17 +87,19 @@ MmaOverlapSplit splitForMmaOverlap(PipelinedOp loop,
     why = "the body has " + std::to_string(gemms.size()) + " gemms, not 2";
     return {};
   }
+  MmaOverlapSplit twoButNoSplit;
+  twoButNoSplit.twoGemms = true;
   GemmOp first = gemms[0], last = gemms[1];
   if (ops.back() != last.getOperation()) {
     why = "the body's second gemm is not its last op";
-    return {};
+    return twoButNoSplit;
   }
   SmallVector<Accesses> accesses;
   for (Operation *op : ops) {
     std::optional<Accesses> a = accessesOf(*op);
     if (!a) {
       why = "the body holds " + opName(op);
-      return {};
+      return twoButNoSplit;
     }
     accesses.push_back(std::move(*a));
   }
@@ -111,14 +113,14 @@ MmaOverlapSplit splitForMmaOverlap(PipelinedOp loop,
     bool writesAccumulator = accesses[i].writes.contains(accumulator);
     if (writesAccumulator && accesses[i].writes.size() != 1) {
       why = opName(ops[i]) + " writes the second gemm's accumulator and other buffers";
-      return {};
+      return twoButNoSplit;
     }
     part[i] = i + 1 == ops.size() || (writesAccumulator && i != firstAt) ? 1
               : i <= firstAt                                             ? 0
                                                                          : 2;
     if (part[i] == 1 && i <= firstAt) {
       why = opName(ops[i]) + " writes the second gemm's accumulator before the first gemm";
-      return {};
+      return twoButNoSplit;
     }
   }
   bool waited = false;
@@ -130,7 +132,7 @@ MmaOverlapSplit splitForMmaOverlap(PipelinedOp loop,
     // which it keeps in flight until the rest waits for it.
     if (x.reads.contains(accumulator) || x.writes.contains(accumulator)) {
       why = opName(ops[i]) + " uses the second gemm's accumulator";
-      return {};
+      return twoButNoSplit;
     }
     for (size_t d = 0; d < ops.size(); ++d) {
       if (part[d] != 1)
@@ -141,7 +143,7 @@ MmaOverlapSplit splitForMmaOverlap(PipelinedOp loop,
       if (moved && !independent(x, accesses[d])) {
         why = opName(ops[d]) + " cannot run after " + opName(ops[i]) + ", which " +
               (part[i] == 0 ? "the next iteration issues first" : "follows it in the body");
-        return {};
+        return twoButNoSplit;
       }
     }
     if (part[i] == 2 && !waited && x.writes.contains(a)) {
@@ -166,6 +168,7 @@ MmaOverlapSplit splitForMmaOverlap(PipelinedOp loop,
   }
   split.first = first;
   split.last = last;
+  split.twoGemms = true;
   return split;
 }
 

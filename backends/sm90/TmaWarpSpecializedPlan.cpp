@@ -210,7 +210,7 @@ void planMmaOverlap(PipelineLoweringContext &kl, PipelinedOp loop, PipelineLoopP
   std::string why;
   MmaOverlapSplit split = splitForMmaOverlap(loop, plan.ahead, why);
   if (!split.last) {
-    if (why.rfind("the body has", 0) != 0)
+    if (split.twoGemms)
       plan.remarks.push_back("the two gemms do not overlap across iterations: " + why);
     return;
   }
