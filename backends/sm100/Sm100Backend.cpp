@@ -12,7 +12,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "backends/common/MmaAtoms.h"
 #include "backends/common/NVVMLowering.h"
 #include "backends/common/Pipelines.h"
 #include "backends/sm80/AsyncCopyPipeline.h"
@@ -55,12 +54,7 @@ public:
     addCommonNVVMLowering(pm, cc);
   }
   std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
-    std::vector<MmaAtom> atoms = getSm80MmaSyncAtoms();
-    const std::vector<MmaAtom> &fp8 = getSm89Fp8MmaAtoms();
-    atoms.insert(atoms.end(), fp8.begin(), fp8.end());
-    atoms.push_back(getSm80DmmaAtom());
-    atoms.push_back(getSimtFmaAtom());
-    return atoms;
+    return getWarpMmaPreference(/*withFp8=*/true);
   }
   std::vector<const PipelineStrategy *>
   getPipelineStrategies(const ComputeCapability &) const override {

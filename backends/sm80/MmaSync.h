@@ -32,6 +32,11 @@ const std::vector<MmaAtom> &getSm89Fp8MmaAtoms();
 /// Ampere and later.
 const MmaAtom &getSm80DmmaAtom();
 
+/// The preference list of a target whose best MMA is Ampere's mma.sync:
+/// the mma.sync atoms, FP8's where `withFp8` (sm_89 and later), DMMA, and
+/// the SIMT atom every backend falls back to.
+std::vector<MmaAtom> getWarpMmaPreference(bool withFp8);
+
 namespace lowering {
 
 /// The four b32 registers of m16n8k16's A (a0..a7) for the 16 x 16 tile

@@ -68,14 +68,8 @@ public:
     addCommonNVVMLowering(pm, cc);
   }
   std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &cc) const override {
-    std::vector<MmaAtom> atoms = getSm80MmaSyncAtoms();
-    if (llvm::is_contained(getCapabilities(cc).mmaShapes, "m16n8k32.e4m3")) {
-      const std::vector<MmaAtom> &fp8 = getSm89Fp8MmaAtoms();
-      atoms.insert(atoms.end(), fp8.begin(), fp8.end());
-    }
-    atoms.push_back(getSm80DmmaAtom());
-    atoms.push_back(getSimtFmaAtom());
-    return atoms;
+    return getWarpMmaPreference(
+        llvm::is_contained(getCapabilities(cc).mmaShapes, "m16n8k32.e4m3"));
   }
   std::vector<const PipelineStrategy *>
   getPipelineStrategies(const ComputeCapability &) const override {
@@ -84,6 +78,17 @@ public:
 };
 
 } // namespace
+
+std::vector<MmaAtom> getWarpMmaPreference(bool withFp8) {
+  std::vector<MmaAtom> atoms = getSm80MmaSyncAtoms();
+  if (withFp8) {
+    const std::vector<MmaAtom> &fp8 = getSm89Fp8MmaAtoms();
+    atoms.insert(atoms.end(), fp8.begin(), fp8.end());
+  }
+  atoms.push_back(getSm80DmmaAtom());
+  atoms.push_back(getSimtFmaAtom());
+  return atoms;
+}
 
 void registerSm80Backend(BackendRegistry &registry) {
   registry.add(std::make_unique<Sm80Backend>());
