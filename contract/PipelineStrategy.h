@@ -84,6 +84,13 @@ public:
   virtual ~PipelineStrategy() = default;
   /// The name a schedule attribute gives it, e.g. "cp-async-multistage".
   virtual llvm::StringRef getName() const = 0;
+  /// How many copies of a loop's staged buffers the strategy keeps when the
+  /// loop asks for `requested` stages and `fitting` copies fit the block's
+  /// shared memory side by side (tile-plan-shared-memory asks every strategy
+  /// of the backend and gives the buffers the most any keeps; it takes
+  /// stages away while the kernel does not fit). By default one: the loop
+  /// as written.
+  virtual int64_t stagesFor(int64_t requested, int64_t fitting) const { return 1; }
   /// Why this strategy cannot run `loop`, or "" when it can; then it may
   /// complete `plan` with what it decides (ping-pong, MMA groups in
   /// flight). Called before the kernel is lowered (`kernel` has lowered

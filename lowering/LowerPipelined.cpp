@@ -31,26 +31,24 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
 
 KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
   PipelinePlan plan;
-  auto stagesOf = [](Value buffer) -> int64_t {
-    auto alloc = buffer.getDefiningOp<AllocSharedOp>();
-    return alloc ? alloc.getStages().value_or(1) : 1;
-  };
-  // Copies into staged shared buffers (tile-plan-shared-memory staged them:
-  // S stages with asynchronous copies, 2 without) run ahead of the compute.
+  // Copies into staged shared buffers run ahead of the compute, on as many
+  // stages as tile-plan-shared-memory gave the buffers (what the backend's
+  // strategies keep: PipelineStrategy::stagesFor).
   for (Operation &op : loop.getBodyBlock())
     if (auto copy = dyn_cast<CopyOp>(op))
       if (isa<TileTensorType>(copy.getSrc().getType()) && isa<BufferType>(copy.getDst().getType()))
-        if (stagesOf(copy.getDst()) > 1) {
-          plan.ahead.insert(copy);
-          plan.stages = std::max(plan.stages, stagesOf(copy.getDst()));
-        }
-  if (plan.ahead.empty() || !caps_.hasAsyncCopy)
+        if (auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>())
+          if (std::optional<int64_t> stages = alloc.getStages()) {
+            plan.ahead.insert(copy);
+            plan.stages = std::max(plan.stages, *stages);
+          }
+  if (plan.ahead.empty())
     return plan;
 
   // A gemm whose atom reads shared memory through the async proxy (wgmma)
   // needs the proxies fenced after the copies land, and may keep one MMA
-  // group in flight while the next iteration starts; the stage it reads is
-  // then refilled one iteration later, so copies run S - 2 ahead.
+  // group in flight while the next iteration starts (how many the strategy
+  // decides).
   //
   // A group stays in flight only when nothing else in the body touches the
   // gemms' accumulators (an epilogue or a cast in the loop reads them right
@@ -60,8 +58,8 @@ KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
   // ahead (a staged fragment operand, a tile.parallel): the write would land
   // while the previous iteration's MMAs may still read the buffer.
   //
-  // Whether the body's first gemm reads its operands with ldmatrix
-  // (mma.sync m16n8k16 from shared memory) is noted on the way.
+  // Whether the body's first gemm defers the loop's copies (its family's
+  // answer, MmaAtomLowering::defersLoopCopies) is noted on the way.
   bool keepInFlight = true, firstGemm = true;
   auto isShared = [](Value buffer) {
     auto type = dyn_cast<BufferType>(buffer.getType());
@@ -90,7 +88,6 @@ KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
     }
   }
   plan.mayKeepMmaInFlight = plan.asyncMma && keepInFlight;
-  plan.inFlight = plan.mayKeepMmaInFlight && plan.stages >= 3 ? 1 : 0;
   return plan;
 }
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "contract/Backend.h"
+#include "contract/PipelineStrategy.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -36,7 +37,7 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
       const Backend *backend = getBackendFor(kernel, &cc);
       if (!backend)
         return WalkResult::interrupt();
-      return failed(planKernel(kernel, cc, backend->getCapabilities(cc)))
+      return failed(planKernel(kernel, cc, *backend))
                  ? WalkResult::interrupt()
                  : WalkResult::advance();
     });
@@ -44,13 +45,15 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
       signalPassFailure();
   }
 
-  /// Shared buffers that a pipelined loop fills from global memory: with
-  /// asynchronous copies one copy per stage in flight; without them two (the
-  /// next tile waits in registers while the current one is computed on, then
-  /// goes to the other copy). A loop asks for at most as many stages as fit
-  /// the per-block limit beside each other (planKernel then takes one away
-  /// at a time until everything fits), so an absurd count costs no time.
-  static void markStagedBuffers(KernelOp kernel, const TargetCapabilities &caps) {
+  /// Shared buffers that a pipelined loop fills from global memory, and how
+  /// many copies of them it keeps: the most any pipelining strategy of the
+  /// backend keeps for the loop (PipelineStrategy::stagesFor: with
+  /// asynchronous copies one per stage in flight; with register double
+  /// buffering two), told how many fit the per-block limit beside each other
+  /// (planKernel then takes one away at a time until everything fits), so an
+  /// absurd count costs no time.
+  static void markStagedBuffers(KernelOp kernel, const TargetCapabilities &caps,
+                                ArrayRef<const PipelineStrategy *> strategies) {
     kernel.walk([&](AllocSharedOp alloc) { alloc.removeStagesAttr(); });
     kernel.walk([&](PipelinedOp loop) {
       if (loop.getStages() < 2)
@@ -74,8 +77,9 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
         stageBytes += getBufferBytes(alloc.getType());
       }
       int64_t fitting = caps.sharedMemoryPerBlock / std::max<int64_t>(1, stageBytes);
-      int64_t stages =
-          caps.hasAsyncCopy ? std::min<int64_t>(loop.getStages(), std::max<int64_t>(2, fitting)) : 2;
+      int64_t stages = 1;
+      for (const PipelineStrategy *strategy : strategies)
+        stages = std::max(stages, strategy->stagesFor(loop.getStages(), fitting));
       for (AllocSharedOp alloc : staged)
         alloc.setStages(stages);
     });
@@ -171,14 +175,14 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
     });
   }
 
-  LogicalResult planKernel(KernelOp kernel, const ComputeCapability &cc,
-                           const TargetCapabilities &caps) {
+  LogicalResult planKernel(KernelOp kernel, const ComputeCapability &cc, const Backend &backend) {
+    const TargetCapabilities &caps = backend.getCapabilities(cc);
     SmallVector<std::pair<AllocSharedOp, int64_t>> buffers;
     addReductionScratch(kernel);
-    markStagedBuffers(kernel, caps);
+    markStagedBuffers(kernel, caps, backend.getPipelineStrategies(cc));
     int64_t total = layOut(kernel, buffers);
-    // Fewer stages until the buffers fit (the backend's strategy chooses
-    // stages to fit the shared memory); one stage is the in-order loop.
+    // Fewer stages until the buffers fit; taken down to one, a loop's
+    // buffers are no longer staged (the in-order loop).
     while (total > caps.sharedMemoryPerBlock) {
       bool reduced = false;
       kernel.walk([&](AllocSharedOp alloc) {

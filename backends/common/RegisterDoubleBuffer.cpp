@@ -25,10 +25,15 @@ namespace {
 class RegisterDoubleBufferPipeline final : public PipelineStrategy {
 public:
   llvm::StringRef getName() const override { return "register-double-buffer"; }
+  /// The next tiles in registers while the body reads one stage, then
+  /// stored to the other: two stages.
+  int64_t stagesFor(int64_t, int64_t) const override { return 2; }
   std::string tryPlan(PipelineLoweringContext &, PipelinedOp,
                       PipelineLoopPlan &plan) const override {
     if (plan.ahead.empty())
       return "the loop copies nothing into staged shared buffers";
+    if (plan.stages < 2)
+      return "the loop's staged buffers have one stage (double buffering needs two)";
     return "";
   }
   LogicalResult lower(PipelineLoweringContext &kl, PipelinedOp loop, Value count,

@@ -417,6 +417,12 @@ std::string AsyncCopyPipeline::tryPlan(PipelineLoweringContext &kernel, Pipeline
     return "the loop copies nothing into staged shared buffers";
   if (!kernel.capabilities().hasAsyncCopy)
     return "the target has no cp.async";
+  if (plan.stages < 2)
+    return "the loop's staged buffers have one stage";
+  // An async MMA (wgmma) may keep one group in flight while the next
+  // iteration starts; the stage it reads is then refilled one iteration
+  // later, so copies run S - 2 ahead: with at least three stages.
+  plan.inFlight = plan.mayKeepMmaInFlight && plan.stages >= 3 ? 1 : 0;
   return "";
 }
 

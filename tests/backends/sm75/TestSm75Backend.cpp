@@ -86,6 +86,8 @@ public:
 class SingleStagePrefetch final : public PipelineStrategy {
 public:
   llvm::StringRef getName() const override { return "test-sm75-single-stage-prefetch"; }
+  /// One stage: the next tiles wait in registers, not in a second copy.
+  int64_t stagesFor(int64_t, int64_t) const override { return 1; }
   std::string tryPlan(lowering::PipelineLoweringContext &, tile::PipelinedOp,
                       PipelineLoopPlan &plan) const override {
     return plan.ahead.empty() ? "the loop copies nothing into staged shared buffers" : "";

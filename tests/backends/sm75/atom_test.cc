@@ -42,6 +42,10 @@ TEST(TestSm75Backend, ItsOwnPipeliningStrategyRunsThePipelinedLoop) {
   ASSERT_TRUE(tile.ok()) << tile.status();
   EXPECT_NE(tile->find("strategy = \"test-sm75-single-stage-prefetch\""), std::string::npos)
       << *tile;
+  // The strategy asked for one stage (PipelineStrategy::stagesFor), so the
+  // staged buffers are planned once: 2 KiB each, 4 KiB in all.
+  EXPECT_NE(tile->find("stages = 1 : i64"), std::string::npos) << *tile;
+  EXPECT_NE(tile->find("tile.shared_memory_bytes = 4096"), std::string::npos) << *tile;
   absl::StatusOr<std::string> ptx = Ptx(SmallGemm(16, ""), "sm_75");
   ASSERT_TRUE(ptx.ok()) << ptx.status();
   // The strategy's shape: loads of the next tiles before the compute, two
