@@ -6,7 +6,7 @@ In another Bazel workspace (WORKSPACE mode):
     load("@tessera//:deps.bzl", "tessera_dependencies")
     tessera_dependencies(tessera_path = "/path/to/tessera")
 
-then depend on @tessera//frontend (write kernels), @tessera//backends:compiler
+then depend on @tessera//frontend (write kernels), @tessera//driver:compiler
 (compile tile IR) or @tessera//runtime (load and launch; no LLVM, no MLIR);
 a CompiledKernel is declared in runtime/kernel.pb.h of
 @tessera//runtime:kernel_cc_proto. The repository may have any name: its

@@ -220,9 +220,9 @@ public:
                                         const MmaAtom &atom) const = 0;
   /// Whether the family's accumulator is tiled over warps in an MMA layout
   /// (chooseWarpTiling) and its shared operands are read from swizzled
-  /// buffers; false for a per-thread family (SIMT FMA, dp4a), whose
-  /// accumulator is distributed over threads as any fragment is.
-  virtual bool tilesAccumulatorOverWarps() const { return true; }
+  /// buffers; false (the default) for a per-thread family (SIMT FMA, dp4a),
+  /// whose accumulator is distributed over threads as any fragment is.
+  virtual bool tilesAccumulatorOverWarps() const { return false; }
   /// How the block's warps tile an m x n accumulator for `atom`, or none.
   /// `wholeRows`: every warp must span all n columns (A in registers).
   virtual std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,

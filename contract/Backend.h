@@ -239,7 +239,7 @@ inline constexpr llvm::StringLiteral kLoweredClusterXAttr = "tessera.cluster_x";
 /// workspace (a pointer param after the kernel's own, before tensor maps).
 inline constexpr llvm::StringLiteral kLoweredStreamKSlotBytesAttr = "tessera.stream_k_slot_bytes";
 
-/// Registers the built-in backends (sm60, sm70, sm80, sm90): the one list,
+/// Registers the built-in backends (sm60, sm70, sm80, sm90, sm100): the one list,
 /// defined by the driver (driver/Registration.cpp); the global registry
 /// calls it once.
 void registerAllBackends(BackendRegistry &registry);

@@ -29,6 +29,7 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace tessera::lowering {
 
@@ -153,10 +154,9 @@ public:
   /// The code just emitted ends with a barrier (or a wait that orders the
   /// stage's reads as one): a barrier right after it is elided.
   virtual void noteBarrier() = 0;
-  /// Shared memory was written through the generic proxy since the last
-  /// proxy fence (genericSharedWrites) is the atom's; this marks the async
-  /// MMA pipeline the body's gemms see: whether the loop fenced the proxies,
-  /// and how many groups stay in flight (or kMmaWaitByStrategy).
+  /// Sets what the body's gemms see of the async MMA pipeline
+  /// (inAsyncMmaPipeline, asyncMmaInFlight): whether the loop fenced the
+  /// proxies, and how many groups stay in flight (or kMmaWaitByStrategy).
   virtual void setAsyncMmaPipeline(bool inPipeline, int64_t inFlight) = 0;
   /// The accumulators async MMAs left in flight (addAsyncAccumulator).
   virtual llvm::ArrayRef<AsyncAccumulator> asyncAccumulators() = 0;

@@ -121,7 +121,7 @@ public:
     if (entries.empty())
       return "";
     return "schedule entry '" + entries.begin()->getName().str() + "' is not one that strategy '" +
-           getName().str() + "' takes";
+           getName().str() + "' takes (it takes none of its own)";
   }
   /// Whether the loop, as `plan` schedules it, runs the kernel's ping-pong
   /// schedule (two tiles per block); the lowering drops it otherwise.

@@ -19,7 +19,6 @@
 #include "contract/PipelineLoweringContext.h"
 #include "contract/PipelineStrategy.h"
 #include "lowering/TileQueries.h"
-#include "llvm/ADT/ScopeExit.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -134,10 +133,9 @@ public:
   LogicalResult withStreamKRecomputed(PipelinedOp loop,
                                       llvm::function_ref<LogicalResult()> body) override;
 
-  // Everything below is the lowering's state and helpers. The pipelining
-  // strategies of the backends (contract/PipelineStrategy.h) drive the
-  // lowering through them, so they are public: this class is the lowering
-  // library the shared passes and the backends both build on.
+  // Below: the lowering's helpers, public to the lowering library's files
+  // and to the passes (strategies and atoms reach them through their
+  // contexts only), then its private state.
 
   // Helpers building index arithmetic.
   /// An index constant: one per value, at the start of the kernel's entry

@@ -181,8 +181,10 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
     addReductionScratch(kernel);
     markStagedBuffers(kernel, caps, backend.getPipelineStrategies(cc));
     int64_t total = layOut(kernel, buffers);
-    // Fewer stages until the buffers fit; taken down to one, a loop's
-    // buffers are no longer staged (the in-order loop).
+    // Fewer stages until the buffers fit. Taken down to one, a loop's
+    // buffers lose the attribute: unstaged, the loop runs as written (the
+    // strategies that asked for more cannot run on one). A `stages = 1` left
+    // by markStagedBuffers is a strategy's own choice of one staged copy.
     while (total > caps.sharedMemoryPerBlock) {
       bool reduced = false;
       kernel.walk([&](AllocSharedOp alloc) {

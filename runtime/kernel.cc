@@ -51,28 +51,31 @@ ModuleLoad LoadModule(const CudaDriver& driver, const void* image) {
 /// compute capability alone: OK for a portable target or a matching
 /// device, FailedPrecondition naming both otherwise. The driver's own
 /// refusal (a JIT error for an unknown .target) names neither.
-absl::Status CheckArchSpecificTarget(const CudaDriver& driver, absl::string_view target) {
-  if (target.size() < 6 || target.substr(0, 3) != "sm_" || target.back() != 'a')
+absl::Status CheckArchSpecificTarget(const CudaDriver& driver,
+                                     absl::string_view target) {
+  // "sm_" and 2 to 4 digits and "a" (the names bundle validation accepts);
+  // anything else is validated, and refused, elsewhere.
+  if (target.size() < 6 || target.size() > 8 || target.substr(0, 3) != "sm_" ||
+      target.back() != 'a')
     return absl::OkStatus();
   int wanted = 0;
   for (char c : target.substr(3, target.size() - 4)) {
-    if (c < '0' || c > '9') return absl::OkStatus();  // validated elsewhere
+    if (c < '0' || c > '9') return absl::OkStatus();
     wanted = wanted * 10 + (c - '0');
   }
-  CUdevice device;
-  TESSERA_RETURN_IF_ERROR(ToStatus(driver.cuCtxGetDevice(&device), "cuCtxGetDevice"));
-  int major = 0, minor = 0;
-  TESSERA_RETURN_IF_ERROR(ToStatus(
-      driver.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
-      "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)"));
-  TESSERA_RETURN_IF_ERROR(ToStatus(
-      driver.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
-      "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)"));
+  TESSERA_ASSIGN_OR_RETURN(
+      int major, CurrentDeviceAttribute(
+                     driver, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                     "compute capability major"));
+  TESSERA_ASSIGN_OR_RETURN(
+      int minor, CurrentDeviceAttribute(
+                     driver, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                     "compute capability minor"));
   if (major * 10 + minor == wanted) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
-      "built for ", target, ", which runs on compute capability ", wanted / 10, ".",
-      wanted % 10, " only; this device is compute capability ", major, ".", minor, " (sm_",
-      major, minor, ")"));
+      "built for ", target, ", which runs on compute capability ", wanted / 10,
+      ".", wanted % 10, " only; this device is compute capability ", major, ".",
+      minor, " (sm_", major, minor, ")"));
 }
 
 /// True for the results that mean "this cubin is not for this device".

@@ -29,7 +29,6 @@ class SimtFmaLowering final : public MmaAtomLowering {
 public:
   LogicalResult lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
                           const MmaAtom &atom) const override;
-  bool tilesAccumulatorOverWarps() const override { return false; }
 };
 
 LogicalResult SimtFmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,

@@ -34,7 +34,6 @@ class Dp4aLowering final : public MmaAtomLowering {
 public:
   LogicalResult lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
                           const MmaAtom &atom) const override;
-  bool tilesAccumulatorOverWarps() const override { return false; }
 };
 
 /// Bytes k..k+3 of row or column `index` of a shared operand as a

@@ -28,6 +28,7 @@ class DmmaLowering final : public MmaAtomLowering {
 public:
   LogicalResult lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
                           const MmaAtom &atom) const override;
+  bool tilesAccumulatorOverWarps() const override { return true; }
   std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
                                              int64_t threads, bool wholeRows) const override {
     return chooseWarpGridTiling(atom, m, n, threads, wholeRows);

@@ -117,15 +117,17 @@ bool lowerBulkStoreEpilogue(PipelineLoweringContext &kl, CopyOp copy) {
       shape[0] > 256 || shape[0] % 16 != 0 || shape[1] % columnUnit != 0 ||
       (tensor.divisors[1] * eltBytes) % 16 != 0)
     return false;
-  int64_t offset = llvm::alignTo(kl.launchSharedBytes(), 1024);
   int64_t bufferBytes = shape[0] * kRowBytes;
-  if (offset + 2 * bufferBytes > kl.capabilities().sharedMemoryPerBlock)
+  int64_t before = kl.launchSharedBytes();
+  std::optional<int64_t> offset = kl.reserveSharedMemory(2 * bufferBytes, 1024);
+  if (!offset)
     return false;
   MLIRContext *ctx = b.getContext();
   Value mapArg = kl.addTensorMap(copy.getDst(), {shape[0], kPanelColumns}, kRowBytes);
-  if (!mapArg)
+  if (!mapArg) {
+    kl.setLaunchSharedBytes(before);
     return false;
-  kl.setLaunchSharedBytes(offset + 2 * bufferBytes);
+  }
 
   Type elt = dstTensor.getElementType();
   auto addressSpace = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
@@ -134,7 +136,7 @@ bool lowerBulkStoreEpilogue(PipelineLoweringContext &kl, CopyOp copy) {
       memref::ViewOp::create(
           b, loc,
           MemRefType::get({2, shape[0], kPanelColumns}, getStorageType(elt), nullptr, addressSpace),
-          kl.sharedBase(), kl.cst(offset), ValueRange{}),
+          kl.sharedBase(), kl.cst(*offset), ValueRange{}),
       {}};
   staging.stages = 2;
   staging.swizzle = SharedSwizzle{kRowBytes, 1};

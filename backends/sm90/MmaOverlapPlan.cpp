@@ -8,12 +8,7 @@
 
 #include "backends/sm90/MmaOverlap.h"
 
-#include "contract/PipelineLoweringContext.h"
 #include "lowering/TileQueries.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace tessera::sm90 {
 

@@ -233,7 +233,7 @@ LogicalResult WarpSpecializedLoop::emit() {
   chooseMulticast();
 
   // What runs once per block (the barriers' setup, the producer, the
-  // register rebalance) goes to onceAnchor_ at the kernel's start, or
+  // register rebalance) goes to onceAnchor() at the kernel's start, or
   // before a persistent kernel's loop over tiles (its producer then loops
   // over the block's tiles itself); there every thread of the block still
   // runs, and synchronizes on the block's barrier. The consumers' part
@@ -247,8 +247,8 @@ LogicalResult WarpSpecializedLoop::emit() {
   }
   OpBuilder::InsertPoint atLoop = b.saveInsertionPoint();
   b.setInsertionPoint(kl.onceAnchor() ? kl.onceAnchor() : kl.tileLoop().getOperation());
-  // Shared buffers besides the stages move after the mbarriers (see
-  // KernelLowering::slotShift_) when the producer runs ahead of another
+  // Shared buffers besides the stages move after the mbarriers
+  // (keepRelocation) when the producer runs ahead of another
   // tile's consumers, or (relocateEarlyBuffers) of the code before the loop.
   if (kl.pingPong() || kl.persistent())
     kl.keepRelocation();

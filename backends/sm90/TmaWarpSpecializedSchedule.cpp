@@ -15,6 +15,10 @@
 
 #include "backends/sm90/TmaWarpSpecialized.h"
 
+#include <tuple>
+
+#include "llvm/Support/raw_ostream.h"
+
 namespace tessera::sm90 {
 
 using namespace mlir;
@@ -28,8 +32,10 @@ constexpr llvm::StringLiteral kWarpgroupTurnsKey = "warpgroup_turns";
 
 const WarpSpecializedParams &warpSpecializedParams(const PipelineLoopPlan &plan) {
   static const WarpSpecializedParams kNone;
-  if (auto *params = dynamic_cast<const WarpSpecializedParams *>(plan.params.get()))
-    return *params;
+  // Only this strategy's tryPlan and parseSchedule set the params of the
+  // plans it is handed.
+  if (const StrategyParams *params = plan.params.get())
+    return *static_cast<const WarpSpecializedParams *>(params);
   return kNone;
 }
 
@@ -63,10 +69,19 @@ std::string TmaWarpSpecializedPipeline::parseSchedule(DictionaryAttr entries,
              "' takes ([ping_pong][, multicast = <i64>][, mma_overlap][, warpgroup_turns = "
              "<i64>])";
   }
-  if ((pingPong && !isa<UnitAttr>(pingPong)) || (multicast && !isa<IntegerAttr>(multicast)) ||
-      (overlap && !isa<UnitAttr>(overlap)) || (turns && !isa<IntegerAttr>(turns)))
-    return "schedule entries of strategy '" + getName().str() +
-           "' must be [ping_pong][, multicast = <i64>][, mma_overlap][, warpgroup_turns = <i64>]";
+  for (auto [key, value, isUnit] :
+       {std::make_tuple(kPingPongKey, pingPong, true), std::make_tuple(kMulticastKey, multicast, false),
+        std::make_tuple(kMmaOverlapKey, overlap, true),
+        std::make_tuple(kWarpgroupTurnsKey, turns, false)}) {
+    if (!value || (isUnit ? isa<UnitAttr>(value) : isa<IntegerAttr>(value)))
+      continue;
+    std::string got;
+    llvm::raw_string_ostream os(got);
+    os << value;
+    return "schedule entry '" + key.str() + "' of strategy '" + getName().str() + "' must be " +
+           (isUnit ? "a unit attribute" : "an i64") + ", got " + got +
+           " ([ping_pong][, multicast = <i64>][, mma_overlap][, warpgroup_turns = <i64>])";
+  }
   const WarpSpecializedParams &possible = warpSpecializedParams(plan);
   if (pingPong && !possible.pingPong)
     return "schedule asks for ping-pong, which this loop cannot take";

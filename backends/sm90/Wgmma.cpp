@@ -36,6 +36,7 @@ public:
                           const MmaAtom &atom) const override;
   /// Warpgroups stacked along M, each one m64nN instruction wide, or two
   /// (128 rows: each warp then holds two m16 tiles, see lowerGemm).
+  bool tilesAccumulatorOverWarps() const override { return true; }
   std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
                                              int64_t threads, bool wholeRows) const override {
     int64_t warpgroups = threads / 128;

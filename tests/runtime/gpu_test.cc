@@ -245,8 +245,9 @@ TEST_F(GpuTest, ArchSpecificKernelRunsOnItsOwnComputeCapabilityOnly) {
   ASSERT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
   const std::string message(refused.status().message());
   EXPECT_THAT(message, HasSubstr("kernel 'vector_add': built for " + other));
-  EXPECT_THAT(message, HasSubstr(absl::StrCat("this device is compute capability ", major, ".",
-                                              minor)));
+  EXPECT_THAT(message,
+              HasSubstr(absl::StrCat("this device is compute capability ",
+                                     major, ".", minor)));
   // Labelled for the device's own architecture-specific target, it loads.
   spec.set_target(absl::StrCat("sm_", major, minor, "a"));
   EXPECT_TRUE(LoadedKernel::Load(spec).ok());

@@ -44,7 +44,6 @@ using lowering::GemmLoweringContext;
 /// elements, acc = fma(a[k+1], b[k+1], fma(a[k], b[k], acc)).
 class PairedFmaLowering final : public lowering::MmaAtomLowering {
 public:
-  bool tilesAccumulatorOverWarps() const override { return false; }
   LogicalResult lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
                           const MmaAtom &atom) const override {
     OpBuilder &builder = ctx.builder();
@@ -82,7 +81,7 @@ public:
 /// stage 0; while the body computes on them, iteration k + 1's load into
 /// registers; a barrier, the registers stored over stage 0, a barrier.
 /// (Slower than double buffering, which needs no first barrier: a strategy
-/// of this backend's own, written with the lowering's public helpers.)
+/// of this backend's own, written with the PipelineLoweringContext's services.)
 class SingleStagePrefetch final : public PipelineStrategy {
 public:
   llvm::StringRef getName() const override { return "test-sm75-single-stage-prefetch"; }
