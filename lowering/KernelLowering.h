@@ -13,6 +13,7 @@
 #define TESSERA_LOWERING_KERNELLOWERING_H
 
 #include <functional>
+#include <unordered_map>
 
 #include "contract/AtomLowering.h"
 #include "contract/Backend.h"
@@ -559,7 +560,10 @@ private:
   Value threadId_;
   Value sharedBase_;
   Block *entry_ = nullptr;
-  DenseMap<int64_t, Value> indexConstants_;
+  /// The index constants cst() made, by value. Not a DenseMap: that
+  /// reserves INT64_MAX and INT64_MAX - 1 as its empty and tombstone keys,
+  /// and a kernel's grid may hold either.
+  std::unordered_map<int64_t, Value> indexConstants_;
   bool lastWasBarrier_ = false;
   /// Set while lowering the body of a pipelined loop whose gemm reads shared
   /// memory through the async proxy: the loop fences the proxies before its

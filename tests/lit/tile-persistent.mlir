@@ -7,6 +7,10 @@
 // RUN: %tessera-compile %S/Inputs/gemm-persistent.mlir --target=sm_80 --emit=gpu | FileCheck %s --check-prefix=SM80
 // RUN: not %tessera-compile %s --target=sm_90a --emit=gpu 2>&1 | FileCheck %s --check-prefix=BOTH
 // RUN: %tessera-compile %S/Inputs/gemm-persistent-bias-first.mlir --target=sm_90a --emit=gpu | FileCheck %s --check-prefix=FIRST
+// Grid constants equal to a DenseMap's reserved keys (INT64_MAX and INT64_MAX - 1) are
+// index constants like any other (the persistent loop over tiles evaluates the grid).
+// RUN: %tessera-compile %S/Inputs/gemm-persistent-int64-max.mlir --target=sm_90a --emit=gpu | FileCheck %s --check-prefix=MAX
+// RUN: %tessera-compile %S/Inputs/gemm-persistent-int64-max.mlir --target=sm_80 --emit=gpu | FileCheck %s --check-prefix=MAX
 
 // CHECK: gpu.func @gemm{{.*}}tessera.persistent
 // CHECK-DAG: %[[N128:.*]] = llvm.mlir.constant(128 : i32) : i32
@@ -52,3 +56,9 @@ module attributes {tile.target = #tile.target<"sm_90a">} {
   tile.kernel @both() grid(affine_map<() -> (1, 1)>) threads(128) blocks(%bx, %by) attributes {pingpong, persistent} {
   }
 }
+
+// MAX: gpu.func @gemm{{.*}}tessera.persistent
+// MAX-DAG: arith.constant 9223372036854775807 : index
+// MAX-DAG: arith.constant 9223372036854775806 : index
+// MAX-DAG: arith.ceildivui %{{.*}}, %c9223372036854775807 : index
+// MAX-DAG: arith.ceildivui %{{.*}}, %c9223372036854775806 : index
