@@ -8,6 +8,9 @@
 
 #include "frontend/internal/BuilderState.h"
 
+#include <algorithm>
+#include <cctype>
+
 namespace tessera {
 
 namespace detail {
@@ -131,7 +134,22 @@ absl::StatusOr<runtime::CompiledKernel> Kernel::Compile(const CompileOptions &op
 // KernelBuilder
 //===----------------------------------------------------------------------===//
 
-KernelBuilder::KernelBuilder(std::string name) : state_(std::make_unique<BuilderState>()) {
+namespace {
+
+/// Whether `name` is an identifier PTX and MLIR symbols both take as they
+/// are: [A-Za-z_][A-Za-z0-9_]*.
+bool isKernelIdentifier(const std::string &name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+} // namespace
+
+KernelBuilder::KernelBuilder(std::string name, SourceLoc loc)
+    : state_(std::make_unique<BuilderState>()) {
   mlir::DialectRegistry registry;
   registerTesseraDialects(registry);
   state_->context = std::make_unique<mlir::MLIRContext>(registry);
@@ -142,6 +160,11 @@ KernelBuilder::KernelBuilder(std::string name) : state_(std::make_unique<Builder
   state_->name = std::move(name);
   state_->errors = std::move(BuilderState::orphanErrors);
   BuilderState::orphanErrors.clear();
+  if (!isKernelIdentifier(state_->name))
+    state_->errors += std::string(loc.file ? loc.file : "<unknown>") + ":" +
+                      std::to_string(loc.line) + ": tessera: kernel name '" + state_->name +
+                      "' is not an identifier (ASCII letters, digits and '_', not starting "
+                      "with a digit): it becomes the kernel's PTX entry\n";
   state_->previousLatest = BuilderState::latest;
   BuilderState::latest = state_.get();
 }

@@ -353,7 +353,11 @@ private:
 /// Builds one kernel. Declare tensors, then Launch with the body.
 class KernelBuilder {
 public:
-  explicit KernelBuilder(std::string name);
+  /// `name` becomes the kernel's PTX entry: an identifier of ASCII letters,
+  /// digits and '_' that does not start with a digit. Any other name is an
+  /// error that Build reports at `loc` (no symbol is mangled behind the
+  /// author's back).
+  explicit KernelBuilder(std::string name, SourceLoc loc = {});
   ~KernelBuilder();
 
   /// A global tensor argument.

@@ -446,6 +446,42 @@ TEST(Frontend, ReductionsBroadcastIntoParallelBodies) {
 // arithmetic divided by zero (a SIGFPE in the builder), a NaN constant was
 // cast to an integer element, a negative static size became a dynamic
 // dimension named "", and CeilDiv by a tile of 0 divided by zero.
+TEST(Frontend, KernelNamesThatAreNotIdentifiersAreErrorsNotAborts) {
+  // Each name used to pass Build() and then abort Compile() (LLVM ERROR:
+  // symbol name with unsupported characters) or give PTX ptxas rejects.
+  for (const std::string name :
+       {"a b", "a-b", "a\"b", "a@b", "k\xc3\xa9", "1abc", "a.b", "", "$x"}) {
+    KernelBuilder T(name);
+    const int line = __LINE__ - 1;
+    auto A = T.Tensor("A", {Dim(64)}, f32);
+    T.Launch({1}, 32, [&](Index) {
+      auto f = T.AllocFragment({64}, f32);
+      T.Copy(A.Tile(0), f);
+      T.Copy(f, A.Tile(0));
+    });
+    Kernel kernel = T.Build();
+    ASSERT_EQ(kernel.status().code(), absl::StatusCode::kInvalidArgument) << name;
+    std::string message(kernel.status().message());
+    EXPECT_NE(message.find("frontend_test.cc:" + std::to_string(line) +
+                           ": tessera: kernel name '" + name + "' is not an identifier"),
+              std::string::npos)
+        << message;
+    CompileOptions options;
+    options.target = "sm_80";
+    EXPECT_FALSE(kernel.Compile(options).ok()) << name;
+  }
+  for (const char *name : {"_k", "K9", "gemm_f16__128x192x64_s5_mc"}) {
+    KernelBuilder T(name);
+    auto A = T.Tensor("A", {Dim(64)}, f32);
+    T.Launch({1}, 32, [&](Index) {
+      auto f = T.AllocFragment({64}, f32);
+      T.Copy(A.Tile(0), f);
+      T.Copy(f, A.Tile(0));
+    });
+    EXPECT_TRUE(T.Build().status().ok()) << name;
+  }
+}
+
 TEST(Frontend, ConstantIndexDivisionByZeroIsAnError) {
   KernelBuilder T("divide_by_zero");
   auto A = T.Tensor("A", {Dim(64)}, f32);
