@@ -116,6 +116,19 @@ public:
     mlir::Value offset = iterationOffset();
     return offset ? add(k, offset) : k;
   }
+  /// What lowering iteration `k` of `loop`'s body on stage `stage` starts
+  /// with: the staged buffers `ahead` copies into point at `stage` (until
+  /// the returned guard goes out of scope), and the induction variable maps
+  /// to inductionValue(k).
+  [[nodiscard]] auto useIteration(tile::PipelinedOp loop,
+                                  const llvm::SmallPtrSetImpl<mlir::Operation *> &ahead,
+                                  mlir::Value k, mlir::Value stage) {
+    llvm::SmallVector<mlir::Value> staged;
+    for (mlir::Operation *op : ahead)
+      staged.push_back(llvm::cast<tile::CopyOp>(op).getDst());
+    valueMap().map(loop.getInductionVar(), inductionValue(k));
+    return useStage(staged, stage);
+  }
   /// The value `value` (tile IR before the pipelined loop) has in another
   /// tile: its pure arithmetic cloned with `at` (seeded with that tile's
   /// block coordinates); failure when it depends on anything else.

@@ -14,6 +14,7 @@
 #ifndef TESSERA_CONTRACT_PIPELINESTRATEGY_H
 #define TESSERA_CONTRACT_PIPELINESTRATEGY_H
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -76,6 +77,12 @@ struct PipelineLoopPlan {
   /// the loop), e.g. why a schedule the kernel asked for does not apply.
   std::vector<std::string> remarks;
 };
+
+/// The stage count of a strategy with asynchronous copies: as many stages
+/// as the loop asks for, at least two, and no more than fit.
+inline int64_t asyncCopyStages(int64_t requested, int64_t fitting) {
+  return std::min(requested, std::max<int64_t>(2, fitting));
+}
 
 /// A pipelining strategy: one object per strategy, in the folder of the
 /// backend that introduced the instructions it needs.

@@ -126,7 +126,7 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
 void KernelLowering::mapIteration(PipelinedOp loop,
                                   const llvm::SmallPtrSetImpl<Operation *> &ahead,
                                   Value iteration, llvm::function_ref<void(CopyOp)> onCopy) {
-  map_.map(loop.getInductionVar(), ivOffset_ ? add(iteration, ivOffset_) : iteration);
+  map_.map(loop.getInductionVar(), inductionValue(iteration));
   for (Operation &op : loop.getBodyBlock().without_terminator()) {
     if (ahead.contains(&op))
       onCopy(cast<CopyOp>(op));
@@ -140,11 +140,7 @@ void KernelLowering::mapIteration(PipelinedOp loop,
 LogicalResult KernelLowering::lowerStagedBody(PipelinedOp loop,
                                               const llvm::SmallPtrSetImpl<Operation *> &ahead,
                                               Value k, Value stage, int64_t inFlight) {
-  SmallVector<Value> dsts;
-  for (Operation *op : ahead)
-    dsts.push_back(cast<CopyOp>(op).getDst());
-  auto staged = useStage(dsts, stage);
-  map_.map(loop.getInductionVar(), ivOffset_ ? add(k, ivOffset_) : k);
+  auto staged = useIteration(loop, ahead, k, stage);
   inAsyncMmaPipeline_ = inFlight >= 0;
   asyncMmaInFlight_ = std::max<int64_t>(inFlight, 0);
   for (Operation &op : loop.getBodyBlock().without_terminator())

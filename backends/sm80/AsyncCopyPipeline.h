@@ -10,8 +10,6 @@
 #ifndef TESSERA_BACKENDS_SM80_ASYNCCOPYPIPELINE_H
 #define TESSERA_BACKENDS_SM80_ASYNCCOPYPIPELINE_H
 
-#include <algorithm>
-
 #include "contract/PipelineLoweringContext.h"
 #include "contract/PipelineStrategy.h"
 
@@ -20,9 +18,8 @@ namespace tessera::sm80 {
 class AsyncCopyPipeline final : public PipelineStrategy {
 public:
   llvm::StringRef getName() const override { return "cp-async-multistage"; }
-  /// As many stages as the loop asks for, at least two, and as fit.
   int64_t stagesFor(int64_t requested, int64_t fitting) const override {
-    return std::min(requested, std::max<int64_t>(2, fitting));
+    return asyncCopyStages(requested, fitting);
   }
   std::string tryPlan(lowering::PipelineLoweringContext &kernel, tile::PipelinedOp loop,
                       PipelineLoopPlan &plan) const override;

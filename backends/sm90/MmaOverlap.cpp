@@ -43,11 +43,7 @@ LogicalResult WarpSpecializedLoop::lowerPart(ArrayRef<Operation *> ops, Value k,
                                              llvm::function_ref<void()> wait) {
   // Iteration k's scalars (the body's arithmetic) first, then its ops, on
   // stage `stage` of the staged buffers.
-  SmallVector<Value> dsts;
-  for (Operation *op : ahead)
-    dsts.push_back(cast<CopyOp>(op).getDst());
-  auto staged = kl.useStage(dsts, stage);
-  kl.valueMap().map(loop.getInductionVar(), kl.inductionValue(k));
+  auto staged = kl.useIteration(loop, ahead, k, stage);
   for (Operation &op : loop.getBodyBlock().without_terminator())
     if (!ahead.contains(&op) && (isa<DimOp>(op) || lowering::isPlainArithmetic(&op)) &&
         failed(kl.lowerOp(op)))

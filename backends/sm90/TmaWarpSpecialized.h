@@ -9,8 +9,6 @@
 #ifndef TESSERA_BACKENDS_SM90_TMAWARPSPECIALIZED_H
 #define TESSERA_BACKENDS_SM90_TMAWARPSPECIALIZED_H
 
-#include <algorithm>
-
 #include "contract/PipelineLoweringContext.h"
 #include "contract/PipelineStrategy.h"
 
@@ -42,9 +40,8 @@ class TmaWarpSpecializedPipeline final : public PipelineStrategy {
 public:
   llvm::StringRef getName() const override { return "tma-warp-specialized"; }
   bool specializesWarps() const override { return true; }
-  /// As many stages as the loop asks for, at least two, and as fit.
   int64_t stagesFor(int64_t requested, int64_t fitting) const override {
-    return std::min(requested, std::max<int64_t>(2, fitting));
+    return asyncCopyStages(requested, fitting);
   }
   std::string tryPlan(lowering::PipelineLoweringContext &kernel, tile::PipelinedOp loop,
                       PipelineLoopPlan &plan) const override;

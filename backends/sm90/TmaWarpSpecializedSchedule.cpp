@@ -15,8 +15,9 @@
 
 #include "backends/sm90/TmaWarpSpecialized.h"
 
-#include <tuple>
+#include <iterator>
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace tessera::sm90 {
@@ -28,6 +29,18 @@ constexpr llvm::StringLiteral kPingPongKey = "ping_pong";
 constexpr llvm::StringLiteral kMulticastKey = "multicast";
 constexpr llvm::StringLiteral kMmaOverlapKey = "mma_overlap";
 constexpr llvm::StringLiteral kWarpgroupTurnsKey = "warpgroup_turns";
+
+/// The strategy's entries: a unit attribute or an i64 each.
+struct Entry {
+  llvm::StringLiteral key;
+  bool unit;
+};
+constexpr Entry kEntries[] = {{kPingPongKey, true},
+                              {kMulticastKey, false},
+                              {kMmaOverlapKey, true},
+                              {kWarpgroupTurnsKey, false}};
+constexpr llvm::StringLiteral kEntriesForm =
+    "[ping_pong][, multicast = <i64>][, mma_overlap][, warpgroup_turns = <i64>]";
 } // namespace
 
 const WarpSpecializedParams &warpSpecializedParams(const PipelineLoopPlan &plan) {
@@ -60,27 +73,23 @@ std::string TmaWarpSpecializedPipeline::parseSchedule(DictionaryAttr entries,
   Attribute multicast = entries.get(kMulticastKey);
   Attribute overlap = entries.get(kMmaOverlapKey);
   Attribute turns = entries.get(kWarpgroupTurnsKey);
-  for (NamedAttribute entry : entries) {
-    StringRef key = entry.getName().strref();
-    if (key != kPingPongKey && key != kMulticastKey && key != kMmaOverlapKey &&
-        key != kWarpgroupTurnsKey)
+  auto find = [](StringRef key) {
+    return llvm::find_if(kEntries, [&](const Entry &e) { return e.key == key; });
+  };
+  for (NamedAttribute entry : entries)
+    if (find(entry.getName().strref()) == std::end(kEntries))
       return "schedule entry '" + entry.getName().str() + "' is not one that strategy '" +
-             getName().str() +
-             "' takes ([ping_pong][, multicast = <i64>][, mma_overlap][, warpgroup_turns = "
-             "<i64>])";
-  }
-  for (auto [key, value, isUnit] :
-       {std::make_tuple(kPingPongKey, pingPong, true), std::make_tuple(kMulticastKey, multicast, false),
-        std::make_tuple(kMmaOverlapKey, overlap, true),
-        std::make_tuple(kWarpgroupTurnsKey, turns, false)}) {
-    if (!value || (isUnit ? isa<UnitAttr>(value) : isa<IntegerAttr>(value)))
+             getName().str() + "' takes (" + kEntriesForm.str() + ")";
+  for (const Entry &known : kEntries) {
+    Attribute value = entries.get(known.key);
+    if (!value || (known.unit ? isa<UnitAttr>(value) : isa<IntegerAttr>(value)))
       continue;
     std::string got;
     llvm::raw_string_ostream os(got);
     os << value;
-    return "schedule entry '" + key.str() + "' of strategy '" + getName().str() + "' must be " +
-           (isUnit ? "a unit attribute" : "an i64") + ", got " + got +
-           " ([ping_pong][, multicast = <i64>][, mma_overlap][, warpgroup_turns = <i64>])";
+    return "schedule entry '" + known.key.str() + "' of strategy '" + getName().str() +
+           "' must be " + (known.unit ? "a unit attribute" : "an i64") + ", got " + got + " (" +
+           kEntriesForm.str() + ")";
   }
   const WarpSpecializedParams &possible = warpSpecializedParams(plan);
   if (pingPong && !possible.pingPong)
