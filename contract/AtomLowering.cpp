@@ -17,10 +17,9 @@ namespace tessera::lowering {
 using namespace mlir;
 
 FailureOr<GemmBuffers> getGemmBuffers(GemmLoweringContext &ctx, tile::GemmOp gemm,
-                                      const MmaAtom &atom, int64_t layoutM, int64_t layoutN) {
+                                      const MmaAtom &atom, const AccumulatorStep &step) {
   GemmBuffers buffers{&ctx.buffer(gemm.getA()), &ctx.buffer(gemm.getB()), &ctx.buffer(gemm.getC())};
-  tile::MmaLayoutAttr mma = buffers.c->mma;
-  if (!mma || mma.getM() != layoutM || mma.getN() != layoutN)
+  if (!step.matches(buffers.c->mma))
     return gemm.emitOpError() << "atom " << atom.name
                               << " needs its accumulator laid out by tile-layout-inference";
   return buffers;
@@ -88,7 +87,8 @@ SmallVector<Value> fenceValues(OpBuilder &b, Location loc, ArrayRef<Value> value
 }
 
 std::optional<WarpTiling> chooseWarpGridTiling(const MmaAtom &atom, int64_t m, int64_t n,
-                                               int64_t threads, bool wholeRows) {
+                                               int64_t threads, bool wholeRows,
+                                               const AccumulatorStep &step) {
   int64_t warps = threads / 32;
   int64_t stepM = atom.warpM ? atom.warpM : atom.m;
   int64_t stepN = atom.warpN ? atom.warpN : atom.n * 2;
@@ -105,7 +105,7 @@ std::optional<WarpTiling> chooseWarpGridTiling(const MmaAtom &atom, int64_t m, i
     // Prefer square warp tiles (fewest shared loads per MMA), then taller.
     auto cost = [](int64_t a, int64_t b) { return std::max(a, b) * 1000 / std::min(a, b); };
     if (!best || cost(tm, tn) < cost(m / best->warpsM, n / best->warpsN))
-      best = WarpTiling{wm, wn, atom.warpM ? atom.m : 16, atom.warpN ? atom.n : 8};
+      best = WarpTiling{wm, wn, step};
   }
   return best;
 }

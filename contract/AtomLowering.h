@@ -151,13 +151,9 @@ public:
                                   mlir::Value warp) = 0;
   virtual mlir::Value warpTileCol(llvm::ArrayRef<int64_t> shape, tile::MmaLayoutAttr mma,
                                   mlir::Value warp) = 0;
-  /// m8n8k4's quadpair of `lane` and the first row / column of the 8 x 8
-  /// block it computes in each 16 x 16 step of its warp tile.
-  virtual mlir::Value quadpairId(mlir::Value lane) = 0;
-  virtual mlir::Value quadpairBlockRow(llvm::ArrayRef<int64_t> shape, tile::MmaLayoutAttr mma,
-                                       mlir::Value warp, mlir::Value quadpair) = 0;
-  virtual mlir::Value quadpairBlockCol(llvm::ArrayRef<int64_t> shape, tile::MmaLayoutAttr mma,
-                                       mlir::Value warp, mlir::Value quadpair) = 0;
+  /// What `lane` adds to the rows (`rows`) or columns of its elements in
+  /// each step of the accumulator layout `mma` (its lane bases).
+  virtual mlir::Value laneOffset(mlir::Value lane, tile::MmaLayoutAttr mma, bool rows) = 0;
   /// Calls `body` once per chunk this thread owns in a tile of `shape`
   /// spread as `dist`, guarding chunks past the tile's end.
   virtual void forEachChunk(llvm::ArrayRef<int64_t> shape, tile::DistributionAttr dist,
@@ -171,6 +167,20 @@ public:
                                       llvm::ArrayRef<int64_t> shift = {}) = 0;
   /// A pointer into shared memory (address space 3) to an element.
   virtual mlir::Value sharedPointer(const BufferInfo &info, llvm::ArrayRef<mlir::Value> coords) = 0;
+
+  // Per-block resources of an atom family (tensor memory, the mbarrier its
+  // MMAs complete on).
+  /// The values of the block resource `key`. The first call reserves
+  /// `sharedBytes` of shared memory (8-byte aligned; an error on `op` and
+  /// failure when the block's shared memory cannot hold them), runs `setUp`
+  /// with their 32-bit shared address at the kernel's start (before the
+  /// kernel's own code, on every thread of the block) and keeps the values
+  /// it returns; `tearDown` runs with them before the block exits, on every
+  /// thread. Later calls return the same values.
+  virtual mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  blockResource(mlir::Operation *op, llvm::StringRef key, int64_t sharedBytes,
+                llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value shared)> setUp,
+                std::function<void(llvm::ArrayRef<mlir::Value>)> tearDown) = 0;
 
   // What the pipelining strategy of the enclosing loop shares with its
   // body's gemms.
@@ -192,22 +202,39 @@ public:
   virtual void addAsyncAccumulator(mlir::Value fragment, int64_t regs) = 0;
 };
 
+/// One step of an atom family's accumulator layout, as MmaLayoutAttr holds
+/// it: m x n elements placed by lane and register bases (see
+/// tile::kM16N8Lanes for their encoding). The default is mma.sync m16n8's.
+struct AccumulatorStep {
+  int64_t m = 16, n = 8;
+  llvm::SmallVector<int64_t, 5> lanes{std::begin(tile::kM16N8Lanes), std::end(tile::kM16N8Lanes)};
+  llvm::SmallVector<int64_t, 4> registers{std::begin(tile::kM16N8Registers),
+                                          std::end(tile::kM16N8Registers)};
+  /// Whether `mma` has this step.
+  bool matches(tile::MmaLayoutAttr mma) const {
+    return mma && mma.getM() == m && mma.getN() == n && mma.getLanes() == llvm::ArrayRef(lanes) &&
+           mma.getRegisters() == llvm::ArrayRef(registers);
+  }
+};
+
 /// How a block's warps tile an MMA accumulator, and the register pattern
-/// of one warp's share: a grid of layoutM x layoutN tiles in the atom's
-/// accumulator layout (m16n8, or m8n8k4's quadpairs; a warpgroup atom's
-/// m64nN accumulator is, per warp, 16 rows of N / 8 m16n8 tiles).
+/// of one warp's share: a grid of steps of the atom family's accumulator
+/// layout (m16n8; m8n8k4's quadpairs; a row per lane; a warpgroup atom's
+/// m64nN accumulator is, per warp, 16 rows of N / 8 m16n8 steps).
 struct WarpTiling {
   int64_t warpsM, warpsN;
-  int64_t layoutM = 16, layoutN = 8;
+  AccumulatorStep step;
 };
 
 /// The warp tiling a warp-level atom family takes: the block's warps in a
 /// grid over an m x n accumulator, each covering whole steps of the atom
 /// (its warpM x warpN where set, else m x 2n: m16n8k16's B fragments load
 /// two n-atoms at a time), squarest warp tiles first, then taller. None
-/// when no grid fits. `wholeRows`: every warp spans all n columns.
+/// when no grid fits. `wholeRows`: every warp spans all n columns. `step`:
+/// the family's accumulator layout.
 std::optional<WarpTiling> chooseWarpGridTiling(const MmaAtom &atom, int64_t m, int64_t n,
-                                               int64_t threads, bool wholeRows);
+                                               int64_t threads, bool wholeRows,
+                                               const AccumulatorStep &step = {});
 
 /// The code of an MMA atom family: how one tile.gemm is emitted with it.
 /// One object per family, in the folder of the backend that introduced the
@@ -242,6 +269,10 @@ public:
   /// calls issueDeferredCopies after them; without that call, the copies
   /// follow the gemm): the loads' latency then hides behind the copies.
   virtual bool defersLoopCopies() const { return false; }
+  /// Whether the family's async MMAs may stay in flight past the gemm, for
+  /// a pipelining strategy to wait for later (wgmma's groups); false when
+  /// the gemm completes its MMAs before it returns.
+  virtual bool keepsMmaInFlight() const { return false; }
   /// Whether the family can load one k-step's operand fragments ahead of
   /// its MMAs (what a fragment-prefetching pipelining strategy needs).
   virtual bool canPrefetchFragments() const { return false; }
@@ -253,12 +284,12 @@ public:
 };
 
 /// A gemm's A, B and C buffers, C checked to have the atom's accumulator
-/// layout (layoutM x layoutN tiles); an error on the gemm otherwise.
+/// layout (`step`); an error on the gemm otherwise.
 struct GemmBuffers {
   const BufferInfo *a, *b, *c;
 };
 mlir::FailureOr<GemmBuffers> getGemmBuffers(GemmLoweringContext &ctx, tile::GemmOp gemm,
-                                            const MmaAtom &atom, int64_t layoutM, int64_t layoutN);
+                                            const MmaAtom &atom, const AccumulatorStep &step = {});
 
 /// Emits one PTX instruction as inline assembly (the raw form of an atom,
 /// as CuTe's arch/ headers hold it) and returns its results. The last

@@ -127,25 +127,45 @@ def Tile_MmaLayoutAttr : Tile_Attr<"MmaLayout", "mma_layout"> {
   let description = [{
     A fragment laid out as the accumulators of an MMA atom: the block's
     warps tile the fragment `warps_m` x `warps_n`; each warp covers its
-    sub-tile with `atom_m` x `atom_n` atom tiles, and each thread holds the
-    atom's accumulator elements (for m16n8: rows g and g + 8, columns
-    2t and 2t + 1 with g = lane / 4, t = lane mod 4; PTX ISA §9.7.14.5.8).
-    Assigned by `tile-layout-inference` to `tile.gemm` accumulators and the
-    fragments and loops that share them.
+    sub-tile with steps of `m` x `n` elements, and within a step lane bit b
+    of a thread moves its elements by `lanes[b]` and bit b of a register's
+    index within the step by `registers[b]`, each `rN` (N rows) or `cN` (N
+    columns). A thread's registers hold its steps one after the other, row
+    steps outermost. The atom that computes the accumulator decides the
+    layout (`tile-layout-inference` asks it); what reads or writes the
+    fragment (copies, reductions, `tile.parallel`) follows the bases.
 
-    Example: `#tile.mma_layout<m = 16, n = 8, warps_m = 2, warps_n = 4>`
+    Without `lanes` and `registers`, the layout is mma.sync m16n8's (PTX ISA
+    §9.7.14.5.8): lane = 4 g + t holds rows g and g + 8, columns 2t and
+    2t + 1 of each step, i.e. `lanes = [c2, c4, r1, r2, r4], registers =
+    [c1, r8]`.
+
+    Examples:
+    `#tile.mma_layout<m = 16, n = 8, warps_m = 2, warps_n = 4>`,
+    `#tile.mma_layout<m = 32, n = 4, warps_m = 4, warps_n = 1,
+      lanes = [r1, r2, r4, r8, r16], registers = [c1, c2]>` (a row per lane).
   }];
-  let parameters = (ins "int64_t":$m, "int64_t":$n, "int64_t":$warpsM, "int64_t":$warpsN);
-  let assemblyFormat = [{
-    `<` `m` `=` $m `,` `n` `=` $n `,` `warps_m` `=` $warpsM `,` `warps_n` `=` $warpsN `>`
-  }];
+  let parameters = (ins "int64_t":$m, "int64_t":$n, "int64_t":$warpsM, "int64_t":$warpsN,
+                        ArrayRefParameter<"int64_t", "lane bases">:$lanes,
+                        ArrayRefParameter<"int64_t", "register bases">:$registers);
+  let builders = [
+    AttrBuilder<(ins "int64_t":$m, "int64_t":$n, "int64_t":$warpsM, "int64_t":$warpsN), [{
+      return $_get($_ctxt, m, n, warpsM, warpsN, ::llvm::ArrayRef(::tessera::tile::kM16N8Lanes),
+                   ::llvm::ArrayRef(::tessera::tile::kM16N8Registers));
+    }]>
+  ];
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    /// Whether a 2-D tile of `shape` splits evenly over the warps and atoms;
+    /// Whether a 2-D tile of `shape` splits evenly over the warps and steps;
     /// else an error naming `what` through `emitError`.
     ::mlir::LogicalResult verifyShape(::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError,
                                       ::llvm::ArrayRef<int64_t> shape,
                                       ::llvm::StringRef what) const;
+    /// Registers of one step per thread.
+    int64_t registersPerStep() const { return int64_t(1) << getRegisters().size(); }
+    /// Whether this is mma.sync m16n8's layout (the default bases).
+    bool isM16N8() const;
   }];
 }
 

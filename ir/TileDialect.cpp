@@ -117,15 +117,100 @@ LogicalResult DistributionAttr::verify(function_ref<InFlightDiagnostic()> emitEr
 }
 
 LogicalResult MmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t m,
-                                    int64_t n, int64_t warpsM, int64_t warpsN) {
-  // The atoms' accumulator tiles: m16n8 (mma.sync m16n8k*, and a wgmma
-  // accumulator per warp) and m8n8 (Volta's quadpairs).
-  if ((m != 8 && m != 16) || n != 8)
-    return emitError() << "mma_layout tiles are m16n8 or m8n8, got m = " << m << ", n = " << n;
+                                    int64_t n, int64_t warpsM, int64_t warpsN,
+                                    ArrayRef<int64_t> lanes, ArrayRef<int64_t> registers) {
+  if (m < 1 || n < 1 || m > 256 || n > 256 || !llvm::isPowerOf2_64(m) || !llvm::isPowerOf2_64(n))
+    return emitError() << "mma_layout steps are powers of two up to 256, got m = " << m
+                       << ", n = " << n;
   if (warpsM < 1 || warpsN < 1 || warpsM > 32 || warpsN > 32 || warpsM * warpsN > 32)
     return emitError() << "mma_layout warps must be positive and at most 32 in all, got warps_m = "
                        << warpsM << ", warps_n = " << warpsN;
+  if (lanes.size() != 5)
+    return emitError() << "mma_layout needs one basis per lane bit (5), got " << lanes.size();
+  // The bases place the step's m x n elements once each: its row offsets
+  // are 1, 2, ..., m / 2 once each, and likewise its column offsets.
+  uint64_t rows = 0, cols = 0;
+  for (int64_t basis : llvm::concat<const int64_t>(lanes, registers)) {
+    uint64_t &seen = isRowBasis(basis) ? rows : cols;
+    int64_t offset = isRowBasis(basis) ? basisRows(basis) : basisCols(basis);
+    int64_t extent = isRowBasis(basis) ? m : n;
+    if (offset < 1 || !llvm::isPowerOf2_64(offset) || offset >= extent ||
+        (seen & uint64_t(offset)) != 0)
+      return emitError() << "mma_layout bases must place each element of its m" << m << "n" << n
+                         << " step once (each row and column offset a distinct power of two "
+                            "below the step)";
+    seen |= uint64_t(offset);
+  }
+  if (rows != uint64_t(m - 1) || cols != uint64_t(n - 1))
+    return emitError() << "mma_layout bases cover " << (rows + 1) << " x " << (cols + 1)
+                       << " elements of its m" << m << "n" << n << " step";
   return success();
+}
+
+bool MmaLayoutAttr::isM16N8() const {
+  return getM() == 16 && getN() == 8 && getLanes() == ArrayRef(kM16N8Lanes) &&
+         getRegisters() == ArrayRef(kM16N8Registers);
+}
+
+/// `[r1, c2, ...]`: a list of bases (r: rows, c: columns).
+static ParseResult parseBases(AsmParser &parser, SmallVectorImpl<int64_t> &bases) {
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() -> ParseResult {
+    StringRef word;
+    SMLoc at = parser.getCurrentLocation();
+    int64_t offset = 0;
+    if (parser.parseKeyword(&word) || word.size() < 2 || (word[0] != 'r' && word[0] != 'c') ||
+        word.drop_front().getAsInteger(10, offset) || offset < 1)
+      return parser.emitError(at, "expected a basis: rN (N rows) or cN (N columns)");
+    bases.push_back(word[0] == 'r' ? offset : -offset);
+    return success();
+  });
+}
+
+static void printBases(AsmPrinter &printer, ArrayRef<int64_t> bases) {
+  printer << "[";
+  llvm::interleaveComma(bases, printer, [&](int64_t basis) {
+    printer << (isRowBasis(basis) ? "r" : "c")
+            << (isRowBasis(basis) ? basisRows(basis) : basisCols(basis));
+  });
+  printer << "]";
+}
+
+Attribute MmaLayoutAttr::parse(AsmParser &parser, Type) {
+  int64_t m, n, warpsM, warpsN;
+  SMLoc at = parser.getCurrentLocation();
+  if (parser.parseLess() || parser.parseKeyword("m") || parser.parseEqual() ||
+      parser.parseInteger(m) || parser.parseComma() || parser.parseKeyword("n") ||
+      parser.parseEqual() || parser.parseInteger(n) || parser.parseComma() ||
+      parser.parseKeyword("warps_m") || parser.parseEqual() || parser.parseInteger(warpsM) ||
+      parser.parseComma() || parser.parseKeyword("warps_n") || parser.parseEqual() ||
+      parser.parseInteger(warpsN))
+    return {};
+  SmallVector<int64_t> lanes(std::begin(kM16N8Lanes), std::end(kM16N8Lanes));
+  SmallVector<int64_t> registers(std::begin(kM16N8Registers), std::end(kM16N8Registers));
+  if (succeeded(parser.parseOptionalComma())) {
+    lanes.clear();
+    registers.clear();
+    if (parser.parseKeyword("lanes") || parser.parseEqual() || parseBases(parser, lanes) ||
+        parser.parseComma() || parser.parseKeyword("registers") || parser.parseEqual() ||
+        parseBases(parser, registers))
+      return {};
+  }
+  if (parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(at); }, parser.getContext(), m, n, warpsM, warpsN,
+                    lanes, registers);
+}
+
+void MmaLayoutAttr::print(AsmPrinter &printer) const {
+  printer << "<m = " << getM() << ", n = " << getN() << ", warps_m = " << getWarpsM()
+          << ", warps_n = " << getWarpsN();
+  if (getLanes() != ArrayRef(kM16N8Lanes) || getRegisters() != ArrayRef(kM16N8Registers)) {
+    printer << ", lanes = ";
+    printBases(printer, getLanes());
+    printer << ", registers = ";
+    printBases(printer, getRegisters());
+  }
+  printer << ">";
 }
 
 LogicalResult MmaLayoutAttr::verifyShape(function_ref<InFlightDiagnostic()> emitError,
@@ -137,7 +222,7 @@ LogicalResult MmaLayoutAttr::verifyShape(function_ref<InFlightDiagnostic()> emit
     return emitError() << "the " << what << " (" << shape[0] << " x " << shape[1]
                        << ") does not split into " << getWarpsM() << " x " << getWarpsN()
                        << " warps of m" << getM() << "n" << getN()
-                       << " tiles (its extents must be multiples of " << rows << " and " << cols
+                       << " steps (its extents must be multiples of " << rows << " and " << cols
                        << ")";
   return success();
 }
@@ -495,10 +580,10 @@ LogicalResult AllocSharedOp::verify() {
 LogicalResult tessera::tile::detail::verifyRowSlice(
     function_ref<InFlightDiagnostic()> emitError, MmaLayoutAttr layout, int64_t rows,
     StringRef what) {
-  if (rows % (detail::kRowSliceStep * layout.getWarpsM()) != 0)
+  if (rows % (layout.getM() * layout.getWarpsM()) != 0)
     return emitError() << "the " << what << " (" << rows << " rows) does not split into "
-                       << layout.getWarpsM() << " warps of " << detail::kRowSliceStep
-                       << "-row steps of " << layout;
+                       << layout.getWarpsM() << " warps of " << layout.getM() << "-row steps of "
+                       << layout;
   return success();
 }
 

@@ -23,6 +23,21 @@
 #include "ir/TileDialect.h.inc"
 #include "ir/TileEnums.h.inc"
 
+namespace tessera::tile {
+
+/// The bases of an MMA accumulator layout (MmaLayoutAttr's lanes and
+/// registers) hold one number per index bit: r > 0 moves the element r
+/// rows, r < 0 moves it -r columns.
+inline bool isRowBasis(int64_t basis) { return basis > 0; }
+inline int64_t basisRows(int64_t basis) { return basis > 0 ? basis : 0; }
+inline int64_t basisCols(int64_t basis) { return basis < 0 ? -basis : 0; }
+/// mma.sync m16n8's accumulator layout, the default bases (PTX ISA
+/// §9.7.14.5.8): lane = 4 g + t holds rows g, g + 8 and columns 2t, 2t + 1.
+inline constexpr int64_t kM16N8Lanes[] = {-2, -4, 1, 2, 4};
+inline constexpr int64_t kM16N8Registers[] = {-1, 8};
+
+} // namespace tessera::tile
+
 #define GET_ATTRDEF_CLASSES
 #include "ir/TileAttrs.h.inc"
 

@@ -16,10 +16,6 @@ namespace tessera::tile::detail {
 /// lowering's 32-bit arithmetic and the runtime's launch take.
 inline constexpr int64_t kMaxInt32Quantity = (int64_t(1) << 31) - 1;
 
-/// Rows of a warp's tile per step of an MMA layout (an m16n8 atom tile, a
-/// quadpair step of 16 x 16): the unit a row slice holds 2 rows of.
-inline constexpr int64_t kRowSliceStep = 16;
-
 /// Whether `rows` split into the warps_m warps of `layout` and whole steps.
 mlir::LogicalResult verifyRowSlice(llvm::function_ref<mlir::InFlightDiagnostic()> emitError,
                                    MmaLayoutAttr layout, int64_t rows, llvm::StringRef what);

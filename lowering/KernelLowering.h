@@ -129,6 +129,10 @@ public:
   Value tileSlot() override { return tileSlotOp_->getResult(0); }
   scf::ForOp tileLoop() override { return tileLoop_; }
   Value ringBase() override { return ringBase_; }
+  FailureOr<SmallVector<Value>>
+  blockResource(Operation *op, StringRef key, int64_t sharedBytes,
+                llvm::function_ref<SmallVector<Value>(Value shared)> setUp,
+                std::function<void(ArrayRef<Value>)> tearDown) override;
   Value workTile() override { return workTile_; }
   Value streamKWholeTiles() override { return streamKWholeTiles_; }
   LogicalResult withStreamKRecomputed(PipelinedOp loop,
@@ -248,12 +252,9 @@ public:
   /// of `shape`: warps in row-major order over warps_m x warps_n.
   Value warpTileRow(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp) override;
   Value warpTileCol(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp) override;
-  /// The quadpair of `lane` (m8n8k4: lanes 4q..4q+3 and 4q+16..4q+19), and
-  /// the first row / column of the 8 x 8 block it computes in each 16 x 16
-  /// step of its warp tile.
-  Value quadpairId(Value lane) override;
-  Value quadpairBlockRow(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp, Value quadpair) override;
-  Value quadpairBlockCol(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp, Value quadpair) override;
+  /// What `lane` adds to the rows (`rows`) or columns of its elements in
+  /// each step of `mma`: its lane bits times their bases.
+  Value laneOffset(Value lane, MmaLayoutAttr mma, bool rows) override;
   LogicalResult lowerFill(Value buffer, Value value);
   /// lowerFill with the zero of the buffer's element type (tile.clear).
   LogicalResult lowerClear(Value buffer);
@@ -305,12 +306,6 @@ public:
   /// depends on nothing the loop changes; other shifts move the coordinates.
   Value sharedAddress32(const BufferInfo &info, ArrayRef<Value> coords,
                         ArrayRef<int64_t> shift = {}) override;
-  /// The accumulator layout of m8n8k4 with f32 accumulators (PTX ISA
-  /// §9.7.14.5.1): quadpair q = (lane / 4) mod 4 holds the 8 x 8 block at
-  /// (8 (q mod 2), 8 (q / 2)) of each 16 x 16 step; register i of lane l is
-  /// row (l & 1) + (i & 2) + 4 (l >= 16), column (i & 4) + (l & 2) + (i & 1).
-  void forEachQuadpairOwned(ArrayRef<int64_t> shape, MmaLayoutAttr mma,
-                            llvm::function_ref<void(const Chunk &)> body);
   /// Fences the first `regs` slots of a fragment (fenceValues,
   /// contract/AtomLowering.h) in place.
   void fenceRegisters(Value fragment, int64_t regs) override;
@@ -628,6 +623,16 @@ private:
   /// or in a stream-K kernel before the consumers' work items (else, in a
   /// persistent kernel, before tileLoop_).
   Operation *onceAnchor_ = nullptr;
+  /// Where block resources are set up (the kernel's start), and the
+  /// resources set up so far (blockResource), torn down in reverse order
+  /// before the block exits.
+  Operation *resourceAnchor_ = nullptr;
+  struct BlockResource {
+    std::string key;
+    SmallVector<Value> values;
+    std::function<void(ArrayRef<Value>)> tearDown;
+  };
+  SmallVector<BlockResource> blockResources_;
   /// Every pipelined loop's schedule, read by run() before the kernel's
   /// body is lowered.
   llvm::DenseMap<Operation *, ScheduledLoop> schedules_;

@@ -144,7 +144,7 @@ KernelLowering::mmaFragmentStoreTiles(CopyOp copy, int64_t elementBytes) {
   const BufferInfo &frag = buffers_[copy.getSrc()];
   MmaLayoutAttr mma = frag.mma;
   ArrayRef<int64_t> shape = frag.type.getShape();
-  if (!mma || mma.getM() != 16 || mma.getN() != 8)
+  if (!mma || !mma.isM16N8())
     return std::nullopt;
   return MmaStoreTiles{shape[0] / mma.getWarpsM() / 16, shape[1] / mma.getWarpsN() / 8};
 }
@@ -231,7 +231,7 @@ bool KernelLowering::lowerMmaFragmentToShared(CopyOp copy) {
   const BufferInfo &dst = buffers_[copy.getDst()];
   MmaLayoutAttr mma = frag.mma;
   ArrayRef<int64_t> shape = frag.type.getShape();
-  if (!mma || mma.getM() != 16 || mma.getN() != 8 || dst.stages > 1 || shape[1] % 8 != 0)
+  if (!mma || !mma.isM16N8() || dst.stages > 1 || shape[1] % 8 != 0)
     return false;
   int64_t tn = shape[1] / mma.getWarpsN();
   if ((tn / 8) % 2 != 0)
@@ -360,7 +360,7 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
                                   : dstTensor ? dstTensor.getElementType()
                                               : tile.getElementType());
   }
-  int64_t vector = mma ? 2 : dist.getVector();
+  int64_t vector = mma ? mmaVectorRegisters(mma) : dist.getVector();
   bool aligned = true;
   TensorInfo tensor;
   SmallVector<Value> offsets;

@@ -138,6 +138,7 @@ LogicalResult KernelLowering::run() {
     sharedBase_ = gpu::DynamicSharedMemoryOp::create(
         b_, loc_, MemRefType::get({ShapedType::kDynamic}, b_.getI8Type(), nullptr, addressSpace));
   }
+  resourceAnchor_ = arith::ConstantIndexOp::create(b_, loc_, 0);
   if (failed(readLoopSchedules()))
     return failure();
   if (persistent_)
@@ -152,6 +153,8 @@ LogicalResult KernelLowering::run() {
   // output: their issuing thread waits for them before the block ends.
   if (bulkStoresPending_)
     ifThen(isThread(0), [&] { bulkWaitGroup(b_, loc_, 0, /*read=*/false); });
+  for (BlockResource &resource : llvm::reverse(blockResources_))
+    resource.tearDown(resource.values);
   gpu::ReturnOp::create(b_, loc_);
   kernel_.erase();
   return success();
@@ -633,6 +636,32 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
           lastWasBarrier_ = false;
         return success();
       });
+}
+
+FailureOr<SmallVector<Value>>
+KernelLowering::blockResource(Operation *op, StringRef key, int64_t sharedBytes,
+                              llvm::function_ref<SmallVector<Value>(Value shared)> setUp,
+                              std::function<void(ArrayRef<Value>)> tearDown) {
+  for (const BlockResource &resource : blockResources_)
+    if (resource.key == key)
+      return resource.values;
+  int64_t offset = llvm::alignTo(launchSharedBytes(), 8);
+  if (offset + sharedBytes > caps_.sharedMemoryPerBlock)
+    return op->emitOpError() << "needs " << sharedBytes << " bytes of shared memory for its " << key
+                             << " after the kernel's " << offset << ", over the "
+                             << caps_.sharedMemoryPerBlock << " bytes a block has";
+  setLaunchSharedBytes(offset + sharedBytes);
+  OpBuilder::InsertionGuard guard(b_);
+  b_.setInsertionPoint(resourceAnchor_);
+  if (!sharedBase_) {
+    auto space = gpu::AddressSpaceAttr::get(b_.getContext(), gpu::AddressSpace::Workgroup);
+    sharedBase_ = gpu::DynamicSharedMemoryOp::create(
+        b_, loc_, MemRefType::get({ShapedType::kDynamic}, b_.getI8Type(), nullptr, space));
+  }
+  Value start = memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, sharedBase_);
+  SmallVector<Value> values = setUp(toI32(add(start, cst(offset))));
+  blockResources_.push_back({key.str(), values, std::move(tearDown)});
+  return values;
 }
 
 int64_t KernelLowering::launchSharedBytes() {

@@ -89,20 +89,30 @@ Value KernelLowering::warpTileCol(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Va
              cst(shape[1] / mma.getWarpsN()));
 }
 
-Value KernelLowering::quadpairId(Value lane) {
-  return arith::RemUIOp::create(b_, loc_, arith::DivUIOp::create(b_, loc_, lane, cst(4)), cst(4));
-}
-
-Value KernelLowering::quadpairBlockRow(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp,
-                                       Value quadpair) {
-  return add(warpTileRow(shape, mma, warp),
-             mul(arith::RemUIOp::create(b_, loc_, quadpair, cst(2)), cst(8)));
-}
-
-Value KernelLowering::quadpairBlockCol(ArrayRef<int64_t> shape, MmaLayoutAttr mma, Value warp,
-                                       Value quadpair) {
-  return add(warpTileCol(shape, mma, warp),
-             mul(arith::DivUIOp::create(b_, loc_, quadpair, cst(2)), cst(8)));
+Value KernelLowering::laneOffset(Value lane, MmaLayoutAttr mma, bool rows) {
+  // Runs of consecutive lane bits whose bases double from bit to bit (m16n8's
+  // rows: lane bits 2-4 with bases r1, r2, r4) add one field of the lane
+  // times the run's first basis.
+  ArrayRef<int64_t> lanes = mma.getLanes();
+  auto offset = [&](int64_t bit) { return rows ? basisRows(lanes[bit]) : basisCols(lanes[bit]); };
+  Value sum = cst(0);
+  for (int64_t lo = 0; lo < 5;) {
+    if (offset(lo) == 0) {
+      ++lo;
+      continue;
+    }
+    int64_t hi = lo;
+    while (hi + 1 < 5 && offset(hi + 1) == 2 * offset(hi))
+      ++hi;
+    Value field = lane;
+    if (lo > 0)
+      field = arith::DivUIOp::create(b_, loc_, field, cst(int64_t(1) << lo));
+    if (hi < 4)
+      field = arith::RemUIOp::create(b_, loc_, field, cst(int64_t(1) << (hi - lo + 1)));
+    sum = add(sum, mul(field, cst(offset(lo))));
+    lo = hi + 1;
+  }
+  return sum;
 }
 
 void KernelLowering::forEachOwned(ArrayRef<int64_t> shape, DistributionAttr dist,
@@ -116,51 +126,23 @@ void KernelLowering::forEachOwned(ArrayRef<int64_t> shape, DistributionAttr dist
     forEachOwnedRow(shape[0], mma, body);
     return;
   }
-  if (mma.getM() == 8 && mma.getN() == 8) {
-    forEachQuadpairOwned(shape, mma, body);
-    return;
-  }
-  // The m16n8 accumulator layout (PTX ISA §9.7.14.5.8, "Matrix fragments
-  // for mma.m16n8k16 with floating point type"): lane = 4 g + t holds rows
-  // g and g + 8, columns 2t and 2t + 1 of each atom tile.
+  // A warp's tile is mt x nt steps of the layout, row steps outermost; a
+  // thread holds registersPerStep() registers of each, and its registers
+  // whose bases are c1, c2, ... hold consecutive columns (one chunk).
   int64_t tm = shape[0] / mma.getWarpsM(), tn = shape[1] / mma.getWarpsN();
   int64_t mt = tm / mma.getM(), nt = tn / mma.getN();
+  int64_t perStep = mma.registersPerStep(), vector = mmaVectorRegisters(mma);
   Value warp = warpId(), lane = laneId();
-  Value rowBase =
-      add(warpTileRow(shape, mma, warp), arith::DivUIOp::create(b_, loc_, lane, cst(4)));
-  Value colBase = add(warpTileCol(shape, mma, warp),
-                      mul(arith::RemUIOp::create(b_, loc_, lane, cst(4)), cst(2)));
+  Value rowBase = add(warpTileRow(shape, mma, warp), laneOffset(lane, mma, /*rows=*/true));
+  Value colBase = add(warpTileCol(shape, mma, warp), laneOffset(lane, mma, /*rows=*/false));
   for (int64_t mi = 0; mi < mt; ++mi)
     for (int64_t ni = 0; ni < nt; ++ni)
-      for (int64_t h = 0; h < 2; ++h) {
+      for (int64_t r = 0; r < perStep; r += vector) {
         Chunk chunk;
-        chunk.coords = {add(rowBase, cst(mi * mma.getM() + 8 * h)),
-                        add(colBase, cst(ni * mma.getN()))};
-        chunk.firstSlot = ((mi * nt + ni) * 2 + h) * 2;
-        chunk.vector = 2;
-        body(chunk);
-      }
-}
-
-void KernelLowering::forEachQuadpairOwned(ArrayRef<int64_t> shape, MmaLayoutAttr mma,
-                                          llvm::function_ref<void(const Chunk &)> body) {
-  int64_t tm = shape[0] / mma.getWarpsM(), tn = shape[1] / mma.getWarpsN();
-  int64_t mt = tm / 16, nt = tn / 16;
-  Value warp = warpId(), lane = laneId();
-  Value quadpair = quadpairId(lane);
-  Value high = arith::DivUIOp::create(b_, loc_, lane, cst(16));
-  Value rowBase = add(quadpairBlockRow(shape, mma, warp, quadpair),
-                      add(arith::AndIOp::create(b_, loc_, lane, cst(1)), mul(high, cst(4))));
-  Value colBase = add(quadpairBlockCol(shape, mma, warp, quadpair),
-                      arith::AndIOp::create(b_, loc_, lane, cst(2)));
-  for (int64_t mi = 0; mi < mt; ++mi)
-    for (int64_t ni = 0; ni < nt; ++ni)
-      for (int64_t i = 0; i < 8; i += 2) {
-        Chunk chunk;
-        chunk.coords = {add(rowBase, cst(mi * 16 + (i & 2))),
-                        add(colBase, cst(ni * 16 + (i & 4)))};
-        chunk.firstSlot = (mi * nt + ni) * 8 + i;
-        chunk.vector = 2;
+        chunk.coords = {add(rowBase, cst(mi * mma.getM() + mmaRegisterOffset(mma, r, true))),
+                        add(colBase, cst(ni * mma.getN() + mmaRegisterOffset(mma, r, false)))};
+        chunk.firstSlot = (mi * nt + ni) * perStep + r;
+        chunk.vector = vector;
         body(chunk);
       }
 }

@@ -50,7 +50,8 @@ KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
   // group in flight while the next iteration starts (how many the strategy
   // decides).
   //
-  // A group stays in flight only when nothing else in the body touches the
+  // A group stays in flight only when the atom's family leaves its MMAs in
+  // flight at all (MmaAtomLowering::keepsMmaInFlight), nothing else in the body touches the
   // gemms' accumulators (an epilogue or a cast in the loop reads them right
   // away) and no gemm reads A from registers (the next iteration would
   // rewrite them under the MMA still reading them).
@@ -73,7 +74,8 @@ KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
         plan.firstGemmDefersCopies = atom && atom->lowering && atom->lowering->defersLoopCopies() &&
                                      cast<BufferType>(gemm.getA().getType()).isShared();
       firstGemm = false;
-      keepInFlight &= !cast<BufferType>(gemm.getA().getType()).isFragment();
+      keepInFlight &= !cast<BufferType>(gemm.getA().getType()).isFragment() &&
+                      (!atom || !atom->lowering || atom->lowering->keepsMmaInFlight());
       for (Operation *user : gemm.getC().getUsers())
         keepInFlight &= isa<GemmOp>(user) || !loop->isProperAncestor(user);
     } else if (!plan.ahead.contains(&op)) {

@@ -3,13 +3,15 @@
 // This file implements the row-slice layout of an MMA accumulator layout
 // and the reductions into it. A 1-D fragment of R elements in the row
 // slice of `#tile.mma_layout<...>` holds, in each thread, exactly the rows
-// that thread owns in an R-row accumulator of that layout: 2 rows per
-// 16-row step of its warp's tile (m16n8: rows g and g + 8, g = lane / 4;
-// m8n8k4 quadpairs: rows (l & 1) + 4 (l >= 16) and 2 below). A reduction
-// over an accumulator's columns then stays in registers: each thread
-// combines its own columns, the lanes that share a row (a quad for m16n8,
-// lanes 2 and 8 apart for quadpairs) exchange with two xor-shuffles, and
-// warps that split the columns (warps_n > 1) meet in shared memory.
+// that thread owns in an R-row accumulator of that layout, as the layout's
+// lane and register bases place them: per step of its warp's tile, one row
+// per combination of its row register bits (m16n8: rows g and g + 8,
+// g = lane / 4; m8n8k4 quadpairs: rows (l & 1) + 4 (l >= 16) and 2 below;
+// a row per lane: one). A reduction over an accumulator's columns then
+// stays in registers: each thread combines its own columns, the lanes that
+// share a row (those differing in lane bits whose bases are columns: a
+// quad for m16n8) exchange with xor-shuffles, and warps that split the
+// columns (warps_n > 1) meet in shared memory.
 // tile.parallel bodies over the accumulator read a row's value from the
 // thread's own register (the broadcast of the softmax's rescale). A copy
 // of a row slice to a tensor tile (a log-sum-exp per row) has one writer
@@ -27,42 +29,62 @@ using namespace tessera::tile;
 
 namespace {
 
-/// Whether `mma` is the m8n8k4 quadpair layout (forEachQuadpairOwned).
-bool isQuadpairLayout(MmaLayoutAttr mma) { return mma.getM() == 8 && mma.getN() == 8; }
-
-/// Rows of a warp's tile per step of the layout: both layouts cover 16
-/// rows per step (m16n8's atom tile; a quadpair step of 16 x 16), of which
-/// each thread holds 2.
-constexpr int64_t kRowsPerStep = 16;
+/// The register bases of `mma` that move rows, in register-bit order: a
+/// thread holds 2^size rows of each step.
+SmallVector<int64_t> rowRegisterBases(MmaLayoutAttr mma) {
+  SmallVector<int64_t> bases;
+  for (int64_t basis : mma.getRegisters())
+    if (isRowBasis(basis))
+      bases.push_back(basis);
+  return bases;
+}
 
 } // namespace
 
 int64_t tessera::rowSliceSlots(int64_t rows, MmaLayoutAttr mma) {
-  return rows / mma.getWarpsM() / kRowsPerStep * 2;
+  return rows / mma.getWarpsM() / mma.getM() << rowRegisterBases(mma).size();
 }
 
 SmallVector<int32_t> tessera::rowSliceLaneMasks(MmaLayoutAttr mma) {
-  // m16n8: lane = 4 g + t, the row is g, so lanes differing in t's two bits
-  // (xor 1, xor 2) share it. Quadpairs: the row is set by lane bits 0, 2
-  // and 4, the column by bits 1 and 3.
-  if (isQuadpairLayout(mma))
-    return {2, 8};
-  return {1, 2};
+  SmallVector<int32_t> masks;
+  for (auto [bit, basis] : llvm::enumerate(mma.getLanes()))
+    if (!isRowBasis(basis))
+      masks.push_back(int32_t(1) << bit);
+  return masks;
+}
+
+int64_t tessera::mmaVectorRegisters(MmaLayoutAttr mma) {
+  int64_t vector = 1;
+  for (int64_t basis : mma.getRegisters()) {
+    if (basisCols(basis) != vector)
+      break;
+    vector *= 2;
+  }
+  return vector;
+}
+
+int64_t tessera::mmaRegisterOffset(MmaLayoutAttr mma, int64_t reg, bool rows) {
+  int64_t offset = 0;
+  for (auto [bit, basis] : llvm::enumerate(mma.getRegisters()))
+    if (reg >> bit & 1)
+      offset += rows ? basisRows(basis) : basisCols(basis);
+  return offset;
 }
 
 namespace tessera::lowering {
 
 int64_t KernelLowering::rowSliceSlot(ArrayRef<int64_t> shape, MmaLayoutAttr mma,
                                      int64_t accumulatorSlot) {
-  int64_t tn = shape[1] / mma.getWarpsN();
-  if (isQuadpairLayout(mma)) {
-    // Slot (mi nt + ni) 8 + i holds row mi 16 + (i & 2) of the step.
-    int64_t nt = tn / 16;
-    return accumulatorSlot / (8 * nt) * 2 + ((accumulatorSlot % 8) & 2) / 2;
-  }
-  // Slot ((mi nt + ni) 2 + h) 2 holds row mi 16 + 8 h.
-  int64_t nt = tn / mma.getN();
-  return accumulatorSlot / (4 * nt) * 2 + (accumulatorSlot / 2) % 2;
+  // Slot (mi nt + ni) perStep + r holds row step mi and, among the rows of
+  // a step, the one r's row bits select.
+  int64_t perStep = mma.registersPerStep();
+  int64_t nt = shape[1] / mma.getWarpsN() / mma.getN();
+  int64_t mi = accumulatorSlot / perStep / nt, r = accumulatorSlot % perStep;
+  int64_t rowBits = 0, row = 0;
+  for (auto [bit, basis] : llvm::enumerate(mma.getRegisters()))
+    if (isRowBasis(basis))
+      row |= (r >> bit & 1) << rowBits++;
+  return (mi << rowBits) + row;
 }
 
 void KernelLowering::forEachOwnedRow(int64_t rows, MmaLayoutAttr mma,
@@ -70,20 +92,16 @@ void KernelLowering::forEachOwnedRow(int64_t rows, MmaLayoutAttr mma,
   // Only the rows of the 2-D layout matter; the column extent is any one
   // the layout divides.
   SmallVector<int64_t> shape = {rows, mma.getN() * mma.getWarpsN()};
-  Value warp = warpId(), lane = laneId();
-  Value rowBase;
-  if (isQuadpairLayout(mma)) {
-    Value high = arith::DivUIOp::create(b_, loc_, lane, cst(16));
-    rowBase = add(quadpairBlockRow(shape, mma, warp, quadpairId(lane)),
-                  add(arith::AndIOp::create(b_, loc_, lane, cst(1)), mul(high, cst(4))));
-  } else {
-    rowBase = add(warpTileRow(shape, mma, warp), arith::DivUIOp::create(b_, loc_, lane, cst(4)));
-  }
-  // The two rows of a step: 8 apart (m16n8) or 2 apart (quadpairs).
-  int64_t second = isQuadpairLayout(mma) ? 2 : 8;
+  Value rowBase = add(warpTileRow(shape, mma, warpId()), laneOffset(laneId(), mma, /*rows=*/true));
+  SmallVector<int64_t> rowBases = rowRegisterBases(mma);
+  int64_t perStep = int64_t(1) << rowBases.size();
   for (int64_t slot = 0; slot < rowSliceSlots(rows, mma); ++slot) {
+    int64_t offset = slot / perStep * mma.getM();
+    for (auto [bit, basis] : llvm::enumerate(rowBases))
+      if (slot % perStep >> bit & 1)
+        offset += basis;
     Chunk chunk;
-    chunk.coords = {add(rowBase, cst(slot / 2 * kRowsPerStep + slot % 2 * second))};
+    chunk.coords = {add(rowBase, cst(offset))};
     chunk.firstSlot = slot;
     chunk.vector = 1;
     body(chunk);

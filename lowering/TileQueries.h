@@ -29,11 +29,19 @@ std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64
                                            int64_t threads, bool wholeRows = false);
 
 /// The register slots per thread of a row slice of `rows` rows of `mma`
-/// (2 per 16-row step of a warp's tile), and the lane masks whose
-/// xor-shuffles reach every lane holding the same row (within a quad for
-/// m16n8; lanes 2 and 8 apart for m8n8k4 quadpairs).
+/// (per step of a warp's tile, one per row its registers reach), and the
+/// lane masks whose xor-shuffles reach every lane holding the same row
+/// (the lane bits whose bases are columns: within a quad for m16n8).
 int64_t rowSliceSlots(int64_t rows, tile::MmaLayoutAttr mma);
 llvm::SmallVector<int32_t> rowSliceLaneMasks(tile::MmaLayoutAttr mma);
+
+/// The registers of a step of `mma` that hold consecutive columns (its
+/// lowest register bases c1, c2, ...): what a thread reads or writes as one
+/// vector.
+int64_t mmaVectorRegisters(tile::MmaLayoutAttr mma);
+/// What register `reg` of a step of `mma` adds to its element's row
+/// (`rows`) or column: its index bits times their bases.
+int64_t mmaRegisterOffset(tile::MmaLayoutAttr mma, int64_t reg, bool rows);
 
 /// The swizzle of a shared buffer of `type` (SharedSwizzle, contract/AtomLowering.h).
 SharedSwizzle getSharedSwizzle(tile::BufferType type);

@@ -507,8 +507,9 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
           tiling = chooseWarpTiling(*atom, gemm.getM(), gemm.getN(), threads);
         if (!tiling)
           return WalkResult::advance();
-        layout = MmaLayoutAttr::get(gemm.getContext(), tiling->layoutM, tiling->layoutN,
-                                    tiling->warpsM, tiling->warpsN);
+        const lowering::AccumulatorStep &step = tiling->step;
+        layout = MmaLayoutAttr::get(gemm.getContext(), step.m, step.n, tiling->warpsM,
+                                    tiling->warpsN, step.lanes, step.registers);
       }
       if (Value leader = leaderOf(gemm.getC()))
         needs[leader].push_back({gemm.getC(), layout, gemm, "the accumulator"});

@@ -14,6 +14,7 @@
 
 #include "backends/common/NVVMLowering.h"
 #include "backends/common/Pipelines.h"
+#include "backends/sm100/Tcgen05Mma.h"
 #include "backends/sm80/AsyncCopyPipeline.h"
 #include "backends/sm80/MmaSync.h"
 #include "contract/Backend.h"
@@ -53,8 +54,15 @@ public:
   void buildLoweringTail(mlir::OpPassManager &pm, const ComputeCapability &cc) const override {
     addCommonNVVMLowering(pm, cc);
   }
-  std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &) const override {
-    return getWarpMmaPreference(/*withFp8=*/true);
+  /// tcgen05.mma first where the target is architecture-specific
+  /// (sm_100a), then Ampere's warp-level atoms.
+  std::vector<MmaAtom> getMmaAtoms(const ComputeCapability &cc) const override {
+    std::vector<MmaAtom> atoms;
+    if (cc.archSpecific)
+      atoms = getSm100Tcgen05Atoms();
+    for (const MmaAtom &atom : getWarpMmaPreference(/*withFp8=*/true))
+      atoms.push_back(atom);
+    return atoms;
   }
   std::vector<const PipelineStrategy *>
   getPipelineStrategies(const ComputeCapability &) const override {

@@ -6,7 +6,7 @@
 // warp's tile, its operands read from shared memory with 8-byte loads.
 // The instruction has two C/D forms with layouts of their own, described
 // here as data: f32 (eight registers; the layout accumulator fragments
-// keep, forEachQuadpairOwned) and f16 (four f16x2 registers, a row per
+// keep, kQuadpairStep) and f16 (four f16x2 registers, a row per
 // lane). The f16 form's atom moves its accumulators into the f16 layout
 // before its MMAs and back after them, with XOR shuffles within each quad.
 //
@@ -102,6 +102,14 @@ SmallVector<Value> relayoutPairs(GemmLoweringContext &ctx, ArrayRef<Value> pairs
   return renamed;
 }
 
+/// The f32 form's accumulator layout over a warp's 16 x 16 step (PTX ISA
+/// §9.7.14.5.1): quadpair q = (lane / 4) mod 4 holds the 8 x 8 block at
+/// (8 (q mod 2), 8 (q / 2)); register i of lane l is row (l & 1) + (i & 2)
+/// + 4 (l >= 16), column (i & 4) + (l & 2) + (i & 1). As lane bases: bit 0
+/// r1, bit 1 c2, bits 2-3 the quadpair (r8, c8), bit 4 r4; register bases
+/// c1, r2, c4.
+const AccumulatorStep kQuadpairStep{16, 16, {1, -2, 8, -8, 4}, {-1, 2, -4}};
+
 /// m8n8k4 by quadpairs: each warp step is 16 x 16, each quadpair 8 x 8.
 /// With `halfAccumulators` the MMAs take the f16 C/D form.
 class QuadpairMmaLowering final : public MmaAtomLowering {
@@ -112,7 +120,7 @@ public:
   bool tilesAccumulatorOverWarps() const override { return true; }
   std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
                                              int64_t threads, bool wholeRows) const override {
-    return chooseWarpGridTiling(atom, m, n, threads, wholeRows);
+    return chooseWarpGridTiling(atom, m, n, threads, wholeRows, kQuadpairStep);
   }
 
 private:
@@ -175,7 +183,7 @@ LogicalResult QuadpairMmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::Gem
                                              const MmaAtom &atom) const {
   OpBuilder &builder = ctx.builder();
   Location loc = ctx.loc();
-  FailureOr<GemmBuffers> buffers = getGemmBuffers(ctx, gemm, atom, 8, 8);
+  FailureOr<GemmBuffers> buffers = getGemmBuffers(ctx, gemm, atom, kQuadpairStep);
   if (failed(buffers))
     return failure();
   const BufferInfo &a = *buffers->a, &b = *buffers->b, &c = *buffers->c;
@@ -189,13 +197,20 @@ LogicalResult QuadpairMmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::Gem
   ctx.barrier();
   SmallVector<int64_t> shape = {gemm.getM(), gemm.getN()};
   Value warp = ctx.warpId(), lane = ctx.laneId();
-  Value quadpair = ctx.quadpairId(lane);
-  // Within a quadpair: lanes 0-3 (low group) and 16-19 (high group).
+  // Quadpair q = (lane / 4) mod 4 computes the 8 x 8 block at
+  // (8 (q mod 2), 8 (q / 2)) of each 16 x 16 step; its lanes are 0-3 (low
+  // group) and 16-19 (high group) of the quadpair.
+  Value quadpair = arith::RemUIOp::create(
+      builder, loc, arith::DivUIOp::create(builder, loc, lane, ctx.cst(4)), ctx.cst(4));
   Value inGroup =
       ctx.add(arith::RemUIOp::create(builder, loc, lane, ctx.cst(4)),
               ctx.mul(arith::DivUIOp::create(builder, loc, lane, ctx.cst(16)), ctx.cst(4)));
-  Value warpRow = ctx.quadpairBlockRow(shape, mma, warp, quadpair);
-  Value warpCol = ctx.quadpairBlockCol(shape, mma, warp, quadpair);
+  Value warpRow =
+      ctx.add(ctx.warpTileRow(shape, mma, warp),
+              ctx.mul(arith::RemUIOp::create(builder, loc, quadpair, ctx.cst(2)), ctx.cst(8)));
+  Value warpCol =
+      ctx.add(ctx.warpTileCol(shape, mma, warp),
+              ctx.mul(arith::DivUIOp::create(builder, loc, quadpair, ctx.cst(2)), ctx.cst(8)));
   Value quarter = arith::RemUIOp::create(builder, loc, lane, ctx.cst(4));
   Value highHalf = ctx.mul(arith::DivUIOp::create(builder, loc, lane, ctx.cst(16)), ctx.cst(4));
   // Four contiguous f16 of a shared buffer as two b32 registers (one

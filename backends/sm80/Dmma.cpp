@@ -42,7 +42,7 @@ LogicalResult DmmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gem
                                       const MmaAtom &atom) const {
   OpBuilder &builder = ctx.builder();
   Location loc = ctx.loc();
-  FailureOr<GemmBuffers> buffers = getGemmBuffers(ctx, gemm, atom, 16, 8);
+  FailureOr<GemmBuffers> buffers = getGemmBuffers(ctx, gemm, atom);
   if (failed(buffers))
     return failure();
   const BufferInfo &a = *buffers->a, &b = *buffers->b, &c = *buffers->c;

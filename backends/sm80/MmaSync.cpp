@@ -128,7 +128,7 @@ LogicalResult MmaSyncLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp 
                                          const MmaAtom &atom) const {
   OpBuilder &builder = ctx.builder();
   Location loc = ctx.loc();
-  FailureOr<GemmBuffers> buffers = getGemmBuffers(ctx, gemm, atom, 16, 8);
+  FailureOr<GemmBuffers> buffers = getGemmBuffers(ctx, gemm, atom);
   if (failed(buffers))
     return failure();
   const BufferInfo &a = *buffers->a, &c = *buffers->c;

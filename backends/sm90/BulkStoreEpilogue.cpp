@@ -113,9 +113,8 @@ bool lowerBulkStoreEpilogue(PipelineLoweringContext &kl, CopyOp copy) {
   // 16-bit: panels in pairs; 1-byte: whole 64-column groups of the quads'
   // exchange (byteFragmentChunk); 4-byte: whole panels.
   int64_t columnUnit = eltBytes == 2 ? 2 * kPanelColumns : kPanelColumns;
-  if (!mma || mma.getM() != 16 || mma.getN() != 8 || mma.getWarpsN() != 1 ||
-      shape[0] > 256 || shape[0] % 16 != 0 || shape[1] % columnUnit != 0 ||
-      (tensor.divisors[1] * eltBytes) % 16 != 0)
+  if (!mma || !mma.isM16N8() || mma.getWarpsN() != 1 || shape[0] > 256 || shape[0] % 16 != 0 ||
+      shape[1] % columnUnit != 0 || (tensor.divisors[1] * eltBytes) % 16 != 0)
     return false;
   int64_t bufferBytes = shape[0] * kRowBytes;
   int64_t before = kl.launchSharedBytes();

@@ -37,12 +37,14 @@ public:
   /// Warpgroups stacked along M, each one m64nN instruction wide, or two
   /// (128 rows: each warp then holds two m16 tiles, see lowerGemm).
   bool tilesAccumulatorOverWarps() const override { return true; }
+  /// Groups committed and waited for with wgmma.wait_group.
+  bool keepsMmaInFlight() const override { return true; }
   std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
                                              int64_t threads, bool wholeRows) const override {
     int64_t warpgroups = threads / 128;
     if ((m != 64 * warpgroups && m != 128 * warpgroups) || n % atom.n != 0 || n > atom.maxN)
       return std::nullopt;
-    return WarpTiling{4 * warpgroups, 1, 16, 8};
+    return WarpTiling{4 * warpgroups, 1, {}};
   }
   std::string whyIllegal(const MmaAtom &atom, tile::GemmOp gemm, int64_t threads) const override;
 };
@@ -70,18 +72,11 @@ std::string WgmmaLowering::whyIllegal(const MmaAtom &atom, tile::GemmOp gemm,
   return "";
 }
 
-/// The 64-bit wgmma matrix descriptors of `steps` operand tiles of
-/// `buffer`, the first starting at (row, col) (`row` a multiple of 8), each
-/// next one a k-step (32 bytes: 16 16-bit elements) further along K: along
-/// the rows when `mnMajor` (16-bit elements only; the
-/// buffer's rows run along K, its columns along M or N), along the columns
-/// otherwise. `groupStride`: 8-row groups of a K-major operand this many
-/// groups apart (2 interleaves two m64 instructions' rows, see lowerGemm).
-/// Only the first is computed in full; the others add their constant byte
-/// offset to its start address.
-SmallVector<Value> wgmmaDescriptors(GemmLoweringContext &ctx, const BufferInfo &buffer, Value row,
-                                    Value col, bool mnMajor, int64_t steps,
-                                    int64_t groupStride = 1) {
+} // namespace
+
+SmallVector<Value> sharedMatrixDescriptors(GemmLoweringContext &ctx, const BufferInfo &buffer,
+                                           Value row, Value col, bool mnMajor, int64_t steps,
+                                           int64_t groupStride, uint64_t extraHighBits) {
   OpBuilder &builder = ctx.builder();
   Location loc = ctx.loc();
   // Bits 0-13: start address >> 4; 16-29: leading byte offset >> 4; 32-45:
@@ -108,8 +103,8 @@ SmallVector<Value> wgmmaDescriptors(GemmLoweringContext &ctx, const BufferInfo &
       i32Constant(((leading >> 4) & 0x3FFF) << 16));
   Value high = arith::ConstantOp::create(
       builder, loc,
-      builder.getIntegerAttr(
-          i64, int64_t((uint64_t((stride >> 4) & 0x3FFF) << 32) | (uint64_t(mode) << 62))));
+      builder.getIntegerAttr(i64, int64_t((uint64_t((stride >> 4) & 0x3FFF) << 32) |
+                                          (uint64_t(mode) << 62) | extraHighBits)));
   SmallVector<Value> descriptors;
   for (int64_t ks = 0; ks < steps; ++ks) {
     // A k-step along K: 16 whole rows of an MN-major tile (rows rowBytes
@@ -127,6 +122,8 @@ SmallVector<Value> wgmmaDescriptors(GemmLoweringContext &ctx, const BufferInfo &
   }
   return descriptors;
 }
+
+namespace {
 
 /// One gemm's wgmma instructions: shape, types and operand forms.
 struct WgmmaForm {
@@ -215,7 +212,7 @@ LogicalResult WgmmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp ge
   OpBuilder &builder = ctx.builder();
   Location loc = ctx.loc();
   // Each warp's share of the m64nN accumulator is a column of m16n8 tiles.
-  FailureOr<GemmBuffers> buffers = getGemmBuffers(ctx, gemm, atom, 16, 8);
+  FailureOr<GemmBuffers> buffers = getGemmBuffers(ctx, gemm, atom);
   if (failed(buffers))
     return failure();
   const BufferInfo &a = *buffers->a, &b = *buffers->b, &c = *buffers->c;
@@ -292,13 +289,13 @@ LogicalResult WgmmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp ge
   // N x 16, K-major).
   SmallVector<SmallVector<Value>> aDescriptors;
   if (!registersA && transA)
-    aDescriptors.push_back(wgmmaDescriptors(ctx, a, ctx.cst(0), row0, true, steps));
+    aDescriptors.push_back(sharedMatrixDescriptors(ctx, a, ctx.cst(0), row0, true, steps));
   else if (!registersA)
     for (int64_t r = 0; r < reps; ++r)
-      aDescriptors.push_back(
-          wgmmaDescriptors(ctx, a, ctx.add(row0, ctx.cst(8 * r)), ctx.cst(0), false, steps, reps));
+      aDescriptors.push_back(sharedMatrixDescriptors(ctx, a, ctx.add(row0, ctx.cst(8 * r)),
+                                                     ctx.cst(0), false, steps, reps));
   SmallVector<Value> bDescriptors =
-      wgmmaDescriptors(ctx, b, ctx.cst(0), ctx.cst(0), !transB, steps);
+      sharedMatrixDescriptors(ctx, b, ctx.cst(0), ctx.cst(0), !transB, steps);
   SmallVector<Value> operands;
   for (int64_t ks = 0; ks < steps; ++ks) {
     for (int64_t r = 0; registersA && r < reps; ++r)

@@ -29,7 +29,7 @@
 // QUADPAIR: ld.shared.v2.b32
 // QUADPAIR: mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f32
 // QUADPAIR-NOT: fma.rn.f32
-// LAYOUT70: tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 8, n = 8, warps_m = 2, warps_n = 2>
+// LAYOUT70: tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 16, n = 16, warps_m = 2, warps_n = 2, lanes = [r1, c2, r8, c8, r4], registers = [c1, r2, c4]>
 // LAYOUT70: tile.gemm {{.*}} {atom = "SM70_8x8x4_F32F16F16F32"}
 // MMA: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // MMA: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16

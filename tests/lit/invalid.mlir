@@ -53,7 +53,7 @@ tile.kernel @distribution_vector_zero() grid(affine_map<()[] -> (1)>) threads(32
 //===----------------------------------------------------------------------===//
 
 tile.kernel @mma_layout_tile() grid(affine_map<()[] -> (1)>) threads(128) blocks(%bx) {
-  // expected-error @+1 {{mma_layout tiles are m16n8 or m8n8, got m = 0, n = 0}}
+  // expected-error @+1 {{mma_layout steps are powers of two up to 256, got m = 0, n = 0}}
   %a = tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 0, n = 0, warps_m = 4, warps_n = 1>} : !tile.buffer<64x64xf32, fragment>
 }
 
@@ -66,6 +66,34 @@ tile.kernel @mma_layout_warps() grid(affine_map<()[] -> (1)>) threads(128) block
 
 // -----
 
+tile.kernel @mma_layout_bases_overlap() grid(affine_map<()[] -> (1)>) threads(128) blocks(%bx) {
+  // expected-error @+1 {{mma_layout bases must place each element of its m16n8 step once (each row and column offset a distinct power of two below the step)}}
+  %a = tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 16, n = 8, warps_m = 4, warps_n = 1, lanes = [c2, c4, r1, r2, r2], registers = [c1, r8]>} : !tile.buffer<64x64xf32, fragment>
+}
+
+// -----
+
+tile.kernel @mma_layout_bases_short() grid(affine_map<()[] -> (1)>) threads(128) blocks(%bx) {
+  // expected-error @+1 {{mma_layout bases cover 8 x 8 elements of its m16n8 step}}
+  %a = tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 16, n = 8, warps_m = 4, warps_n = 1, lanes = [c2, c4, r1, r2, r4], registers = [c1]>} : !tile.buffer<64x64xf32, fragment>
+}
+
+// -----
+
+tile.kernel @mma_layout_lane_bits() grid(affine_map<()[] -> (1)>) threads(128) blocks(%bx) {
+  // expected-error @+1 {{mma_layout needs one basis per lane bit (5), got 4}}
+  %a = tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 16, n = 8, warps_m = 4, warps_n = 1, lanes = [c2, c4, r1, r2], registers = [c1, r8, r4]>} : !tile.buffer<64x64xf32, fragment>
+}
+
+// -----
+
+tile.kernel @mma_layout_basis_word() grid(affine_map<()[] -> (1)>) threads(128) blocks(%bx) {
+  // expected-error @+1 {{expected a basis: rN (N rows) or cN (N columns)}}
+  %a = tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 16, n = 8, warps_m = 4, warps_n = 1, lanes = [x2, c4, r1, r2, r4], registers = [c1, r8]>} : !tile.buffer<64x64xf32, fragment>
+}
+
+// -----
+
 tile.kernel @mma_layout_rank() grid(affine_map<()[] -> (1)>) threads(128) blocks(%bx) {
   // expected-error @+1 {{'tile.alloc_fragment' op an mma_layout needs a 2-D fragment, got rank 1}}
   %a = tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 16, n = 8, warps_m = 4, warps_n = 1>} : !tile.buffer<1024xf32, fragment>
@@ -74,7 +102,7 @@ tile.kernel @mma_layout_rank() grid(affine_map<()[] -> (1)>) threads(128) blocks
 // -----
 
 tile.kernel @mma_layout_split() grid(affine_map<()[] -> (1)>) threads(128) blocks(%bx) {
-  // expected-error @+1 {{'tile.parallel' op the iteration space (64 x 60) does not split into 2 x 2 warps of m16n8 tiles (its extents must be multiples of 32 and 16)}}
+  // expected-error @+1 {{'tile.parallel' op the iteration space (64 x 60) does not split into 2 x 2 warps of m16n8 steps (its extents must be multiples of 32 and 16)}}
   tile.parallel (%i, %j) in [64, 60] attributes {mma_layout = #tile.mma_layout<m = 16, n = 8, warps_m = 2, warps_n = 2>} {
   }
 }

@@ -43,7 +43,7 @@
 // PTX90-NOT: .local
 
 // LAYOUT70-DAG: tile.alloc_shared {name = "reduce_scratch", offset = {{[0-9]+}} : i64} : <4x128xf32, shared>
-// LAYOUT70-DAG: tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 8, n = 8, warps_m = 2, warps_n = 2>, name = "m", row_slice} : <128xf32, fragment>
+// LAYOUT70-DAG: tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 16, n = 16, warps_m = 2, warps_n = 2, lanes = [r1, c2, r8, c8, r4], registers = [c1, r2, c4]>, name = "m", row_slice} : <128xf32, fragment>
 // PTX70: mma.sync.aligned.m8n8k4
 // PTX70: shfl.sync.bfly.b32 {{.*}}, 2, 31, -1;
 // PTX70: shfl.sync.bfly.b32 {{.*}}, 8, 31, -1;

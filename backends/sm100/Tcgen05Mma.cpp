@@ -1,0 +1,392 @@
+//===- Tcgen05Mma.cpp - Blackwell's tcgen05.mma atoms ---------------------===//
+//
+// This file defines the sm100 family's MMA atoms and their lowering:
+// tcgen05.mma.cta_group::1 (PTX ISA §9.7.16.10.9), issued by one thread,
+// with A and B in swizzled shared memory (matrix descriptors, §9.7.16.4.1:
+// wgmma's fields plus the version 1 at bit 46; the swizzle codes at bits
+// 61-63, 2/4/6 for 128/64/32 bytes, are wgmma's 1/2/3 at bits 62-63) and the
+// M = 128 accumulator in tensor memory: row i in TMEM lane i, column j in
+// the j-th column of the accumulator's allocation (§9.7.16.2.3, layout D).
+//
+// Between gemms the accumulator is a fragment in registers, in the layout
+// tcgen05.ld's 32x32b shape gives (§9.7.16.8.3): warp w of the warpgroup
+// reads TMEM lanes 32 w .. 32 w + 31, one row per lane, each register one
+// column, so `#tile.mma_layout<m = 32, n = 4, warps_m = 4, warps_n = 1,
+// lanes = [r1, r2, r4, r8, r16], registers = [c1, c2]>`. Epilogues,
+// reductions and tile.parallel loops read it like any accumulator. Each gemm
+// stores the fragment into tensor memory (tcgen05.st), issues its k-steps
+// and commits them to an mbarrier, waits, and loads the result back
+// (tcgen05.ld). The block allocates the columns of all its accumulators
+// once, at its start, and frees them at its end.
+//
+// Compiled and assembled in CI (ptxas for sm_100a), never executed here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "backends/sm100/Tcgen05Mma.h"
+
+#include <string>
+
+#include "backends/sm90/Wgmma.h"
+#include "contract/AtomLowering.h"
+#include "contract/NvvmOps.h"
+#include "lowering/TileQueries.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace tessera {
+namespace lowering {
+namespace {
+
+using namespace mlir;
+
+/// The accumulator fragment's layout: a row per lane (tcgen05.ld 32x32b),
+/// four columns per step.
+const AccumulatorStep kRowPerLaneStep{32, 4, {1, 2, 4, 8, 16}, {-1, -2}};
+
+/// Tensor memory has 512 columns of 128 lanes x 32 bits; an allocation is a
+/// power of two of at least 32 columns (§9.7.16.7.1).
+constexpr int64_t kTensorMemoryColumns = 512;
+constexpr int64_t kMinAllocationColumns = 32;
+
+/// The address space of tensor memory in NVPTX (LLVM_PointerTensor).
+constexpr unsigned kTensorAddressSpace = 6;
+constexpr unsigned kSharedAddressSpace = 3;
+
+/// What the block sets up once for its tcgen05 gemms.
+struct TensorMemory {
+  /// The allocation's address (lane 0, its first column), i32.
+  Value base;
+  /// The mbarrier the MMAs commit to (32-bit shared address), and the
+  /// parity of its phase the next wait expects (a per-thread i32 memref).
+  Value mbarrier, phase;
+};
+
+/// The tensor-memory columns of the kernel's accumulators in this layout
+/// (each f32 column one TMEM column, each accumulator once), and the first
+/// column of `gemm`'s.
+std::pair<int64_t, int64_t> accumulatorColumns(tile::GemmOp gemm) {
+  SmallVector<Value> seen;
+  int64_t total = 0, first = 0;
+  gemm->getParentOfType<tile::KernelOp>().walk([&](tile::GemmOp other) {
+    Value c = other.getC();
+    auto alloc = c.getDefiningOp<tile::AllocFragmentOp>();
+    if (!alloc || !kRowPerLaneStep.matches(alloc.getMmaLayoutAttr()) || llvm::is_contained(seen, c))
+      return;
+    seen.push_back(c);
+    if (c == gemm.getC())
+      first = total;
+    total += cast<tile::BufferType>(c.getType()).getShape()[1];
+  });
+  return {total, first};
+}
+
+Value toPointer(OpBuilder &b, Location loc, Value address, unsigned space) {
+  return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), space),
+                                  address);
+}
+
+Value i32Constant(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+}
+
+/// Emits `body` under scf.if `condition`.
+void ifThen(OpBuilder &b, Location loc, Value condition, llvm::function_ref<void()> body) {
+  auto guard = scf::IfOp::create(b, loc, condition, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard insertion(b);
+  b.setInsertionPointToStart(guard.thenBlock());
+  body();
+}
+
+Value isWarpZero(GemmLoweringContext &ctx) {
+  return arith::CmpIOp::create(ctx.builder(), ctx.loc(), arith::CmpIPredicate::eq, ctx.warpId(),
+                               ctx.cst(0));
+}
+
+/// tcgen05.fence::before_thread_sync, `barrier`, and
+/// tcgen05.fence::after_thread_sync: what one thread's tcgen05 operations
+/// did is ordered before what another's do after.
+void syncTensorMemory(OpBuilder &b, Location loc, llvm::function_ref<void()> barrier) {
+  NVVM::Tcgen05FenceOp::create(b, loc, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+  barrier();
+  NVVM::Tcgen05FenceOp::create(b, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+}
+
+/// A barrier of the whole block, where the kernel's own barriers are not
+/// yet (or no longer) tracked: at its start and end.
+void blockBarrier(OpBuilder &b, Location loc) { gpu::BarrierOp::create(b, loc); }
+
+/// The block's tensor memory: allocated by warp 0 at the kernel's start
+/// (its address written to shared memory, read by every thread), with the
+/// mbarrier the gemms' MMAs commit to; freed by warp 0 at the block's end.
+FailureOr<TensorMemory> blockTensorMemory(GemmLoweringContext &ctx, tile::GemmOp gemm,
+                                          int64_t columns) {
+  auto setUp = [&](Value shared) -> SmallVector<Value> {
+    OpBuilder &b = ctx.builder();
+    Location loc = ctx.loc();
+    // The phase counter first, while the code is still in the entry block
+    // (an alloca there becomes a register).
+    Value phase = memref::AllocaOp::create(b, loc, MemRefType::get({1}, b.getI32Type()));
+    memref::StoreOp::create(b, loc, i32Constant(b, loc, 0), phase, ValueRange{ctx.cst(0)});
+    Value slot = shared;
+    Value mbarrier = arith::AddIOp::create(b, loc, shared, i32Constant(b, loc, 8));
+    ifThen(b, loc, isWarpZero(ctx), [&] {
+      NVVM::Tcgen05AllocOp::create(b, loc, toPointer(b, loc, slot, kSharedAddressSpace),
+                                   i32Constant(b, loc, columns));
+      NVVM::Tcgen05RelinquishAllocPermitOp::create(b, loc);
+    });
+    Value threadZero =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ctx.threadId(), ctx.cst(0));
+    ifThen(b, loc, threadZero, [&] {
+      // Inline PTX: nvvm.mbarrier.init takes a 64-bit shared pointer.
+      ctx.ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", {mbarrier});
+      fenceMbarrierInit(b, loc);
+    });
+    syncTensorMemory(b, loc, [&] { blockBarrier(b, loc); });
+    Value base =
+        LLVM::LoadOp::create(b, loc, b.getI32Type(), toPointer(b, loc, slot, kSharedAddressSpace));
+    return {base, mbarrier, phase, slot};
+  };
+  auto tearDown = [&ctx, columns](ArrayRef<Value> values) {
+    OpBuilder &b = ctx.builder();
+    Location loc = ctx.loc();
+    syncTensorMemory(b, loc, [&] { blockBarrier(b, loc); });
+    // Inline PTX: a read of %tid.x LLVM keeps here. The NVVM op reads no
+    // memory, so LLVM would merge it with the kernel's first read and keep
+    // the warp test in a register through the whole kernel.
+    Value tid = emitPtx(b, loc, "mov.u32 $0, %tid.x;", "=r", {}, {b.getI32Type()},
+                        /*sideEffects=*/true)[0];
+    Value warpZero =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid, i32Constant(b, loc, 32));
+    ifThen(b, loc, warpZero, [&] {
+      // The address read again from shared memory: kept in a register, it
+      // would be live through the whole kernel.
+      Value base = LLVM::LoadOp::create(b, loc, b.getI32Type(),
+                                        toPointer(b, loc, values[3], kSharedAddressSpace));
+      NVVM::Tcgen05DeallocOp::create(b, loc, toPointer(b, loc, base, kTensorAddressSpace),
+                                     i32Constant(b, loc, columns));
+    });
+  };
+  FailureOr<SmallVector<Value>> values =
+      ctx.blockResource(gemm, "tensor memory", 16, setUp, tearDown);
+  if (failed(values))
+    return failure();
+  return TensorMemory{(*values)[0], (*values)[1], (*values)[2]};
+}
+
+/// The 32-bit instruction descriptor (§9.7.16.4.2): D f32 (bits 4-5 = 1),
+/// A and B formats (bits 7-9, 10-12), MN-major flags (bits 15, 16), N >> 3
+/// (bits 17-22), M >> 4 (bits 24-28).
+int64_t instructionDescriptor(int64_t format, bool mnMajorA, bool mnMajorB, int64_t m, int64_t n) {
+  return (int64_t(1) << 4) | (format << 7) | (format << 10) | (int64_t(mnMajorA) << 15) |
+         (int64_t(mnMajorB) << 16) | ((n >> 3) << 17) | ((m >> 4) << 24);
+}
+
+/// The accumulator registers in `columns`-column pieces, moved between this
+/// thread's fragment slots and its TMEM lane (`address`: the lane and the
+/// accumulator's first column): stores (tcgen05.st) or loads (tcgen05.ld),
+/// 32x32b, then the wait.
+void moveAccumulator(GemmLoweringContext &ctx, const BufferInfo &c, Value address, int64_t n,
+                     bool store) {
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.loc();
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto shape =
+      NVVM::Tcgen05LdStShapeAttr::get(b.getContext(), NVVM::Tcgen05LdStShape::SHAPE_32X32B);
+  for (int64_t c0 = 0; c0 < n; c0 += 32) {
+    int64_t count = std::min<int64_t>(32, n - c0);
+    Value at = toPointer(b, loc, arith::AddIOp::create(b, loc, address, i32Constant(b, loc, c0)),
+                         kTensorAddressSpace);
+    auto vectorType = VectorType::get({count}, i32);
+    if (store) {
+      SmallVector<Value> words;
+      for (int64_t j = 0; j < count; ++j)
+        words.push_back(LLVM::BitcastOp::create(
+            b, loc, i32, memref::LoadOp::create(b, loc, c.memref, ValueRange{ctx.cst(c0 + j)})));
+      NVVM::Tcgen05StOp::create(b, loc, /*unpack=*/UnitAttr(), shape, at, ctx.packVector(words),
+                                /*offset=*/Value());
+      continue;
+    }
+    Value loaded = NVVM::Tcgen05LdOp::create(b, loc, vectorType, /*pack=*/UnitAttr(), shape, at,
+                                             /*offset=*/Value());
+    for (auto [j, word] : llvm::enumerate(ctx.unpackVector(loaded)))
+      memref::StoreOp::create(b, loc, LLVM::BitcastOp::create(b, loc, f32, word), c.memref,
+                              ValueRange{ctx.cst(c0 + int64_t(j))});
+  }
+  NVVM::Tcgen05WaitOp::create(b, loc,
+                              store ? NVVM::Tcgen05WaitKind::STORE : NVVM::Tcgen05WaitKind::LOAD);
+}
+
+/// tcgen05.mma with M = 128 for one warpgroup: its accumulator a row per
+/// lane (kRowPerLaneStep), A and B from swizzled shared memory.
+class Tcgen05Lowering final : public MmaAtomLowering {
+public:
+  LogicalResult lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
+                          const MmaAtom &atom) const override;
+  bool tilesAccumulatorOverWarps() const override { return true; }
+  std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
+                                             int64_t threads, bool wholeRows) const override {
+    if (m != atom.m || threads != 128 || n % atom.n != 0 || n > atom.maxN)
+      return std::nullopt;
+    return WarpTiling{4, 1, kRowPerLaneStep};
+  }
+  std::string whyIllegal(const MmaAtom &atom, tile::GemmOp gemm, int64_t threads) const override;
+};
+
+std::string Tcgen05Lowering::whyIllegal(const MmaAtom &atom, tile::GemmOp gemm,
+                                        int64_t threads) const {
+  // Warp w of the warpgroup reads TMEM lanes 32 (w mod 4) and up: one
+  // warpgroup holds the 128 rows.
+  if (threads != 128)
+    return atom.name + " needs one warpgroup (128 threads), got " + std::to_string(threads);
+  if (gemm.getM() != atom.m)
+    return atom.name + " computes 128 rows (tile M " + std::to_string(gemm.getM()) + ")";
+  if (gemm.getN() > atom.maxN)
+    return atom.name + " takes N up to " + std::to_string(atom.maxN) + " (tile N " +
+           std::to_string(gemm.getN()) + ")";
+  // No atom reads A from registers in the row-per-lane layout: a kernel
+  // whose gemms pass an accumulator on as A in registers (attention's P V)
+  // keeps the warp-level atoms for all its gemms.
+  tile::GemmOp registersA;
+  gemm->getParentOfType<tile::KernelOp>().walk([&](tile::GemmOp other) {
+    if (cast<tile::BufferType>(other.getA().getType()).isFragment())
+      registersA = other;
+  });
+  if (registersA) {
+    std::string where = "line ?";
+    if (auto at = dyn_cast<FileLineColLoc>(registersA.getLoc()))
+      where = "line " + std::to_string(at.getLine());
+    return atom.name + " keeps its accumulator a row per lane, which no atom reads A from " +
+           "registers in; the kernel's gemm at " + where + " reads A from registers";
+  }
+  for (Value operand : {gemm.getA(), gemm.getB()}) {
+    auto type = cast<tile::BufferType>(operand.getType());
+    if (getSharedSwizzle(type).rowBytes == 0)
+      return atom.name + " needs shared rows of 32, 64 or a multiple of 128 bytes (" +
+             std::to_string(type.getShape()[1] * tile::getElementBytes(type.getElementType())) +
+             " here)";
+  }
+  return "";
+}
+
+LogicalResult Tcgen05Lowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
+                                         const MmaAtom &atom) const {
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.loc();
+  FailureOr<GemmBuffers> buffers = getGemmBuffers(ctx, gemm, atom, kRowPerLaneStep);
+  if (failed(buffers))
+    return failure();
+  const BufferInfo &a = *buffers->a, &bb = *buffers->b, &c = *buffers->c;
+  if (ctx.threads() != 128 || a.swizzle.rowBytes == 0 || bb.swizzle.rowBytes == 0 ||
+      !a.type.isShared() || !bb.type.isShared())
+    return gemm.emitOpError() << "atom " << atom.name
+                              << " needs one warpgroup and swizzled shared operands laid out by "
+                                 "tile-layout-inference";
+  auto [columns, first] = accumulatorColumns(gemm);
+  if (columns > kTensorMemoryColumns)
+    return gemm.emitOpError() << "atom " << atom.name << ": the kernel's accumulators take "
+                              << columns << " columns of tensor memory, over its "
+                              << kTensorMemoryColumns;
+  int64_t allocation = std::max<int64_t>(kMinAllocationColumns, llvm::PowerOf2Ceil(columns));
+  FailureOr<TensorMemory> memory = blockTensorMemory(ctx, gemm, allocation);
+  if (failed(memory))
+    return failure();
+
+  // This thread's TMEM lane (bits 16-31 of an address): warp w reads and
+  // writes lanes 32 w .. 32 w + 31.
+  int64_t n = gemm.getN();
+  Value accumulator = arith::AddIOp::create(b, loc, memory->base, i32Constant(b, loc, first));
+  Value warp = arith::IndexCastOp::create(b, loc, b.getI32Type(), ctx.warpId());
+  Value lane = arith::ShLIOp::create(b, loc, warp, i32Constant(b, loc, 16 + 5));
+  Value threadLane = arith::AddIOp::create(b, loc, accumulator, lane);
+  moveAccumulator(ctx, c, threadLane, n, /*store=*/true);
+
+  // The operands' generic-proxy writes and every warp's stores before the
+  // issuing thread's MMAs.
+  if (!ctx.inAsyncMmaPipeline() || ctx.genericSharedWrites())
+    ctx.fenceProxyAsync();
+  // The tensor-memory stores need the barrier even right after another.
+  ctx.noteSharedAccess();
+  syncTensorMemory(b, loc, [&] { ctx.barrier(); });
+
+  // A is 128 x K (K-major) or K x 128 when transposed; B is K x N (MN-major)
+  // or N x K when transposed (K-major). kind::f16 steps 16 elements of K,
+  // kind::f8f6f4 32: 32 bytes either way.
+  Type elt = a.type.getElementType();
+  bool eightBit = tile::getElementBytes(elt) == 1;
+  bool mnMajorA = gemm.getTransposeA(), mnMajorB = !gemm.getTransposeB();
+  int64_t kStep = eightBit ? 32 : 16, steps = gemm.getK() / kStep;
+  // Formats: kind::f16 0 f16, 1 bf16; kind::f8f6f4 0 e4m3, 1 e5m2.
+  int64_t format = elt.isBF16() || isa<Float8E5M2Type>(elt) ? 1 : 0;
+  constexpr uint64_t kDescriptorVersion = uint64_t(1) << 46;
+  SmallVector<Value> aDescriptors = sharedMatrixDescriptors(ctx, a, ctx.cst(0), ctx.cst(0),
+                                                            mnMajorA, steps, 1, kDescriptorVersion);
+  SmallVector<Value> bDescriptors = sharedMatrixDescriptors(ctx, bb, ctx.cst(0), ctx.cst(0),
+                                                            mnMajorB, steps, 1, kDescriptorVersion);
+  Value descriptor =
+      i32Constant(b, loc, instructionDescriptor(format, mnMajorA, mnMajorB, atom.m, n));
+  auto kind = eightBit ? NVVM::Tcgen05MMAKind::F8F6F4 : NVVM::Tcgen05MMAKind::F16;
+  Value threadZero =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ctx.threadId(), ctx.cst(0));
+  ifThen(b, loc, threadZero, [&] {
+    Value d = toPointer(b, loc, accumulator, kTensorAddressSpace);
+    Value accumulate = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+    for (int64_t ks = 0; ks < steps; ++ks)
+      NVVM::Tcgen05MMAOp::create(
+          b, loc, NVVM::Tcgen05MMAKindAttr::get(b.getContext(), kind),
+          NVVM::CTAGroupKindAttr::get(b.getContext(), NVVM::CTAGroupKind::CTA_1),
+          NVVM::Tcgen05MMACollectorOpAttr{}, /*aShift=*/UnitAttr{}, d, aDescriptors[ks],
+          bDescriptors[ks], descriptor, accumulate,
+          /*scaleInputD=*/Value(), /*disableOutputLane=*/Value());
+    NVVM::Tcgen05CommitOp::create(
+        b, loc, toPointer(b, loc, memory->mbarrier, kSharedAddressSpace),
+        /*multicastMask=*/Value(),
+        NVVM::CTAGroupKindAttr::get(b.getContext(), NVVM::CTAGroupKind::CTA_1));
+  });
+
+  // Every thread waits for the commit's phase, then reads its rows back.
+  Value phase = memref::LoadOp::create(b, loc, memory->phase, ValueRange{ctx.cst(0)});
+  // Inline PTX: nvvm.mbarrier.try_wait.parity has no intrinsic (only
+  // convert-nvvm-to-llvm lowers it) and always adds a suspend-time hint.
+  ctx.ptx("{\n.reg .pred done;\nwait:\nmbarrier.try_wait.parity.shared::cta.b64 done, [$0], "
+          "$1;\n@done bra ready;\nbra wait;\nready:\n}",
+          "r,r", {memory->mbarrier, phase});
+  memref::StoreOp::create(b, loc, arith::XOrIOp::create(b, loc, phase, i32Constant(b, loc, 1)),
+                          memory->phase, ValueRange{ctx.cst(0)});
+  NVVM::Tcgen05FenceOp::create(b, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+  moveAccumulator(ctx, c, threadLane, n, /*store=*/false);
+  ctx.noteSharedAccess();
+  return success();
+}
+
+} // namespace
+} // namespace lowering
+
+const std::vector<MmaAtom> &getSm100Tcgen05Atoms() {
+  static const lowering::Tcgen05Lowering lowering;
+  static const auto *atoms = [] {
+    auto *list = new std::vector<MmaAtom>{
+        {"SM100_128xNx16_F32F16F16F32_SS", 128, 16, 16, {"f16"}, 128},
+        {"SM100_128xNx16_F32BF16BF16F32_SS", 128, 16, 16, {"bf16"}, 128},
+        {"SM100_128xNx32_F32E4M3E4M3F32_SS", 128, 16, 32, {"e4m3"}, 128},
+        {"SM100_128xNx32_F32E5M2E5M2F32_SS", 128, 16, 32, {"e5m2"}, 128},
+    };
+    for (MmaAtom &atom : *list) {
+      // kind::f16 and kind::f8f6f4 with M = 128 take N from 16 to 256 in
+      // steps of 16 (§9.7.16.10.1).
+      atom.maxN = 256;
+      atom.readsSharedAsync = true;
+      // 8-bit operands are read K-major, as on sm90.
+      atom.kMajorOnly = atom.k != 16;
+      atom.lowering = &lowering;
+    }
+    return list;
+  }();
+  return *atoms;
+}
+
+} // namespace tessera
