@@ -232,9 +232,10 @@ inline constexpr llvm::StringLiteral kTensorMapArgsAttr = "tessera.tensor_map_ar
 inline constexpr llvm::StringLiteral kLoweredTilesPerBlockAttr = "tessera.tiles_per_block";
 /// A persistent kernel: launched with as many blocks as the device holds.
 inline constexpr llvm::StringLiteral kLoweredPersistentAttr = "tessera.persistent";
-/// Blocks per thread block cluster along x (launched with cluster dimensions;
-/// the grid's x rounded up to a multiple).
+/// Blocks per thread block cluster along x and y (launched with cluster
+/// dimensions; the grid's x and y rounded up to multiples). Absent: 1.
 inline constexpr llvm::StringLiteral kLoweredClusterXAttr = "tessera.cluster_x";
+inline constexpr llvm::StringLiteral kLoweredClusterYAttr = "tessera.cluster_y";
 /// A stream-K kernel: the bytes of one block's partial accumulators in the
 /// workspace (a pointer param after the kernel's own, before tensor maps).
 inline constexpr llvm::StringLiteral kLoweredStreamKSlotBytesAttr = "tessera.stream_k_slot_bytes";

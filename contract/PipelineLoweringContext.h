@@ -278,8 +278,9 @@ public:
   /// The block's threads as launched (producers included), fixed by a
   /// strategy that adds warps.
   virtual void setBlockThreads(int64_t threads) = 0;
-  /// Thread block clusters of `blocks` blocks along x.
-  virtual void setClusterBlocks(int64_t blocks) = 0;
+  /// Thread block clusters of `x` x `y` blocks (the runtime rounds the
+  /// grid up to whole clusters; the kernel makes the extra blocks leave).
+  virtual void setClusterBlocks(int64_t x, int64_t y) = 0;
   /// Tiles of the grid one block runs (ping-pong: 2).
   virtual void setTilesPerBlock(int64_t tiles) = 0;
   /// A tensor-map parameter for kernel argument `tensor` (`box` outermost

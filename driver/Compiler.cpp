@@ -301,6 +301,8 @@ static void recordLoweredLaunches(mlir::ModuleOp module,
         kernel.set_persistent(true);
       if (auto cluster = op->getAttrOfType<mlir::IntegerAttr>(kLoweredClusterXAttr))
         kernel.set_cluster_x(cluster.getInt());
+      if (auto cluster = op->getAttrOfType<mlir::IntegerAttr>(kLoweredClusterYAttr))
+        kernel.set_cluster_y(cluster.getInt());
       if (auto bytes = op->getAttrOfType<mlir::IntegerAttr>(kLoweredStreamKSlotBytesAttr))
         kernel.set_stream_k_slot_bytes(bytes.getInt());
       if (auto tiles = op->getAttrOfType<mlir::IntegerAttr>(kLoweredTilesPerBlockAttr);

@@ -115,7 +115,7 @@ public:
   int64_t launchSharedBytes() override;
   void setLaunchSharedBytes(int64_t bytes) override;
   void setBlockThreads(int64_t threads) override;
-  void setClusterBlocks(int64_t blocks) override;
+  void setClusterBlocks(int64_t x, int64_t y) override;
   void setTilesPerBlock(int64_t tiles) override;
   void noteBulkStoresPending() override { bulkStoresPending_ = true; }
   bool pingPong() override { return pingPong_; }

@@ -680,8 +680,12 @@ void KernelLowering::setBlockThreads(int64_t threads) {
   func_.setKnownBlockSizeAttr(b_.getDenseI32ArrayAttr({int32_t(threads), 1, 1}));
 }
 
-void KernelLowering::setClusterBlocks(int64_t blocks) {
-  func_->setAttr(kLoweredClusterXAttr, b_.getI64IntegerAttr(blocks));
+void KernelLowering::setClusterBlocks(int64_t x, int64_t y) {
+  func_->setAttr(kLoweredClusterXAttr, b_.getI64IntegerAttr(x));
+  if (y > 1)
+    func_->setAttr(kLoweredClusterYAttr, b_.getI64IntegerAttr(y));
+  else
+    func_->removeAttr(kLoweredClusterYAttr);
 }
 
 void KernelLowering::setTilesPerBlock(int64_t tiles) {

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <utility>
@@ -195,6 +196,15 @@ absl::Status ValidateFields(const CompiledKernel& kernel) {
   if (kernel.cluster_x() < 0 || kernel.cluster_x() > kMaxClusterBlocks)
     return Invalid(absl::StrCat("cluster_x must be in [0, ", kMaxClusterBlocks, "], got ",
                                 kernel.cluster_x()));
+  if (kernel.cluster_y() < 0 || kernel.cluster_y() > kMaxClusterBlocks)
+    return Invalid(absl::StrCat("cluster_y must be in [0, ", kMaxClusterBlocks, "], got ",
+                                kernel.cluster_y()));
+  if (std::max(kernel.cluster_x(), 1) * std::max(kernel.cluster_y(), 1) > kMaxClusterBlocks)
+    return Invalid(absl::StrCat("a cluster of ", kernel.cluster_x(), " x ", kernel.cluster_y(),
+                                " blocks is over ", kMaxClusterBlocks, " blocks"));
+  if (kernel.persistent() && kernel.cluster_y() > 1)
+    return Invalid(absl::StrCat("a persistent kernel's clusters run along x only, got cluster_y ",
+                                kernel.cluster_y()));
   return absl::OkStatus();
 }
 

@@ -153,7 +153,7 @@ absl::StatusOr<LoadedKernel> LoadedKernel::Load(const CompiledKernel& kernel) {
   if (kernel.persistent() && kernel.cluster_x() > 1) {
     // In clusters: as many clusters as the device holds at once.
     CUlaunchAttribute attribute;
-    CUlaunchConfig config = ClusterLaunchConfig(kernel.cluster_x(), kernel.cluster_x(), 1, 1,
+    CUlaunchConfig config = ClusterLaunchConfig(kernel.cluster_x(), 1, kernel.cluster_x(), 1, 1,
                                                 kernel.block_threads(),
                                                 kernel.shared_memory_bytes(), nullptr, attribute);
     int clusters = 0;
@@ -232,13 +232,16 @@ absl::StatusOr<CUdeviceptr> LoadedKernel::Workspace(size_t bytes) const {
   return ptr;
 }
 
-CUlaunchConfig ClusterLaunchConfig(int64_t cluster, int64_t grid_x, int64_t grid_y,
-                                   int64_t grid_z, int64_t threads, int64_t shared_bytes,
-                                   CUstream stream, CUlaunchAttribute& attribute) {
+CUlaunchConfig ClusterLaunchConfig(int64_t cluster_x, int64_t cluster_y,
+                                   int64_t grid_x, int64_t grid_y,
+                                   int64_t grid_z, int64_t threads,
+                                   int64_t shared_bytes, CUstream stream,
+                                   CUlaunchAttribute& attribute) {
   attribute = {};
   attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attribute.value.clusterDim.x = static_cast<unsigned>(cluster);
-  attribute.value.clusterDim.y = attribute.value.clusterDim.z = 1;
+  attribute.value.clusterDim.x = static_cast<unsigned>(cluster_x);
+  attribute.value.clusterDim.y = static_cast<unsigned>(cluster_y);
+  attribute.value.clusterDim.z = 1;
   CUlaunchConfig config = {};
   config.gridDimX = static_cast<unsigned>(grid_x);
   config.gridDimY = static_cast<unsigned>(grid_y);

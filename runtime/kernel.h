@@ -79,15 +79,17 @@ class LoadedKernel {
   mutable size_t workspace_bytes_ = 0;
 };
 
-/// A cuLaunchKernelEx configuration for thread block clusters of `cluster`
-/// blocks along x: a grid of grid_x x grid_y x grid_z blocks (grid_x a
-/// multiple of `cluster`) of `threads` threads and `shared_bytes` of dynamic
-/// shared memory on `stream`. It points at `attribute`, which it fills with
-/// the cluster dimension (the caller keeps it alive while it uses the
-/// configuration).
-CUlaunchConfig ClusterLaunchConfig(int64_t cluster, int64_t grid_x, int64_t grid_y,
-                                   int64_t grid_z, int64_t threads, int64_t shared_bytes,
-                                   CUstream stream, CUlaunchAttribute& attribute);
+/// A cuLaunchKernelEx configuration for thread block clusters of
+/// `cluster_x` x `cluster_y` blocks: a grid of grid_x x grid_y x grid_z
+/// blocks (grid_x and grid_y multiples of the cluster's) of `threads`
+/// threads and `shared_bytes` of dynamic shared memory on `stream`. It
+/// points at `attribute`, which it fills with the cluster dimensions (the
+/// caller keeps it alive while it uses the configuration).
+CUlaunchConfig ClusterLaunchConfig(int64_t cluster_x, int64_t cluster_y,
+                                   int64_t grid_x, int64_t grid_y,
+                                   int64_t grid_z, int64_t threads,
+                                   int64_t shared_bytes, CUstream stream,
+                                   CUlaunchAttribute& attribute);
 
 }  // namespace tessera::runtime
 

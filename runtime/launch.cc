@@ -288,6 +288,17 @@ absl::StatusOr<PackedLaunch> PrepareLaunchImpl(
     return absl::InvalidArgumentError(absl::StrCat(
         "malformed kernel: cluster_x ", kernel.cluster_x(), " outside [0, 8]"));
   }
+  if (kernel.cluster_y() < 0 ||
+      std::max(kernel.cluster_x(), 1) * std::max(kernel.cluster_y(), 1) > 8) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("malformed kernel: a cluster of ", kernel.cluster_x(),
+                     " x ", kernel.cluster_y(), " blocks, over 8"));
+  }
+  if (kernel.persistent() && kernel.cluster_y() > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("malformed kernel: persistent with cluster_y ",
+                     kernel.cluster_y(), " (persistent clusters run along x)"));
+  }
   packed.block_threads = kernel.block_threads();
   packed.shared_memory_bytes = kernel.shared_memory_bytes();
 
@@ -559,17 +570,19 @@ absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,
   // looping over the grid's blocks (x fastest).
   const int64_t blocks = packed.grid[0] * packed.grid[1] * packed.grid[2];
   int64_t grid[3] = {packed.grid[0], packed.grid[1], packed.grid[2]};
-  const int64_t cluster = kernel.spec().cluster_x();
+  const int64_t cluster_x = std::max(kernel.spec().cluster_x(), 1);
+  const int64_t cluster_y = std::max(kernel.spec().cluster_y(), 1);
   if (kernel.persistent_blocks() > 0) {
     // (In clusters, rounded up to whole clusters below; persistent_blocks()
     // is a multiple of the cluster, so the count stays within it.)
     grid[0] = std::min(blocks, kernel.persistent_blocks());
     grid[1] = grid[2] = 1;
   }
-  // Thread block clusters along x: the grid's x rounded up to a multiple
-  // (the kernel makes the extra blocks leave, or gives them no tile; a
-  // stream-K kernel's extra blocks take work, so its workspace counts them).
-  if (cluster > 1) grid[0] = (grid[0] + cluster - 1) / cluster * cluster;
+  // Thread block clusters: the grid's x and y rounded up to multiples (the
+  // kernel makes the extra blocks leave, or gives them no tile; a stream-K
+  // kernel's extra blocks take work, so its workspace counts them).
+  grid[0] = (grid[0] + cluster_x - 1) / cluster_x * cluster_x;
+  grid[1] = (grid[1] + cluster_y - 1) / cluster_y * cluster_y;
   if (packed.workspace_slot >= 0) {
     // Stream-K: each launched block's partial accumulators, then one counter
     // per block of the grid.
@@ -582,11 +595,11 @@ absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,
     packed.slots[packed.workspace_slot] = static_cast<uint64_t>(*workspace);
   }
   absl::Status status;
-  if (cluster > 1) {
+  if (cluster_x * cluster_y > 1) {
     CUlaunchAttribute attribute;
-    CUlaunchConfig config =
-        ClusterLaunchConfig(cluster, grid[0], grid[1], grid[2], packed.block_threads,
-                            packed.shared_memory_bytes, stream, attribute);
+    CUlaunchConfig config = ClusterLaunchConfig(
+        cluster_x, cluster_y, grid[0], grid[1], grid[2], packed.block_threads,
+        packed.shared_memory_bytes, stream, attribute);
     status = ToStatus(kernel.driver().cuLaunchKernelEx(&config, kernel.function(),
                                                        packed.kernel_params.data(), nullptr),
                       "cuLaunchKernelEx");
@@ -664,7 +677,12 @@ std::string FormatSignature(const CompiledKernel& kernel) {
       absl::StrJoin(grid, ", "), ") block ", kernel.block_threads(), " smem ",
       kernel.shared_memory_bytes(), " B target ", kernel.target());
   if (kernel.persistent()) absl::StrAppend(&text, ", persistent");
-  if (kernel.cluster_x() > 1) absl::StrAppend(&text, ", clusters of ", kernel.cluster_x());
+  if (kernel.cluster_y() > 1) {
+    absl::StrAppend(&text, ", clusters of ", std::max(kernel.cluster_x(), 1),
+                    "x", kernel.cluster_y());
+  } else if (kernel.cluster_x() > 1) {
+    absl::StrAppend(&text, ", clusters of ", kernel.cluster_x());
+  }
   if (kernel.stream_k_slot_bytes() > 0) absl::StrAppend(&text, ", stream-K");
   for (const TensorMap& map : kernel.tensor_maps()) {
     // "TMA A[128, 64] swizzle 128": a tensor map of param A, its box.

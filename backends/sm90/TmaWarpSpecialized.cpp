@@ -121,7 +121,7 @@ void WarpSpecializedLoop::chooseMulticast() {
     }
   }
   if (multicastCopy)
-    kl.setClusterBlocks(clusterBlocks);
+    kl.setClusterBlocks(clusterBlocks, 1);
   kl.setBlockThreads(consumers + 128);
 }
 

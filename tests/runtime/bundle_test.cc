@@ -368,6 +368,20 @@ TEST(Bundle, ValidatesEveryFieldAtLoad) {
        "cluster_x must be in [0, 16], got -2"},
       {"huge cluster", [](CompiledKernel& k) { k.set_cluster_x(64); },
        "cluster_x must be in [0, 16], got 64"},
+      {"negative cluster y", [](CompiledKernel& k) { k.set_cluster_y(-1); },
+       "cluster_y must be in [0, 16], got -1"},
+      {"huge 2-D cluster",
+       [](CompiledKernel& k) {
+         k.set_cluster_x(8);
+         k.set_cluster_y(4);
+       },
+       "a cluster of 8 x 4 blocks is over 16 blocks"},
+      {"persistent 2-D cluster",
+       [](CompiledKernel& k) {
+         k.set_persistent(true);
+         k.set_cluster_y(2);
+       },
+       "a persistent kernel's clusters run along x only, got cluster_y 2"},
   };
   const std::string path = TempPath("invalid-field.pb");
   for (const Breakage& breakage : breakages) {

@@ -253,6 +253,77 @@ TEST_F(GpuTest, ArchSpecificKernelRunsOnItsOwnComputeCapabilityOnly) {
   EXPECT_TRUE(LoadedKernel::Load(spec).ok());
 }
 
+/// Block (x, y) of a grid gridDim.x wide writes its place in its cluster
+/// and the cluster's shape: Out[4 (y gridDim.x + x) ..] = {%cluster_ctaid.x,
+/// %cluster_ctaid.y, %cluster_nctaid.x, %cluster_nctaid.y}.
+constexpr char kClusterIdsPtx[] = R"(
+.version 7.8
+.target sm_90
+.address_size 64
+
+.visible .entry cluster_ids(.param .u64 Out, .param .u64 nOut) {
+  .reg .pred %p<2>;
+  .reg .b32 %r<10>;
+  .reg .b64 %rd<4>;
+  mov.u32 %r8, %tid.x;
+  setp.ne.u32 %p1, %r8, 0;
+  @%p1 bra $L_done;
+  ld.param.u64 %rd1, [Out];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ctaid.y;
+  mov.u32 %r3, %nctaid.x;
+  mov.u32 %r4, %cluster_ctaid.x;
+  mov.u32 %r5, %cluster_ctaid.y;
+  mov.u32 %r6, %cluster_nctaid.x;
+  mov.u32 %r7, %cluster_nctaid.y;
+  mad.lo.u32 %r9, %r2, %r3, %r1;
+  mul.wide.u32 %rd2, %r9, 16;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.v4.u32 [%rd3], {%r4, %r5, %r6, %r7};
+$L_done:
+  ret;
+}
+)";
+
+TEST_F(GpuTest, LaunchesTwoDimensionalClusters) {
+  if (device_->compute_capability_major() < 9)
+    GTEST_SKIP() << "thread block clusters need compute capability 9.0";
+  // A 3 x 3 grid in clusters of 2 x 2: launched as 4 x 4 blocks.
+  CompiledKernel spec;
+  spec.set_target("sm_90");
+  spec.set_entry("cluster_ids");
+  test_kernels::AddTensor(spec, "Out", DTYPE_I32, {-1});
+  *spec.add_grid() = test_kernels::Constant(3);
+  *spec.add_grid() = test_kernels::Constant(3);
+  spec.set_block_threads(32);
+  spec.set_cluster_x(2);
+  spec.set_cluster_y(2);
+  spec.set_ptx(kClusterIdsPtx);
+  absl::StatusOr<LoadedKernel> kernel = LoadedKernel::Load(spec);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+
+  constexpr int64_t kBlocks = 16;
+  std::vector<int32_t> out(4 * kBlocks);
+  auto buffer = DeviceBuffer::Allocate(out.size() * sizeof(int32_t));
+  ASSERT_TRUE(buffer.ok());
+  ASSERT_TRUE(buffer->Fill32(0xFFFFFFFFu).ok());  // -1 poison.
+  ASSERT_TRUE(
+      Launch(*kernel, {TensorArg{buffer->ptr(), DTYPE_I32, {4 * kBlocks}}})
+          .ok());
+  ASSERT_TRUE(
+      buffer->CopyToHost(out.data(), out.size() * sizeof(int32_t)).ok());
+  for (int64_t y = 0; y < 4; ++y) {
+    for (int64_t x = 0; x < 4; ++x) {
+      const int32_t* block = &out[4 * (4 * y + x)];
+      EXPECT_EQ(block[0], x % 2) << "block (" << x << ", " << y << ")";
+      EXPECT_EQ(block[1], y % 2) << "block (" << x << ", " << y << ")";
+      EXPECT_EQ(block[2], 2) << "block (" << x << ", " << y << ")";
+      EXPECT_EQ(block[3], 2) << "block (" << x << ", " << y << ")";
+    }
+  }
+}
+
 TEST_F(GpuTest, MissingEntryIsNotFound) {
   CompiledKernel spec = VectorAdd();
   spec.set_entry("no_such_entry");

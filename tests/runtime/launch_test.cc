@@ -316,12 +316,24 @@ TEST(PrepareLaunch, RejectsMalformedKernelDescriptions) {
   kernel.set_cluster_x(16);
   EXPECT_THAT(PrepareLaunch(kernel, VectorAddArgs(8, 8, 8)).status().message(),
               HasSubstr("cluster_x 16 outside [0, 8]"));
+  kernel = VectorAddKernel();
+  kernel.set_cluster_x(4);
+  kernel.set_cluster_y(4);
+  EXPECT_THAT(PrepareLaunch(kernel, VectorAddArgs(8, 8, 8)).status().message(),
+              HasSubstr("a cluster of 4 x 4 blocks, over 8"));
+  kernel = VectorAddKernel();
+  kernel.set_persistent(true);
+  kernel.set_cluster_y(2);
+  EXPECT_THAT(PrepareLaunch(kernel, VectorAddArgs(8, 8, 8)).status().message(),
+              HasSubstr("persistent with cluster_y 2"));
 }
 
 TEST(FormatSignature, SaysClusters) {
   CompiledKernel kernel = TensorMapKernel();
   kernel.set_cluster_x(2);
   EXPECT_THAT(FormatSignature(kernel), HasSubstr(", clusters of 2, TMA A[128, 64]"));
+  kernel.set_cluster_y(4);
+  EXPECT_THAT(FormatSignature(kernel), HasSubstr(", clusters of 2x4, TMA A[128, 64]"));
 }
 
 TEST(FormatSignature, ListsTensorMaps) {
