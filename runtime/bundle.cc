@@ -3,17 +3,20 @@
 // This file implements whole-file I/O for CompiledKernel and KernelBundle:
 // the header of the kernel file format (bundle.h) around the binary
 // protobuf, checked before the payload is parsed, and the parsed kernels
-// validated (bundle_validate.cc). Writes go to a temporary file renamed over
-// the target, so a reader never sees a half-written bundle.
+// validated (bundle_validate.cc). Writes go to a temporary file of a unique
+// name renamed over the target (a regular file or nothing), so a reader
+// never sees a half-written bundle.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/bundle.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -47,26 +50,50 @@ absl::StatusOr<std::string> ReadFile(absl::string_view name) {
 
 absl::Status WriteFile(absl::string_view name, absl::string_view contents) {
   const std::string path(name);
-  const std::string temporary = absl::StrCat(path, ".tmp");
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      const int error = errno;
-      std::string message =
-          absl::StrCat("cannot write ", path, ": ", std::strerror(error));
-      if (error == ENOENT) return absl::NotFoundError(message);
-      return absl::PermissionDeniedError(message);
+  // Only a regular file is replaced: a device, a FIFO, a directory or a
+  // symlink at `path` stays as it is.
+  struct stat existing;
+  const bool exists = ::lstat(path.c_str(), &existing) == 0;
+  if (exists && !S_ISREG(existing.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot write ", path, ": it exists and is not a regular file"));
+  }
+  // A temporary file of a name no one else has (mkstemp opens it with
+  // O_EXCL), next to `path` so that the rename stays on one file system.
+  std::string temporary = absl::StrCat(path, ".tmp.XXXXXX");
+  const int fd = ::mkstemp(temporary.data());
+  if (fd < 0) {
+    const int error = errno;
+    std::string message = absl::StrCat("cannot write ", path,
+                                       ": cannot create a file next to it (",
+                                       std::strerror(error), ")");
+    if (error == ENOENT) return absl::NotFoundError(message);
+    return absl::PermissionDeniedError(message);
+  }
+  size_t written = 0;
+  int error = 0;
+  while (written < contents.size()) {
+    const ssize_t n =
+        ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error = n < 0 ? errno : EIO;
+      break;
     }
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    out.close();
-    if (!out) {
-      std::remove(temporary.c_str());
-      return absl::DataLossError(absl::StrCat("cannot write ", path));
-    }
+    written += static_cast<size_t>(n);
+  }
+  // The mode of the file replaced, else rw-r--r-- (mkstemp's is rw-------).
+  const mode_t mode = exists ? (existing.st_mode & 07777) : 0644;
+  if (error == 0 && ::fchmod(fd, mode) != 0) error = errno;
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) {
+    ::unlink(temporary.c_str());
+    return absl::DataLossError(
+        absl::StrCat("cannot write ", path, ": ", std::strerror(error)));
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temporary.c_str());
+    error = errno;
+    ::unlink(temporary.c_str());
     return absl::PermissionDeniedError(absl::StrCat(
         "cannot rename ", temporary, " to ", path, ": ", std::strerror(error)));
   }

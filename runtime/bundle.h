@@ -72,9 +72,11 @@ uint64_t Fnv1a64(absl::string_view bytes);
 /// PermissionDenied when it cannot be opened, DataLoss when a read fails.
 absl::StatusOr<std::string> ReadFile(absl::string_view path);
 
-/// Writes `contents` to `path` through a temporary file renamed over it, so
-/// a reader never sees half a file. NotFound when the directory does not
-/// exist.
+/// Writes `contents` to `path` through a temporary file of a unique name
+/// (created with O_EXCL next to it) renamed over it, so a reader never sees
+/// half a file. Only a regular file is replaced: FailedPrecondition when
+/// `path` is a device, FIFO, directory or symlink; NotFound when the
+/// directory does not exist; DataLoss when a write or the close fails.
 absl::Status WriteFile(absl::string_view path, absl::string_view contents);
 
 /// Checks every field of `kernel` (see bundle_validate.cc): entry and

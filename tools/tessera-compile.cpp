@@ -16,13 +16,21 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <vector>
 
 namespace cl = llvm::cl;
 
@@ -66,6 +74,72 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// The most input read: a tile module is kilobytes; the bound keeps
+/// /dev/zero or a runaway pipe from taking the machine's memory.
+constexpr size_t kMaxInputBytes = size_t(64) << 20;
+/// The deepest nesting of (, [ and { the input may have: MLIR's parser
+/// recurses per level, and thousands overflow its stack.
+constexpr int64_t kMaxNesting = 256;
+
+/// The whole input (`-`: stdin), at most kMaxInputBytes; null and `error`
+/// set otherwise.
+static std::unique_ptr<llvm::MemoryBuffer> readInput(llvm::StringRef path, std::string &error) {
+  int fd = 0;
+  if (path != "-") {
+    if (std::error_code ec = llvm::sys::fs::openFileForRead(path, fd)) {
+      error = ("cannot open input file '" + path + "': " + ec.message()).str();
+      return nullptr;
+    }
+  }
+  std::string contents;
+  std::vector<char> chunk(1 << 16);
+  while (true) {
+    ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      error = ("cannot read " + path + ": " + std::strerror(errno)).str();
+    else if (contents.size() + size_t(n) > kMaxInputBytes)
+      error = (path + " is larger than " + llvm::Twine(kMaxInputBytes >> 20) +
+               " MiB, the most tessera-compile reads")
+                  .str();
+    if (n <= 0 || !error.empty())
+      break;
+    contents.append(chunk.data(), size_t(n));
+  }
+  if (path != "-")
+    ::close(fd);
+  if (!error.empty())
+    return nullptr;
+  return llvm::MemoryBuffer::getMemBufferCopy(contents, path == "-" ? "<stdin>" : path);
+}
+
+/// Where the input nests (, [ and { deeper than kMaxNesting (outside
+/// strings and comments), or none.
+static std::optional<llvm::SMLoc> tooDeep(const llvm::MemoryBuffer &input) {
+  llvm::StringRef text = input.getBuffer();
+  int64_t depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      // A string: to its closing quote, skipping escapes.
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      i = text.find('\n', i);
+      if (i == llvm::StringRef::npos)
+        break;
+    } else if (c == '(' || c == '[' || c == '{') {
+      if (++depth > kMaxNesting)
+        return llvm::SMLoc::getFromPointer(text.data() + i);
+    } else if (c == ')' || c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // An LLVM back-end failure (e.g. an instruction the target cannot select)
@@ -88,12 +162,23 @@ int main(int argc, char **argv) {
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(false);
 
+  if (target.getNumOccurrences() > 0 && target.empty())
+    return fail("--target needs a value, e.g. --target=sm_90a");
+  if (bundle.getNumOccurrences() > 0 && bundle.empty())
+    return fail("--bundle needs a file name");
   std::string error;
-  auto input = mlir::openInputFile(inputFile, &error);
+  std::unique_ptr<llvm::MemoryBuffer> input = readInput(inputFile, error);
   if (!input)
     return fail(error);
+  std::optional<llvm::SMLoc> deep = tooDeep(*input);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  if (deep) {
+    sourceMgr.PrintMessage(llvm::errs(), *deep, llvm::SourceMgr::DK_Error,
+                           "nesting deeper than " + llvm::Twine(kMaxNesting) +
+                               " levels of (, [ and {, the most tessera-compile parses");
+    return 1;
+  }
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
@@ -135,6 +220,12 @@ int main(int argc, char **argv) {
   if (!output)
     return fail(error);
   output->os() << compiled->getStage(*stage);
+  output->os().flush();
+  if (std::error_code ec = output->os().error()) {
+    output->os().clear_error();
+    std::string name = outputFile == "-" ? "standard output" : outputFile.getValue();
+    return fail("cannot write " + name + ": " + ec.message());
+  }
   output->keep();
   return 0;
 }

@@ -19,8 +19,10 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "absl/status/status.h"
@@ -189,12 +191,13 @@ int Info(const Options& options, const KernelBundle* bundle) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int Run(int argc, char** argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (absl::StartsWith(arg, "--bundle=")) {
       options.bundle = arg.substr(9);
+      if (options.bundle.empty()) return Usage("--bundle needs a file name");
     } else if (arg == "--list") {
       options.list = true;
     } else if (arg == "--info") {
@@ -240,4 +243,16 @@ int main(int argc, char** argv) {
   }
   if (options.list) return List(bundle);
   return Info(options, options.bundle.empty() ? nullptr : &bundle);
+}
+
+int main(int argc, char** argv) {
+  const int status = Run(argc, argv);
+  // What --list and --info printed must have reached stdout (a full disk,
+  // a closed pipe): otherwise the run failed.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "tessera-run: cannot write standard output: %s\n",
+                 std::strerror(errno));
+    return status != 0 ? status : 1;
+  }
+  return status;
 }

@@ -7,6 +7,7 @@
 # examples/embedding (Tessera embedded as an external repository), the lit
 # and conformance suites again with assertions on (--config=asserts), and
 # each fuzzer for 20 s from its seeds (tools/fuzz.sh; about a minute in all).
+# Before all of it, the source checks of tools/lint.sh.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh || exit 1
@@ -17,8 +18,12 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
   echo "test: GPU found: running the requires-gpu suites too"
 fi
 log=$(mktemp)
-bazel test "${flags[@]}" //... 2>&1 | tee "$log"
+# Source checks (tools/lint.sh) first: they take a second.
+tools/lint.sh 2>&1 | tee "$log"
+lint_rc=${PIPESTATUS[0]}
+bazel test "${flags[@]}" //... 2>&1 | tee -a "$log"
 rc=${PIPESTATUS[0]}
+((lint_rc == 0)) || rc=$lint_rc
 
 # Embedding: a workspace of its own that uses Tessera as an external
 # repository (its WORKSPACE and .bazelrc are the README's), so a Bazel file
@@ -50,8 +55,8 @@ if ((${#flags[@]} == 0)); then
   echo "  (run them with: bazel test --config=gpu //..., or on the GPU machine with"
   echo "   benchmarks/device/prepare.sh then benchmarks/device/run.sh there)"
 fi
-passed=$(($(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log") + $(grep -cE '^fuzz: [a-z_]+ ok' "$log")))
-failed=$(($(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE)' "$log") + $(grep -cE '^fuzz: [a-z_]+ FAILED' "$log")))
+passed=$(($(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log") + $(grep -cE '^fuzz: [a-z_]+ ok' "$log") + $(grep -cE '^lint: ok' "$log")))
+failed=$(($(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE)' "$log") + $(grep -cE '^fuzz: [a-z_]+ FAILED' "$log") + $(grep -cE '^lint: integer-keyed' "$log")))
 rm -f "$log"
 if ((rc != 0 && failed == 0)); then failed=1; fi
 echo "$passed passed, $failed failed"

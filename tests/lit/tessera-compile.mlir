@@ -45,6 +45,26 @@
 // RUN:   --implicit-check-not="Stack dump" --implicit-check-not="PLEASE submit"
 // EMPTY: empty.mlir:1:1: error: the module holds no tile.kernel
 
+// Flags without a value, input past the limits, outputs that cannot be
+// written: one line each, exit 1.
+// RUN: not %tessera-compile %s --target= 2>&1 | FileCheck %s --check-prefix=NOVALUE
+// RUN: not %tessera-compile %s --bundle= 2>&1 | FileCheck %s --check-prefix=NOBUNDLE
+// RUN: not %tessera-compile /dev/zero 2>&1 | FileCheck %s --check-prefix=HUGE
+// RUN: sh -c "printf 'module {\n'; for i in \$(seq 300); do printf '('; done; printf '\n}\n'" > %t.deep.mlir
+// RUN: not %tessera-compile %t.deep.mlir 2>&1 | FileCheck %s --check-prefix=DEEP \
+// RUN:   --implicit-check-not="Stack dump" --implicit-check-not="PLEASE submit"
+// RUN: sh -c '%tessera-compile %s > /dev/full; echo "exit $?"' 2>&1 | FileCheck %s --check-prefix=FULL
+// RUN: rm -f %t.link && ln -s %t.elsewhere %t.link
+// RUN: not %tessera-compile %s --bundle=%t.link -o /dev/null 2>&1 | FileCheck %s --check-prefix=LINK
+// RUN: not test -e %t.elsewhere
+// NOVALUE: tessera-compile: --target needs a value, e.g. --target=sm_90a
+// NOBUNDLE: tessera-compile: --bundle needs a file name
+// HUGE: tessera-compile: /dev/zero is larger than 64 MiB, the most tessera-compile reads
+// DEEP: deep.mlir:2:256: error: nesting deeper than 256 levels of (, [ and {, the most tessera-compile parses
+// FULL: tessera-compile: cannot write standard output: No space left on device
+// FULL-NEXT: exit 1
+// LINK: tessera-compile: FAILED_PRECONDITION: cannot write {{.*}}.link: it exists and is not a regular file
+
 // Exit code 1 exactly (a crash would be 134 or 139).
 // RUN: sh -c '%tessera-compile %s --target=sm_120; echo "exit $?"; \
 // RUN:        %tessera-compile %s --target=foo; echo "exit $?"; \

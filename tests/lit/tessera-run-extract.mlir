@@ -21,6 +21,13 @@
 // A directory is not a bundle; a directory that does not exist says so.
 // RUN: not %tessera-run --bundle=%t.dir --list 2>&1 | FileCheck %s --check-prefix=DIRECTORY
 // RUN: not %tessera-run --bundle=%t.pb --extract=%t.nosuch 2>&1 | FileCheck %s --check-prefix=NOSUCH
+// An empty --bundle, and a listing that cannot reach stdout: exit non-zero.
+// RUN: not %tessera-run --bundle= --list 2>&1 | FileCheck %s --check-prefix=NOBUNDLE
+// RUN: sh -c '%tessera-run --bundle=%t.pb --list > /dev/full; echo "exit $?"' 2>&1 | FileCheck %s --check-prefix=FULL
+// A FIFO where a PTX file goes stays a FIFO; the other files are written.
+// RUN: rm -rf %t.fifo && mkdir -p %t.fifo && mkfifo %t.fifo/gemm.sm_80.ptx
+// RUN: not %tessera-run --bundle=%t.pb --extract=%t.fifo 2>&1 | FileCheck %s --check-prefix=FIFO
+// RUN: test -p %t.fifo/gemm.sm_80.ptx
 
 // PLAIN: .dir/gemm.sm_80.ptx
 // ESCAPE: tessera-run: INVALID_ARGUMENT: {{.*}}.bad.pb: kernel entry '../escaped' is not a PTX identifier
@@ -28,3 +35,7 @@
 // EMPTY: tessera-run: DATA_LOSS: {{.*}}.empty.pb is empty: not a Tessera kernel file
 // DIRECTORY: tessera-run: INVALID_ARGUMENT: cannot read {{.*}}.dir: a directory
 // NOSUCH: tessera-run: NOT_FOUND: --extract: the directory {{.*}}.nosuch does not exist
+// NOBUNDLE: tessera-run: --bundle needs a file name
+// FULL: tessera-run: cannot write standard output: No space left on device
+// FULL-NEXT: exit 1
+// FIFO: tessera-run: FAILED_PRECONDITION: cannot write {{.*}}.fifo/gemm.sm_80.ptx: it exists and is not a regular file

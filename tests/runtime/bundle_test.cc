@@ -10,6 +10,10 @@
 
 #include "runtime/bundle.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -225,6 +229,64 @@ TEST(Bundle, ReportsAMissingDirectoryAsNotFound) {
   absl::Status written = WriteBundle(KernelBundle(), "/nonexistent-dir/tessera/out.pb");
   EXPECT_EQ(written.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(written.message(), HasSubstr("/nonexistent-dir/tessera/out.pb"));
+}
+
+TEST(Bundle, ReplacesOnlyARegularFile) {
+  // A symlink, a FIFO and a directory at the path stay as they are.
+  const std::string target = TempPath("symlink-target.pb");
+  const std::string link = TempPath("link.pb");
+  std::remove(target.c_str());
+  std::remove(link.c_str());
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  absl::Status written = WriteBundle(ValidBundle(), link);
+  EXPECT_EQ(written.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(written.message(),
+              HasSubstr("link.pb: it exists and is not a regular file"));
+  struct stat info;
+  EXPECT_EQ(::lstat(link.c_str(), &info), 0);
+  EXPECT_TRUE(S_ISLNK(info.st_mode));
+  EXPECT_NE(::stat(target.c_str(), &info), 0);
+
+  const std::string fifo = TempPath("fifo.pb");
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(WriteBundle(ValidBundle(), fifo).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(::lstat(fifo.c_str(), &info), 0);
+  EXPECT_TRUE(S_ISFIFO(info.st_mode));
+
+  const char* dir = std::getenv("TEST_TMPDIR");
+  EXPECT_EQ(WriteBundle(ValidBundle(), dir != nullptr ? dir : "/tmp").code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(Bundle, LeavesWhatIsAtPathDotTmpAlone) {
+  // The temporary file has a name of its own: a file or a symlink at
+  // PATH.tmp is neither overwritten nor followed.
+  const std::string path = TempPath("tmp-neighbour.pb");
+  const std::string sentinel = TempPath("tmp-sentinel");
+  WriteRaw(sentinel, "keep");
+  std::remove((path + ".tmp").c_str());
+  ASSERT_EQ(::symlink(sentinel.c_str(), (path + ".tmp").c_str()), 0);
+  ASSERT_TRUE(WriteBundle(ValidBundle(), path).ok());
+  absl::StatusOr<std::string> kept = ReadFile(sentinel);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(*kept, "keep");
+  absl::StatusOr<KernelBundle> read = ReadBundle(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->kernels_size(), 2);
+}
+
+TEST(Bundle, KeepsTheModeOfTheFileItReplaces) {
+  const std::string path = TempPath("mode.pb");
+  ASSERT_TRUE(WriteBundle(ValidBundle(), path).ok());
+  struct stat info;
+  ASSERT_EQ(::stat(path.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0644u);
+  ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+  ASSERT_TRUE(WriteBundle(ValidBundle(), path).ok());
+  ASSERT_EQ(::stat(path.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0640u);
 }
 
 TEST(Bundle, RefusesToWriteAnInvalidKernel) {
