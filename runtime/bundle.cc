@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +26,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "google/protobuf/stubs/logging.h"
 #include "runtime/status_macros.h"
 
 namespace tessera::runtime {
@@ -193,17 +195,69 @@ absl::StatusOr<absl::string_view> Unwrap(absl::string_view bytes, PayloadKind ki
   return payload;
 }
 
+/// The bytes of the kernel file at `name`, read no further than a kernel
+/// file may go: a regular file over kMaxKernelFileBytes is refused before
+/// it is read; anything else (a device, a FIFO) is read header first, then
+/// no more than the payload its header announces and one byte past it, so
+/// /dev/zero is not read whole. Unwrap checks what was read.
+absl::StatusOr<std::string> ReadKernelFileBytes(absl::string_view name) {
+  const std::string path(name);
+  struct stat info;
+  // Missing, a directory, no permission: ReadFile's errors.
+  if (::stat(path.c_str(), &info) != 0 || S_ISDIR(info.st_mode))
+    return ReadFile(path);
+  if (S_ISREG(info.st_mode)) {
+    if (static_cast<uint64_t>(info.st_size) > kMaxKernelFileBytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(path, " is ", info.st_size,
+                       " bytes, more than a kernel file may be (",
+                       kMaxKernelFileBytes, ")"));
+    }
+    return ReadFile(path);
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ReadFile(path);  // Its error: missing, no permission, ...
+  auto read_up_to = [&](std::string& out, uint64_t bytes) {
+    std::vector<char> chunk(1 << 16);
+    while (bytes > 0 && in) {
+      in.read(chunk.data(), static_cast<std::streamsize>(
+                                std::min<uint64_t>(bytes, chunk.size())));
+      out.append(chunk.data(), static_cast<size_t>(in.gcount()));
+      bytes -= static_cast<uint64_t>(in.gcount());
+    }
+  };
+  std::string bytes;
+  read_up_to(bytes, kKernelFileHeaderBytes);
+  if (bytes.size() < kKernelFileHeaderBytes ||
+      bytes.compare(0, sizeof(kMagic), kMagic, sizeof(kMagic)) != 0) {
+    return bytes;
+  }
+  const uint64_t length = LoadLittleEndian(bytes, 16, 8);
+  if (length > kMaxKernelFileBytes - kKernelFileHeaderBytes) {
+    return absl::DataLossError(
+        absl::StrCat(path, "'s header says ", length,
+                     " payload bytes, more than a kernel file may hold"));
+  }
+  read_up_to(bytes, length + 1);
+  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read ", path));
+  return bytes;
+}
+
 /// Parses the kernel file `bytes` as a `Message`.
 template <typename Message>
 absl::StatusOr<Message> ParseMessage(absl::string_view bytes, PayloadKind kind,
                                      absl::string_view name) {
   TESSERA_ASSIGN_OR_RETURN(absl::string_view payload, Unwrap(bytes, kind, name));
   Message message;
+  // Protobuf would log why it failed (e.g. a string that is not UTF-8) to
+  // stderr before our error; the error below is the one message.
+  google::protobuf::LogSilencer silence;
   if (!message.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
     return absl::DataLossError(
         absl::StrCat(name, " is corrupt: not a binary ",
-                     Message::descriptor()->full_name(), " (",
-                     payload.size(), " payload bytes)"));
+                     Message::descriptor()->full_name(), " (", payload.size(),
+                     " payload bytes; a field is malformed or a string is not "
+                     "UTF-8)"));
   }
   return message;
 }
@@ -240,7 +294,7 @@ absl::StatusOr<KernelBundle> ParseBundle(absl::string_view bytes, absl::string_v
 }
 
 absl::StatusOr<KernelBundle> ReadBundle(absl::string_view path) {
-  TESSERA_ASSIGN_OR_RETURN(std::string contents, ReadFile(path));
+  TESSERA_ASSIGN_OR_RETURN(std::string contents, ReadKernelFileBytes(path));
   return ParseBundle(contents, path);
 }
 
@@ -259,7 +313,7 @@ absl::StatusOr<CompiledKernel> ParseCompiledKernel(absl::string_view bytes,
 }
 
 absl::StatusOr<CompiledKernel> ReadCompiledKernel(absl::string_view path) {
-  TESSERA_ASSIGN_OR_RETURN(std::string contents, ReadFile(path));
+  TESSERA_ASSIGN_OR_RETURN(std::string contents, ReadKernelFileBytes(path));
   return ParseCompiledKernel(contents, path);
 }
 

@@ -57,6 +57,9 @@ constexpr int kMaxExprDepth = 32;
 /// Blocks per thread block cluster at most (16, the non-portable maximum
 /// of sm_90, cudaFuncAttributeNonPortableClusterSizeAllowed).
 constexpr int64_t kMaxClusterBlocks = 16;
+/// The largest kernel file read (header and payload): a bundle of every
+/// conformance case of a target is a few MiB.
+constexpr uint64_t kMaxKernelFileBytes = uint64_t(1) << 30;
 /// A TMA box's extent per dimension at most (cuTensorMapEncodeTiled's
 /// boxDim), and the tensor map's rank at most.
 constexpr int64_t kMaxTensorMapBox = 256;

@@ -21,6 +21,11 @@
 // A directory is not a bundle; a directory that does not exist says so.
 // RUN: not %tessera-run --bundle=%t.dir --list 2>&1 | FileCheck %s --check-prefix=DIRECTORY
 // RUN: not %tessera-run --bundle=%t.pb --extract=%t.nosuch 2>&1 | FileCheck %s --check-prefix=NOSUCH
+// A string field that is not UTF-8: our error alone, no protobuf log line.
+// RUN: printf '\x89TESSERA\x01\x00\x00\x00\x01\x00\x00\x00\x10\x00\x00\x00\x00\x00\x00\x00\x0f\x1c\xc1)\x08\x25\xe6\x91\x0a\x0e\x0a\x05sm_80\x12\x02\xff\xfe\x1a\x01x' > %t.utf.pb
+// RUN: not %tessera-run --bundle=%t.utf.pb --list 2>&1 | FileCheck %s --check-prefix=UTF8 --implicit-check-not=libprotobuf
+// A device is read no further than a kernel file's header.
+// RUN: not %tessera-run --bundle=/dev/zero --list 2>&1 | FileCheck %s --check-prefix=ZERO
 // An empty --bundle, and a listing that cannot reach stdout: exit non-zero.
 // RUN: not %tessera-run --bundle= --list 2>&1 | FileCheck %s --check-prefix=NOBUNDLE
 // RUN: sh -c '%tessera-run --bundle=%t.pb --list > /dev/full; echo "exit $?"' 2>&1 | FileCheck %s --check-prefix=FULL
@@ -39,3 +44,5 @@
 // FULL: tessera-run: cannot write standard output: No space left on device
 // FULL-NEXT: exit 1
 // FIFO: tessera-run: FAILED_PRECONDITION: cannot write {{.*}}.fifo/gemm.sm_80.ptx: it exists and is not a regular file
+// UTF8: tessera-run: DATA_LOSS: {{.*}}.utf.pb is corrupt: not a binary tessera.runtime.KernelBundle (16 payload bytes; a field is malformed or a string is not UTF-8)
+// ZERO: tessera-run: DATA_LOSS: /dev/zero is not a Tessera kernel file: no magic header (32 bytes

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -172,6 +173,38 @@ TEST(Bundle, RefusesEveryTruncation) {
   absl::StatusOr<KernelBundle> read = ReadBundle(path);
   EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(read.status().message(), HasSubstr("truncated.pb is truncated"));
+}
+
+TEST(Bundle, ReadsNoFurtherThanAKernelFileMayGo) {
+  // A device is read header first: /dev/zero fails its magic at 32 bytes.
+  absl::StatusOr<KernelBundle> zero = ReadBundle("/dev/zero");
+  EXPECT_EQ(zero.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(zero.status().message(),
+              HasSubstr("/dev/zero is not a Tessera kernel file"));
+
+  // A FIFO whose header announces 2^40 payload bytes: refused after it.
+  std::string header = ValidBundleBytes().substr(0, kKernelFileHeaderBytes);
+  for (int i = 0; i < 8; ++i)
+    header[16 + i] = static_cast<char>((uint64_t(1) << 40) >> (8 * i));
+  const std::string fifo = TempPath("announcing.pb");
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] { std::ofstream(fifo, std::ios::binary) << header; });
+  absl::StatusOr<KernelBundle> announced = ReadBundle(fifo);
+  writer.join();
+  EXPECT_EQ(announced.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(announced.status().message(),
+              HasSubstr("header says 1099511627776 payload bytes"));
+
+  // A regular file over the limit is refused before it is read (sparse).
+  const std::string huge = TempPath("huge.pb");
+  WriteRaw(huge, "");
+  ASSERT_EQ(::truncate(huge.c_str(), kMaxKernelFileBytes + 1), 0);
+  absl::StatusOr<KernelBundle> big = ReadBundle(huge);
+  EXPECT_EQ(big.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(big.status().message(),
+              HasSubstr("more than a kernel file may be"));
+  std::remove(huge.c_str());
 }
 
 TEST(Bundle, RefusesAnExtendedFile) {
