@@ -60,6 +60,10 @@ struct PipelineLoopPlan {
   /// `inFlight` MMA groups stay in flight across iterations.
   bool asyncMma = false;
   int64_t inFlight = 0;
+  /// Some gemm of the body uses a family whose MMAs outlive the gemm
+  /// (MmaAtomLowering::keepsMmaInFlight, wgmma): the strategy waits for
+  /// them before the accumulators are read after the loop.
+  bool mmaOutlivesGemm = false;
   /// Whether an async MMA group may stay in flight into the next iteration
   /// as far as the body goes (whatever the stages): no op of the body reads
   /// the gemms' accumulators, no gemm reads A from registers, nothing but

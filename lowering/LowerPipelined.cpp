@@ -70,6 +70,7 @@ KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
     if (auto gemm = dyn_cast<GemmOp>(op)) {
       std::optional<MmaAtom> atom = findMmaAtom(gemm, backend_, cc_, kernel_.getThreads());
       plan.asyncMma |= atom && atom->readsSharedAsync;
+      plan.mmaOutlivesGemm |= atom && atom->lowering && atom->lowering->keepsMmaInFlight();
       if (firstGemm)
         plan.firstGemmDefersCopies = atom && atom->lowering && atom->lowering->defersLoopCopies() &&
                                      cast<BufferType>(gemm.getA().getType()).isShared();

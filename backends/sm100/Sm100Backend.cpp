@@ -4,8 +4,9 @@
 // (B200, compute capability 10.0). It is compiled and assembled in CI, never
 // executed here: no Blackwell GPU is lent to this project. Blackwell keeps
 // Ampere's warp-level MMA (mma.sync, ldmatrix, PTX ISA §9.7.14) and cp.async,
-// Hopper's bulk tensor copies, mbarriers, clusters and stmatrix; it has no
-// wgmma (sm_90a only). Its own MMA, tcgen05.mma with accumulators in tensor
+// Hopper's bulk tensor copies, mbarriers, clusters and stmatrix (so sm90's
+// TMA warp-specialized strategy runs its tcgen05 gemms); it has no wgmma
+// (sm_90a only). Its own MMA, tcgen05.mma with accumulators in tensor
 // memory (PTX ISA §9.7.16), is architecture-specific (sm_100a). Capability
 // data from the CUDA C++ Programming Guide, "Technical Specifications per
 // Compute Capability".
@@ -17,6 +18,7 @@
 #include "backends/sm100/Tcgen05Mma.h"
 #include "backends/sm80/AsyncCopyPipeline.h"
 #include "backends/sm80/MmaSync.h"
+#include "backends/sm90/TmaWarpSpecialized.h"
 #include "contract/Backend.h"
 
 namespace tessera {
@@ -66,7 +68,8 @@ public:
   }
   std::vector<const PipelineStrategy *>
   getPipelineStrategies(const ComputeCapability &) const override {
-    return {&sm80::asyncCopyPipeline(), &common::inOrderPipeline()};
+    return {&sm90::tmaWarpSpecializedPipeline(), &sm80::asyncCopyPipeline(),
+            &common::inOrderPipeline()};
   }
 };
 

@@ -154,7 +154,10 @@ FailureOr<TensorMemory> blockTensorMemory(GemmLoweringContext &ctx, tile::GemmOp
   auto tearDown = [&ctx, columns](ArrayRef<Value> values) {
     OpBuilder &b = ctx.builder();
     Location loc = ctx.loc();
-    syncTensorMemory(b, loc, [&] { blockBarrier(b, loc); });
+    // The kernel's own barrier: under warp specialization the producer
+    // warps have left, and the consumers meet on their named barrier.
+    ctx.noteSharedAccess();
+    syncTensorMemory(b, loc, [&] { ctx.barrier(); });
     // Inline PTX: a read of %tid.x LLVM keeps here. The NVVM op reads no
     // memory, so LLVM would merge it with the kernel's first read and keep
     // the warp test in a register through the whole kernel.
@@ -352,8 +355,8 @@ LogicalResult Tcgen05Lowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp 
   Value phase = memref::LoadOp::create(b, loc, memory->phase, ValueRange{ctx.cst(0)});
   // Inline PTX: nvvm.mbarrier.try_wait.parity has no intrinsic (only
   // convert-nvvm-to-llvm lowers it) and always adds a suspend-time hint.
-  ctx.ptx("{\n.reg .pred done;\nwait:\nmbarrier.try_wait.parity.shared::cta.b64 done, [$0], "
-          "$1;\n@done bra ready;\nbra wait;\nready:\n}",
+  ctx.ptx("{\n.reg .pred done;\nmma_wait:\nmbarrier.try_wait.parity.shared::cta.b64 done, "
+          "[$0], $1;\n@done bra mma_done;\nbra mma_wait;\nmma_done:\n}",
           "r,r", {memory->mbarrier, phase});
   memref::StoreOp::create(b, loc, arith::XOrIOp::create(b, loc, phase, i32Constant(b, loc, 1)),
                           memory->phase, ValueRange{ctx.cst(0)});

@@ -406,7 +406,8 @@ LogicalResult WarpSpecializedLoop::finishConsumers(Value count, Value base) {
                  ";",
              "", {});
     });
-  wgmmaWaitGroup(b, loc, 0);
+  if (mmaOutlivesGemm)
+    wgmmaWaitGroup(b, loc, 0);
   // Ping-pong and persistent: the last stage goes back too (iterations of
   // another tile follow in the ring). Multicasting, the last too (the
   // producers' tails wait for it). Without a group in flight it went back

@@ -212,13 +212,15 @@ void planMmaOverlap(PipelineLoweringContext &kl, PipelinedOp loop, PipelineLoopP
   }
   if (params.pingPong || kl.persistent() || params.multicastBlocks || plan.inFlight != 0)
     return;
-  // The strategy's waits count MMA groups: both gemms must be async MMAs.
+  // The strategy's waits count MMA groups: both gemms must be async MMAs
+  // whose groups outlive the gemm (wgmma's).
   for (GemmOp gemm : {split.first, split.last}) {
     std::optional<MmaAtom> atom =
         findMmaAtom(gemm, kl.backend(), kl.computeCapability(), kl.kernel().getThreads());
-    if (!atom || !atom->readsSharedAsync) {
-      plan.remarks.push_back("the two gemms do not overlap across iterations: a gemm's atom is "
-                             "not an asynchronous MMA");
+    if (!atom || !atom->readsSharedAsync || !atom->lowering ||
+        !atom->lowering->keepsMmaInFlight()) {
+      plan.remarks.push_back("the two gemms do not overlap across iterations: a gemm's atom does "
+                             "not leave asynchronous MMA groups in flight");
       return;
     }
   }
@@ -244,7 +246,7 @@ std::string TmaWarpSpecializedPipeline::tryPlan(PipelineLoweringContext &kl, Pip
   if (!caps.hasBulkTensorCopy || !caps.hasMbarrier)
     return "the target has no bulk tensor copies and mbarriers";
   if (!plan.asyncMma)
-    return "no gemm of the body reads shared memory asynchronously (a wgmma atom)";
+    return "no gemm of the body reads shared memory asynchronously (a wgmma or tcgen05 atom)";
   auto topLevel = kernel.getBodyBlock().getOps<PipelinedOp>();
   if (loop->getBlock() != &kernel.getBodyBlock() || *topLevel.begin() != loop)
     return "only the kernel's first top-level pipelined loop can run on a producer warpgroup";

@@ -40,7 +40,7 @@ public:
                       const PipelineLoopPlan &plan)
       : kl(kernel), b(kernel.builder()), loc(kernel.loc()), loop(loop), count(count),
         ahead(plan.ahead), stages(plan.stages), inFlight(plan.inFlight),
-        mmaOverlap(warpSpecializedParams(plan).mmaOverlap),
+        mmaOutlivesGemm(plan.mmaOutlivesGemm), mmaOverlap(warpSpecializedParams(plan).mmaOverlap),
         turns(warpSpecializedParams(plan).warpgroupTurns), barrierOffset(kernel.mbarrierOffset()) {
     // Under the ping-pong schedule two tiles' consumers (tile slots 0 and
     // 1), `threads` each, share the ring of stages: the producer fills tile
@@ -103,6 +103,10 @@ private:
   /// MMA groups in flight across iterations: 1 (iteration k releases stage
   /// k - 1) or 0 (iteration k releases its own).
   int64_t inFlight;
+  /// The body's MMAs outlive their gemm (wgmma groups): the consumers wait
+  /// for the last after their loop. Otherwise (tcgen05) each gemm completes
+  /// its own.
+  bool mmaOutlivesGemm;
   /// The rotated two-gemm schedule, and the consumer warpgroups taking
   /// turns under it (0: none).
   bool mmaOverlap;

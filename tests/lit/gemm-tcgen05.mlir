@@ -1,7 +1,10 @@
 // Blackwell's tcgen05.mma atom family (backends/sm100): one thread issues
 // the MMAs into tensor memory, every warp moves its 32 rows between its
 // registers and tensor memory, and the accumulator fragment is a row per
-// lane (tcgen05.ld 32x32b), so a row reduction needs no shuffles.
+// lane (tcgen05.ld 32x32b), so a row reduction needs no shuffles. The loop
+// runs on sm90's TMA warp-specialized strategy: a producer warpgroup fills
+// the stages, the kernel's warpgroup (the consumers) computes and meets on
+// named barrier 1.
 // RUN: %tessera-compile %S/Inputs/gemm-tcgen05.mlir --emit=tile 2>&1 | FileCheck %s --check-prefix=LAYOUT
 // RUN: %tessera-compile %S/Inputs/gemm-tcgen05.mlir --emit=ptx | FileCheck %s --check-prefix=PTX
 // RUN: %tessera-compile %S/Inputs/gemm-tcgen05.mlir --emit=ptx | FileCheck %s --check-prefix=WAIT
@@ -15,6 +18,7 @@
 // LAYOUT-NOT: remark
 // LAYOUT-DAG: tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 32, n = 4, warps_m = 4, warps_n = 1, lanes = [r1, r2, r4, r8, r16], registers = [c1, c2]>, name = "acc"}
 // LAYOUT-DAG: tile.alloc_fragment {mma_layout = #tile.mma_layout<m = 32, n = 4, warps_m = 4, warps_n = 1, lanes = [r1, r2, r4, r8, r16], registers = [c1, c2]>, name = "mx", row_slice}
+// LAYOUT: tile.pipelined {{.*}} {tile.schedule = {in_flight = 0 : i64, stages = 3 : i64, strategy = "tma-warp-specialized"}}
 // LAYOUT: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} {atom = "SM100_128xNx16_F32F16F16F32_SS"}
 
 // At the block's start, warp 0 allocates 128 columns and thread 0 sets up
@@ -26,37 +30,48 @@
 // PTX: tcgen05.fence::before_thread_sync;
 // PTX: bar.sync 0;
 // PTX: tcgen05.fence::after_thread_sync;
+// The producer warpgroup: bulk tensor copies, then it leaves.
+// PTX: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// PTX: exit;
 // Each gemm: the accumulator's 128 columns into tensor memory, 32 at a time.
 // PTX-COUNT-4: tcgen05.st.sync.aligned.32x32b.x32.b32
 // PTX: tcgen05.wait::st.sync.aligned;
 // PTX-NEXT: tcgen05.fence::before_thread_sync;
-// PTX-NEXT: bar.sync 0;
+// PTX-NEXT: bar.sync 1, 128;
 // PTX-NEXT: tcgen05.fence::after_thread_sync;
 // Four k-steps of 16, K-major A, MN-major B (instruction descriptor: D f32,
 // B MN-major, N 128 >> 3 at bit 17, M 128 >> 4 at bit 24).
 // PTX: mov.b32 [[IDESC:%r[0-9]+]], 136380432;
 // PTX-COUNT-4: tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [{{%r[0-9]+}}], {{%rd[0-9]+}}, {{%rd[0-9]+}}, [[IDESC]], {{%p[0-9]+}};
 // PTX: tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64
-// The row maximum stays in each thread; at the end warp 0 frees the columns.
+// The row maximum stays in each thread; at the end the consumers meet and
+// warp 0 frees the columns.
 // PTX-NOT: shfl.sync
+// PTX: bar.sync 1, 128;
 // PTX: tcgen05.dealloc.cta_group::1.sync.aligned.b32 {{%r[0-9]+}}, {{%r[0-9]+}};
 // PTX-NOT: .local
 
 // Every thread waits for the commit's phase (then flips it) and reads its
 // row back.
-// WAIT: mbarrier.try_wait.parity.shared::cta.b64 done, [{{%r[0-9]+}}], [[PHASE:%r[0-9]+]];
-// WAIT: xor.b32 {{%r[0-9]+}}, [[PHASE]], 1;
+// WAIT: mma_wait:
+// WAIT-NEXT: mbarrier.try_wait.parity.shared::cta.b64 done, [{{%r[0-9]+}}], [[PHASE:%r[0-9]+]];
+// WAIT-NEXT: @done bra mma_done;
+// WAIT-NEXT: bra mma_wait;
+// WAIT-NEXT: mma_done:
+// WAIT-NEXT: }
+// WAIT-NEXT: // end inline asm
+// WAIT-NEXT: xor.b32 [[PHASE]], [[PHASE]], 1;
 // WAIT-NEXT: tcgen05.fence::after_thread_sync;
 // WAIT-COUNT-4: tcgen05.ld.sync.aligned.32x32b.x32.b32
 // WAIT: tcgen05.wait::ld.sync.aligned;
 
-// PORTABLE-NOT: tcgen05
+// PORTABLE-NOT: {{tcgen05\.}}
 // PORTABLE: mma.sync.aligned.m16n8k16
 
 // WARPGROUPS: remark: using SM80_16x8x16_F32F16F16F32_TN instead of SM100_128xNx16_F32F16F16F32_SS: SM100_128xNx16_F32F16F16F32_SS needs one warpgroup (128 threads), got 256
-// WARPGROUPS-NOT: tcgen05
+// WARPGROUPS-NOT: {{tcgen05\.}}
 // WARPGROUPS: mma.sync.aligned.m16n8k16
 
 // ATTENTION: remark: using SM80_16x8x16_F32F16F16F32_TN instead of SM100_128xNx16_F32F16F16F32_SS: SM100_128xNx16_F32F16F16F32_SS keeps its accumulator a row per lane, which no atom reads A from registers in; the kernel's gemm at line 64 reads A from registers
-// ATTENTION-NOT: tcgen05
+// ATTENTION-NOT: {{tcgen05\.}}
 // ATTENTION: mma.sync.aligned.m16n8k16
