@@ -200,6 +200,13 @@ public:
   /// An accumulator (and its register count) an async MMA leaves in
   /// flight: fenced after the loop's final wait.
   virtual void addAsyncAccumulator(mlir::Value fragment, int64_t regs) = 0;
+  /// Under a strategy that holds the loop's accumulators
+  /// (MmaAtomLowering::holdsAccumulatorAcrossLoop): whether `fragment` is
+  /// held now (its registers are stale until the loop ends), and the
+  /// mbarrier (32-bit shared address) the current iteration's MMAs signal
+  /// when they complete (null outside such a loop).
+  virtual bool accumulatorHeld(mlir::Value fragment) = 0;
+  virtual mlir::Value mmaCompletionBarrier() = 0;
 };
 
 /// One step of an atom family's accumulator layout, as MmaLayoutAttr holds
@@ -273,6 +280,22 @@ public:
   /// a pipelining strategy to wait for later (wgmma's groups); false when
   /// the gemm completes its MMAs before it returns.
   virtual bool keepsMmaInFlight() const { return false; }
+  /// Whether the family can hold a gemm's accumulator in the storage its
+  /// MMAs accumulate in (tensor memory) through a pipelined loop. A
+  /// strategy that has it do so moves the accumulator there before the loop
+  /// (enterHeldAccumulator) and back after it (leaveHeldAccumulator), and
+  /// names the mbarrier each iteration's MMAs signal when they complete
+  /// (GemmLoweringContext::mmaCompletionBarrier); no thread waits for them
+  /// inside the loop.
+  virtual bool holdsAccumulatorAcrossLoop() const { return false; }
+  virtual mlir::LogicalResult enterHeldAccumulator(GemmLoweringContext &ctx, tile::GemmOp gemm,
+                                                   const MmaAtom &atom) const {
+    return gemm.emitOpError() << "atom " << atom.name << " does not hold its accumulator";
+  }
+  virtual mlir::LogicalResult leaveHeldAccumulator(GemmLoweringContext &ctx, tile::GemmOp gemm,
+                                                   const MmaAtom &atom) const {
+    return gemm.emitOpError() << "atom " << atom.name << " does not hold its accumulator";
+  }
   /// Whether the family can load one k-step's operand fragments ahead of
   /// its MMAs (what a fragment-prefetching pipelining strategy needs).
   virtual bool canPrefetchFragments() const { return false; }

@@ -178,6 +178,13 @@ public:
   virtual void fenceAsyncAccumulators() = 0;
   /// Fences the first `regs` slots of a fragment in place (fenceValues).
   virtual void fenceRegisters(mlir::Value fragment, int64_t regs) = 0;
+  /// Held accumulators (MmaAtomLowering::holdsAccumulatorAcrossLoop): what
+  /// the body's gemms see of them (GemmLoweringContext::accumulatorHeld,
+  /// mmaCompletionBarrier), and the gemm services the strategy lends the
+  /// atom when it moves them in and out.
+  virtual void holdAccumulator(mlir::Value fragment, bool held) = 0;
+  virtual void setMmaCompletionBarrier(mlir::Value barrier) = 0;
+  virtual GemmLoweringContext &gemmContext() = 0;
   /// The fragments the strategy prefetches for the body's gemm (null: none).
   virtual void setFragmentPrefetch(FragmentPrefetch *prefetch) = 0;
   /// Copies the body's gemm issues after its first fragment loads

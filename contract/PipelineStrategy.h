@@ -69,6 +69,11 @@ struct PipelineLoopPlan {
   /// the gemms' accumulators, no gemm reads A from registers, nothing but
   /// the copies ahead writes shared memory.
   bool mayKeepMmaInFlight = false;
+  /// Whether, as far as the body goes, the gemms' accumulators may stay in
+  /// the storage their MMAs accumulate in through the loop: every gemm's
+  /// family holds them (MmaAtomLowering::holdsAccumulatorAcrossLoop) and
+  /// the body meets mayKeepMmaInFlight's conditions.
+  bool accumulatorsHoldable = false;
   /// The body's first gemm reads A and B from shared memory with an atom
   /// whose family defers the loop's copies (MmaAtomLowering::
   /// defersLoopCopies: mma.sync's ldmatrix loads go first).

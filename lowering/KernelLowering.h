@@ -77,6 +77,16 @@ public:
   bool inAsyncMmaPipeline() override { return inAsyncMmaPipeline_; }
   int64_t asyncMmaInFlight() override { return asyncMmaInFlight_; }
   bool genericSharedWrites() override { return genericSharedWrites_; }
+  bool accumulatorHeld(Value fragment) override { return heldAccumulators_.contains(fragment); }
+  Value mmaCompletionBarrier() override { return mmaCompletionBarrier_; }
+  void holdAccumulator(Value fragment, bool held) override {
+    if (held)
+      heldAccumulators_.insert(fragment);
+    else
+      heldAccumulators_.erase(fragment);
+  }
+  void setMmaCompletionBarrier(Value barrier) override { mmaCompletionBarrier_ = barrier; }
+  GemmLoweringContext &gemmContext() override { return *this; }
   void addAsyncAccumulator(Value fragment, int64_t regs) override {
     std::pair<Value, int64_t> inFlight(fragment, regs);
     if (!llvm::is_contained(asyncAccumulators_, inFlight))
@@ -627,6 +637,10 @@ private:
   /// resources set up so far (blockResource), torn down in reverse order
   /// before the block exits.
   Operation *resourceAnchor_ = nullptr;
+  /// Accumulators a strategy holds in their MMAs' storage through its loop,
+  /// and the mbarrier the current iteration's MMAs signal.
+  llvm::SmallPtrSet<Value, 4> heldAccumulators_;
+  Value mmaCompletionBarrier_;
   struct BlockResource {
     std::string key;
     SmallVector<Value> values;

@@ -61,7 +61,10 @@ KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
   //
   // Whether the body's first gemm defers the loop's copies (its family's
   // answer, MmaAtomLowering::defersLoopCopies) is noted on the way.
-  bool keepInFlight = true, firstGemm = true;
+  // A family that holds its accumulators across the loop
+  // (MmaAtomLowering::holdsAccumulatorAcrossLoop) may do so under the same
+  // conditions on the body.
+  bool bodyAllows = true, familiesKeep = true, familiesHold = true, firstGemm = true;
   auto isShared = [](Value buffer) {
     auto type = dyn_cast<BufferType>(buffer.getType());
     return type && type.isShared();
@@ -75,22 +78,24 @@ KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
         plan.firstGemmDefersCopies = atom && atom->lowering && atom->lowering->defersLoopCopies() &&
                                      cast<BufferType>(gemm.getA().getType()).isShared();
       firstGemm = false;
-      keepInFlight &= !cast<BufferType>(gemm.getA().getType()).isFragment() &&
-                      (!atom || !atom->lowering || atom->lowering->keepsMmaInFlight());
+      bodyAllows &= !cast<BufferType>(gemm.getA().getType()).isFragment();
+      familiesKeep &= !atom || !atom->lowering || atom->lowering->keepsMmaInFlight();
+      familiesHold &= atom && atom->lowering && atom->lowering->holdsAccumulatorAcrossLoop();
       for (Operation *user : gemm.getC().getUsers())
-        keepInFlight &= isa<GemmOp>(user) || !loop->isProperAncestor(user);
+        bodyAllows &= isa<GemmOp>(user) || !loop->isProperAncestor(user);
     } else if (!plan.ahead.contains(&op)) {
       op.walk([&](Operation *inner) {
         if (auto copy = dyn_cast<CopyOp>(inner))
-          keepInFlight &= !isShared(copy.getDst());
+          bodyAllows &= !isShared(copy.getDst());
         else if (auto store = dyn_cast<StoreOp>(inner))
-          keepInFlight &= !isShared(store.getBuffer());
+          bodyAllows &= !isShared(store.getBuffer());
         else if (isa<FillOp, ClearOp>(inner))
-          keepInFlight &= !isShared(inner->getOperand(0));
+          bodyAllows &= !isShared(inner->getOperand(0));
       });
     }
   }
-  plan.mayKeepMmaInFlight = plan.asyncMma && keepInFlight;
+  plan.mayKeepMmaInFlight = plan.asyncMma && bodyAllows && familiesKeep;
+  plan.accumulatorsHoldable = plan.asyncMma && bodyAllows && familiesHold;
   return plan;
 }
 

@@ -238,6 +238,12 @@ public:
     return WarpTiling{4, 1, kRowPerLaneStep};
   }
   std::string whyIllegal(const MmaAtom &atom, tile::GemmOp gemm, int64_t threads) const override;
+  /// Tensor memory holds the accumulator through a warp-specialized loop.
+  bool holdsAccumulatorAcrossLoop() const override { return true; }
+  LogicalResult enterHeldAccumulator(GemmLoweringContext &ctx, tile::GemmOp gemm,
+                                     const MmaAtom &atom) const override;
+  LogicalResult leaveHeldAccumulator(GemmLoweringContext &ctx, tile::GemmOp gemm,
+                                     const MmaAtom &atom) const override;
 };
 
 std::string Tcgen05Lowering::whyIllegal(const MmaAtom &atom, tile::GemmOp gemm,
@@ -251,11 +257,17 @@ std::string Tcgen05Lowering::whyIllegal(const MmaAtom &atom, tile::GemmOp gemm,
   if (gemm.getN() > atom.maxN)
     return atom.name + " takes N up to " + std::to_string(atom.maxN) + " (tile N " +
            std::to_string(gemm.getN()) + ")";
+  // Tensor memory is per block: the two tiles of a ping-pong kernel would
+  // accumulate into the same columns.
+  auto kernel = gemm->getParentOfType<tile::KernelOp>();
+  if (kernel.getPingpong())
+    return atom.name + " keeps one accumulator per block in tensor memory; a ping-pong kernel "
+                       "runs two tiles per block";
   // No atom reads A from registers in the row-per-lane layout: a kernel
   // whose gemms pass an accumulator on as A in registers (attention's P V)
   // keeps the warp-level atoms for all its gemms.
   tile::GemmOp registersA;
-  gemm->getParentOfType<tile::KernelOp>().walk([&](tile::GemmOp other) {
+  kernel.walk([&](tile::GemmOp other) {
     if (cast<tile::BufferType>(other.getA().getType()).isFragment())
       registersA = other;
   });
@@ -276,19 +288,18 @@ std::string Tcgen05Lowering::whyIllegal(const MmaAtom &atom, tile::GemmOp gemm,
   return "";
 }
 
-LogicalResult Tcgen05Lowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
-                                         const MmaAtom &atom) const {
+/// Where a gemm's accumulator lives in tensor memory.
+struct AccumulatorPlace {
+  TensorMemory memory;
+  /// Its first column at lane 0, and at this thread's lane (bits 16-31 of
+  /// an address: warp w reads and writes lanes 32 w .. 32 w + 31).
+  Value start, threadLane;
+};
+
+FailureOr<AccumulatorPlace> placeAccumulator(GemmLoweringContext &ctx, tile::GemmOp gemm,
+                                             const MmaAtom &atom) {
   OpBuilder &b = ctx.builder();
   Location loc = ctx.loc();
-  FailureOr<GemmBuffers> buffers = getGemmBuffers(ctx, gemm, atom, kRowPerLaneStep);
-  if (failed(buffers))
-    return failure();
-  const BufferInfo &a = *buffers->a, &bb = *buffers->b, &c = *buffers->c;
-  if (ctx.threads() != 128 || a.swizzle.rowBytes == 0 || bb.swizzle.rowBytes == 0 ||
-      !a.type.isShared() || !bb.type.isShared())
-    return gemm.emitOpError() << "atom " << atom.name
-                              << " needs one warpgroup and swizzled shared operands laid out by "
-                                 "tile-layout-inference";
   auto [columns, first] = accumulatorColumns(gemm);
   if (columns > kTensorMemoryColumns)
     return gemm.emitOpError() << "atom " << atom.name << ": the kernel's accumulators take "
@@ -298,24 +309,63 @@ LogicalResult Tcgen05Lowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp 
   FailureOr<TensorMemory> memory = blockTensorMemory(ctx, gemm, allocation);
   if (failed(memory))
     return failure();
-
-  // This thread's TMEM lane (bits 16-31 of an address): warp w reads and
-  // writes lanes 32 w .. 32 w + 31.
-  int64_t n = gemm.getN();
-  Value accumulator = arith::AddIOp::create(b, loc, memory->base, i32Constant(b, loc, first));
+  AccumulatorPlace place{*memory, {}, {}};
+  place.start = arith::AddIOp::create(b, loc, memory->base, i32Constant(b, loc, first));
   Value warp = arith::IndexCastOp::create(b, loc, b.getI32Type(), ctx.warpId());
   Value lane = arith::ShLIOp::create(b, loc, warp, i32Constant(b, loc, 16 + 5));
-  Value threadLane = arith::AddIOp::create(b, loc, accumulator, lane);
-  moveAccumulator(ctx, c, threadLane, n, /*store=*/true);
+  place.threadLane = arith::AddIOp::create(b, loc, place.start, lane);
+  return place;
+}
 
-  // The operands' generic-proxy writes and every warp's stores before the
-  // issuing thread's MMAs.
-  if (!ctx.inAsyncMmaPipeline() || ctx.genericSharedWrites())
-    ctx.fenceProxyAsync();
+/// Every warp's rows of the fragment into tensor memory, then a barrier
+/// before the issuing thread's MMAs read them.
+void storeAccumulator(GemmLoweringContext &ctx, const BufferInfo &c, const AccumulatorPlace &place,
+                      int64_t n) {
+  moveAccumulator(ctx, c, place.threadLane, n, /*store=*/true);
   // The tensor-memory stores need the barrier even right after another.
   ctx.noteSharedAccess();
-  syncTensorMemory(b, loc, [&] { ctx.barrier(); });
+  syncTensorMemory(ctx.builder(), ctx.loc(), [&] { ctx.barrier(); });
+}
 
+/// Every thread waits for the MMAs the issuing thread committed to the
+/// block's mbarrier, then reads its rows back.
+void loadAccumulator(GemmLoweringContext &ctx, const BufferInfo &c, const AccumulatorPlace &place,
+                     int64_t n) {
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.loc();
+  const TensorMemory &memory = place.memory;
+  Value phase = memref::LoadOp::create(b, loc, memory.phase, ValueRange{ctx.cst(0)});
+  // Inline PTX: nvvm.mbarrier.try_wait.parity has no intrinsic (only
+  // convert-nvvm-to-llvm lowers it) and always adds a suspend-time hint.
+  ctx.ptx("{\n.reg .pred done;\nmma_wait:\nmbarrier.try_wait.parity.shared::cta.b64 done, "
+          "[$0], $1;\n@done bra mma_done;\nbra mma_wait;\nmma_done:\n}",
+          "r,r", {memory.mbarrier, phase});
+  memref::StoreOp::create(b, loc, arith::XOrIOp::create(b, loc, phase, i32Constant(b, loc, 1)),
+                          memory.phase, ValueRange{ctx.cst(0)});
+  NVVM::Tcgen05FenceOp::create(b, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+  moveAccumulator(ctx, c, place.threadLane, n, /*store=*/false);
+  ctx.noteSharedAccess();
+}
+
+/// tcgen05.commit of the executing thread's MMAs to `barrier` (a 32-bit
+/// shared address).
+void commitTo(OpBuilder &b, Location loc, Value barrier) {
+  NVVM::Tcgen05CommitOp::create(
+      b, loc, toPointer(b, loc, barrier, kSharedAddressSpace), /*multicastMask=*/Value(),
+      NVVM::CTAGroupKindAttr::get(b.getContext(), NVVM::CTAGroupKind::CTA_1));
+}
+
+Value isThreadZero(GemmLoweringContext &ctx) {
+  return arith::CmpIOp::create(ctx.builder(), ctx.loc(), arith::CmpIPredicate::eq, ctx.threadId(),
+                               ctx.cst(0));
+}
+
+/// The k-steps of `gemm` issued by thread 0 into the accumulator at
+/// `start`, then committed to `barrier`.
+void issueMmas(GemmLoweringContext &ctx, tile::GemmOp gemm, const MmaAtom &atom,
+               const BufferInfo &a, const BufferInfo &bb, Value start, Value barrier) {
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.loc();
   // A is 128 x K (K-major) or K x 128 when transposed; B is K x N (MN-major)
   // or N x K when transposed (K-major). kind::f16 steps 16 elements of K,
   // kind::f8f6f4 32: 32 bytes either way.
@@ -331,12 +381,10 @@ LogicalResult Tcgen05Lowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp 
   SmallVector<Value> bDescriptors = sharedMatrixDescriptors(ctx, bb, ctx.cst(0), ctx.cst(0),
                                                             mnMajorB, steps, 1, kDescriptorVersion);
   Value descriptor =
-      i32Constant(b, loc, instructionDescriptor(format, mnMajorA, mnMajorB, atom.m, n));
+      i32Constant(b, loc, instructionDescriptor(format, mnMajorA, mnMajorB, atom.m, gemm.getN()));
   auto kind = eightBit ? NVVM::Tcgen05MMAKind::F8F6F4 : NVVM::Tcgen05MMAKind::F16;
-  Value threadZero =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ctx.threadId(), ctx.cst(0));
-  ifThen(b, loc, threadZero, [&] {
-    Value d = toPointer(b, loc, accumulator, kTensorAddressSpace);
+  ifThen(b, loc, isThreadZero(ctx), [&] {
+    Value d = toPointer(b, loc, start, kTensorAddressSpace);
     Value accumulate = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
     for (int64_t ks = 0; ks < steps; ++ks)
       NVVM::Tcgen05MMAOp::create(
@@ -345,24 +393,83 @@ LogicalResult Tcgen05Lowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp 
           NVVM::Tcgen05MMACollectorOpAttr{}, /*aShift=*/UnitAttr{}, d, aDescriptors[ks],
           bDescriptors[ks], descriptor, accumulate,
           /*scaleInputD=*/Value(), /*disableOutputLane=*/Value());
-    NVVM::Tcgen05CommitOp::create(
-        b, loc, toPointer(b, loc, memory->mbarrier, kSharedAddressSpace),
-        /*multicastMask=*/Value(),
-        NVVM::CTAGroupKindAttr::get(b.getContext(), NVVM::CTAGroupKind::CTA_1));
+    commitTo(b, loc, barrier);
   });
+}
 
-  // Every thread waits for the commit's phase, then reads its rows back.
-  Value phase = memref::LoadOp::create(b, loc, memory->phase, ValueRange{ctx.cst(0)});
-  // Inline PTX: nvvm.mbarrier.try_wait.parity has no intrinsic (only
-  // convert-nvvm-to-llvm lowers it) and always adds a suspend-time hint.
-  ctx.ptx("{\n.reg .pred done;\nmma_wait:\nmbarrier.try_wait.parity.shared::cta.b64 done, "
-          "[$0], $1;\n@done bra mma_done;\nbra mma_wait;\nmma_done:\n}",
-          "r,r", {memory->mbarrier, phase});
-  memref::StoreOp::create(b, loc, arith::XOrIOp::create(b, loc, phase, i32Constant(b, loc, 1)),
-                          memory->phase, ValueRange{ctx.cst(0)});
-  NVVM::Tcgen05FenceOp::create(b, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
-  moveAccumulator(ctx, c, threadLane, n, /*store=*/false);
-  ctx.noteSharedAccess();
+FailureOr<GemmBuffers> checkedBuffers(GemmLoweringContext &ctx, tile::GemmOp gemm,
+                                      const MmaAtom &atom) {
+  FailureOr<GemmBuffers> buffers = getGemmBuffers(ctx, gemm, atom, kRowPerLaneStep);
+  if (failed(buffers))
+    return failure();
+  const BufferInfo &a = *buffers->a, &b = *buffers->b;
+  if (ctx.threads() != 128 || a.swizzle.rowBytes == 0 || b.swizzle.rowBytes == 0 ||
+      !a.type.isShared() || !b.type.isShared())
+    return gemm.emitOpError() << "atom " << atom.name
+                              << " needs one warpgroup and swizzled shared operands laid out by "
+                                 "tile-layout-inference";
+  return buffers;
+}
+
+LogicalResult Tcgen05Lowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
+                                         const MmaAtom &atom) const {
+  FailureOr<GemmBuffers> buffers = checkedBuffers(ctx, gemm, atom);
+  if (failed(buffers))
+    return failure();
+  FailureOr<AccumulatorPlace> place = placeAccumulator(ctx, gemm, atom);
+  if (failed(place))
+    return failure();
+  const BufferInfo &a = *buffers->a, &bb = *buffers->b, &c = *buffers->c;
+  int64_t n = gemm.getN();
+  // Held through the loop (holdsAccumulatorAcrossLoop): the accumulator is
+  // in tensor memory already, and the MMAs release the iteration's stage
+  // when they complete; nobody waits for them here. The issuing thread
+  // waited for the stage's operands itself.
+  if (ctx.accumulatorHeld(gemm.getC())) {
+    Value release = ctx.mmaCompletionBarrier();
+    if (!release)
+      return gemm.emitOpError() << "atom " << atom.name
+                                << ": the accumulator is held, but the loop names no mbarrier "
+                                   "for its MMAs to signal";
+    issueMmas(ctx, gemm, atom, a, bb, place->start, release);
+    return success();
+  }
+  // Otherwise the gemm is whole: the fragment into tensor memory, the
+  // MMAs (after the operands' generic-proxy writes), their completion, the
+  // fragment back.
+  if (!ctx.inAsyncMmaPipeline() || ctx.genericSharedWrites())
+    ctx.fenceProxyAsync();
+  storeAccumulator(ctx, c, *place, n);
+  issueMmas(ctx, gemm, atom, a, bb, place->start, place->memory.mbarrier);
+  loadAccumulator(ctx, c, *place, n);
+  return success();
+}
+
+LogicalResult Tcgen05Lowering::enterHeldAccumulator(GemmLoweringContext &ctx, tile::GemmOp gemm,
+                                                    const MmaAtom &atom) const {
+  FailureOr<GemmBuffers> buffers = checkedBuffers(ctx, gemm, atom);
+  if (failed(buffers))
+    return failure();
+  FailureOr<AccumulatorPlace> place = placeAccumulator(ctx, gemm, atom);
+  if (failed(place))
+    return failure();
+  storeAccumulator(ctx, *buffers->c, *place, gemm.getN());
+  return success();
+}
+
+LogicalResult Tcgen05Lowering::leaveHeldAccumulator(GemmLoweringContext &ctx, tile::GemmOp gemm,
+                                                    const MmaAtom &atom) const {
+  FailureOr<GemmBuffers> buffers = checkedBuffers(ctx, gemm, atom);
+  if (failed(buffers))
+    return failure();
+  FailureOr<AccumulatorPlace> place = placeAccumulator(ctx, gemm, atom);
+  if (failed(place))
+    return failure();
+  // A commit tracks every earlier MMA of the issuing thread: the last one
+  // completes the loop's.
+  OpBuilder &b = ctx.builder();
+  ifThen(b, ctx.loc(), isThreadZero(ctx), [&] { commitTo(b, ctx.loc(), place->memory.mbarrier); });
+  loadAccumulator(ctx, *buffers->c, *place, gemm.getN());
   return success();
 }
 

@@ -268,7 +268,10 @@ LogicalResult WarpSpecializedLoop::emit() {
   // all n blocks (any block's producer may write the stage in all): a tile
   // that multicasts releases it once here and once in each peer, one that
   // does not n times here.
-  int64_t emptyCount = multicastCopy ? clusterBlocks * threads / 32 : threads;
+  // Held accumulators: the issuing thread's MMA completion arrives once.
+  int64_t emptyCount = holdAccumulators ? 1
+                       : multicastCopy  ? clusterBlocks * threads / 32
+                                        : threads;
   kl.ifThen(kl.isThread(0), [&] { ring->init(emptyCount); });
   if (failed(synchronizeBlocks()))
     return failure();
@@ -320,6 +323,26 @@ void WarpSpecializedLoop::release(Value stage) {
   });
 }
 
+LogicalResult WarpSpecializedLoop::moveHeldAccumulators(bool enter) {
+  llvm::SmallPtrSet<Value, 4> seen;
+  for (Operation &op : loop.getBodyBlock()) {
+    auto gemm = dyn_cast<GemmOp>(op);
+    if (!gemm || !seen.insert(gemm.getC()).second)
+      continue;
+    std::optional<MmaAtom> atom =
+        findMmaAtom(gemm, kl.backend(), kl.computeCapability(), kl.kernel().getThreads());
+    if (!atom || !atom->lowering)
+      return gemm.emitOpError() << "has no atom to hold its accumulator through the loop";
+    LogicalResult moved = enter
+                              ? atom->lowering->enterHeldAccumulator(kl.gemmContext(), gemm, *atom)
+                              : atom->lowering->leaveHeldAccumulator(kl.gemmContext(), gemm, *atom);
+    if (failed(moved))
+      return failure();
+    kl.holdAccumulator(gemm.getC(), enter);
+  }
+  return success();
+}
+
 LogicalResult WarpSpecializedLoop::emitConsumers() {
   kl.noteSharedAccess();
   // Ping-pong: slot 1's iterations follow slot 0's in the ring, and it
@@ -367,6 +390,8 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
   }
   if (mmaOverlap)
     return emitOverlappedConsumers(base);
+  if (holdAccumulators && failed(moveHeldAccumulators(/*enter=*/true)))
+    return failure();
   auto forOp = scf::ForOp::create(b, loc, zero, count, kl.cst(1));
   consumerLoop = forOp;
   {
@@ -375,6 +400,15 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
     StageRing::Position pos = ring->at(base, k);
     ring->consumerWait(pos);
     kl.noteBarrier(); // the full barrier orders this stage's reads
+    if (holdAccumulators) {
+      // The MMAs release the stage themselves when they complete.
+      kl.setMmaCompletionBarrier(ring->empty(pos.stage));
+      LogicalResult lowered = kl.lowerStagedBody(loop, ahead, k, pos.stage, inFlight);
+      kl.setMmaCompletionBarrier(Value());
+      if (failed(lowered))
+        return failure();
+      return finishConsumers(count, base);
+    }
     if (failed(kl.lowerStagedBody(loop, ahead, k, pos.stage, inFlight)))
       return failure();
     if (inFlight == 0) {
@@ -420,6 +454,8 @@ LogicalResult WarpSpecializedLoop::finishConsumers(Value count, Value base) {
     });
   if (kl.persistent())
     memref::StoreOp::create(b, loc, kl.add(base, count), kl.ringBase(), ValueRange{zero});
+  if (holdAccumulators && failed(moveHeldAccumulators(/*enter=*/false)))
+    return failure();
   kl.fenceAsyncAccumulators();
   kl.noteSharedAccess();
   return success();

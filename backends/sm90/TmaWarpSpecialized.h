@@ -31,6 +31,11 @@ struct WarpSpecializedParams final : StrategyParams {
   /// MMAs (named barriers), so that one's work between gemms runs under the
   /// others' MMAs; 0: none.
   int64_t warpgroupTurns = 0;
+  /// `hold_accumulators`: the gemms' accumulators stay in their MMAs' own
+  /// storage (tensor memory) through the loop; each iteration's MMAs
+  /// release its stage when they complete (the mbarrier they signal), and
+  /// no consumer waits for them inside the loop.
+  bool holdAccumulators = false;
 };
 
 /// The warp-specialized parameters of `plan` (defaults where it has none).

@@ -289,6 +289,11 @@ std::string TmaWarpSpecializedPipeline::tryPlan(PipelineLoweringContext &kl, Pip
       kl.pingPong() && loops == 1 && 2 * threads + 128 <= caps.maxThreadsPerBlock && relocatedFits;
   planMulticast(kl, loop, plan, params);
   planMmaOverlap(kl, loop, plan, params);
+  // Held accumulators release each stage from the MMAs' own completion,
+  // which signals this block's barrier only: not with multicast, nor with
+  // ping-pong (both tiles' consumers would share one accumulator's storage).
+  params.holdAccumulators =
+      plan.accumulatorsHoldable && !params.pingPong && params.multicastBlocks == 0;
   plan.params = std::make_shared<WarpSpecializedParams>(params);
   if (params.pingPong || kl.persistent() || !kl.hasSharedMemory())
     return "";

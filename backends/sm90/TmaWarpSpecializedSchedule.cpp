@@ -6,8 +6,8 @@
 //   {strategy = "tma-warp-specialized", stages = 4, in_flight = 0,
 //    mma_overlap, warpgroup_turns = 2}
 //
-// `ping_pong`, `multicast = N`, `mma_overlap` and `warpgroup_turns = W`
-// (WarpSpecializedParams). A schedule written by hand is checked here: an
+// `ping_pong`, `multicast = N`, `mma_overlap`, `warpgroup_turns = W` and
+// `hold_accumulators` (WarpSpecializedParams). A schedule written by hand is checked here: an
 // entry the strategy does not take, one of the wrong type, or one that asks
 // for more than planning found the loop can take is an error on the loop.
 //
@@ -29,6 +29,7 @@ constexpr llvm::StringLiteral kPingPongKey = "ping_pong";
 constexpr llvm::StringLiteral kMulticastKey = "multicast";
 constexpr llvm::StringLiteral kMmaOverlapKey = "mma_overlap";
 constexpr llvm::StringLiteral kWarpgroupTurnsKey = "warpgroup_turns";
+constexpr llvm::StringLiteral kHoldAccumulatorsKey = "hold_accumulators";
 
 /// The strategy's entries: a unit attribute or an i64 each.
 struct Entry {
@@ -38,9 +39,10 @@ struct Entry {
 constexpr Entry kEntries[] = {{kPingPongKey, true},
                               {kMulticastKey, false},
                               {kMmaOverlapKey, true},
-                              {kWarpgroupTurnsKey, false}};
-constexpr llvm::StringLiteral kEntriesForm =
-    "[ping_pong][, multicast = <i64>][, mma_overlap][, warpgroup_turns = <i64>]";
+                              {kWarpgroupTurnsKey, false},
+                              {kHoldAccumulatorsKey, true}};
+constexpr llvm::StringLiteral kEntriesForm = "[ping_pong][, multicast = <i64>][, mma_overlap][, "
+                                             "warpgroup_turns = <i64>][, hold_accumulators]";
 } // namespace
 
 const WarpSpecializedParams &warpSpecializedParams(const PipelineLoopPlan &plan) {
@@ -65,6 +67,8 @@ void TmaWarpSpecializedPipeline::printSchedule(
   if (params.warpgroupTurns)
     entries.push_back(
         b.getNamedAttr(kWarpgroupTurnsKey, b.getI64IntegerAttr(params.warpgroupTurns)));
+  if (params.holdAccumulators)
+    entries.push_back(b.getNamedAttr(kHoldAccumulatorsKey, b.getUnitAttr()));
 }
 
 std::string TmaWarpSpecializedPipeline::parseSchedule(DictionaryAttr entries,
@@ -73,6 +77,7 @@ std::string TmaWarpSpecializedPipeline::parseSchedule(DictionaryAttr entries,
   Attribute multicast = entries.get(kMulticastKey);
   Attribute overlap = entries.get(kMmaOverlapKey);
   Attribute turns = entries.get(kWarpgroupTurnsKey);
+  Attribute hold = entries.get(kHoldAccumulatorsKey);
   auto find = [](StringRef key) {
     return llvm::find_if(kEntries, [&](const Entry &e) { return e.key == key; });
   };
@@ -105,11 +110,17 @@ std::string TmaWarpSpecializedPipeline::parseSchedule(DictionaryAttr entries,
     return "schedule has " + std::to_string(turnCount) +
            " warpgroups take turns; this loop can take " + std::to_string(possible.warpgroupTurns) +
            " (0: none), with mma_overlap";
+  if (hold && !possible.holdAccumulators)
+    return "schedule asks for hold_accumulators, which this loop cannot take";
+  if (hold && (pingPong || blocks != 0))
+    return "schedule asks for hold_accumulators with ping_pong or multicast, which it does not "
+           "combine with";
   auto params = std::make_shared<WarpSpecializedParams>();
   params->pingPong = pingPong != nullptr;
   params->multicastBlocks = blocks;
   params->mmaOverlap = overlap != nullptr;
   params->warpgroupTurns = turnCount;
+  params->holdAccumulators = hold != nullptr;
   plan.params = std::move(params);
   return "";
 }

@@ -40,7 +40,9 @@ public:
                       const PipelineLoopPlan &plan)
       : kl(kernel), b(kernel.builder()), loc(kernel.loc()), loop(loop), count(count),
         ahead(plan.ahead), stages(plan.stages), inFlight(plan.inFlight),
-        mmaOutlivesGemm(plan.mmaOutlivesGemm), mmaOverlap(warpSpecializedParams(plan).mmaOverlap),
+        mmaOutlivesGemm(plan.mmaOutlivesGemm),
+        holdAccumulators(warpSpecializedParams(plan).holdAccumulators),
+        mmaOverlap(warpSpecializedParams(plan).mmaOverlap),
         turns(warpSpecializedParams(plan).warpgroupTurns), barrierOffset(kernel.mbarrierOffset()) {
     // Under the ping-pong schedule two tiles' consumers (tile slots 0 and
     // 1), `threads` each, share the ring of stages: the producer fills tile
@@ -92,6 +94,9 @@ private:
   void takeTurn();
   void passTurn();
   void release(Value stage);
+  /// Moves each held accumulator of the body's gemms into their MMAs'
+  /// storage (`enter`) or back to registers, through the gemm's atom.
+  LogicalResult moveHeldAccumulators(bool enter);
 
   PipelineLoweringContext &kl;
   OpBuilder &b;
@@ -107,6 +112,9 @@ private:
   /// for the last after their loop. Otherwise (tcgen05) each gemm completes
   /// its own.
   bool mmaOutlivesGemm;
+  /// The gemms' accumulators stay in their MMAs' storage through the loop
+  /// (WarpSpecializedParams::holdAccumulators).
+  bool holdAccumulators;
   /// The rotated two-gemm schedule, and the consumer warpgroups taking
   /// turns under it (0: none).
   bool mmaOverlap;

@@ -302,8 +302,36 @@ module attributes {tile.target = #tile.target<"sm_90a">} {
     %count = arith.ceildivui %k, %c32 : index
     %row = arith.muli %by, %c64 : index
     %col = arith.muli %bx, %c64 : index
-    // expected-error @+1 {{schedule entry 'pingpong' is not one that strategy 'tma-warp-specialized' takes ([ping_pong][, multicast = <i64>][, mma_overlap][, warpgroup_turns = <i64>])}}
+    // expected-error @+1 {{schedule entry 'pingpong' is not one that strategy 'tma-warp-specialized' takes ([ping_pong][, multicast = <i64>][, mma_overlap][, warpgroup_turns = <i64>][, hold_accumulators])}}
     tile.pipelined %i = 0 to %count stages 3 attributes {tile.schedule = {in_flight = 1 : i64, stages = 3 : i64, pingpong, strategy = "tma-warp-specialized"}} {
+      %kk = arith.muli %i, %c32 : index
+      tile.copy %A[%row, %kk] to %As : !tile.tensor<?x?xf16> to !tile.buffer<64x32xf16, shared>
+      tile.copy %B[%kk, %col] to %Bs : !tile.tensor<?x?xf16> to !tile.buffer<32x64xf16, shared>
+      tile.gemm %As, %Bs, %acc : !tile.buffer<64x32xf16, shared>, !tile.buffer<32x64xf16, shared>, !tile.buffer<64x64xf32, fragment>
+    }
+    tile.copy %acc to %C[%row, %col] : !tile.buffer<64x64xf32, fragment> to !tile.tensor<?x?xf16>
+  }
+}
+
+// -----
+
+// Held accumulators where the atom (wgmma) keeps them in registers.
+module attributes {tile.target = #tile.target<"sm_90a">} {
+  tile.kernel @gemm(%A: !tile.tensor<?x?xf16>, %B: !tile.tensor<?x?xf16>, %C: !tile.tensor<?x?xf16>)
+      grid(affine_map<()[s0, s1, s2, s3, s4, s5] -> (s5 ceildiv 64, s0 ceildiv 64)>) threads(128) blocks(%bx, %by)
+      attributes {dim_divisibility = array<i64: 1, 8, 8, 8, 1, 8>} {
+    %As = tile.alloc_shared {name = "As"} : !tile.buffer<64x32xf16, shared>
+    %Bs = tile.alloc_shared {name = "Bs"} : !tile.buffer<32x64xf16, shared>
+    %acc = tile.alloc_fragment {name = "acc"} : !tile.buffer<64x64xf32, fragment>
+    tile.clear %acc : !tile.buffer<64x64xf32, fragment>
+    %c32 = arith.constant 32 : index
+    %c64 = arith.constant 64 : index
+    %k = tile.dim %A[1] : !tile.tensor<?x?xf16>
+    %count = arith.ceildivui %k, %c32 : index
+    %row = arith.muli %by, %c64 : index
+    %col = arith.muli %bx, %c64 : index
+    // expected-error @+1 {{schedule asks for hold_accumulators, which this loop cannot take}}
+    tile.pipelined %i = 0 to %count stages 3 attributes {tile.schedule = {hold_accumulators, in_flight = 1 : i64, stages = 3 : i64, strategy = "tma-warp-specialized"}} {
       %kk = arith.muli %i, %c32 : index
       tile.copy %A[%row, %kk] to %As : !tile.tensor<?x?xf16> to !tile.buffer<64x32xf16, shared>
       tile.copy %B[%kk, %col] to %Bs : !tile.tensor<?x?xf16> to !tile.buffer<32x64xf16, shared>
