@@ -168,13 +168,13 @@ Scalar Tanh(const Scalar &x) { return unary<mlir::math::TanhOp>(x, "Tanh"); }
 Scalar Abs(const Scalar &x) { return unary<mlir::math::AbsFOp>(x, "Abs"); }
 
 Scalar Cast(const Scalar &x, DType to) {
-  BuilderState *state = detail::state("Cast");
+  BuilderState *state = detail::state("Cast", x);
   if (!state)
     return Scalar(0.0);
   BuilderState &s = *state;
   mlir::Type type = toMlirType(s.context.get(), to);
   if (isConstant(x))
-    return BuilderState::scalar(s.materialize(x, type));
+    return s.scalar(s.materialize(x, type));
   mlir::Value v = s.resolve(x);
   mlir::Location loc = s.here();
   mlir::Type from = v.getType();
@@ -183,25 +183,25 @@ Scalar Cast(const Scalar &x, DType to) {
   // Storage types convert through tile.cast (arith computes with neither);
   // to FP8 saturating, as quantization wants.
   if (tile::isStorageOnlyType(from) || tile::isStorageOnlyType(type))
-    return BuilderState::scalar(tile::CastOp::create(s.b(), loc, type, v,
-                                                     /*saturate=*/tile::isStorageOnlyType(type) &&
-                                                         mlir::isa<mlir::FloatType>(type)));
+    return s.scalar(tile::CastOp::create(s.b(), loc, type, v,
+                                         /*saturate=*/tile::isStorageOnlyType(type) &&
+                                             mlir::isa<mlir::FloatType>(type)));
   auto fromFloat = mlir::dyn_cast<mlir::FloatType>(from);
   auto toFloat = mlir::dyn_cast<mlir::FloatType>(type);
   if (fromFloat && toFloat) {
     if (fromFloat.getWidth() < toFloat.getWidth())
-      return BuilderState::scalar(mlir::arith::ExtFOp::create(s.b(), loc, type, v));
+      return s.scalar(mlir::arith::ExtFOp::create(s.b(), loc, type, v));
     if (fromFloat.getWidth() == toFloat.getWidth())
       v = mlir::arith::ExtFOp::create(s.b(), loc, s.b().getF32Type(), v);
-    return BuilderState::scalar(mlir::arith::TruncFOp::create(s.b(), loc, type, v));
+    return s.scalar(mlir::arith::TruncFOp::create(s.b(), loc, type, v));
   }
   if (fromFloat)
-    return BuilderState::scalar(mlir::arith::FPToSIOp::create(s.b(), loc, type, v));
+    return s.scalar(mlir::arith::FPToSIOp::create(s.b(), loc, type, v));
   if (toFloat)
-    return BuilderState::scalar(mlir::arith::SIToFPOp::create(s.b(), loc, type, v));
+    return s.scalar(mlir::arith::SIToFPOp::create(s.b(), loc, type, v));
   if (from.getIntOrFloatBitWidth() < type.getIntOrFloatBitWidth())
-    return BuilderState::scalar(mlir::arith::ExtSIOp::create(s.b(), loc, type, v));
-  return BuilderState::scalar(mlir::arith::TruncIOp::create(s.b(), loc, type, v));
+    return s.scalar(mlir::arith::ExtSIOp::create(s.b(), loc, type, v));
+  return s.scalar(mlir::arith::TruncIOp::create(s.b(), loc, type, v));
 }
 
 namespace {
@@ -237,7 +237,7 @@ bool isBoolean(mlir::Value v) { return v && v.getType().isInteger(1); }
 Scalar compare(const Comparison &c, const Scalar &a, const Scalar &b) {
   if (isConstant(a) && isConstant(b))
     return Scalar(c.fold(a.constant(), b.constant()) ? 1.0 : 0.0);
-  BuilderState *state = detail::state((std::string("Scalar ") + c.name).c_str());
+  BuilderState *state = detail::state((std::string("Scalar ") + c.name).c_str(), a, b);
   if (!state)
     return Scalar(0.0);
   BuilderState &s = *state;
@@ -257,18 +257,18 @@ Scalar compare(const Comparison &c, const Scalar &a, const Scalar &b) {
   x = s.materialize(a, type);
   y = s.materialize(b, type);
   if (mlir::isa<mlir::FloatType>(type))
-    return BuilderState::scalar(mlir::arith::CmpFOp::create(s.b(), s.here(), c.fp, x, y));
-  return BuilderState::scalar(mlir::arith::CmpIOp::create(s.b(), s.here(), c.ip, x, y));
+    return s.scalar(mlir::arith::CmpFOp::create(s.b(), s.here(), c.fp, x, y));
+  return s.scalar(mlir::arith::CmpIOp::create(s.b(), s.here(), c.ip, x, y));
 }
 
 Scalar compare(const Comparison &c, const Index &a, const Index &b) {
   if (!a.handle() && !b.handle())
     return Scalar(c.fold(double(a.constant()), double(b.constant())) ? 1.0 : 0.0);
-  BuilderState *state = detail::state((std::string("Index ") + c.name).c_str());
+  BuilderState *state = detail::state((std::string("Index ") + c.name).c_str(), a, b);
   if (!state)
     return Scalar(0.0);
-  return BuilderState::scalar(mlir::arith::CmpIOp::create(
-      state->b(), state->here(), c.ip, state->materialize(a), state->materialize(b)));
+  return state->scalar(mlir::arith::CmpIOp::create(state->b(), state->here(), c.ip,
+                                                   state->materialize(a), state->materialize(b)));
 }
 
 /// The i1 value of a boolean scalar (a comparison, or a constant), or null
@@ -289,13 +289,13 @@ template <typename Op>
 Scalar logical(const Scalar &a, const Scalar &b, const char *what, bool (*fold)(bool, bool)) {
   if (isConstant(a) && isConstant(b))
     return Scalar(fold(a.constant() != 0, b.constant() != 0) ? 1.0 : 0.0);
-  BuilderState *state = detail::state(what);
+  BuilderState *state = detail::state(what, a, b);
   if (!state)
     return Scalar(0.0);
   mlir::Value x = boolean(*state, a, what), y = boolean(*state, b, what);
   if (!x || !y)
     return Scalar(0.0);
-  return BuilderState::scalar(Op::create(state->b(), state->here(), x, y));
+  return state->scalar(Op::create(state->b(), state->here(), x, y));
 }
 
 } // namespace
@@ -327,7 +327,7 @@ Scalar Not(const Scalar &a) {
 Scalar Select(const Scalar &condition, const Scalar &onTrue, const Scalar &onFalse) {
   if (isConstant(condition))
     return condition.constant() != 0 ? onTrue : onFalse;
-  BuilderState *state = detail::state("Select");
+  BuilderState *state = detail::state("Select", condition, onTrue, onFalse);
   if (!state)
     return Scalar(0.0);
   BuilderState &s = *state;
@@ -343,13 +343,13 @@ Scalar Select(const Scalar &condition, const Scalar &onTrue, const Scalar &onFal
   mlir::Type type = x ? x.getType() : y ? y.getType() : s.b().getF32Type();
   x = s.materialize(onTrue, type);
   y = s.materialize(onFalse, type);
-  return BuilderState::scalar(mlir::arith::SelectOp::create(s.b(), s.here(), cond, x, y));
+  return s.scalar(mlir::arith::SelectOp::create(s.b(), s.here(), cond, x, y));
 }
 
 Scalar ToScalar(const Index &index, DType to) {
   if (!index.handle())
     return Scalar(double(index.constant()));
-  BuilderState *state = detail::state("ToScalar");
+  BuilderState *state = detail::state("ToScalar", index);
   if (!state)
     return Scalar(0.0);
   BuilderState &s = *state;
@@ -363,28 +363,40 @@ Scalar ToScalar(const Index &index, DType to) {
   mlir::Value v = mlir::arith::IndexCastOp::create(s.b(), loc, integer, s.materialize(index));
   if (floatType)
     v = mlir::arith::SIToFPOp::create(s.b(), loc, type, v);
-  return BuilderState::scalar(v);
+  return s.scalar(v);
 }
 
+namespace {
+
+/// Whether `buffer`, whose element is read or written, was allocated (not
+/// the null Buffer of an Alloc outside Launch's body); otherwise an error.
+bool allocated(BuilderState &s, const Buffer &buffer) {
+  if (buffer.handle())
+    return true;
+  s.error("an element of a buffer that was not allocated inside Launch's body");
+  return false;
+}
+
+} // namespace
+
 ElementRef::operator Scalar() const {
-  BuilderState *state = detail::state("Reading a buffer element");
-  if (!state)
+  BuilderState *state = detail::state("Reading a buffer element", *this);
+  if (!state || !allocated(*state, buffer_))
     return Scalar(0.0);
   BuilderState &s = *state;
-  mlir::Value buffer = BuilderState::value(buffer_);
+  mlir::Value buffer = BuilderState::value(buffer_.handle());
   llvm::SmallVector<mlir::Value> indices;
   for (const Index &i : indices_)
     indices.push_back(s.materialize(i));
-  return BuilderState::scalar(
-      tile::LoadOp::create(s.b(), s.here(), buffer, indices));
+  return s.scalar(tile::LoadOp::create(s.b(), s.here(), buffer, indices));
 }
 
 ElementRef &ElementRef::operator=(const Scalar &value) {
-  BuilderState *state = detail::state("Writing a buffer element");
-  if (!state)
+  BuilderState *state = detail::state("Writing a buffer element", *this, value);
+  if (!state || !allocated(*state, buffer_))
     return *this;
   BuilderState &s = *state;
-  mlir::Value buffer = BuilderState::value(buffer_);
+  mlir::Value buffer = BuilderState::value(buffer_.handle());
   mlir::Type type = mlir::cast<tile::BufferType>(buffer.getType()).getElementType();
   mlir::Value v = s.materialize(value, type);
   if (v.getType() != type) {
@@ -403,19 +415,18 @@ ElementRef &ElementRef::operator=(const ElementRef &other) {
 }
 
 Index Tensor::dim(int i) const {
-  if (BuilderState::current != state_) {
-    state_->errors += "tessera: Tensor::dim is only valid inside KernelBuilder::Launch's body\n";
+  // Only the tensor's own builder: not another kernel's, nor a destroyed one.
+  BuilderState *state = detail::state("Tensor::dim", *this);
+  if (!state)
     return Index(1);
-  }
-  BuilderState &s = *state_;
+  BuilderState &s = *state;
   if (i < 0 || i >= int(s.arguments[argument_].shape.size())) {
     s.error("Tensor::dim(" + std::to_string(i) + ") of tensor '" + s.arguments[argument_].name +
             "' of rank " + std::to_string(s.arguments[argument_].shape.size()));
     return Index(1);
   }
   mlir::Value tensor = s.kernel.getKernelArgument(argument_);
-  return BuilderState::index(
-      tile::DimOp::create(s.b(), s.here(), tensor, static_cast<int64_t>(i)));
+  return s.index(tile::DimOp::create(s.b(), s.here(), tensor, static_cast<int64_t>(i)));
 }
 
 

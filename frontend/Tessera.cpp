@@ -45,9 +45,24 @@ Kernel::~Kernel() = default;
 Kernel::Kernel(Kernel &&) = default;
 Kernel &Kernel::operator=(Kernel &&) = default;
 
-const absl::Status &Kernel::status() const { return impl_->status; }
-const std::string &Kernel::name() const { return impl_->name; }
-std::string Kernel::ToString() const { return impl_->text; }
+namespace {
+
+/// What every call on a moved-from Kernel (whose Impl went to the Kernel it
+/// was moved to) reports. Never destroyed: status() returns a reference.
+const absl::Status &movedFromStatus() {
+  static const absl::Status *status = new absl::Status(absl::FailedPreconditionError(
+      "tessera: this Kernel was moved from; use the Kernel it was moved to"));
+  return *status;
+}
+
+} // namespace
+
+const absl::Status &Kernel::status() const { return impl_ ? impl_->status : movedFromStatus(); }
+const std::string &Kernel::name() const {
+  static const std::string *none = new std::string;
+  return impl_ ? impl_->name : *none;
+}
+std::string Kernel::ToString() const { return impl_ ? impl_->text : std::string(); }
 
 namespace {
 
@@ -104,8 +119,8 @@ absl::StatusOr<compiler::CompiledModule> compileText(const std::string &text,
 
 absl::StatusOr<std::string> Kernel::GetKernelSource(Stage stage,
                                                     const CompileOptions &options) const {
-  if (!impl_->status.ok())
-    return impl_->status;
+  if (!status().ok())
+    return status();
   static constexpr compiler::Stage kStages[] = {
       compiler::Stage::Tile, compiler::Stage::Gpu, compiler::Stage::Lowered,
       compiler::Stage::LLVM, compiler::Stage::PTX, compiler::Stage::Cubin};
@@ -119,8 +134,8 @@ absl::StatusOr<std::string> Kernel::GetKernelSource(Stage stage,
 }
 
 absl::StatusOr<runtime::CompiledKernel> Kernel::Compile(const CompileOptions &options) const {
-  if (!impl_->status.ok())
-    return impl_->status;
+  if (!status().ok())
+    return status();
   auto compiled = compileText(impl_->text, options);
   if (!compiled.ok())
     return compiled.status();
@@ -158,6 +173,8 @@ KernelBuilder::KernelBuilder(std::string name, SourceLoc loc)
   state_->builder = std::make_unique<mlir::OpBuilder>(state_->context.get());
   state_->module = mlir::ModuleOp::create(state_->b().getUnknownLoc());
   state_->name = std::move(name);
+  state_->owner = std::make_shared<HandleOwner>();
+  state_->owner->kernel = state_->name;
   state_->errors = std::move(BuilderState::orphanErrors);
   BuilderState::orphanErrors.clear();
   if (!isKernelIdentifier(state_->name))
@@ -170,6 +187,8 @@ KernelBuilder::KernelBuilder(std::string name, SourceLoc loc)
 }
 
 KernelBuilder::~KernelBuilder() {
+  // The handles outlive the builder: they now report their use as an error.
+  state_->owner->alive = false;
   if (BuilderState::current == state_.get())
     BuilderState::current = nullptr;
   if (BuilderState::latest == state_.get())
@@ -239,17 +258,17 @@ tessera::Tensor KernelBuilder::Tensor(const std::string &name, std::vector<Dim> 
                                      llvm::SmallVector<int64_t>(std::max<size_t>(1, dims.size()), 1),
                                      elementType);
   state_->arguments.push_back({name, type, shape, state_->loc(loc)});
-  return tessera::Tensor(state_.get(), int(state_->arguments.size()) - 1);
+  state_->owner->arguments.push_back(name);
+  return state_->tensor(int(state_->arguments.size()) - 1);
 }
 
 Scalar KernelBuilder::ScalarArg(const std::string &name, DType dtype, SourceLoc loc) {
   mlir::Type type = toMlirType(state_->context.get(), dtype);
   state_->arguments.push_back({name, type, {}, state_->loc(loc)});
+  state_->owner->arguments.push_back(name);
   // The value exists once Launch creates the kernel; the scalar names the
   // argument and resolves to it inside the body.
-  Scalar scalar(0.0);
-  scalar.argument_ = int(state_->arguments.size()) - 1;
-  return scalar;
+  return state_->scalarArgument(int(state_->arguments.size()) - 1);
 }
 
 namespace {
@@ -301,7 +320,7 @@ void launchImpl(BuilderState &s, const std::vector<GridExtent> &grid, int thread
   b.setInsertionPoint(s.kernel.getBodyBlock().getTerminator());
   llvm::SmallVector<Index> blockIndices;
   for (mlir::BlockArgument arg : s.kernel.getBlockIndices())
-    blockIndices.push_back(BuilderState::index(arg));
+    blockIndices.push_back(s.index(arg));
   BuilderState *previous = BuilderState::current;
   BuilderState::current = &s;
   {
@@ -331,8 +350,8 @@ void KernelBuilder::Launch(std::vector<GridExtent> grid, int threads,
 namespace {
 
 /// Whether statement `what` may build here: inside this builder's Launch
-/// body, with buffers allocated there. Otherwise an error naming it and the
-/// author's line (Build reports it) and false: nothing is built.
+/// body, with buffers this builder allocated there. Otherwise an error naming
+/// it and the author's line (Build reports it) and false: nothing is built.
 bool ready(BuilderState &s, const char *what, const SourceLoc &loc,
            std::initializer_list<const Buffer *> buffers = {}) {
   std::string where = std::string(" (") + (loc.file ? loc.file : "<unknown>") + ":" +
@@ -342,6 +361,9 @@ bool ready(BuilderState &s, const char *what, const SourceLoc &loc,
                 " is only valid inside KernelBuilder::Launch's body" + where;
     return false;
   }
+  for (const Buffer *buffer : buffers)
+    if (!s.takes(*buffer, s.loc(loc)))
+      return false;
   for (const Buffer *buffer : buffers)
     if (!buffer->handle()) {
       s.errors += std::string("tessera: ") + what +
@@ -362,7 +384,7 @@ Buffer KernelBuilder::AllocShared(std::vector<int64_t> shape, DType dtype,
   auto op = tile::AllocSharedOp::create(state_->b(), state_->loc(loc), type,
                                         state_->b().getStringAttr(label), nullptr, nullptr,
                                         nullptr);
-  return Buffer(op.getResult().getAsOpaquePointer());
+  return state_->buffer(op.getResult(), label);
 }
 
 Buffer KernelBuilder::AllocFragment(std::vector<int64_t> shape, DType dtype,
@@ -374,7 +396,7 @@ Buffer KernelBuilder::AllocFragment(std::vector<int64_t> shape, DType dtype,
   auto op = tile::AllocFragmentOp::create(state_->b(), state_->loc(loc), type,
                                           state_->b().getStringAttr(label), nullptr, nullptr,
                                           nullptr);
-  return Buffer(op.getResult().getAsOpaquePointer());
+  return state_->buffer(op.getResult(), label);
 }
 
 namespace {
@@ -387,7 +409,7 @@ mlir::DenseI64ArrayAttr sliceDims(BuilderState &s, const TileRef &tile) {
 } // namespace
 
 void KernelBuilder::Copy(const TileRef &src, const Buffer &dst, SourceLoc loc) {
-  if (!ready(*state_, "Copy", loc, {&dst}))
+  if (!ready(*state_, "Copy", loc, {&dst}) || !state_->takes(src, state_->loc(loc)))
     return;
   BuilderState &s = *state_;
   llvm::SmallVector<mlir::Value> offsets;
@@ -399,7 +421,7 @@ void KernelBuilder::Copy(const TileRef &src, const Buffer &dst, SourceLoc loc) {
 }
 
 void KernelBuilder::Copy(const Buffer &src, const TileRef &dst, SourceLoc loc) {
-  if (!ready(*state_, "Copy", loc, {&src}))
+  if (!ready(*state_, "Copy", loc, {&src}) || !state_->takes(dst, state_->loc(loc)))
     return;
   BuilderState &s = *state_;
   llvm::SmallVector<mlir::Value> offsets;
@@ -488,7 +510,7 @@ void parallelImpl(BuilderState &s, const std::vector<int64_t> &extents,
   s.b().setInsertionPoint(loop.getBodyBlock().getTerminator());
   llvm::SmallVector<Index> ivs;
   for (mlir::BlockArgument iv : loop.getInductionVars())
-    ivs.push_back(BuilderState::index(iv));
+    ivs.push_back(s.index(iv));
   auto statement = s.enter(where);
   body(ivs);
 }
@@ -561,14 +583,14 @@ void KernelBuilder::ReduceAbsSum(const Buffer &src, const Buffer &dst, bool clea
 
 void KernelBuilder::Pipelined(const Index &count, int stages, std::function<void(Index)> body,
                               SourceLoc loc) {
-  if (!ready(*state_, "Pipelined", loc))
+  if (!ready(*state_, "Pipelined", loc) || !state_->takes(count, state_->loc(loc)))
     return;
   BuilderState &s = *state_;
   auto loop = tile::PipelinedOp::create(s.b(), s.loc(loc), s.materialize(count), stages);
   mlir::OpBuilder::InsertionGuard guard(s.b());
   s.b().setInsertionPoint(loop.getBodyBlock().getTerminator());
   auto statement = s.enter(loc);
-  body(BuilderState::index(loop.getInductionVar()));
+  body(s.index(loop.getInductionVar()));
 }
 
 void KernelBuilder::Pipelined(int64_t count, int stages, std::function<void(Index)> body,
@@ -598,13 +620,16 @@ void KernelBuilder::Pipelined(const GridExtent &count, int stages,
   }
   auto [argument, axis] = s.dynamicDims[it->second.front()];
   mlir::Location where = s.loc(loc);
+  // The dimension's first tensor may be one declared after Launch.
+  if (!s.launched(argument, "Tensor '" + s.arguments[argument].name + "'", where))
+    return;
   mlir::Value extent = tile::DimOp::create(s.b(), where, s.kernel.getKernelArgument(argument),
                                            static_cast<int64_t>(axis));
   if (count.divisor() != 1) {
     mlir::Value d = mlir::arith::ConstantIndexOp::create(s.b(), where, count.divisor());
     extent = mlir::arith::CeilDivUIOp::create(s.b(), where, extent, d);
   }
-  Pipelined(BuilderState::index(extent), stages, std::move(body), loc);
+  Pipelined(s.index(extent), stages, std::move(body), loc);
 }
 
 Kernel KernelBuilder::Build() {

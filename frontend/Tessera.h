@@ -119,6 +119,12 @@ GridExtent CeilDiv(const Dim &dim, int64_t tile);
 
 namespace detail {
 struct BuilderState;
+/// The KernelBuilder a handle (Index, Scalar, Tensor, Buffer) comes from,
+/// shared by the builder and its handles so that it outlives both: a handle
+/// used in another builder's kernel, or after its builder is destroyed, is
+/// then an error in Kernel::status() instead of IR that is not the kernel's.
+struct HandleOwner;
+using HandleOwnerRef = std::shared_ptr<HandleOwner>;
 } // namespace detail
 
 /// An index inside a kernel: a block index, a loop index, an offset.
@@ -141,8 +147,11 @@ private:
   friend struct detail::BuilderState;
   /// An IR value; the tag keeps `Index(0)` from meaning a null handle.
   struct FromHandle {};
-  Index(void *handle, FromHandle) : handle_(handle) {}
+  Index(void *handle, detail::HandleOwnerRef owner, FromHandle)
+      : handle_(handle), owner_(std::move(owner)) {}
   void *handle_ = nullptr;
+  /// The builder of an IR value; null for a constant, which any kernel takes.
+  detail::HandleOwnerRef owner_;
   int64_t constant_ = 0;
 };
 
@@ -177,8 +186,10 @@ public:
 private:
   friend struct detail::BuilderState;
   friend class KernelBuilder;
-  Scalar(void *handle, int) : handle_(handle) {}
+  Scalar(void *handle, detail::HandleOwnerRef owner) : handle_(handle), owner_(std::move(owner)) {}
   void *handle_ = nullptr;
+  /// The builder of an IR value or argument; null for a constant.
+  detail::HandleOwnerRef owner_;
   double constant_ = 0;
   int argument_ = -1;
 };
@@ -238,29 +249,16 @@ Scalar Select(const Scalar &condition, const Scalar &onTrue, const Scalar &onFal
 /// Into a type of up to 32 bits the index is taken below 2^31.
 Scalar ToScalar(const Index &index, DType to = f32);
 
-class Buffer;
-
-/// One element of a buffer: reads convert to Scalar, assignment stores.
-class ElementRef {
-public:
-  operator Scalar() const;
-  ElementRef &operator=(const Scalar &value);
-  ElementRef &operator=(const ElementRef &other);
-
-private:
-  friend class Buffer;
-  ElementRef(void *buffer, std::vector<Index> indices)
-      : buffer_(buffer), indices_(std::move(indices)) {}
-  void *buffer_;
-  std::vector<Index> indices_;
-};
-
 /// A tile of a tensor at an origin: the operand of Copy.
 struct TileRef {
   int argument;
   std::vector<Index> offsets;
   /// The tensor dimensions the tile's axes span (Along); empty: all.
   std::vector<int64_t> dims;
+  /// The builder of the tensor (Tensor::Tile sets it); a kernel takes a tile
+  /// of another builder's tensor as an error. Null: `argument` is trusted to
+  /// be this kernel's.
+  detail::HandleOwnerRef owner = nullptr;
 
   /// Makes the tile a slice: its axes span tensor dimensions `dims`
   /// (increasing, the innermost among them), the others stay at their
@@ -279,7 +277,7 @@ class Tensor {
 public:
   /// The tile of this tensor whose origin is `offsets` (one per dimension).
   template <typename... Ts> TileRef Tile(Ts... offsets) const {
-    return TileRef{argument_, {Index(offsets)...}};
+    return TileRef{argument_, {Index(offsets)...}, {}, owner_};
   }
   /// Dimension `i` (the launch-time value for dynamic dimensions).
   Index dim(int i) const;
@@ -287,24 +285,53 @@ public:
 
 private:
   friend class KernelBuilder;
-  Tensor(detail::BuilderState *state, int argument) : state_(state), argument_(argument) {}
-  detail::BuilderState *state_;
+  friend struct detail::BuilderState;
+  Tensor(detail::HandleOwnerRef owner, int argument)
+      : owner_(std::move(owner)), argument_(argument) {}
+  detail::HandleOwnerRef owner_;
   int argument_;
 };
+
+class ElementRef;
 
 /// A buffer in shared memory or a fragment in registers.
 class Buffer {
 public:
-  template <typename... Ts> ElementRef operator()(Ts... indices) const {
-    return ElementRef(handle_, {Index(indices)...});
-  }
+  template <typename... Ts> ElementRef operator()(Ts... indices) const;
   void *handle() const { return handle_; }
 
 private:
   friend class KernelBuilder;
+  friend struct detail::BuilderState;
   explicit Buffer(void *handle) : handle_(handle) {}
+  Buffer(void *handle, detail::HandleOwnerRef owner, int number)
+      : handle_(handle), owner_(std::move(owner)), number_(number) {}
   void *handle_;
+  /// The builder that allocated the buffer, and the buffer's number there
+  /// (which names it in diagnostics); null and -1 for a failed allocation.
+  detail::HandleOwnerRef owner_;
+  int number_ = -1;
 };
+
+/// One element of a buffer: reads convert to Scalar, assignment stores.
+class ElementRef {
+public:
+  operator Scalar() const;
+  ElementRef &operator=(const Scalar &value);
+  ElementRef &operator=(const ElementRef &other);
+
+private:
+  friend class Buffer;
+  friend struct detail::BuilderState;
+  ElementRef(const Buffer &buffer, std::vector<Index> indices)
+      : buffer_(buffer), indices_(std::move(indices)) {}
+  Buffer buffer_;
+  std::vector<Index> indices_;
+};
+
+template <typename... Ts> ElementRef Buffer::operator()(Ts... indices) const {
+  return ElementRef(*this, {Index(indices)...});
+}
 
 /// The stages a compilation can print.
 enum class Stage { kTile, kGpu, kLowered, kLLVM, kPTX, kCubin };
@@ -332,7 +359,8 @@ public:
   Kernel(Kernel &&);
   Kernel &operator=(Kernel &&);
 
-  /// OK unless building the kernel failed (then every call reports it).
+  /// OK unless building the kernel failed (then every call reports it). A
+  /// moved-from Kernel reports FailedPrecondition from every call.
   const absl::Status &status() const;
   const std::string &name() const;
   /// The kernel as tile dialect text (what tessera-compile reads).
@@ -350,7 +378,10 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
-/// Builds one kernel. Declare tensors, then Launch with the body.
+/// Builds one kernel. Declare tensors, then Launch with the body. The
+/// handles it makes (Tensor, Buffer, Index, Scalar) belong to it: using one
+/// in another builder's kernel, or after this builder is destroyed, is an
+/// error that Build reports (Kernel::status()), and builds nothing.
 class KernelBuilder {
 public:
   /// `name` becomes the kernel's PTX entry: an identifier of ASCII letters,

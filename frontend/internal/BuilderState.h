@@ -33,6 +33,19 @@ namespace tessera {
 
 namespace detail {
 
+/// What a handle knows of the KernelBuilder that made it (Tessera.h): enough
+/// to name the kernel and the handle in a diagnostic after the builder, its
+/// MLIR context and the handle's IR are gone.
+struct HandleOwner {
+  /// The kernel's name.
+  std::string kernel;
+  /// False once the KernelBuilder is destroyed.
+  bool alive = true;
+  /// The names of the kernel's arguments and buffers, by number.
+  std::vector<std::string> arguments;
+  std::vector<std::string> buffers;
+};
+
 /// Everything a KernelBuilder holds; the current one is thread-local so that
 /// Index and Scalar arithmetic can build operations.
 struct BuilderState {
@@ -40,6 +53,8 @@ struct BuilderState {
   std::unique_ptr<mlir::OpBuilder> builder;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::string name;
+  /// Shared with every handle this builder makes.
+  HandleOwnerRef owner;
   tile::KernelOp kernel;
 
   struct Argument {
@@ -96,8 +111,94 @@ struct BuilderState {
   }
 
   static mlir::Value value(void *handle) { return mlir::Value::getFromOpaquePointer(handle); }
-  static Index index(mlir::Value v) { return Index(v.getAsOpaquePointer(), Index::FromHandle()); }
-  static Scalar scalar(mlir::Value v) { return Scalar(v.getAsOpaquePointer(), 0); }
+  /// Handles of this builder's values.
+  Index index(mlir::Value v) { return Index(v.getAsOpaquePointer(), owner, Index::FromHandle()); }
+  Scalar scalar(mlir::Value v) { return Scalar(v.getAsOpaquePointer(), owner); }
+  Buffer buffer(mlir::Value v, std::string label) {
+    owner->buffers.push_back(std::move(label));
+    return Buffer(v.getAsOpaquePointer(), owner, int(owner->buffers.size()) - 1);
+  }
+  Tensor tensor(int argument) { return Tensor(owner, argument); }
+  Scalar scalarArgument(int argument) {
+    Scalar scalar(0.0);
+    scalar.owner_ = owner;
+    scalar.argument_ = argument;
+    return scalar;
+  }
+
+  /// Whether this kernel takes `handle` (every handle in it): one of its
+  /// own, or a constant, naming an argument the launched kernel has (one
+  /// declared before Launch). Otherwise an error at `at` and false: the
+  /// caller then builds nothing from the handle, whose IR may be another
+  /// builder's (or freed) and whose argument number may name another
+  /// kernel's argument.
+  bool takes(const Index &i, mlir::Location at) {
+    return belongs(i.owner_.get(), at, [] { return std::string("Index"); });
+  }
+  bool takes(const Scalar &x, mlir::Location at) {
+    auto describe = [&] {
+      return x.argument_ < 0 ? std::string("Scalar")
+                             : "Scalar argument '" + x.owner_->arguments[x.argument_] + "'";
+    };
+    return belongs(x.owner_.get(), at, describe) &&
+           (x.argument_ < 0 || launched(x.argument_, describe(), at));
+  }
+  bool takes(const Buffer &b, mlir::Location at) {
+    return belongs(b.owner_.get(), at,
+                   [&] { return "Buffer '" + b.owner_->buffers[b.number_] + "'"; });
+  }
+  bool takes(const Tensor &t, mlir::Location at) {
+    auto describe = [&] { return "Tensor '" + t.owner_->arguments[t.argument_] + "'"; };
+    return belongs(t.owner_.get(), at, describe) && launched(t.argument_, describe(), at);
+  }
+  bool takes(const TileRef &tile, mlir::Location at) {
+    auto describe = [&] {
+      // `argument` is a public field: the tensor's own unless changed.
+      const std::vector<std::string> &names = tile.owner ? tile.owner->arguments : owner->arguments;
+      bool named = tile.argument >= 0 && tile.argument < int(names.size());
+      return "a tile of Tensor '" +
+             (named ? names[tile.argument] : "#" + std::to_string(tile.argument)) + "'";
+    };
+    if (!belongs(tile.owner.get(), at, describe) || !launched(tile.argument, describe(), at))
+      return false;
+    if (!mlir::isa<tile::TileTensorType>(kernel.getKernelArgument(tile.argument).getType())) {
+      error(describe() + " names a scalar argument, not a tensor", at);
+      return false;
+    }
+    return takes(tile.offsets, at);
+  }
+  bool takes(const std::vector<Index> &indices, mlir::Location at) {
+    return llvm::all_of(indices, [&](const Index &i) { return takes(i, at); });
+  }
+  bool takes(const ElementRef &element, mlir::Location at) {
+    return takes(element.buffer_, at) && takes(element.indices_, at);
+  }
+  /// Whether argument `number` (`what`) is one of the launched kernel's;
+  /// otherwise an error at `at`.
+  bool launched(int number, const std::string &what, mlir::Location at) {
+    if (kernel && number >= 0 && unsigned(number) < kernel.getNumKernelArguments())
+      return true;
+    error(what + " is not among the arguments of kernel '" + name +
+              "' (Launch takes the arguments declared before it)",
+          at);
+    return false;
+  }
+  /// Whether a handle of `other` (null: a constant, or a tile of no tensor)
+  /// belongs to this kernel; otherwise an error at `at` naming the handle
+  /// (`describe`) and both kernels.
+  template <typename Describe>
+  bool belongs(const HandleOwner *other, mlir::Location at, Describe describe) {
+    if (!other || other == owner.get())
+      return true;
+    std::string kernelName =
+        (other->kernel == name ? "another KernelBuilder's kernel '" : "kernel '") + other->kernel +
+        "'";
+    error(describe() + " belongs to " + kernelName +
+              (other->alive ? "" : " (whose KernelBuilder was destroyed)") + ", not '" + name +
+              "': a handle is only valid in the KernelBuilder that made it",
+          at);
+    return false;
+  }
 
   mlir::Value materialize(const Index &i) {
     if (i.handle())
@@ -141,9 +242,11 @@ struct BuilderState {
   }
   /// Records an author's error at the current statement's line (Build
   /// reports it).
-  void error(const std::string &message) {
+  void error(const std::string &message) { error(message, here()); }
+  /// Records an author's error at `at`.
+  void error(const std::string &message, mlir::Location at) {
     std::string where;
-    if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(here()))
+    if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(at))
       where = file.getFilename().str() + ":" + std::to_string(file.getLine()) + ": ";
     errors += where + "tessera: " + message + "\n";
   }
@@ -166,13 +269,18 @@ void recordMisuse(const std::string &message);
 
 /// The state of the Launch body being built, or null (after recording an
 /// error that names `what`) when Index or Scalar arithmetic runs outside
-/// KernelBuilder::Launch's body: there is no kernel to build it into.
-inline BuilderState *state(const char *what) {
-  if (BuilderState::current)
-    return BuilderState::current;
-  recordMisuse(std::string("tessera: ") + what +
-               " is only valid inside KernelBuilder::Launch's body");
-  return nullptr;
+/// KernelBuilder::Launch's body: there is no kernel to build it into. Also
+/// null (after an error, BuilderState::takes) when one of `handles`, the
+/// operation's operands, belongs to another KernelBuilder.
+template <typename... Handles>
+inline BuilderState *state(const char *what, const Handles &...handles) {
+  BuilderState *s = BuilderState::current;
+  if (!s) {
+    recordMisuse(std::string("tessera: ") + what +
+                 " is only valid inside KernelBuilder::Launch's body");
+    return nullptr;
+  }
+  return (s->takes(handles, s->here()) && ...) ? s : nullptr;
 }
 
 inline mlir::Type toMlirType(mlir::MLIRContext *ctx, DType dtype) {
@@ -209,7 +317,7 @@ inline bool isConstant(const Scalar &x) { return !x.handle() && x.argument() < 0
 /// two types are an error (the author casts one), and the result then 0.
 template <typename FloatOp, typename IntOp>
 inline Scalar binary(const Scalar &a, const Scalar &b, const char *what) {
-  BuilderState *s = state(what);
+  BuilderState *s = state(what, a, b);
   if (!s)
     return Scalar(0.0);
   mlir::Value known = s->resolve(a) ? s->resolve(a) : s->resolve(b);
@@ -222,24 +330,23 @@ inline Scalar binary(const Scalar &a, const Scalar &b, const char *what) {
   mlir::Value x = s->materialize(a, type), y = s->materialize(b, type);
   mlir::Location loc = s->here();
   if (mlir::isa<mlir::FloatType>(type))
-    return BuilderState::scalar(FloatOp::create(s->b(), loc, x, y));
-  return BuilderState::scalar(IntOp::create(s->b(), loc, x, y));
+    return s->scalar(FloatOp::create(s->b(), loc, x, y));
+  return s->scalar(IntOp::create(s->b(), loc, x, y));
 }
 
 template <typename Op> Index indexBinary(const Index &a, const Index &b, const char *what) {
-  BuilderState *s = state(what);
+  BuilderState *s = state(what, a, b);
   if (!s)
     return Index(int64_t(0));
-  return BuilderState::index(
-      Op::create(s->b(), s->here(), s->materialize(a), s->materialize(b)));
+  return s->index(Op::create(s->b(), s->here(), s->materialize(a), s->materialize(b)));
 }
 
 template <typename Op> Scalar unary(const Scalar &x, const char *what) {
-  BuilderState *s = state(what);
+  BuilderState *s = state(what, x);
   if (!s)
     return Scalar(0.0);
   mlir::Value v = s->materialize(x, s->b().getF32Type());
-  return BuilderState::scalar(Op::create(s->b(), s->here(), v));
+  return s->scalar(Op::create(s->b(), s->here(), v));
 }
 
 } // namespace detail

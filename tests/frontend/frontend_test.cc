@@ -7,6 +7,7 @@
 
 #include "frontend/Tessera.h"
 
+#include <optional>
 #include <regex>
 
 #include "gtest/gtest.h"
