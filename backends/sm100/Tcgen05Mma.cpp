@@ -397,8 +397,14 @@ void issueMmas(GemmLoweringContext &ctx, tile::GemmOp gemm, const MmaAtom &atom,
   });
 }
 
-FailureOr<GemmBuffers> checkedBuffers(GemmLoweringContext &ctx, tile::GemmOp gemm,
-                                      const MmaAtom &atom) {
+/// A gemm's checked buffers and its accumulator's place in tensor memory.
+struct PreparedGemm {
+  GemmBuffers buffers;
+  AccumulatorPlace place;
+};
+
+FailureOr<PreparedGemm> prepareGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
+                                    const MmaAtom &atom) {
   FailureOr<GemmBuffers> buffers = getGemmBuffers(ctx, gemm, atom, kRowPerLaneStep);
   if (failed(buffers))
     return failure();
@@ -408,18 +414,20 @@ FailureOr<GemmBuffers> checkedBuffers(GemmLoweringContext &ctx, tile::GemmOp gem
     return gemm.emitOpError() << "atom " << atom.name
                               << " needs one warpgroup and swizzled shared operands laid out by "
                                  "tile-layout-inference";
-  return buffers;
+  FailureOr<AccumulatorPlace> place = placeAccumulator(ctx, gemm, atom);
+  if (failed(place))
+    return failure();
+  return PreparedGemm{*buffers, *place};
 }
 
 LogicalResult Tcgen05Lowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp gemm,
                                          const MmaAtom &atom) const {
-  FailureOr<GemmBuffers> buffers = checkedBuffers(ctx, gemm, atom);
-  if (failed(buffers))
+  FailureOr<PreparedGemm> prepared = prepareGemm(ctx, gemm, atom);
+  if (failed(prepared))
     return failure();
-  FailureOr<AccumulatorPlace> place = placeAccumulator(ctx, gemm, atom);
-  if (failed(place))
-    return failure();
-  const BufferInfo &a = *buffers->a, &bb = *buffers->b, &c = *buffers->c;
+  const BufferInfo &a = *prepared->buffers.a, &bb = *prepared->buffers.b,
+                   &c = *prepared->buffers.c;
+  const AccumulatorPlace &place = prepared->place;
   int64_t n = gemm.getN();
   // Held through the loop (holdsAccumulatorAcrossLoop): the accumulator is
   // in tensor memory already, and the MMAs release the iteration's stage
@@ -431,7 +439,7 @@ LogicalResult Tcgen05Lowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp 
       return gemm.emitOpError() << "atom " << atom.name
                                 << ": the accumulator is held, but the loop names no mbarrier "
                                    "for its MMAs to signal";
-    issueMmas(ctx, gemm, atom, a, bb, place->start, release);
+    issueMmas(ctx, gemm, atom, a, bb, place.start, release);
     return success();
   }
   // Otherwise the gemm is whole: the fragment into tensor memory, the
@@ -439,37 +447,32 @@ LogicalResult Tcgen05Lowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp 
   // fragment back.
   if (!ctx.inAsyncMmaPipeline() || ctx.genericSharedWrites())
     ctx.fenceProxyAsync();
-  storeAccumulator(ctx, c, *place, n);
-  issueMmas(ctx, gemm, atom, a, bb, place->start, place->memory.mbarrier);
-  loadAccumulator(ctx, c, *place, n);
+  storeAccumulator(ctx, c, place, n);
+  issueMmas(ctx, gemm, atom, a, bb, place.start, place.memory.mbarrier);
+  loadAccumulator(ctx, c, place, n);
   return success();
 }
 
 LogicalResult Tcgen05Lowering::enterHeldAccumulator(GemmLoweringContext &ctx, tile::GemmOp gemm,
                                                     const MmaAtom &atom) const {
-  FailureOr<GemmBuffers> buffers = checkedBuffers(ctx, gemm, atom);
-  if (failed(buffers))
+  FailureOr<PreparedGemm> prepared = prepareGemm(ctx, gemm, atom);
+  if (failed(prepared))
     return failure();
-  FailureOr<AccumulatorPlace> place = placeAccumulator(ctx, gemm, atom);
-  if (failed(place))
-    return failure();
-  storeAccumulator(ctx, *buffers->c, *place, gemm.getN());
+  storeAccumulator(ctx, *prepared->buffers.c, prepared->place, gemm.getN());
   return success();
 }
 
 LogicalResult Tcgen05Lowering::leaveHeldAccumulator(GemmLoweringContext &ctx, tile::GemmOp gemm,
                                                     const MmaAtom &atom) const {
-  FailureOr<GemmBuffers> buffers = checkedBuffers(ctx, gemm, atom);
-  if (failed(buffers))
-    return failure();
-  FailureOr<AccumulatorPlace> place = placeAccumulator(ctx, gemm, atom);
-  if (failed(place))
+  FailureOr<PreparedGemm> prepared = prepareGemm(ctx, gemm, atom);
+  if (failed(prepared))
     return failure();
   // A commit tracks every earlier MMA of the issuing thread: the last one
   // completes the loop's.
   OpBuilder &b = ctx.builder();
-  ifThen(b, ctx.loc(), isThreadZero(ctx), [&] { commitTo(b, ctx.loc(), place->memory.mbarrier); });
-  loadAccumulator(ctx, *buffers->c, *place, gemm.getN());
+  const AccumulatorPlace &place = prepared->place;
+  ifThen(b, ctx.loc(), isThreadZero(ctx), [&] { commitTo(b, ctx.loc(), place.memory.mbarrier); });
+  loadAccumulator(ctx, *prepared->buffers.c, place, gemm.getN());
   return success();
 }
 
