@@ -444,6 +444,14 @@ static void initializeNVPTX() {
     auto lsr = registered.find("disable-lsr");
     if (lsr != registered.end() && lsr->second->getNumOccurrences() == 0)
       (void)lsr->second->addOccurrence(0, "disable-lsr", "true");
+    // Pointers into shared, constant and local memory are 32 bits (as
+    // `-nvptx-short-ptr`, unless the command line set it): those windows
+    // are below 4 GiB, so addresses into them need no 64-bit arithmetic,
+    // and the typed NVVM ops that take a shared pointer (mbarriers,
+    // tcgen05.alloc and .commit) get the 32-bit operands inline PTX gives.
+    auto shortPointers = registered.find("nvptx-short-ptr");
+    if (shortPointers != registered.end() && shortPointers->second->getNumOccurrences() == 0)
+      (void)shortPointers->second->addOccurrence(0, "nvptx-short-ptr", "true");
   });
 }
 

@@ -34,7 +34,7 @@
 // the mbarrier the MMAs commit to; the ring's barriers all count one
 // arrival (a stage's release is the MMAs' commit).
 // PTX: mov.b32 [[COLS:%r[0-9]+]], 128;
-// PTX: tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [{{%rd[0-9]+}}], [[COLS]];
+// PTX: tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [{{[^]]+}}], [[COLS]];
 // PTX: tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
 // PTX: mbarrier.init.shared::cta.b64 [{{%r[0-9]+}}], 1;
 // PTX: tcgen05.fence::before_thread_sync;
@@ -59,9 +59,9 @@
 // PTX-NOT: mma_wait
 // PTX: mov.b32 [[IDESC:%r[0-9]+]], 136380432;
 // PTX-COUNT-4: tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [{{%r[0-9]+}}], {{%rd[0-9]+}}, {{%rd[0-9]+}}, [[IDESC]], {{%p[0-9]+}};
-// PTX: tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [[[STAGE:%rd[0-9]+]]];
+// PTX: tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [{{[^]]+}}];
 // After the loop, one more commit (to the block's own barrier) tracks them all.
-// PTX: tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [{{%rd[0-9]+}}];
+// PTX: tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [{{[^]]+}}];
 // The row maximum stays in each thread; at the end the consumers meet and
 // warp 0 frees the columns.
 // PTX-NOT: shfl.sync

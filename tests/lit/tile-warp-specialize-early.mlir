@@ -23,7 +23,7 @@
 // CHECK-NOT: bar.sync 0;
 // CHECK: bar.sync 1, 128;
 // CHECK: ld.global.b16
-// CHECK: st.shared.b16 [%rd{{[0-9]+}}+131200]
+// CHECK: st.shared.b16 [%r{{d?[0-9]+}}+131200]
 // CHECK: bar.sync 1, 128;
 // CHECK: ld.shared.v2.b16 {{.*}}+131200]
 // CHECK: wgmma.mma_async
@@ -61,7 +61,7 @@
 // RUN: %tessera-run --bundle=%t.fit.pb --list | FileCheck %s --check-prefix=FITLAUNCH
 // FIT: cp.async.bulk.tensor.2d
 // FIT: exit;
-// FIT: st.shared.v4.b32 [%rd{{[0-9]+}}+196736]
+// FIT: st.shared.v4.b32 [%r{{d?[0-9]+}}+196736]
 // FITLAUNCH: block 384 smem 213120 B
 // RUN: sed -e 's/KEEP/20000/g' -e '/tile.copy %keep to/d' %S/Inputs/gemm-full-shared.mlir > %t.big.mlir
 // RUN: %tessera-compile %t.big.mlir --emit=ptx -o %t.big.ptx 2>&1 | FileCheck %s --check-prefix=BIG
