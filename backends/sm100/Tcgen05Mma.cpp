@@ -142,8 +142,8 @@ FailureOr<TensorMemory> blockTensorMemory(GemmLoweringContext &ctx, tile::GemmOp
     Value threadZero =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ctx.threadId(), ctx.cst(0));
     ifThen(b, loc, threadZero, [&] {
-      // Inline PTX: nvvm.mbarrier.init takes a 64-bit shared pointer.
-      ctx.ptx("mbarrier.init.shared::cta.b64 [$0], 1;", "r", {mbarrier});
+      NVVM::MBarrierInitOp::create(b, loc, toPointer(b, loc, mbarrier, kSharedAddressSpace),
+                                   i32Constant(b, loc, 1), /*predicate=*/Value());
       fenceMbarrierInit(b, loc);
     });
     syncTensorMemory(b, loc, [&] { blockBarrier(b, loc); });

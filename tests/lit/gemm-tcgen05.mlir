@@ -36,7 +36,7 @@
 // PTX: mov.b32 [[COLS:%r[0-9]+]], 128;
 // PTX: tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [{{[^]]+}}], [[COLS]];
 // PTX: tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
-// PTX: mbarrier.init.shared::cta.b64 [{{%r[0-9]+}}], 1;
+// PTX: mbarrier.init.shared.b64 [__dynamic_shmem__0+{{[0-9]+}}], {{%r[0-9]+}};
 // PTX: tcgen05.fence::before_thread_sync;
 // PTX: bar.sync 0;
 // PTX: tcgen05.fence::after_thread_sync;
