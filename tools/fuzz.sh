@@ -37,7 +37,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 failed=0
 for name in "${names[@]}"; do
   case "$name" in
-    tile_ir) flags=(-max_len=16384 -timeout=60) ;;
+    tile_ir) flags=(-max_len=16384 -timeout=60 -dict=fuzz/tile_ir.dict) ;;
     frontend) flags=(-max_len=512 -timeout=60) ;;
     bundle) flags=(-max_len=65536 -timeout=10) ;;
     *) echo "fuzz: unknown fuzzer '$name' (tile_ir, frontend, bundle)" >&2; exit 2 ;;
