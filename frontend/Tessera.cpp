@@ -40,7 +40,11 @@ struct Kernel::Impl {
   std::string text;
 };
 
-Kernel::Kernel() : impl_(std::make_unique<Impl>()) {}
+Kernel::Kernel() : impl_(std::make_unique<Impl>()) {
+  // A Kernel holds something only once KernelBuilder::Build fills it.
+  impl_->status = absl::FailedPreconditionError(
+      "tessera: this Kernel was default-constructed; KernelBuilder::Build makes kernels");
+}
 Kernel::~Kernel() = default;
 Kernel::Kernel(Kernel &&) = default;
 Kernel &Kernel::operator=(Kernel &&) = default;
@@ -634,6 +638,7 @@ void KernelBuilder::Pipelined(const GridExtent &count, int stages,
 
 Kernel KernelBuilder::Build() {
   Kernel kernel;
+  kernel.impl_->status = absl::OkStatus();
   kernel.impl_->name = state_->name;
   if (!state_->kernel) {
     kernel.impl_->status =

@@ -360,7 +360,8 @@ public:
   Kernel &operator=(Kernel &&);
 
   /// OK unless building the kernel failed (then every call reports it). A
-  /// moved-from Kernel reports FailedPrecondition from every call.
+  /// moved-from or default-constructed Kernel reports FailedPrecondition
+  /// from every call.
   const absl::Status &status() const;
   const std::string &name() const;
   /// The kernel as tile dialect text (what tessera-compile reads).

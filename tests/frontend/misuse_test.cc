@@ -38,6 +38,17 @@ void ExpectMessageAt(const std::string &message, int line, const std::string &wh
       << message;
 }
 
+TEST(Frontend, DefaultConstructedKernelIsAnError) {
+  Kernel kernel;
+  EXPECT_EQ(kernel.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(kernel.status().message().find("default-constructed"), std::string::npos)
+      << kernel.status();
+  absl::StatusOr<runtime::CompiledKernel> compiled = kernel.Compile({"sm_80"});
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_NE(compiled.status().message().find("default-constructed"), std::string::npos)
+      << compiled.status();
+}
+
 TEST(Frontend, MovedFromKernelIsAnErrorNotACrash) {
   Kernel kernel = Scale(64, 64);
   Kernel moved = std::move(kernel);
