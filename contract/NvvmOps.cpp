@@ -10,6 +10,7 @@
 
 #include <array>
 
+#include "contract/AtomLowering.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 namespace tessera::lowering {
@@ -50,6 +51,16 @@ void bulkWaitGroup(OpBuilder &b, Location loc, int64_t n, bool read) {
 }
 
 void fenceMbarrierInit(OpBuilder &b, Location loc) { NVVM::FenceMbarrierInitOp::create(b, loc); }
+
+void mbarrierWaitParity(OpBuilder &b, Location loc, Value barrier, Value parity) {
+  // Inline PTX: nvvm.mbarrier.try_wait.parity has no intrinsic (only
+  // convert-nvvm-to-llvm lowers it) and always adds a suspend-time hint.
+  // The labels are local to the braces' scope.
+  emitPtx(b, loc,
+          "{\n.reg .pred done;\nwait:\nmbarrier.try_wait.parity.shared::cta.b64 done, [$0], "
+          "$1;\n@done bra ready;\nbra wait;\nready:\n}",
+          "r,r", {barrier, parity}, {}, /*sideEffects=*/true);
+}
 
 Value clusterCtaRank(OpBuilder &b, Location loc) {
   return NVVM::ClusterId::create(b, loc, b.getI32Type());

@@ -40,6 +40,11 @@ void bulkCommitGroup(mlir::OpBuilder &b, mlir::Location loc);
 void bulkWaitGroup(mlir::OpBuilder &b, mlir::Location loc, int64_t n, bool read);
 /// `fence.mbarrier_init.release.cluster;` (PTX ISA, membar/fence).
 void fenceMbarrierInit(mlir::OpBuilder &b, mlir::Location loc);
+/// Waits until the phase of parity `parity` (i32) of the mbarrier at 32-bit
+/// shared address `barrier` completes: a loop on
+/// `mbarrier.try_wait.parity.shared::cta.b64` (PTX ISA, mbarrier.try_wait).
+void mbarrierWaitParity(mlir::OpBuilder &b, mlir::Location loc, mlir::Value barrier,
+                        mlir::Value parity);
 /// `mov.u32 %r, %cluster_ctarank;`: the block's rank in its cluster, i32
 /// (PTX ISA, special registers: %cluster_ctarank).
 mlir::Value clusterCtaRank(mlir::OpBuilder &b, mlir::Location loc);

@@ -102,6 +102,11 @@ void ifThen(OpBuilder &b, Location loc, Value condition, llvm::function_ref<void
   body();
 }
 
+Value isThreadZero(GemmLoweringContext &ctx) {
+  return arith::CmpIOp::create(ctx.builder(), ctx.loc(), arith::CmpIPredicate::eq, ctx.threadId(),
+                               ctx.cst(0));
+}
+
 Value isWarpZero(GemmLoweringContext &ctx) {
   return arith::CmpIOp::create(ctx.builder(), ctx.loc(), arith::CmpIPredicate::eq, ctx.warpId(),
                                ctx.cst(0));
@@ -139,9 +144,7 @@ FailureOr<TensorMemory> blockTensorMemory(GemmLoweringContext &ctx, tile::GemmOp
                                    i32Constant(b, loc, columns));
       NVVM::Tcgen05RelinquishAllocPermitOp::create(b, loc);
     });
-    Value threadZero =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ctx.threadId(), ctx.cst(0));
-    ifThen(b, loc, threadZero, [&] {
+    ifThen(b, loc, isThreadZero(ctx), [&] {
       NVVM::MBarrierInitOp::create(b, loc, toPointer(b, loc, mbarrier, kSharedAddressSpace),
                                    i32Constant(b, loc, 1), /*predicate=*/Value());
       fenceMbarrierInit(b, loc);
@@ -335,11 +338,7 @@ void loadAccumulator(GemmLoweringContext &ctx, const BufferInfo &c, const Accumu
   Location loc = ctx.loc();
   const TensorMemory &memory = place.memory;
   Value phase = memref::LoadOp::create(b, loc, memory.phase, ValueRange{ctx.cst(0)});
-  // Inline PTX: nvvm.mbarrier.try_wait.parity has no intrinsic (only
-  // convert-nvvm-to-llvm lowers it) and always adds a suspend-time hint.
-  ctx.ptx("{\n.reg .pred done;\nmma_wait:\nmbarrier.try_wait.parity.shared::cta.b64 done, "
-          "[$0], $1;\n@done bra mma_done;\nbra mma_wait;\nmma_done:\n}",
-          "r,r", {memory.mbarrier, phase});
+  mbarrierWaitParity(b, loc, memory.mbarrier, phase);
   memref::StoreOp::create(b, loc, arith::XOrIOp::create(b, loc, phase, i32Constant(b, loc, 1)),
                           memory.phase, ValueRange{ctx.cst(0)});
   NVVM::Tcgen05FenceOp::create(b, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
@@ -355,10 +354,6 @@ void commitTo(OpBuilder &b, Location loc, Value barrier) {
       NVVM::CTAGroupKindAttr::get(b.getContext(), NVVM::CTAGroupKind::CTA_1));
 }
 
-Value isThreadZero(GemmLoweringContext &ctx) {
-  return arith::CmpIOp::create(ctx.builder(), ctx.loc(), arith::CmpIPredicate::eq, ctx.threadId(),
-                               ctx.cst(0));
-}
 
 /// The k-steps of `gemm` issued by thread 0 into the accumulator at
 /// `start`, then committed to `barrier`.

@@ -33,11 +33,7 @@ Value StageRing::empty(Value stage) {
 }
 
 void StageRing::waitParity(Value barrier, Value parity) {
-  // Inline PTX: nvvm.mbarrier.try_wait.parity has no intrinsic (only
-  // convert-nvvm-to-llvm lowers it) and always adds a suspend-time hint.
-  kernel_.ptx("{\n.reg .pred done;\nwait:\nmbarrier.try_wait.parity.shared::cta.b64 done, [$0], "
-              "$1;\n@done bra ready;\nbra wait;\nready:\n}",
-              "r,r", {barrier, parity});
+  mbarrierWaitParity(kernel_.builder(), kernel_.loc(), barrier, parity);
 }
 
 void StageRing::init(int64_t consumerArrivals) {

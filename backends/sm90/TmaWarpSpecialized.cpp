@@ -400,21 +400,19 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
     StageRing::Position pos = ring->at(base, k);
     ring->consumerWait(pos);
     kl.noteBarrier(); // the full barrier orders this stage's reads
-    if (holdAccumulators) {
-      // The MMAs release the stage themselves when they complete.
+    // Held accumulators: the MMAs release the stage themselves when they
+    // complete (and keep no group in flight).
+    if (holdAccumulators)
       kl.setMmaCompletionBarrier(ring->empty(pos.stage));
-      LogicalResult lowered = kl.lowerStagedBody(loop, ahead, k, pos.stage, inFlight);
-      kl.setMmaCompletionBarrier(Value());
-      if (failed(lowered))
-        return failure();
-      return finishConsumers(count, base);
-    }
-    if (failed(kl.lowerStagedBody(loop, ahead, k, pos.stage, inFlight)))
+    LogicalResult lowered = kl.lowerStagedBody(loop, ahead, k, pos.stage, inFlight);
+    kl.setMmaCompletionBarrier(Value());
+    if (failed(lowered))
       return failure();
     if (inFlight == 0) {
       // Every MMA of iteration k is complete, and the body's other reads of
       // the stage were synchronous: it goes back to the producer now.
-      release(pos.stage);
+      if (!holdAccumulators)
+        release(pos.stage);
       return finishConsumers(count, base);
     }
     // The MMAs of iteration k - 1 are complete (one group stays in flight):

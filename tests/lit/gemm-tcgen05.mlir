@@ -56,7 +56,7 @@
 // 24), committed to the stage's empty barrier; nothing moves the
 // accumulator or waits for the MMAs inside the loop.
 // PTX-NOT: tcgen05.ld
-// PTX-NOT: mma_wait
+// PTX-NOT: tcgen05.fence::after_thread_sync
 // PTX: mov.b32 [[IDESC:%r[0-9]+]], 136380432;
 // PTX-COUNT-4: tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [{{%r[0-9]+}}], {{%rd[0-9]+}}, {{%rd[0-9]+}}, [[IDESC]], {{%p[0-9]+}};
 // PTX: tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [{{[^]]+}}];
@@ -70,23 +70,30 @@
 // PTX-NOT: .local
 
 // Every thread waits for the commit's phase and reads its row back.
-// WAIT: mma_wait:
+// (After the loop's commit and the final one.)
+// WAIT: tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64
+// WAIT: tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64
+// WAIT: wait:
 // WAIT-NEXT: mbarrier.try_wait.parity.shared::cta.b64 done, [{{%r[0-9]+}}], {{%r[0-9]+}};
-// WAIT-NEXT: @done bra mma_done;
-// WAIT-NEXT: bra mma_wait;
-// WAIT-NEXT: mma_done:
+// WAIT-NEXT: @done bra ready;
+// WAIT-NEXT: bra wait;
+// WAIT-NEXT: ready:
 // WAIT-NEXT: }
 // WAIT-NEXT: // end inline asm
 // WAIT: tcgen05.fence::after_thread_sync;
-// WAIT-COUNT-4: tcgen05.ld.sync.aligned.32x32b.x32.b32
+// WAIT-NEXT: tcgen05.ld.sync.aligned.32x32b.x32.b32
+// WAIT-COUNT-3: tcgen05.ld.sync.aligned.32x32b.x32.b32
 // WAIT: tcgen05.wait::ld.sync.aligned;
 
 // EACHLAYOUT: tile.pipelined {{.*}} {tile.schedule = {in_flight = 0 : i64, stages = 3 : i64, strategy = "tma-warp-specialized"}}
 // (Blocks in the PTX text: the wait and the load back, the release, then
 // the stores and the MMAs the loop branches to first.)
 // EACH: exit;
-// EACH: mma_wait:
-// EACH-COUNT-4: tcgen05.ld.sync.aligned.32x32b.x32.b32
+// EACH: wait:
+// EACH-NEXT: mbarrier.try_wait.parity.shared::cta.b64 done
+// EACH: tcgen05.fence::after_thread_sync;
+// EACH-NEXT: tcgen05.ld.sync.aligned.32x32b.x32.b32
+// EACH-COUNT-3: tcgen05.ld.sync.aligned.32x32b.x32.b32
 // EACH: tcgen05.wait::ld.sync.aligned;
 // The consumers release the stage themselves.
 // EACH: mbarrier.arrive.shared::cta.b64 _, [{{%r[0-9]+}}];
