@@ -202,9 +202,18 @@ Value convertElement(OpBuilder &b, Location loc, Value value, Type from, Type to
     return arith::FPToSIOp::create(b, loc, storage, value);
   }
   unsigned fromWidth = from.getIntOrFloatBitWidth();
-  if (saturate && width < fromWidth) {
+  // Saturating into an integer whose range does not hold the source's
+  // (narrower, or unsigned from signed): clamp in a type that holds both
+  // bounds, at least 32 bits wide (what the target computes in anyway).
+  if (saturate && (width < fromWidth || toUnsigned)) {
+    unsigned wide = std::max(fromWidth, 32u);
+    if (wide > fromWidth) {
+      value = arith::ExtSIOp::create(b, loc, b.getIntegerType(wide), value);
+      fromWidth = wide;
+    }
+    Type wideType = value.getType();
     auto bound = [&](double v) {
-      return arith::ConstantIntOp::create(b, loc, from, int64_t(v)).getResult();
+      return arith::ConstantIntOp::create(b, loc, wideType, int64_t(v)).getResult();
     };
     value = arith::MaxSIOp::create(b, loc, arith::MinSIOp::create(b, loc, value, bound(hi)),
                                    bound(lo));
@@ -216,7 +225,7 @@ Value convertElement(OpBuilder &b, Location loc, Value value, Type from, Type to
   return value;
 }
 
-bool saturatesInto(Type type) { return isFp8(type); }
+bool saturatesInto(Type type) { return isFp8(type) || isa<IntegerType>(type); }
 
 Value storageConstant(OpBuilder &b, Location loc, Type type, double value) {
   if (isFp8(type)) {

@@ -31,7 +31,9 @@ mlir::Value convertElement(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v
                            mlir::Type from, mlir::Type to, bool saturate = false);
 
 /// Whether copies into elements of `type` saturate: FP8 (a quantizing
-/// store keeps the finite range rather than overflowing to NaN).
+/// store keeps the finite range rather than overflowing to NaN) and the
+/// integers (an i32 accumulator stored as i8 clamps to [-128, 127], as a
+/// requantizing store wants, rather than wrapping).
 bool saturatesInto(mlir::Type type);
 
 /// The constant `value` of element type `type`, in its storage type (FP8

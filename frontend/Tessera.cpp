@@ -435,6 +435,19 @@ void KernelBuilder::Copy(const Buffer &src, const TileRef &dst, SourceLoc loc) {
                        s.kernel.getKernelArgument(dst.argument), offsets, sliceDims(s, dst));
 }
 
+void KernelBuilder::AtomicAdd(const Buffer &src, const TileRef &dst, SourceLoc loc) {
+  if (!ready(*state_, "AtomicAdd", loc, {&src}) || !state_->takes(dst, state_->loc(loc)))
+    return;
+  BuilderState &s = *state_;
+  llvm::SmallVector<mlir::Value> offsets;
+  for (const Index &i : dst.offsets)
+    offsets.push_back(s.materialize(i));
+  auto copy =
+      tile::CopyOp::create(s.b(), s.loc(loc), BuilderState::value(src.handle()), mlir::ValueRange{},
+                           s.kernel.getKernelArgument(dst.argument), offsets, sliceDims(s, dst));
+  copy.setAtomicAdd(true);
+}
+
 void KernelBuilder::Copy(const Buffer &src, const Buffer &dst, SourceLoc loc) {
   if (!ready(*state_, "Copy", loc, {&src, &dst}))
     return;

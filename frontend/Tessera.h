@@ -215,8 +215,34 @@ Scalar Sqrt(const Scalar &x);
 Scalar Tanh(const Scalar &x);
 Scalar Abs(const Scalar &x);
 /// Converts between element types: to FP8 rounded to nearest even and
-/// saturated to its finite range (NaN stays NaN); u8 zero-extends.
+/// saturated to its finite range (NaN stays NaN); u8 zero-extends; integers
+/// narrow by wrapping (keeping the low bits) and widen sign-extended; floats
+/// convert to integers truncating toward zero (a value out of the integer's
+/// range is undefined: use SaturatingCast).
 Scalar Cast(const Scalar &x, DType to);
+/// Cast, but values beyond `to`'s range become its extreme values: integers
+/// clamp (an i32 stored as i8 to [-128, 127]), floats into integers clamp
+/// (NaN to 0), floats into floats clamp to the finite range (NaN stays NaN).
+Scalar SaturatingCast(const Scalar &x, DType to);
+/// The bits of `x` as a scalar of type `to` of the same width: f32 <-> i32,
+/// f64 <-> i64 (an f32 built from its sign, exponent and mantissa fields).
+Scalar Bitcast(const Scalar &x, DType to);
+
+/// Bit operations on integer scalars of one type (i8, i32, i64; a constant
+/// takes the other side's type; & | ^ also on booleans). Integers are
+/// signed: >> shifts arithmetically (copying the sign bit), and
+/// ShiftRightLogical shifts in zeros, for unpacking fields (int4 weights:
+/// `(w >> (4 * i)) & 0xF`). A shift by an amount at or past the width (or
+/// negative) gives 0, or for >> the sign in every bit, as PTX's shifts clamp;
+/// a constant amount outside [0, width) is an error in Kernel::status().
+/// Two constants fold as 64-bit integers.
+Scalar operator&(const Scalar &a, const Scalar &b);
+Scalar operator|(const Scalar &a, const Scalar &b);
+Scalar operator^(const Scalar &a, const Scalar &b);
+Scalar operator~(const Scalar &a);
+Scalar operator<<(const Scalar &a, const Scalar &b);
+Scalar operator>>(const Scalar &a, const Scalar &b);
+Scalar ShiftRightLogical(const Scalar &a, const Scalar &b);
 
 /// Comparisons of two scalars of one type (f32, f16, bf16, f64 or an
 /// integer type; a constant takes the other side's type) give a boolean
@@ -417,6 +443,13 @@ public:
   void Copy(const TileRef &src, const Buffer &dst, SourceLoc loc = {});
   void Copy(const Buffer &src, const TileRef &dst, SourceLoc loc = {});
   void Copy(const Buffer &src, const Buffer &dst, SourceLoc loc = {});
+  /// Adds a buffer into a tensor tile: dst += src, each element an atomic
+  /// add in global memory, so blocks adding into one tile (split-K's
+  /// partial products) need no other synchronization; parts outside the
+  /// tensor are not written. The tensor holds f32, f64, f16, bf16, i32 or
+  /// i64 (the buffer's elements convert as in Copy); the sum is exact up to
+  /// the order of the additions. Not inside Pipelined yet.
+  void AtomicAdd(const Buffer &src, const TileRef &dst, SourceLoc loc = {});
   void Fill(const Buffer &buffer, double value, SourceLoc loc = {});
   void Clear(const Buffer &buffer, SourceLoc loc = {});
 

@@ -676,9 +676,26 @@ LogicalResult CopyOp::verify() {
                                          : srcBuffer.getElementType();
   Type dstElt = isa<TileTensorType>(dstType) ? cast<TileTensorType>(dstType).getElementType()
                                          : dstBuffer.getElementType();
-  if (srcElt != dstElt && !(isa<FloatType>(srcElt) && isa<FloatType>(dstElt)))
+  if (getAtomicAdd()) {
+    if (!isa<TileTensorType>(dstType))
+      return emitOpError() << "atomic_add adds into a tensor tile; the destination is " << dstType;
+    if (!dstElt.isF32() && !dstElt.isF64() && !dstElt.isF16() && !dstElt.isBF16() &&
+        !dstElt.isSignlessInteger(32) && !dstElt.isSignlessInteger(64))
+      return emitOpError() << "atomic_add into a tensor of " << dstElt
+                           << "; atomics add f32, f64, f16, bf16, i32 or i64";
+    if ((*this)->getParentOfType<PipelinedOp>())
+      return emitOpError() << "atomic_add inside tile.pipelined is not supported yet; add "
+                              "after the loop";
+  }
+  // Floats convert to floats and integers to integers or floats; a float
+  // into an integer needs a rounding the author chooses (tile.cast in a
+  // tile.parallel body).
+  if (srcElt != dstElt && !isa<FloatType>(dstElt) &&
+      !(isa<IntegerType>(srcElt) && isa<IntegerType>(dstElt)))
     return emitOpError() << "cannot convert " << srcElt << " to " << dstElt
-                         << "; a copy converts only between float types";
+                         << "; a copy converts between float types, between integer types "
+                            "and from integers to floats (tile.cast a float into an integer in "
+                            "a tile.parallel body)";
   return success();
 }
 

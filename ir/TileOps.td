@@ -226,8 +226,12 @@ def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
     per dimension: the tile's origin in the tensor (e.g. a block's offset).
     Elements of the tile that fall outside the tensor are not read (they
     read as zero) and not written, so tails need no code from the author.
-    Element types may differ between float types; the copy converts
-    (rounding to nearest even; into FP8 saturating to its finite range).
+    Element types may differ: floats convert to floats (rounding to nearest
+    even; into FP8 saturating to its finite range), integers to floats
+    (rounding to nearest even) and integers to integers (sign-extending a
+    signed source, zero-extending ui8, and saturating to the destination's
+    range: an i32 accumulator copied to i8 clamps to [-128, 127]). A float
+    does not convert into an integer: tile.cast it in a tile.parallel body.
 
     `tensor_dims` (optional) makes the tile a slice of a tensor of higher
     rank: it names, in increasing order, the tensor dimensions the tile's
@@ -238,9 +242,19 @@ def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
     outside its dimension makes the whole tile so. A [rows, dim] tile of a
     [batch, seq, heads, dim] tensor at (b, r, h, 0) spans dimensions 1 and 3.
 
+    With `atomic_add` the copy adds the buffer into the tensor tile instead
+    of overwriting it: each element is one atomic read-modify-write of global
+    memory (`atom`/`red.global.add`, PTX ISA §9.7.13.5), so blocks that add
+    into the same tile (split-K's partial products) need no other
+    synchronization; the sum is exact up to the order of the additions. The
+    destination is a tensor of f32, f64, f16, bf16, i32 or i64 (f16 and bf16
+    where the target lacks their atomics, and f64 on sm_60 too, take a
+    compare-and-swap loop). Not inside tile.pipelined yet.
+
     Example:
 
     ```mlir
+    tile.copy %acc to %C[%row, %col] {atomic_add} : !tile.buffer<128x128xf32, fragment> to !tile.tensor<?x?xf32>
     tile.copy %A[%row, %col] to %As : !tile.tensor<?x?xf16> to !tile.buffer<128x32xf16, shared>
     tile.copy %acc to %C[%row, %col] : !tile.buffer<128x128xf32, fragment> to !tile.tensor<?x?xf16>
     tile.copy %Q[%b, %row, %h, %c0] to %Qs {tensor_dims = array<i64: 1, 3>}
@@ -249,7 +263,7 @@ def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
   }];
   let arguments = (ins Tile_TensorOrBuffer:$src, Variadic<Index>:$src_offsets,
                        Tile_TensorOrBuffer:$dst, Variadic<Index>:$dst_offsets,
-                       OptionalAttr<DenseI64ArrayAttr>:$tensor_dims);
+                       OptionalAttr<DenseI64ArrayAttr>:$tensor_dims, UnitAttr:$atomic_add);
   let assemblyFormat = [{
     $src (`[` $src_offsets^ `]`)? `to` $dst (`[` $dst_offsets^ `]`)? attr-dict
     `:` type($src) `to` type($dst)

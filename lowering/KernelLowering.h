@@ -409,6 +409,9 @@ public:
                                 bool aligned) override;
   void storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coords, ArrayRef<Value> values,
                    bool aligned);
+  /// Adds `values` (consecutive along the tensor's last axis from `coords`)
+  /// into the tensor, an atomic per element inside its bounds.
+  void atomicAddGlobal(const TensorInfo &tensor, ArrayRef<Value> coords, ArrayRef<Value> values);
 
   /// fence.proxy.async.shared::cta (PTX ISA §9.7.12.4): orders the generic
   /// proxy's shared writes before the async proxy's reads.

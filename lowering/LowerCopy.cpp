@@ -126,6 +126,27 @@ void KernelLowering::storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coord
   }
 }
 
+void KernelLowering::atomicAddGlobal(const TensorInfo &tensor, ArrayRef<Value> coords,
+                                     ArrayRef<Value> values) {
+  Type eltType = tensor.type.getElementType();
+  auto kind = isa<FloatType>(eltType) ? LLVM::AtomicBinOp::fadd : LLVM::AtomicBinOp::add;
+  Value rows, full;
+  boundsPredicates(tensor, coords, values.size(), rows, full);
+  for (int64_t v = 0; v < int64_t(values.size()); ++v) {
+    SmallVector<Value> at(coords.begin(), coords.end());
+    at.back() = add(at.back(), cst(v));
+    Value inBounds = andi(rows, lt(at.back(), tensor.dims.back()));
+    auto guarded = scf::IfOp::create(b_, loc_, inBounds, /*withElse=*/false);
+    OpBuilder::InsertionGuard g(b_);
+    b_.setInsertionPointToStart(guarded.thenBlock());
+    // Relaxed at device scope: the adds need no order among themselves;
+    // the kernel's end (or the author's barrier) orders them before readers.
+    // An unused result lets ptxas issue `red`.
+    LLVM::AtomicRMWOp::create(b_, loc_, kind, elementAddress(tensor, at), values[v],
+                              LLVM::AtomicOrdering::monotonic, StringRef("device"));
+  }
+}
+
 Value KernelLowering::packedPair(const BufferInfo &frag, int64_t slot, Type elt) {
   SmallVector<Value> pair;
   for (int64_t e = 0; e < 2; ++e)
@@ -330,6 +351,10 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
   if (touchesShared)
     barrier();
   genericSharedWrites_ |= dstBuffer && dstBuffer.isShared();
+  bool atomic = copy.getAtomicAdd();
+  if (atomic && srcBuffer && buffers_[copy.getSrc()].rowSlice)
+    return copy.emitOpError() << "atomic_add of a row-slice fragment is not supported; copy "
+                                 "it into a fragment of its own first";
   if (srcBuffer && buffers_[copy.getSrc()].rowSlice && dstTensor)
     return lowerRowSliceStore(copy);
   for (Value side : {copy.getSrc(), copy.getDst()})
@@ -339,11 +364,12 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
 
   // A copy after a warp-specialized loop may take its strategy's epilogue
   // form (sm90: bulk tensor stores that drain while the next tile runs).
-  if (specialized_ && !directCopies_ &&
+  // Atomic adds take the generic path (one read-modify-write per element).
+  if (!atomic && specialized_ && !directCopies_ &&
       schedules_[specialized_].strategy->lowerEpilogueCopy(*this, copy))
     return success();
-  if (lowerMmaFragmentStore(copy) || lowerByteFragmentStore(copy) ||
-      lowerMmaFragmentToShared(copy))
+  if (!atomic && (lowerMmaFragmentStore(copy) || lowerByteFragmentStore(copy) ||
+                  lowerMmaFragmentToShared(copy)))
     return success();
 
   // Fragments keep their own layout; otherwise the copy picks a distribution.
@@ -390,7 +416,10 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
       value = convertElement(b_, loc_, value, srcElt, dstElt, saturatesInto(dstElt));
     // Write them.
     if (dstTensor) {
-      storeGlobal(tensor, at(offsets), values, aligned);
+      if (atomic)
+        atomicAddGlobal(tensor, at(offsets), values);
+      else
+        storeGlobal(tensor, at(offsets), values, aligned);
       return;
     }
     const BufferInfo &dst = buffers_[copy.getDst()];

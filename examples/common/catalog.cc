@@ -18,6 +18,8 @@ Example GemmBiasGeluExample();
 Example Fp8GemmExample();
 Example Fp8GemmBlockwiseExample();
 Example FlashAttentionExample();
+Example GemmW4A16Example();
+Example GemmSplitKExample();
 
 const std::vector<std::string>& AllTargets() {
   static const auto* targets = new std::vector<std::string>{"sm_60", "sm_70", "sm_80", "sm_90a"};
@@ -26,9 +28,9 @@ const std::vector<std::string>& AllTargets() {
 
 const std::vector<Example>& AllExamples() {
   static const auto* examples = new std::vector<Example>{
-      VectorAddExample(), GemmExample(),      SoftmaxExample(),
-      RmsNormExample(),   LayerNormExample(), GemmBiasGeluExample(),
-      Fp8GemmExample(),   Fp8GemmBlockwiseExample(), FlashAttentionExample()};
+      VectorAddExample(),      GemmExample(),         SoftmaxExample(),   RmsNormExample(),
+      LayerNormExample(),      GemmBiasGeluExample(), Fp8GemmExample(),   Fp8GemmBlockwiseExample(),
+      FlashAttentionExample(), GemmW4A16Example(),    GemmSplitKExample()};
   return *examples;
 }
 

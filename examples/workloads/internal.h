@@ -158,6 +158,12 @@ Workload Softmax(const std::string& kernel, int64_t m, int64_t n, runtime::DType
 /// The workloads of the data-type kernels (FP8, int8, TF32, f16
 /// accumulation, f64 GEMMs, conversions; examples/fp8_gemm.cc).
 std::vector<Workload> DtypeWorkloads();
+/// The workloads of the split-K GEMM (examples/gemm_split_k.cc), which adds
+/// into C: workloads_gemm.cc.
+std::vector<Workload> SplitKWorkloads();
+/// The workloads of the quantized-weight GEMMs (examples/gemm_w4a16.cc):
+/// workloads_quant.cc.
+std::vector<Workload> QuantWorkloads();
 /// A benchmark of a data-type GEMM entry at m x n x k, or nullopt.
 std::optional<Workload> DtypeGemmBenchmarkAt(const std::string& kernel, int64_t m, int64_t n,
                                              int64_t k);

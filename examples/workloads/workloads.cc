@@ -393,6 +393,8 @@ const std::vector<Workload>& AllWorkloads() {
     list->push_back(Gemm(kernel, 2100, 2104, 264, runtime::DTYPE_F16, false, true, false,
                          GemmEpilogue{true, Act::kGeluTanh, false}));
   for (Workload& w : DtypeWorkloads()) list->push_back(std::move(w));
+  for (Workload& w : QuantWorkloads()) list->push_back(std::move(w));
+  for (Workload& w : SplitKWorkloads()) list->push_back(std::move(w));
   for (Workload& w : AttentionWorkloads()) list->push_back(std::move(w));
   for (Workload& w : FlashAttentionWorkloads()) list->push_back(std::move(w));
   return list;

@@ -362,6 +362,65 @@ absl::StatusOr<Report> RunCastFp8(const LoadedKernel& kernel, int64_t m,
   return report;
 }
 
+/// int_bits (tests/conformance/cases_dtypes.cc): bit operations and
+/// integer copies on X: i32 [M, 200] (every bit random) and U: u8, every
+/// element of Y, W and V exactly against the same operations in uint32.
+absl::StatusOr<Report> RunIntBits(const LoadedKernel& kernel, int64_t m,
+                                  const RunOptions& options) {
+  constexpr int64_t kCols = 200;
+  Report report;
+  report.target = kernel.spec().target();
+  int64_t count = m * kCols;
+  Random random(options.seed);
+  std::vector<int32_t> x(count), y(count), v(count);
+  std::vector<uint8_t> u(count);
+  std::vector<int8_t> w(count);
+  for (int64_t e = 0; e < count; ++e) {
+    x[e] = int32_t(uint32_t(random.Index(1 << 16)) << 16 | uint32_t(random.Index(1 << 16)));
+    u[e] = uint8_t(random.Index(256));
+  }
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer du, Upload(u));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, DeviceBuffer::Allocate(count * 4));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dw, DeviceBuffer::Allocate(count));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dv, DeviceBuffer::Allocate(count * 4));
+  for (DeviceBuffer* out : {&dy, &dw, &dv}) TESSERA_RETURN_IF_ERROR(out->Fill(kPoisonByte));
+  std::vector<KernelArg> args = {TensorArg{dx.ptr(), runtime::DTYPE_I32, {m, kCols}},
+                                 TensorArg{du.ptr(), runtime::DTYPE_U8, {m, kCols}},
+                                 TensorArg{dy.ptr(), runtime::DTYPE_I32, {m, kCols}},
+                                 TensorArg{dw.ptr(), runtime::DTYPE_I8, {m, kCols}},
+                                 TensorArg{dv.ptr(), runtime::DTYPE_I32, {m, kCols}}};
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  TESSERA_RETURN_IF_ERROR(dy.CopyToHost(y.data(), count * 4));
+  TESSERA_RETURN_IF_ERROR(dw.CopyToHost(w.data(), count));
+  TESSERA_RETURN_IF_ERROR(dv.CopyToHost(v.data(), count * 4));
+  for (int64_t e = 0; e < count; ++e) {
+    int64_t i = e / kCols, j = e % kCols;
+    uint32_t xu = uint32_t(x[e]), s = uint32_t(j % 37);
+    uint32_t logical = s >= 32 ? 0 : xu >> s;
+    int32_t wantY =
+        int32_t((xu << 3) ^ uint32_t(x[e] >> 5)) | int32_t(logical & ~(uint32_t(u[e]) << 4));
+    int32_t wantW = std::clamp(x[e] >> 20, -128, 127);
+    float f = float(int32_t(u[e] & 7) - 4);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    int32_t wantV = int32_t(bits + uint32_t(wantW));
+    for (auto [name, got, want] : {std::tuple<const char*, int64_t, int64_t>{"Y", y[e], wantY},
+                                   {"W", w[e], wantW},
+                                   {"V", v[e], wantV}}) {
+      ++report.checked;
+      if (got == want) continue;
+      if (report.mismatches++ == 0)
+        report.detail = absl::StrFormat("first mismatch at (%d, %d): %s is %d, expected %d", i, j,
+                                        name, got, want);
+    }
+  }
+  report.correct = report.mismatches == 0;
+  report.bytes = 14.0 * count;
+  return report;
+}
+
 }  // namespace
 
 std::vector<Workload> DtypeWorkloads() {
@@ -399,6 +458,11 @@ std::vector<Workload> DtypeWorkloads() {
                                 "fp8_gemm_blockwise", conformance, !conformance,
                                 [=](const LoadedKernel& loaded, const RunOptions& options) {
                                   return RunFp8Blockwise(loaded, m, n, k, conformance, options);
+                                }));
+  for (int64_t m : {37, 1001})
+    list.push_back(MakeWorkload(absl::StrCat("int_bits/", m, "x200"), "int_bits", true, false,
+                                [m](const LoadedKernel& loaded, const RunOptions& options) {
+                                  return RunIntBits(loaded, m, options);
                                 }));
   for (int64_t m : {37, 1000})
     list.push_back(MakeWorkload(absl::StrCat("cast_fp8/", m, "x256"), "cast_fp8", true, false,

@@ -217,4 +217,73 @@ std::vector<Workload> GemmEpilogueWorkloads(const std::string& kernel, Act act, 
   return list;
 }
 
+namespace {
+
+/// C += A B for A (M x K) and B (K x N) f16 and C f32 starting at random
+/// values (the split-K example adds into C): against C's first values plus
+/// the float64 product. The bound allows f32 accumulation over K (the
+/// partial products and the atomic adds): a split added twice or lost is
+/// off by about |A B| itself.
+absl::StatusOr<Report> RunAccumulatingGemm(const LoadedKernel& kernel, int64_t m, int64_t n,
+                                           int64_t k, bool fullCheck, const RunOptions& options) {
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  HostMatrix a(runtime::DTYPE_F16, m * k, random), b(runtime::DTYPE_F16, k * n, random);
+  std::vector<float> c0(m * n);
+  for (float& v : c0) v = random.Uniform() * 4.0f;
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer da, Upload(a.bytes));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, Upload(b.bytes));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dc, Upload(c0));
+  std::vector<KernelArg> args = {TensorArg{da.ptr(), runtime::DTYPE_F16, {m, k}},
+                                 TensorArg{db.ptr(), runtime::DTYPE_F16, {k, n}},
+                                 TensorArg{dc.ptr(), runtime::DTYPE_F32, {m, n}}};
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  std::vector<float> c(m * n);
+  TESSERA_RETURN_IF_ERROR(dc.CopyToHost(c.data(), c.size() * 4));
+  Random pick(options.seed + 17);
+  int64_t points = fullCheck ? m * n : 4096;
+  for (int64_t p = 0; p <= points; ++p) {
+    int64_t i = p == points ? m - 1 : fullCheck ? p / n : pick.Index(m);
+    int64_t j = p == points ? n - 1 : fullCheck ? p % n : pick.Index(n);
+    double ref = c0[i * n + j], magnitude = std::fabs(ref);
+    for (int64_t r = 0; r < k; ++r) {
+      double term = double(a.values[i * k + r]) * b.values[r * n + j];
+      ref += term;
+      magnitude += std::fabs(term);
+    }
+    CheckElement(report, i, j, c[i * n + j], ref, 0x1p-17 * magnitude + 1e-6);
+  }
+  report.tolerance = 0x1p-17;
+  report.correct = report.mismatches == 0;
+  report.bytes = 2.0 * (m * k + k * n) + 8.0 * m * n;
+  report.flops = 2.0 * m * n * k;
+  // Timed launches keep adding into C: the time is what counts there.
+  TESSERA_RETURN_IF_ERROR(TimeIfAsked(kernel, args, options, report));
+  return report;
+}
+
+}  // namespace
+
+std::vector<Workload> SplitKWorkloads() {
+  struct Shape {
+    int64_t m, n, k;
+    bool conformance;
+  };
+  // Conformance: tails in M, N and K; K of 3 k-tiles over 4 splits (one
+  // block adds an empty range). Benchmarks: skinny products (decode's
+  // projections), where tiles alone leave SMs idle.
+  std::vector<Workload> list;
+  for (Shape shape : {Shape{77, 200, 1000, true}, Shape{33, 136, 72, true},
+                      Shape{128, 8192, 8192, false}, Shape{256, 4096, 14336, false}})
+    list.push_back(MakeWorkload(absl::StrCat("gemm_split_k/", shape.m, "x", shape.n, "x", shape.k),
+                                "gemm_split_k", shape.conformance, !shape.conformance,
+                                [shape](const LoadedKernel& loaded, const RunOptions& options) {
+                                  return RunAccumulatingGemm(loaded, shape.m, shape.n, shape.k,
+                                                             shape.conformance, options);
+                                }));
+  return list;
+}
+
 }  // namespace tessera::workloads::internal

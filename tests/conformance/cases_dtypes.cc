@@ -44,6 +44,47 @@ Kernel CastFp8() {
   return T.Build();
 }
 
+/// Bit operations and integer copies, every element exact: for X: i32
+/// [M, 200] and U: u8 [M, 200],
+///   Y = ((x << 3) ^ (x >> 5)) | (ShiftRightLogical(x, s) & ~(u << 4)), with
+///       s = j mod 37 (amounts past 31 give 0),
+///   W = i8(saturated x >> 20), V = i32(W) + bits of the f32 of (u & 7) - 4.
+/// Columns are not a multiple of the tile's vector (tails) and the copies
+/// i32 -> i8 (saturating) and i8 -> i32 (sign-extending) are the copies'.
+Kernel IntBits() {
+  constexpr int64_t kRows = 2, kCols = 200;
+  Dim m = Dim::Dynamic("M");
+  KernelBuilder T("int_bits");
+  auto X = T.Tensor("X", {m, kCols}, i32), U = T.Tensor("U", {m, kCols}, u8);
+  auto Y = T.Tensor("Y", {m, kCols}, i32), W = T.Tensor("W", {m, kCols}, i8);
+  auto V = T.Tensor("V", {m, kCols}, i32);
+  T.Launch({CeilDiv(m, kRows)}, 128, [&](Index bx) {
+    auto x = T.AllocFragment({kRows, kCols}, i32, "x");
+    auto u = T.AllocFragment({kRows, kCols}, u8, "u");
+    auto y = T.AllocFragment({kRows, kCols}, i32, "y");
+    auto w = T.AllocShared({kRows, kCols}, i8, "w");
+    auto v = T.AllocFragment({kRows, kCols}, i32, "v");
+    T.Copy(X.Tile(bx * kRows, 0), x);
+    T.Copy(U.Tile(bx * kRows, 0), u);
+    T.Parallel({kRows, kCols}, [&](Index i, Index j) {
+      Scalar xi = x(i, j), ui = Cast(u(i, j), i32);
+      Scalar s = ToScalar(j % 37, i32);
+      y(i, j) = ((xi << 3) ^ (xi >> 5)) | (ShiftRightLogical(xi, s) & ~(ui << 4));
+      x(i, j) = xi >> 20;
+      v(i, j) = Bitcast(Cast((ui & 7) - 4, f32), i32);
+    });
+    // x >> 20 lies in [-2048, 2047]: the copy into i8 saturates it.
+    T.Copy(x, w);
+    T.Copy(w, W.Tile(bx * kRows, 0));
+    // Back through a sign-extending copy: V = i32(W) + bits(f32((u & 7) - 4)).
+    T.Copy(w, x);
+    T.Parallel({kRows, kCols}, [&](Index i, Index j) { v(i, j) = v(i, j) + x(i, j); });
+    T.Copy(y, Y.Tile(bx * kRows, 0));
+    T.Copy(v, V.Tile(bx * kRows, 0));
+  });
+  return T.Build();
+}
+
 }  // namespace
 
 void AddDtypeCases(std::vector<Case>& cases) {
@@ -67,6 +108,7 @@ void AddDtypeCases(std::vector<Case>& cases) {
                      }});
   }
   cases.push_back({"cast_fp8", [](const std::string&) { return CastFp8(); }});
+  cases.push_back({"int_bits", [](const std::string&) { return IntBits(); }});
 }
 
 }  // namespace tessera::conformance

@@ -519,20 +519,11 @@ tile.kernel @copy_shape() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) 
 
 // -----
 
-tile.kernel @copy_int_to_float(%A: !tile.tensor<?xi32>)
+tile.kernel @copy_float_to_int(%A: !tile.tensor<?xf32>)
     grid(affine_map<()[s0] -> (s0 ceildiv 16)>) threads(32) blocks(%bx) {
-  %a = tile.alloc_fragment : !tile.buffer<16xf32, fragment>
-  // expected-error @+1 {{'tile.copy' op cannot convert 'i32' to 'f32'; a copy converts only between float types}}
-  tile.copy %A[%bx] to %a : !tile.tensor<?xi32> to !tile.buffer<16xf32, fragment>
-}
-
-// -----
-
-tile.kernel @copy_int_widths() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
-  %a = tile.alloc_fragment : !tile.buffer<16xi8, fragment>
-  %b = tile.alloc_fragment : !tile.buffer<16xi32, fragment>
-  // expected-error @+1 {{'tile.copy' op cannot convert 'i8' to 'i32'; a copy converts only between float types}}
-  tile.copy %a to %b : !tile.buffer<16xi8, fragment> to !tile.buffer<16xi32, fragment>
+  %a = tile.alloc_fragment : !tile.buffer<16xi32, fragment>
+  // expected-error @+1 {{'tile.copy' op cannot convert 'f32' to 'i32'; a copy converts between float types, between integer types and from integers to floats (tile.cast a float into an integer in a tile.parallel body)}}
+  tile.copy %A[%bx] to %a : !tile.tensor<?xf32> to !tile.buffer<16xi32, fragment>
 }
 
 // -----
@@ -727,5 +718,35 @@ tile.kernel @store_value_type() grid(affine_map<()[] -> (1)>) threads(32) blocks
   tile.parallel (%i) in [8] {
     // expected-error @+1 {{'tile.store' op failed to verify that value type is the buffer's element type}}
     "tile.store"(%v, %a, %i) : (i32, !tile.buffer<8xf32, fragment>, index) -> ()
+  }
+}
+
+// -----
+
+tile.kernel @atomic_into_buffer() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<16xf32, fragment>
+  %s = tile.alloc_shared : !tile.buffer<16xf32, shared>
+  // expected-error @+1 {{'tile.copy' op atomic_add adds into a tensor tile; the destination is '!tile.buffer<16xf32, shared>'}}
+  tile.copy %a to %s {atomic_add} : !tile.buffer<16xf32, fragment> to !tile.buffer<16xf32, shared>
+}
+
+// -----
+
+tile.kernel @atomic_into_i8(%A: !tile.tensor<?xi8>)
+    grid(affine_map<()[s0] -> (1)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<16xi32, fragment>
+  // expected-error @+1 {{'tile.copy' op atomic_add into a tensor of 'i8'; atomics add f32, f64, f16, bf16, i32 or i64}}
+  tile.copy %a to %A[%bx] {atomic_add} : !tile.buffer<16xi32, fragment> to !tile.tensor<?xi8>
+}
+
+// -----
+
+tile.kernel @atomic_in_pipelined(%A: !tile.tensor<?xf32>)
+    grid(affine_map<()[s0] -> (1)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<16xf32, fragment>
+  %c4 = arith.constant 4 : index
+  tile.pipelined %k = 0 to %c4 stages 2 {
+    // expected-error @+1 {{'tile.copy' op atomic_add inside tile.pipelined is not supported yet; add after the loop}}
+    tile.copy %a to %A[%k] {atomic_add} : !tile.buffer<16xf32, fragment> to !tile.tensor<?xf32>
   }
 }

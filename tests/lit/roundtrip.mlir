@@ -115,6 +115,30 @@ tile.kernel @element_types(%a: !tile.tensor<8xf16>, %b: !tile.tensor<8xbf16>, %c
   tile.copy %0 to %1 : !tile.buffer<8xbf16, fragment> to !tile.buffer<8xf64, fragment>
 }
 
+// Atomic adds into a tensor tile, and integer bit operations in a body.
+
+// CHECK-LABEL: tile.kernel @atomics_and_bits
+// CHECK: tile.copy %{{.*}} to %{{.*}}[%{{.*}}, %{{.*}}] {atomic_add} : !tile.buffer<16x32xf32, fragment> to !tile.tensor<?x?xf32>
+// CHECK: arith.shrui
+// CHECK: arith.andi
+// CHECK: tile.cast %{{.*}} {saturate} : i32 to i8
+tile.kernel @atomics_and_bits(%C: !tile.tensor<?x?xf32>, %W: !tile.tensor<?x?xi8>)
+    grid(affine_map<()[s0, s1, s2, s3] -> (1)>) threads(32) blocks(%bx) {
+  %acc = tile.alloc_fragment : !tile.buffer<16x32xf32, fragment>
+  %w = tile.alloc_fragment : !tile.buffer<16x32xi8, fragment>
+  tile.copy %acc to %C[%bx, %bx] {atomic_add} : !tile.buffer<16x32xf32, fragment> to !tile.tensor<?x?xf32>
+  tile.parallel (%i, %j) in [16, 32] {
+    %x = tile.load %acc[%i, %j] : !tile.buffer<16x32xf32, fragment>
+    %bits = arith.bitcast %x : f32 to i32
+    %c4 = arith.constant 4 : i32
+    %c15 = arith.constant 15 : i32
+    %s = arith.shrui %bits, %c4 : i32
+    %q = arith.andi %s, %c15 : i32
+    %n = tile.cast %q {saturate} : i32 to i8
+    tile.store %n, %w[%i, %j] : !tile.buffer<16x32xi8, fragment>
+  }
+}
+
 // An empty kernel keeps its implicit terminator implicit.
 
 // CHECK-LABEL: tile.kernel @empty

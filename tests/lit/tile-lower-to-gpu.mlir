@@ -190,6 +190,51 @@ module attributes {tile.target = #tile.target<"sm_80">} {
 
 // -----
 
+// Integer copies: i32 into i8 clamps to [-128, 127] before it truncates;
+// i8 into i32 and ui8 into i32 extend by sign and by zero.
+// CHECK-LABEL: gpu.func @integer_copies
+// CHECK: %[[HI:.*]] = arith.constant 127 : i32
+// CHECK: %[[MIN:.*]] = arith.minsi %{{.*}}, %[[HI]] : i32
+// CHECK: %[[LO:.*]] = arith.constant -128 : i32
+// CHECK: %[[MAX:.*]] = arith.maxsi %[[MIN]], %[[LO]] : i32
+// CHECK: arith.trunci %[[MAX]] : i32 to i8
+// CHECK: arith.extsi %{{.*}} : i8 to i32
+// CHECK: arith.extui %{{.*}} : i8 to i32
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @integer_copies(%A: !tile.tensor<?xi32>, %B: !tile.tensor<?xi8>,
+                              %U: !tile.tensor<?xui8>, %C: !tile.tensor<?xi32>)
+      grid(affine_map<()[s0, s1, s2, s3] -> (s0 ceildiv 256)>) threads(64) blocks(%bx) {
+    %a = tile.alloc_fragment {distribution = #tile.distribution<threads = 64, vector = 4>} : !tile.buffer<256xi32, fragment>
+    %b = tile.alloc_fragment {distribution = #tile.distribution<threads = 64, vector = 4>} : !tile.buffer<256xi8, fragment>
+    %c256 = arith.constant 256 : index
+    %off = arith.muli %bx, %c256 : index
+    tile.copy %A[%off] to %b : !tile.tensor<?xi32> to !tile.buffer<256xi8, fragment>
+    tile.copy %b to %a : !tile.buffer<256xi8, fragment> to !tile.buffer<256xi32, fragment>
+    tile.copy %U[%off] to %a : !tile.tensor<?xui8> to !tile.buffer<256xi32, fragment>
+    tile.copy %a to %C[%off] : !tile.buffer<256xi32, fragment> to !tile.tensor<?xi32>
+  }
+}
+
+// -----
+
+// An atomic add: a relaxed device-scope atomicrmw per element in bounds.
+// CHECK-LABEL: gpu.func @atomic_add
+// CHECK: scf.if
+// CHECK: llvm.atomicrmw fadd %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, f32
+// CHECK-NOT: llvm.store
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @atomic_add(%A: !tile.tensor<?xf32>)
+      grid(affine_map<()[s0] -> (s0 ceildiv 256)>) threads(64) blocks(%bx) {
+    %a = tile.alloc_fragment {distribution = #tile.distribution<threads = 64, vector = 4>} : !tile.buffer<256xf32, fragment>
+    %c256 = arith.constant 256 : index
+    %off = arith.muli %bx, %c256 : index
+    tile.copy %A[%off] to %a : !tile.tensor<?xf32> to !tile.buffer<256xf32, fragment>
+    tile.copy %a to %A[%off] {atomic_add} : !tile.buffer<256xf32, fragment> to !tile.tensor<?xf32>
+  }
+}
+
+// -----
+
 // Errors: the passes that must run first, and accesses outside tile.parallel.
 
 module attributes {tile.target = #tile.target<"sm_80">} {
