@@ -429,5 +429,43 @@ Index Tensor::dim(int i) const {
   return s.index(tile::DimOp::create(s.b(), s.here(), tensor, static_cast<int64_t>(i)));
 }
 
+Index Tensor::Read(const std::vector<Index> &indices) const {
+  BuilderState *state = detail::state("Reading a tensor element", *this);
+  if (!state)
+    return Index(0);
+  BuilderState &s = *state;
+  // Like an element of a buffer, the read is located at its statement.
+  mlir::Location at = s.here();
+  for (const Index &i : indices)
+    if (!s.takes(i, at))
+      return Index(0);
+  const BuilderState::Argument &argument = s.arguments[argument_];
+  mlir::Value tensor = s.kernel.getKernelArgument(argument_);
+  auto type = mlir::cast<tile::TileTensorType>(tensor.getType());
+  std::string what = "reading an element of tensor '" + argument.name + "'";
+  if (indices.size() != argument.shape.size()) {
+    s.error(what + " of rank " + std::to_string(argument.shape.size()) + " with " +
+                std::to_string(indices.size()) + " indices",
+            at);
+    return Index(0);
+  }
+  if (!type.getElementType().isSignlessInteger(32) &&
+      !type.getElementType().isSignlessInteger(64)) {
+    s.error(what + " of type " + BuilderState::stringify(type.getElementType()) +
+                " as an Index; indices come from i32 or i64 tensors",
+            at);
+    return Index(0);
+  }
+  if (s.inParallel()) {
+    s.error(what + " inside a Parallel body; read it (a value for the whole block) before "
+                   "the Parallel",
+            at);
+    return Index(0);
+  }
+  llvm::SmallVector<mlir::Value> values;
+  for (const Index &i : indices)
+    values.push_back(s.materialize(i));
+  return s.index(tile::ReadOp::create(s.b(), at, tensor, values));
+}
 
 } // namespace tessera

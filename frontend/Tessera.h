@@ -307,6 +307,17 @@ public:
   }
   /// Dimension `i` (the launch-time value for dynamic dimensions).
   Index dim(int i) const;
+  /// The element at `indices` (one per dimension) of an i32 or i64 tensor,
+  /// as an Index: a value that comes from data (a block table's page, a
+  /// packed batch's start), usable as a tile offset, a loop count or in a
+  /// comparison. Every thread reads it (it is the block's), in a Launch or
+  /// Pipelined body, not in a Parallel one; outside the tensor it reads 0.
+  /// `page = table(b, k)`, then `Pool.Tile(page, 0, 0)`.
+  template <typename... Ts> Index operator()(Ts... indices) const {
+    return Read({Index(indices)...});
+  }
+  /// The same with the indices in a vector.
+  Index Read(const std::vector<Index> &indices) const;
   int argument() const { return argument_; }
 
 private:

@@ -541,6 +541,20 @@ LogicalResult DimOp::verify() {
   return success();
 }
 
+LogicalResult ReadOp::verify() {
+  auto type = cast<TileTensorType>(getTensor().getType());
+  if (!type.getElementType().isSignlessInteger(32) && !type.getElementType().isSignlessInteger(64))
+    return emitOpError() << "reads an index from a tensor of " << type.getElementType()
+                         << "; indices come from i32 or i64 tensors";
+  if (int64_t(getIndices().size()) != type.getRank())
+    return emitOpError() << "a tensor of rank " << type.getRank() << " needs " << type.getRank()
+                         << " indices, got " << getIndices().size();
+  if ((*this)->getParentOfType<ParallelOp>())
+    return emitOpError() << "reads a block-uniform index and is not valid inside tile.parallel; "
+                            "read it before the loop";
+  return success();
+}
+
 OpFoldResult DimOp::fold(FoldAdaptor) {
   auto type = cast<TileTensorType>(getTensor().getType());
   int64_t index = getIndexAttr().getInt();

@@ -163,6 +163,26 @@ def Tile_DimOp : Tile_Op<"dim", [Pure]> {
   let hasFolder = 1;
 }
 
+def Tile_ReadOp : Tile_Op<"read", [MemoryEffects<[MemRead]>]> {
+  let summary = "Reads one element of an integer tensor as an index";
+  let description = [{
+    Reads the element of an i32 or i64 tensor at `indices`, sign-extended
+    to an index: a value that comes from data (a block table's page, a
+    sequence's start in a packed batch, a group's offset) and that tile
+    offsets, loop counts and comparisons may use. Every thread of the block
+    reads the same element, so the value is block-uniform; it is therefore
+    not valid inside tile.parallel. Indices outside the tensor read 0 (a
+    tile at a negative or past-the-end offset reads as zeros and is not
+    written, as any copy's bounds are checked).
+
+    Example: `%page = tile.read %table[%b, %k] : !tile.tensor<?x?xi32>`
+  }];
+  let arguments = (ins Tile_AnyTensor:$tensor, Variadic<Index>:$indices);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$tensor `[` $indices `]` attr-dict `:` type($tensor)";
+  let hasVerifier = 1;
+}
+
 def Tile_AllocSharedOp : Tile_Op<"alloc_shared"> {
   let summary = "Allocates a tile in shared memory";
   let description = [{

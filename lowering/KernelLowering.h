@@ -409,6 +409,9 @@ public:
                                 bool aligned) override;
   void storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coords, ArrayRef<Value> values,
                    bool aligned);
+  /// tile.read's element at `indices` (lowered values) as an index, 0
+  /// outside the tensor.
+  Value readIndex(ReadOp read, ArrayRef<Value> indices);
   /// Adds `values` (consecutive along the tensor's last axis from `coords`)
   /// into the tensor, an atomic per element inside its bounds.
   void atomicAddGlobal(const TensorInfo &tensor, ArrayRef<Value> coords, ArrayRef<Value> values);

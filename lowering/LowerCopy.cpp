@@ -126,6 +126,32 @@ void KernelLowering::storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coord
   }
 }
 
+Value KernelLowering::readIndex(ReadOp read, ArrayRef<Value> indices) {
+  const TensorInfo &tensor = tensors_[read.getTensor()];
+  Type eltType = tensor.type.getElementType();
+  // Unsigned compares: a negative index is outside too.
+  Value inBounds;
+  for (auto [index, dim] : llvm::zip(indices, tensor.dims))
+    inBounds =
+        andi(inBounds, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ult, index, dim));
+  Value zero = arith::ConstantOp::create(b_, loc_, b_.getZeroAttr(eltType));
+  Value element = zero;
+  if (inBounds) {
+    auto guarded = scf::IfOp::create(
+        b_, loc_, inBounds,
+        [&](OpBuilder &tb, Location l) {
+          OpBuilder::InsertionGuard g(b_);
+          b_.setInsertionPoint(tb.getInsertionBlock(), tb.getInsertionPoint());
+          Value x = LLVM::LoadOp::create(b_, l, eltType, elementAddress(tensor, indices),
+                                         getElementBytes(eltType));
+          scf::YieldOp::create(b_, l, x);
+        },
+        [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, zero); });
+    element = guarded.getResult(0);
+  }
+  return arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), element);
+}
+
 void KernelLowering::atomicAddGlobal(const TensorInfo &tensor, ArrayRef<Value> coords,
                                      ArrayRef<Value> values) {
   Type eltType = tensor.type.getElementType();

@@ -457,6 +457,19 @@ FailureOr<Value> KernelLowering::valueAt(Value value, IRMapping &at) {
   Operation *op = value.getDefiningOp();
   if (auto dim = dyn_cast_or_null<DimOp>(op))
     return tensors_[dim.getTensor()].dims[dim.getIndex()];
+  if (auto read = dyn_cast_or_null<ReadOp>(op)) {
+    // Read again where the value is needed (a producer's own iteration).
+    SmallVector<Value> indices;
+    for (Value index : read.getIndices()) {
+      FailureOr<Value> mapped = valueAt(index, at);
+      if (failed(mapped))
+        return failure();
+      indices.push_back(*mapped);
+    }
+    Value lowered = readIndex(read, indices);
+    at.map(value, lowered);
+    return lowered;
+  }
   if (!op) {
     // Kernel arguments, the other block coordinates, tensor dimensions.
     if (Value lowered = map_.lookupOrNull(value))
@@ -537,6 +550,13 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
       .Case<DimOp>([&](DimOp dim) {
         map_.map(dim.getResult(), tensors_[dim.getTensor()].dims[dim.getIndex()]);
+        return success();
+      })
+      .Case<ReadOp>([&](ReadOp read) {
+        SmallVector<Value> indices;
+        for (Value index : read.getIndices())
+          indices.push_back(map_.lookupOrDefault(index));
+        map_.map(read.getResult(), readIndex(read, indices));
         return success();
       })
       .Case<AllocFragmentOp>([&](AllocFragmentOp alloc) -> LogicalResult {

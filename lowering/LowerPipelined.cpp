@@ -116,7 +116,7 @@ bool KernelLowering::isRecomputable(Value value) {
     return cast<BlockArgument>(value).getOwner() == &kernel_.getBodyBlock();
   if (isa<DimOp>(op))
     return true;
-  if (!isPlainArithmetic(op))
+  if (!isPlainArithmetic(op) && !isa<ReadOp>(op))
     return false;
   return llvm::all_of(op->getOperands(), [&](Value operand) { return isRecomputable(operand); });
 }
@@ -138,8 +138,8 @@ void KernelLowering::mapIteration(PipelinedOp loop,
   for (Operation &op : loop.getBodyBlock().without_terminator()) {
     if (ahead.contains(&op))
       onCopy(cast<CopyOp>(op));
-    else if (isa<DimOp>(op))
-      (void)lowerOp(op); // Maps the dimension's value; emits nothing.
+    else if (isa<DimOp, ReadOp>(op))
+      (void)lowerOp(op); // Maps the dimension's value, or reads the index.
     else if (isPlainArithmetic(&op))
       b_.clone(op, map_);
   }

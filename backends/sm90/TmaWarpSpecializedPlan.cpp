@@ -105,7 +105,7 @@ bool isFragment(Value v) {
 /// the producer's or the kernel's business, not the ring's.
 std::string whyConsumersCannotRun(Operation &op) {
   auto name = [&] { return "'" + op.getName().getStringRef().str() + "'"; };
-  if (isa<GemmOp, DimOp>(op) || lowering::isPlainArithmetic(&op))
+  if (isa<GemmOp, DimOp, ReadOp>(op) || lowering::isPlainArithmetic(&op))
     return "";
   if (auto clear = dyn_cast<ClearOp>(op))
     return isFragment(clear.getBuffer()) ? "" : name() + " clears a shared buffer";

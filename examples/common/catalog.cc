@@ -20,6 +20,7 @@ Example Fp8GemmBlockwiseExample();
 Example FlashAttentionExample();
 Example GemmW4A16Example();
 Example GemmSplitKExample();
+Example PagedGatherExample();
 
 const std::vector<std::string>& AllTargets() {
   static const auto* targets = new std::vector<std::string>{"sm_60", "sm_70", "sm_80", "sm_90a"};
@@ -27,10 +28,13 @@ const std::vector<std::string>& AllTargets() {
 }
 
 const std::vector<Example>& AllExamples() {
-  static const auto* examples = new std::vector<Example>{
-      VectorAddExample(),      GemmExample(),         SoftmaxExample(),   RmsNormExample(),
-      LayerNormExample(),      GemmBiasGeluExample(), Fp8GemmExample(),   Fp8GemmBlockwiseExample(),
-      FlashAttentionExample(), GemmW4A16Example(),    GemmSplitKExample()};
+  static const auto* examples =
+      new std::vector<Example>{VectorAddExample(),      GemmExample(),
+                               SoftmaxExample(),        RmsNormExample(),
+                               LayerNormExample(),      GemmBiasGeluExample(),
+                               Fp8GemmExample(),        Fp8GemmBlockwiseExample(),
+                               FlashAttentionExample(), GemmW4A16Example(),
+                               GemmSplitKExample(),     PagedGatherExample()};
   return *examples;
 }
 

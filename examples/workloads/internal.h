@@ -159,8 +159,12 @@ Workload Softmax(const std::string& kernel, int64_t m, int64_t n, runtime::DType
 /// accumulation, f64 GEMMs, conversions; examples/fp8_gemm.cc).
 std::vector<Workload> DtypeWorkloads();
 /// The workloads of the split-K GEMM (examples/gemm_split_k.cc), which adds
-/// into C: workloads_gemm.cc.
+/// into C, and of the conformance case gemm_paged_b (B's k-tiles are pages
+/// a table picks): workloads_gemm.cc.
 std::vector<Workload> SplitKWorkloads();
+/// The workloads of the paged gather (examples/paged_gather.cc):
+/// workloads_elementwise.cc.
+std::vector<Workload> PagedGatherWorkloads();
 /// The workloads of the quantized-weight GEMMs (examples/gemm_w4a16.cc):
 /// workloads_quant.cc.
 std::vector<Workload> QuantWorkloads();

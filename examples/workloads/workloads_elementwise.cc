@@ -136,4 +136,84 @@ Workload ScaleShared2D(int64_t m) {
                       });
 }
 
+namespace {
+
+/// paged_gather (examples/paged_gather.cc): Pool [pages, 16, 128] f16,
+/// Table [batch, maxPages] i32 (a random permutation of the pool's pages;
+/// entries past a sequence's pages are -1 and never read), Lens [batch];
+/// every row r < Lens[b] of Out [batch, maxPages * 16, 128] exactly equals
+/// Pool's row (bits), the other rows of Out are not checked.
+absl::StatusOr<Report> RunPagedGather(const LoadedKernel& kernel, std::vector<int32_t> lens,
+                                      int64_t maxPages, bool benchmark, const RunOptions& options) {
+  constexpr int64_t kPage = 16, kDim = 128;
+  Report report;
+  report.target = kernel.spec().target();
+  int64_t batch = lens.size(), seq = maxPages * kPage, pages = batch * maxPages + 3;
+  Random random(options.seed);
+  std::vector<uint16_t> pool(pages * kPage * kDim);
+  for (uint16_t& x : pool) x = FloatToHalfBits(random.Uniform());
+  std::vector<int32_t> order(pages);
+  for (int64_t p = 0; p < pages; ++p) order[p] = int32_t(p);
+  for (int64_t p = pages - 1; p > 0; --p) std::swap(order[p], order[random.Index(p + 1)]);
+  std::vector<int32_t> table(batch * maxPages, -1);
+  for (int64_t b = 0, next = 0; b < batch; ++b)
+    for (int64_t k = 0; k < (lens[b] + kPage - 1) / kPage; ++k)
+      table[b * maxPages + k] = order[next++];
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dpool, Upload(pool));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dtable, Upload(table));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dlens, Upload(lens));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dout, DeviceBuffer::Allocate(batch * seq * kDim * 2));
+  TESSERA_RETURN_IF_ERROR(dout.Fill(kPoisonByte));
+  std::vector<KernelArg> args = {TensorArg{dpool.ptr(), runtime::DTYPE_F16, {pages, kPage, kDim}},
+                                 TensorArg{dtable.ptr(), runtime::DTYPE_I32, {batch, maxPages}},
+                                 TensorArg{dlens.ptr(), runtime::DTYPE_I32, {batch}},
+                                 TensorArg{dout.ptr(), runtime::DTYPE_F16, {batch, seq, kDim}}};
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  std::vector<uint16_t> out(batch * seq * kDim);
+  TESSERA_RETURN_IF_ERROR(dout.CopyToHost(out.data(), out.size() * 2));
+  int64_t rows = 0;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t r = 0; r < lens[b]; ++r, ++rows) {
+      const uint16_t* want = &pool[(table[b * maxPages + r / kPage] * kPage + r % kPage) * kDim];
+      const uint16_t* got = &out[(b * seq + r) * kDim];
+      report.checked += kDim;
+      for (int64_t c = 0; c < kDim; ++c) {
+        if (got[c] == want[c]) continue;
+        if (report.mismatches++ == 0)
+          report.detail = absl::StrFormat(
+              "first mismatch at sequence %d row %d column %d: "
+              "0x%04x, expected 0x%04x",
+              b, r, c, got[c], want[c]);
+      }
+    }
+  report.correct = report.mismatches == 0;
+  // The rows gathered, read and written once.
+  report.bytes = 4.0 * rows * kDim;
+  if (benchmark) TESSERA_RETURN_IF_ERROR(TimeIfAsked(kernel, args, options, report));
+  return report;
+}
+
+}  // namespace
+
+std::vector<Workload> PagedGatherWorkloads() {
+  std::vector<Workload> list;
+  // Conformance: lengths that end mid-page, a sequence of one row, one of
+  // none, and more pages than a block's chunk (8). Benchmark: 64 sequences
+  // of up to 4096 rows (a decode batch's keys).
+  list.push_back(
+      MakeWorkload("paged_gather/conformance", "paged_gather", true, false,
+                   [](const LoadedKernel& loaded, const RunOptions& options) {
+                     return RunPagedGather(loaded, {100, 1, 0, 203, 16}, 13, false, options);
+                   }));
+  list.push_back(MakeWorkload("paged_gather/64x4096", "paged_gather", false, true,
+                              [](const LoadedKernel& loaded, const RunOptions& options) {
+                                std::vector<int32_t> lens(64);
+                                Random random(options.seed + 5);
+                                for (int32_t& len : lens) len = 2048 + int32_t(random.Index(2049));
+                                return RunPagedGather(loaded, lens, 256, true, options);
+                              }));
+  return list;
+}
+
 }  // namespace tessera::workloads::internal

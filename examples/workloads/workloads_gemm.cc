@@ -264,6 +264,49 @@ absl::StatusOr<Report> RunAccumulatingGemm(const LoadedKernel& kernel, int64_t m
   return report;
 }
 
+/// gemm_paged_b (tests/conformance/cases_core.cc): C = sum over k-tiles k
+/// of A's 64 columns at 64 k times page Table[k] of Bp ([pages, 64, N],
+/// f16), the table a random choice of pages (repeats allowed), against
+/// float64 with the f32 accumulation's bound.
+absl::StatusOr<Report> RunGemmPagedB(const LoadedKernel& kernel, int64_t m, int64_t n, int64_t k,
+                                     int64_t pages, const RunOptions& options) {
+  constexpr int64_t kTile = 64;
+  int64_t tiles = (k + kTile - 1) / kTile;
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  HostMatrix a(runtime::DTYPE_F16, m * k, random), b(runtime::DTYPE_F16, pages * kTile * n, random);
+  std::vector<int32_t> table(tiles);
+  for (int32_t& page : table) page = int32_t(random.Index(pages));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer da, Upload(a.bytes));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, Upload(b.bytes));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dt, Upload(table));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dc, DeviceBuffer::Allocate(m * n * 4));
+  TESSERA_RETURN_IF_ERROR(dc.Fill(kPoisonByte));
+  std::vector<KernelArg> args = {TensorArg{da.ptr(), runtime::DTYPE_F16, {m, k}},
+                                 TensorArg{db.ptr(), runtime::DTYPE_F16, {pages, kTile, n}},
+                                 TensorArg{dt.ptr(), runtime::DTYPE_I32, {tiles}},
+                                 TensorArg{dc.ptr(), runtime::DTYPE_F32, {m, n}}};
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  std::vector<float> c(m * n);
+  TESSERA_RETURN_IF_ERROR(dc.CopyToHost(c.data(), c.size() * 4));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double ref = 0, magnitude = 0;
+      for (int64_t r = 0; r < k; ++r) {
+        double term =
+            double(a.values[i * k + r]) * b.values[(table[r / kTile] * kTile + r % kTile) * n + j];
+        ref += term;
+        magnitude += std::fabs(term);
+      }
+      CheckElement(report, i, j, c[i * n + j], ref, 0x1p-17 * magnitude + 1e-6);
+    }
+  report.tolerance = 0x1p-17;
+  report.correct = report.mismatches == 0;
+  return report;
+}
+
 }  // namespace
 
 std::vector<Workload> SplitKWorkloads() {
@@ -283,6 +326,11 @@ std::vector<Workload> SplitKWorkloads() {
                                   return RunAccumulatingGemm(loaded, shape.m, shape.n, shape.k,
                                                              shape.conformance, options);
                                 }));
+  // gemm_paged_b: tails in M, N and K, 16 k-tiles from 11 pages.
+  list.push_back(MakeWorkload("gemm_paged_b/143x200x1000", "gemm_paged_b", true, false,
+                              [](const LoadedKernel& loaded, const RunOptions& options) {
+                                return RunGemmPagedB(loaded, 143, 200, 1000, 11, options);
+                              }));
   return list;
 }
 

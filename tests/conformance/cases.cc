@@ -406,6 +406,7 @@ const std::vector<Case>& AllCases() {
                      }});
     AddDtypeCases(*list);
     AddAttentionCases(*list);
+    AddCoreCases(*list);
     return list;
   }();
   return *cases;

@@ -34,6 +34,10 @@ const std::vector<Case>& AllCases();
 /// GEMMs; conversions): cases_dtypes.cc.
 void AddDtypeCases(std::vector<Case>& cases);
 
+/// Appends the cases of the language core (indices read from data):
+/// cases_core.cc.
+void AddCoreCases(std::vector<Case>& cases);
+
 /// Appends the FlashAttention cases (types, head dimensions, causal):
 /// cases_attention.cc.
 void AddAttentionCases(std::vector<Case>& cases);

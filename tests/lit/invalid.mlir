@@ -750,3 +750,29 @@ tile.kernel @atomic_in_pipelined(%A: !tile.tensor<?xf32>)
     tile.copy %a to %A[%k] {atomic_add} : !tile.buffer<16xf32, fragment> to !tile.tensor<?xf32>
   }
 }
+
+// -----
+
+tile.kernel @read_float(%A: !tile.tensor<?xf32>)
+    grid(affine_map<()[s0] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{'tile.read' op reads an index from a tensor of 'f32'; indices come from i32 or i64 tensors}}
+  %x = tile.read %A[%bx] : !tile.tensor<?xf32>
+}
+
+// -----
+
+tile.kernel @read_rank(%A: !tile.tensor<?x?xi32>)
+    grid(affine_map<()[s0, s1] -> (1)>) threads(32) blocks(%bx) {
+  // expected-error @+1 {{'tile.read' op a tensor of rank 2 needs 2 indices, got 1}}
+  %x = tile.read %A[%bx] : !tile.tensor<?x?xi32>
+}
+
+// -----
+
+tile.kernel @read_in_parallel(%A: !tile.tensor<?xi32>)
+    grid(affine_map<()[s0] -> (1)>) threads(32) blocks(%bx) {
+  tile.parallel (%i) in [32] {
+    // expected-error @+1 {{'tile.read' op reads a block-uniform index and is not valid inside tile.parallel; read it before the loop}}
+    %x = tile.read %A[%i] : !tile.tensor<?xi32>
+  }
+}

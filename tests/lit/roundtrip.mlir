@@ -122,8 +122,10 @@ tile.kernel @element_types(%a: !tile.tensor<8xf16>, %b: !tile.tensor<8xbf16>, %c
 // CHECK: arith.shrui
 // CHECK: arith.andi
 // CHECK: tile.cast %{{.*}} {saturate} : i32 to i8
-tile.kernel @atomics_and_bits(%C: !tile.tensor<?x?xf32>, %W: !tile.tensor<?x?xi8>)
-    grid(affine_map<()[s0, s1, s2, s3] -> (1)>) threads(32) blocks(%bx) {
+// CHECK: tile.read %{{.*}}[%{{.*}}] : <?xi32>
+tile.kernel @atomics_and_bits(%C: !tile.tensor<?x?xf32>, %W: !tile.tensor<?x?xi8>,
+                              %T: !tile.tensor<?xi32>)
+    grid(affine_map<()[s0, s1, s2, s3, s4] -> (1)>) threads(32) blocks(%bx) {
   %acc = tile.alloc_fragment : !tile.buffer<16x32xf32, fragment>
   %w = tile.alloc_fragment : !tile.buffer<16x32xi8, fragment>
   tile.copy %acc to %C[%bx, %bx] {atomic_add} : !tile.buffer<16x32xf32, fragment> to !tile.tensor<?x?xf32>
@@ -137,6 +139,7 @@ tile.kernel @atomics_and_bits(%C: !tile.tensor<?x?xf32>, %W: !tile.tensor<?x?xi8
     %n = tile.cast %q {saturate} : i32 to i8
     tile.store %n, %w[%i, %j] : !tile.buffer<16x32xi8, fragment>
   }
+  %page = tile.read %T[%bx] : !tile.tensor<?xi32>
 }
 
 // An empty kernel keeps its implicit terminator implicit.

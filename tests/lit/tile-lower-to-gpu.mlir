@@ -235,6 +235,29 @@ module attributes {tile.target = #tile.target<"sm_80">} {
 
 // -----
 
+// An index read from data: every thread loads the element under an
+// unsigned bounds check (0 outside) and sign-extends it; the copy's offset
+// is that index.
+// CHECK-LABEL: gpu.func @read_index
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %{{.*}} : index
+// CHECK: %[[PAGE:.*]] = scf.if %[[IN]] -> (i32) {
+// CHECK:   llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> i32
+// CHECK: } else {
+// CHECK:   scf.yield %{{.*}} : i32
+// CHECK: arith.index_cast %[[PAGE]] : i32 to index
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @read_index(%T: !tile.tensor<?xi32>, %A: !tile.tensor<?x64xf32>, %B: !tile.tensor<?x64xf32>)
+      grid(affine_map<()[s0, s1, s2] -> (s0)>) threads(64) blocks(%bx) {
+    %a = tile.alloc_fragment {distribution = #tile.distribution<threads = 64, vector = 4>} : !tile.buffer<4x64xf32, fragment>
+    %row = tile.read %T[%bx] : !tile.tensor<?xi32>
+    %c0 = arith.constant 0 : index
+    tile.copy %A[%row, %c0] to %a : !tile.tensor<?x64xf32> to !tile.buffer<4x64xf32, fragment>
+    tile.copy %a to %B[%row, %c0] : !tile.buffer<4x64xf32, fragment> to !tile.tensor<?x64xf32>
+  }
+}
+
+// -----
+
 // Errors: the passes that must run first, and accesses outside tile.parallel.
 
 module attributes {tile.target = #tile.target<"sm_80">} {

@@ -1,0 +1,51 @@
+//===- cases_core.cc - Conformance cases of the language core -------------===//
+//
+// Kernels that use what goes beyond straight-line tiles (issue 41's core):
+// indices read from data. gemm_paged_b multiplies A by a B whose k-tiles
+// are pages of a pool picked by a table, read inside the pipelined loop:
+// on sm_90a the page becomes a TMA coordinate in the producer warp of the
+// warp-specialized loop, elsewhere a cp.async or register-staged address.
+// (The examples paged_gather, gemm_split_k and gemm_w4a16 are cases
+// through the example list; int_bits is in cases_dtypes.cc.)
+//
+//===----------------------------------------------------------------------===//
+
+#include "tests/conformance/cases.h"
+
+namespace tessera::conformance {
+namespace {
+
+/// C (M x N, f32) = sum over k-tiles k of A[:, 64 k : 64 k + 64] times
+/// Bp[Table[k]] (Bp: [pages, 64, N] f16), the count of k-tiles Table's
+/// length.
+Kernel GemmPagedB(const std::string& target) {
+  constexpr int64_t bk = 64;
+  bool hopper = target == "sm_90a";
+  int64_t bm = hopper ? 128 : 64, bn = hopper ? 128 : 64;
+  int threads = target == "sm_70" ? 256 : 128, stages = hopper ? 4 : 2;
+  KernelBuilder T("gemm_paged_b");
+  Dim m = Dim::Dynamic("M"), n = Dim::Dynamic("N", 8);
+  auto A = T.Tensor("A", {m, Dim::Dynamic("K", 8)}, f16);
+  auto Bp = T.Tensor("Bp", {Dim::Dynamic("PAGES"), bk, n}, f16);
+  auto Table = T.Tensor("Table", {Dim::Dynamic("KT")}, i32);
+  auto C = T.Tensor("C", {m, n}, f32);
+  T.Launch({CeilDiv(n, bn), CeilDiv(m, bm)}, threads, [&](Index bx, Index by) {
+    auto As = T.AllocShared({bm, bk}, f16, "As"), Bs = T.AllocShared({bk, bn}, f16, "Bs");
+    auto acc = T.AllocFragment({bm, bn}, f32, "acc");
+    T.Clear(acc);
+    T.Pipelined(Table.dim(0), stages, [&](Index k) {
+      Index page = Table(k);
+      T.Copy(A.Tile(by * bm, k * bk), As);
+      T.Copy(Bp.Tile(page, 0, bx * bn).Along({1, 2}), Bs);
+      T.Gemm(As, Bs, acc);
+    });
+    T.Copy(acc, C.Tile(by * bm, bx * bn));
+  });
+  return T.Build();
+}
+
+}  // namespace
+
+void AddCoreCases(std::vector<Case>& cases) { cases.push_back({"gemm_paged_b", GemmPagedB}); }
+
+}  // namespace tessera::conformance

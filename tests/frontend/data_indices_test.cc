@@ -1,0 +1,100 @@
+//===- data_indices_test.cc - Indices read from tensors -------------------===//
+//
+// Builds kernels whose tile offsets and loop counts come from integer
+// tensors (Tensor::operator()): the IR holds tile.read, the warp-specialized
+// schedule survives a read inside the pipelined loop on sm_90a (the page is
+// a TMA coordinate), every target compiles, and misuse is an error in
+// Kernel::status(), never an abort.
+//
+//===----------------------------------------------------------------------===//
+
+#include <functional>
+
+#include "frontend/Tessera.h"
+#include "gtest/gtest.h"
+#include "runtime/kernel.pb.h"
+
+namespace tessera {
+namespace {
+
+const char* const kTargets[] = {"sm_60", "sm_70", "sm_80", "sm_90a"};
+
+/// C = A times B's k-tiles picked by Table, the loop count Table's length.
+Kernel PagedGemm(int threads) {
+  KernelBuilder T("paged_gemm");
+  Dim m = Dim::Dynamic("M"), n = Dim::Dynamic("N", 8);
+  auto A = T.Tensor("A", {m, Dim::Dynamic("K", 8)}, f16);
+  auto Bp = T.Tensor("Bp", {Dim::Dynamic("P"), 64, n}, f16);
+  auto Table = T.Tensor("Table", {Dim::Dynamic("KT")}, i32);
+  auto C = T.Tensor("C", {m, n}, f32);
+  T.Launch({CeilDiv(n, 128), CeilDiv(m, 128)}, threads, [&](Index bx, Index by) {
+    auto As = T.AllocShared({128, 64}, f16, "As"), Bs = T.AllocShared({64, 128}, f16, "Bs");
+    auto acc = T.AllocFragment({128, 128}, f32, "acc");
+    T.Clear(acc);
+    T.Pipelined(Table.dim(0), 3, [&](Index k) {
+      T.Copy(A.Tile(by * 128, k * 64), As);
+      T.Copy(Bp.Tile(Table(k), 0, bx * 128).Along({1, 2}), Bs);
+      T.Gemm(As, Bs, acc);
+    });
+    T.Copy(acc, C.Tile(by * 128, bx * 128));
+  });
+  return T.Build();
+}
+
+TEST(DataIndices, ReadsBecomeTileReadAndCompileEverywhere) {
+  Kernel kernel = PagedGemm(128);
+  ASSERT_TRUE(kernel.status().ok()) << kernel.status();
+  EXPECT_NE(kernel.ToString().find("tile.read"), std::string::npos) << kernel.ToString();
+  for (const char* target : kTargets) {
+    auto compiled = kernel.Compile({target});
+    ASSERT_TRUE(compiled.ok()) << target << ": " << compiled.status();
+    EXPECT_NE(compiled->ptx().find("ld.global"), std::string::npos) << target;
+  }
+}
+
+TEST(DataIndices, ReadInsideThePipelinedLoopKeepsWarpSpecializationOnSm90a) {
+  auto tile = PagedGemm(128).GetKernelSource(Stage::kGpu, {"sm_90a"});
+  ASSERT_TRUE(tile.ok()) << tile.status();
+  auto ptx = PagedGemm(128).Compile({"sm_90a"});
+  ASSERT_TRUE(ptx.ok()) << ptx.status();
+  EXPECT_NE(ptx->ptx().find("cp.async.bulk.tensor.3d"), std::string::npos);
+  EXPECT_NE(ptx->ptx().find("wgmma.mma_async"), std::string::npos);
+}
+
+/// A kernel whose body reads `read` (returns its first index).
+Kernel Reading(const std::function<Index(const Tensor&, const Tensor&, Index)>& read) {
+  KernelBuilder T("reading");
+  auto I = T.Tensor("I", {Dim::Dynamic("N")}, i32), F = T.Tensor("F", {Dim::Dynamic("N")}, f32);
+  auto O = T.Tensor("O", {Dim::Dynamic("N")}, f32);
+  T.Launch({1}, 32, [&](Index bx) {
+    auto x = T.AllocFragment({32}, f32, "x");
+    T.Copy(F.Tile(read(I, F, bx)), x);
+    T.Copy(x, O.Tile(0));
+  });
+  return T.Build();
+}
+
+void ExpectError(const Kernel& kernel, const std::string& expected) {
+  ASSERT_FALSE(kernel.status().ok());
+  std::string message(kernel.status().message());
+  EXPECT_NE(message.find(expected), std::string::npos) << message;
+  EXPECT_NE(message.find("data_indices_test.cc:"), std::string::npos) << message;
+}
+
+TEST(DataIndices, MisuseIsAnErrorInKernelStatus) {
+  ExpectError(Reading([](const Tensor&, const Tensor& f, Index b) { return f(b); }),
+              "reading an element of tensor 'F' of type f32 as an Index; indices come from "
+              "i32 or i64 tensors");
+  ExpectError(Reading([](const Tensor& i, const Tensor&, Index b) { return i(b, b); }),
+              "reading an element of tensor 'I' of rank 1 with 2 indices");
+  KernelBuilder T("in_parallel");
+  auto I = T.Tensor("I", {Dim(32)}, i32);
+  T.Launch({1}, 32, [&](Index) {
+    auto x = T.AllocFragment({32}, f32, "x");
+    T.Parallel({32}, [&](Index i) { x(i) = ToScalar(I(i)); });
+  });
+  ExpectError(T.Build(), "reading an element of tensor 'I' inside a Parallel body");
+}
+
+}  // namespace
+}  // namespace tessera
