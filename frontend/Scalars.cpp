@@ -271,17 +271,8 @@ Scalar compare(const Comparison &c, const Index &a, const Index &b) {
                                                    state->materialize(a), state->materialize(b)));
 }
 
-/// The i1 value of a boolean scalar (a comparison, or a constant), or null
-/// after an error naming `what`.
 mlir::Value boolean(BuilderState &s, const Scalar &x, const char *what) {
-  mlir::Value v = s.resolve(x);
-  if (!v)
-    return s.materialize(Scalar(x.constant() != 0 ? 1.0 : 0.0), s.b().getI1Type());
-  if (isBoolean(v))
-    return v;
-  s.error(std::string(what) + " takes a boolean (a comparison), not a scalar of type " +
-          BuilderState::stringify(v.getType()));
-  return nullptr;
+  return booleanValue(s, x, what);
 }
 
 /// And / Or of two booleans.

@@ -487,6 +487,23 @@ public:
   void Pipelined(int64_t count, int stages, std::function<void(Index)> body,
                  SourceLoc loc = {});
 
+  /// Runs `then` when the boolean `condition` holds, else `otherwise` (if
+  /// given). The condition is the block's, the same for every thread: a
+  /// comparison of block indices, loop indices of Pipelined and Serial,
+  /// dimensions, scalar arguments and values read from tensors (never of a
+  /// Parallel's indices: there, Select). Allocate buffers before the If;
+  /// they live across it. A constant condition builds one branch only.
+  /// FlashAttention's mask on the key blocks that cross the diagonal:
+  /// `T.If(k * BN + BN > bx * BM, [&] { T.Parallel(...mask...); })`.
+  void If(const Scalar &condition, std::function<void()> then,
+          std::function<void()> otherwise = nullptr, SourceLoc loc = {});
+  /// A loop over [0, count) that the whole block runs in order: a running
+  /// offset, chunks of a long row, a loop around Pipelined loops.
+  void Serial(const Index &count, std::function<void(Index)> body, SourceLoc loc = {});
+  /// Serial over a constant count (at most 64), its body emitted once per
+  /// iteration with the index a constant.
+  void Unroll(int64_t count, std::function<void(Index)> body, SourceLoc loc = {});
+
   /// Reductions over the last axis of a fragment into a fragment of the
   /// remaining shape, which every thread then holds whole (so Parallel bodies
   /// may read it at any index, e.g. a row maximum for every element of the

@@ -133,10 +133,11 @@ def Tile_KernelOp : Tile_Op<"kernel", [
 }
 
 def Tile_YieldOp : Tile_Op<"yield", [Pure, Terminator,
-    ParentOneOf<["KernelOp", "ParallelOp", "PipelinedOp"]>]> {
+    ParentOneOf<["KernelOp", "ParallelOp", "PipelinedOp", "IfOp", "SerialOp"]>]> {
   let summary = "Ends the body of a tile region";
   let description = [{
-    The terminator of `tile.kernel`, `tile.parallel` and `tile.pipelined` bodies. It is implied
+    The terminator of `tile.kernel`, `tile.parallel`, `tile.pipelined`, `tile.if` and
+    `tile.serial` bodies. It is implied
     in the custom syntax and takes no operands.
 
     Example: `tile.yield`
@@ -520,6 +521,78 @@ def Tile_PipelinedOp : Tile_Op<"pipelined", [SingleBlockImplicitTerminator<"Yiel
   let hasVerifier = 1;
   let skipDefaultBuilders = 1;
   let builders = [OpBuilder<(ins "::mlir::Value":$count, "int64_t":$stages)>];
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    ::mlir::BlockArgument getInductionVar() { return getBodyBlock().getArgument(0); }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Block-uniform control flow
+//===----------------------------------------------------------------------===//
+
+def Tile_IfOp : Tile_Op<"if", [NoRegionArguments,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "Runs a region when a block-uniform condition holds";
+  let description = [{
+    Runs `then` when `condition` holds, else `else` (optional). The
+    condition is the block's: built from block indices, loop indices of
+    tile.pipelined and tile.serial, dimensions, kernel scalars and values
+    read from tensors (tile.read), never from a tile.parallel's indices, so
+    every thread of the block takes the same branch and barriers inside
+    either branch are reached by all. Per-element conditions inside
+    tile.parallel are `arith.select`s. Buffers are allocated outside (they
+    live across the branch); the regions hold copies, gemms, reductions,
+    parallel loops, tile.pipelined, tile.serial and tile.if.
+
+    Example (FlashAttention's mask, only on key blocks that cross the
+    diagonal):
+
+    ```mlir
+    tile.if %crosses {
+      tile.parallel (%i, %k) in [128, 64] { ... }
+    }
+    ```
+  }];
+  let arguments = (ins I1:$condition);
+  let regions = (region SizedRegion<1>:$then_region, MaxSizedRegion<1>:$else_region);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$condition, "bool":$withElse)>];
+  let extraClassDeclaration = [{
+    ::mlir::Block &getThenBlock() { return getThenRegion().front(); }
+    bool hasElse() { return !getElseRegion().empty(); }
+    ::mlir::Block &getElseBlock() { return getElseRegion().front(); }
+  }];
+}
+
+def Tile_SerialOp : Tile_Op<"serial", [SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "A loop whose iterations run one after another";
+  let description = [{
+    Runs its body for `%i` in `[0, count)`, in order, with the whole block:
+    a running offset, a loop over chunks, a loop nest around tile.pipelined.
+    The count is block-uniform (as tile.if's condition). With `unroll` and
+    a constant count the body is unrolled (each iteration's code emitted on
+    its own, so indices in it are constants). Buffers are allocated outside.
+
+    Example:
+
+    ```mlir
+    tile.serial %i = 0 to %n {
+      ...
+    }
+    tile.serial %i = 0 to %c4 {unroll} {
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins Index:$count, UnitAttr:$unroll);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$count, "bool":$unroll)>];
   let extraClassDeclaration = [{
     ::mlir::Block &getBodyBlock() { return getBody().front(); }
     ::mlir::BlockArgument getInductionVar() { return getBodyBlock().getArgument(0); }

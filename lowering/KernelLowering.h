@@ -271,6 +271,9 @@ public:
   LogicalResult lowerParallel(ParallelOp loop);
   Value lowerFastMath(Operation &op, IRMapping &map);
   LogicalResult lowerPipelined(PipelinedOp loop);
+  /// Block-uniform control flow (LowerControlFlow.cpp).
+  LogicalResult lowerIf(IfOp op);
+  LogicalResult lowerSerial(SerialOp op);
   /// Maps `loop`'s induction variable to `iteration`, then walks the body:
   /// clones its index arithmetic (dimensions, pure ops) and calls `onCopy`
   /// for each copy in `ahead`, in body order. The caller saves and restores

@@ -639,6 +639,8 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
       .Case<ClearOp>([&](ClearOp clear) { return lowerClear(clear.getBuffer()); })
       .Case<ParallelOp>([&](ParallelOp loop) { return lowerParallel(loop); })
       .Case<PipelinedOp>([&](PipelinedOp loop) { return lowerPipelined(loop); })
+      .Case<IfOp>([&](IfOp op) { return lowerIf(op); })
+      .Case<SerialOp>([&](SerialOp op) { return lowerSerial(op); })
       .Case<GemmOp>([&](GemmOp gemm) { return lowerGemm(gemm); })
       .Case<ReduceOp>([&](ReduceOp reduce) { return lowerReduce(reduce); })
       .Case<LoadOp, StoreOp>([&](Operation *access) -> LogicalResult {

@@ -54,9 +54,16 @@ void KernelLowering::prepareForPlanning() {
 FailureOr<DictionaryAttr> KernelLowering::planSchedule(PipelinedOp loop) {
   PipelinePlan facts = planPipelined(loop);
   std::vector<const PipelineStrategy *> strategies = backend_.getPipelineStrategies(cc_);
+  // Specialized warps split the whole block into producers and consumers
+  // from the loop on: a loop inside tile.if or tile.serial is not reached
+  // by the block as one at a fixed point, so it keeps the other strategies.
+  bool nested = loop->getBlock() != &kernel_.getBodyBlock();
   for (auto [i, strategy] : llvm::enumerate(strategies)) {
     PipelinePlan plan = facts;
-    std::string why = strategy->tryPlan(*this, loop, plan);
+    std::string why = nested && strategy->specializesWarps()
+                          ? "the loop is inside tile.if or tile.serial (warp specialization "
+                            "runs loops at the kernel's top level)"
+                          : strategy->tryPlan(*this, loop, plan);
     if (!why.empty()) {
       // The backend's first choice lost, for a loop that stages copies:
       // say which strategy runs it instead, and why.

@@ -43,6 +43,19 @@ std::optional<Accesses> accessesOf(Operation &op) {
       else if (auto store = dyn_cast<StoreOp>(inner))
         a.writes.insert(store.getBuffer());
     });
+  } else if (auto branch = dyn_cast<IfOp>(op)) {
+    // A branch accesses what its ops do (arithmetic and reads aside).
+    for (Region &region : branch->getRegions())
+      for (Block &block : region)
+        for (Operation &inner : block.without_terminator()) {
+          if (isa<DimOp, ReadOp>(inner) || lowering::isPlainArithmetic(&inner))
+            continue;
+          std::optional<Accesses> nested = accessesOf(inner);
+          if (!nested || isa<GemmOp>(inner))
+            return std::nullopt;
+          a.reads.insert(nested->reads.begin(), nested->reads.end());
+          a.writes.insert(nested->writes.begin(), nested->writes.end());
+        }
   } else {
     return std::nullopt;
   }

@@ -107,6 +107,15 @@ std::string whyConsumersCannotRun(Operation &op) {
   auto name = [&] { return "'" + op.getName().getStringRef().str() + "'"; };
   if (isa<GemmOp, DimOp, ReadOp>(op) || lowering::isPlainArithmetic(&op))
     return "";
+  if (auto branch = dyn_cast<IfOp>(op)) {
+    // The consumers take the branch: what it holds, they must run.
+    for (Region &region : branch->getRegions())
+      for (Block &block : region)
+        for (Operation &inner : block.without_terminator())
+          if (std::string why = whyConsumersCannotRun(inner); !why.empty())
+            return why;
+    return "";
+  }
   if (auto clear = dyn_cast<ClearOp>(op))
     return isFragment(clear.getBuffer()) ? "" : name() + " clears a shared buffer";
   if (auto fill = dyn_cast<FillOp>(op))

@@ -162,8 +162,8 @@ std::vector<Workload> DtypeWorkloads();
 /// into C, and of the conformance case gemm_paged_b (B's k-tiles are pages
 /// a table picks): workloads_gemm.cc.
 std::vector<Workload> SplitKWorkloads();
-/// The workloads of the paged gather (examples/paged_gather.cc):
-/// workloads_elementwise.cc.
+/// The workloads of the paged gather (examples/paged_gather.cc) and of the
+/// conformance case control_flow: workloads_elementwise.cc.
 std::vector<Workload> PagedGatherWorkloads();
 /// The workloads of the quantized-weight GEMMs (examples/gemm_w4a16.cc):
 /// workloads_quant.cc.

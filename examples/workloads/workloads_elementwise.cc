@@ -194,6 +194,44 @@ absl::StatusOr<Report> RunPagedGather(const LoadedKernel& kernel, std::vector<in
   return report;
 }
 
+/// control_flow (tests/conformance/cases_core.cc): X f32 [M, L]; Y doubles
+/// the even 256-column chunks and negates the odd ones (exact), S[r] is
+/// Y's row sum plus 1, times 10 in block 0 (rows 0-3), within f32
+/// summation's bound.
+absl::StatusOr<Report> RunControlFlow(const LoadedKernel& kernel, int64_t m, int64_t l,
+                                      const RunOptions& options) {
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  std::vector<float> x(m * l), y(m * l), s(m);
+  for (float& v : x) v = random.Uniform();
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, DeviceBuffer::Allocate(m * l * 4));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer ds, DeviceBuffer::Allocate(m * 4));
+  TESSERA_RETURN_IF_ERROR(dy.Fill(kPoisonByte));
+  TESSERA_RETURN_IF_ERROR(ds.Fill(kPoisonByte));
+  std::vector<KernelArg> args = {TensorArg{dx.ptr(), runtime::DTYPE_F32, {m, l}},
+                                 TensorArg{dy.ptr(), runtime::DTYPE_F32, {m, l}},
+                                 TensorArg{ds.ptr(), runtime::DTYPE_F32, {m}}};
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  TESSERA_RETURN_IF_ERROR(dy.CopyToHost(y.data(), y.size() * 4));
+  TESSERA_RETURN_IF_ERROR(ds.CopyToHost(s.data(), s.size() * 4));
+  for (int64_t i = 0; i < m; ++i) {
+    double sum = 0, magnitude = 1;
+    for (int64_t j = 0; j < l; ++j) {
+      double want = (j / 256) % 2 == 0 ? 2.0 * x[i * l + j] : -double(x[i * l + j]);
+      CheckElement(report, i, j, y[i * l + j], want, 0);
+      sum += want;
+      magnitude += std::fabs(want);
+    }
+    double scale = i < 4 ? 10 : 1;
+    CheckElement(report, i, l, s[i], (sum + 1) * scale, 0x1p-20 * magnitude * scale);
+  }
+  report.correct = report.mismatches == 0;
+  return report;
+}
+
 }  // namespace
 
 std::vector<Workload> PagedGatherWorkloads() {
@@ -206,6 +244,12 @@ std::vector<Workload> PagedGatherWorkloads() {
                    [](const LoadedKernel& loaded, const RunOptions& options) {
                      return RunPagedGather(loaded, {100, 1, 0, 203, 16}, 13, false, options);
                    }));
+  for (auto [m, l] : {std::pair<int64_t, int64_t>{37, 1000}, {5, 256}, {9, 77}})
+    list.push_back(
+        MakeWorkload(absl::StrCat("control_flow/", m, "x", l), "control_flow", true, false,
+                     [m = m, l = l](const LoadedKernel& loaded, const RunOptions& options) {
+                       return RunControlFlow(loaded, m, l, options);
+                     }));
   list.push_back(MakeWorkload("paged_gather/64x4096", "paged_gather", false, true,
                               [](const LoadedKernel& loaded, const RunOptions& options) {
                                 std::vector<int32_t> lens(64);

@@ -313,6 +313,19 @@ inline mlir::Type toMlirType(mlir::MLIRContext *ctx, DType dtype) {
 /// True for a compile-time constant scalar.
 inline bool isConstant(const Scalar &x) { return !x.handle() && x.argument() < 0; }
 
+/// The i1 value of a boolean scalar (a comparison, or a constant), or null
+/// after an error naming `what`.
+inline mlir::Value booleanValue(BuilderState &s, const Scalar &x, const char *what) {
+  mlir::Value v = s.resolve(x);
+  if (!v)
+    return s.materialize(Scalar(x.constant() != 0 ? 1.0 : 0.0), s.b().getI1Type());
+  if (v.getType().isInteger(1))
+    return v;
+  s.error(std::string(what) + " takes a boolean (a comparison), not a scalar of type " +
+          BuilderState::stringify(v.getType()));
+  return nullptr;
+}
+
 /// Combines two scalars with a float or an integer operation; scalars of
 /// two types are an error (the author casts one), and the result then 0.
 template <typename FloatOp, typename IntOp>

@@ -1,12 +1,12 @@
 //===- cases_core.cc - Conformance cases of the language core -------------===//
 //
 // Kernels that use what goes beyond straight-line tiles (issue 41's core):
-// indices read from data. gemm_paged_b multiplies A by a B whose k-tiles
-// are pages of a pool picked by a table, read inside the pipelined loop:
-// on sm_90a the page becomes a TMA coordinate in the producer warp of the
-// warp-specialized loop, elsewhere a cp.async or register-staged address.
-// (The examples paged_gather, gemm_split_k and gemm_w4a16 are cases
-// through the example list; int_bits is in cases_dtypes.cc.)
+// indices read from data and block-uniform control flow. gemm_paged_b multiplies A by a B whose
+// k-tiles are pages of a pool picked by a table, read inside the pipelined loop: on sm_90a the page
+// becomes a TMA coordinate in the producer warp of the warp-specialized loop, elsewhere a cp.async
+// or register-staged address. control_flow walks rows in chunks with Serial, branches with If/else
+// on a loop index and on the block index, and unrolls a loop. (The examples paged_gather,
+// gemm_split_k and gemm_w4a16 are cases through the example list; int_bits is in cases_dtypes.cc.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,8 +44,48 @@ Kernel GemmPagedB(const std::string& target) {
   return T.Build();
 }
 
+/// Block-uniform control flow: rows of X (f32, [M, L], L dynamic) walked
+/// in chunks of 256 by Serial, each chunk doubled (even chunks) or negated
+/// (odd ones) under If/else and written to Y, its sums added up per row;
+/// an unrolled loop adds 1 on its second iteration; block 0 scales its
+/// sums by 10 (an If on the block index); S gets the sums.
+Kernel ControlFlow() {
+  constexpr int64_t kRows = 4, kChunk = 256;
+  KernelBuilder T("control_flow");
+  Dim m = Dim::Dynamic("M"), l = Dim::Dynamic("L");
+  auto X = T.Tensor("X", {m, l}, f32), Y = T.Tensor("Y", {m, l}, f32);
+  auto S = T.Tensor("S", {m}, f32);
+  T.Launch({CeilDiv(m, kRows)}, 128, [&](Index bx) {
+    auto x = T.AllocFragment({kRows, kChunk}, f32, "x");
+    auto sum = T.AllocFragment({kRows}, f32, "sum");
+    T.Clear(sum);
+    T.Serial(CeilDiv(X.dim(1), Index(kChunk)), [&](Index c) {
+      T.Copy(X.Tile(bx * kRows, c * kChunk), x);
+      T.If(
+          c % 2 == 0,
+          [&] {
+            T.Parallel({kRows, kChunk}, [&](Index i, Index j) { x(i, j) = x(i, j) * 2.0; });
+          },
+          [&] {
+            T.Parallel({kRows, kChunk}, [&](Index i, Index j) { x(i, j) = -x(i, j); });
+          });
+      T.ReduceSum(x, sum, /*clear=*/false);
+      T.Copy(x, Y.Tile(bx * kRows, c * kChunk));
+    });
+    T.Unroll(2, [&](Index u) {
+      T.If(u == 1, [&] { T.Parallel({kRows}, [&](Index i) { sum(i) = sum(i) + 1.0; }); });
+    });
+    T.If(bx == 0, [&] { T.Parallel({kRows}, [&](Index i) { sum(i) = sum(i) * 10.0; }); });
+    T.Copy(sum, S.Tile(bx * kRows));
+  });
+  return T.Build();
+}
+
 }  // namespace
 
-void AddCoreCases(std::vector<Case>& cases) { cases.push_back({"gemm_paged_b", GemmPagedB}); }
+void AddCoreCases(std::vector<Case>& cases) {
+  cases.push_back({"gemm_paged_b", GemmPagedB});
+  cases.push_back({"control_flow", [](const std::string&) { return ControlFlow(); }});
+}
 
 }  // namespace tessera::conformance

@@ -330,7 +330,7 @@ tile.kernel @too_many_block_indices(%A: !tile.tensor<4xf32>)
 
 // -----
 
-// expected-error @+1 {{'tile.yield' op expects parent op to be one of 'tile.kernel, tile.parallel, tile.pipelined'}}
+// expected-error @+1 {{'tile.yield' op expects parent op to be one of 'tile.kernel, tile.parallel, tile.pipelined, tile.if, tile.serial'}}
 tile.yield
 
 // -----
@@ -774,5 +774,64 @@ tile.kernel @read_in_parallel(%A: !tile.tensor<?xi32>)
   tile.parallel (%i) in [32] {
     // expected-error @+1 {{'tile.read' op reads a block-uniform index and is not valid inside tile.parallel; read it before the loop}}
     %x = tile.read %A[%i] : !tile.tensor<?xi32>
+  }
+}
+
+// -----
+
+tile.kernel @if_in_parallel() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  tile.parallel (%i) in [32] {
+    %c = arith.cmpi eq, %i, %bx : index
+    // expected-error @+1 {{'tile.if' op is block-uniform control flow and not valid inside tile.parallel; use arith.select for per-element choices}}
+    tile.if %c {
+    }
+  }
+}
+
+// -----
+
+tile.kernel @alloc_in_if() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %c0 = arith.constant 0 : index
+  %c = arith.cmpi eq, %bx, %c0 : index
+  tile.if %c {
+    // expected-error @+1 {{'tile.alloc_fragment' op allocates a buffer inside tile.if; allocate it before (buffers live across branches and loops)}}
+    %a = tile.alloc_fragment : !tile.buffer<32xf32, fragment>
+  }
+}
+
+// -----
+
+tile.kernel @unroll_dynamic(%A: !tile.tensor<?xf32>)
+    grid(affine_map<()[s0] -> (1)>) threads(32) blocks(%bx) {
+  %n = tile.dim %A[0] : !tile.tensor<?xf32>
+  // expected-error @+1 {{'tile.serial' op unrolls only a constant iteration count}}
+  tile.serial %i = 0 to %n attributes {unroll} {
+  }
+}
+
+// -----
+
+tile.kernel @unroll_many() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %c65 = arith.constant 65 : index
+  // expected-error @+1 {{'tile.serial' op unrolls 65 iterations, over the limit of 64 (each is emitted on its own)}}
+  tile.serial %i = 0 to %c65 attributes {unroll} {
+  }
+}
+
+// -----
+
+tile.kernel @serial_negative() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %m1 = arith.constant -1 : index
+  // expected-error @+1 {{'tile.serial' op iteration count must be non-negative, got -1}}
+  tile.serial %i = 0 to %m1 {
+  }
+}
+
+// -----
+
+tile.kernel @serial_from_one() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %c4 = arith.constant 4 : index
+  // expected-error @+1 {{tile.serial loops start at 0}}
+  tile.serial %i = 1 to %c4 {
   }
 }

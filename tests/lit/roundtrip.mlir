@@ -142,6 +142,41 @@ tile.kernel @atomics_and_bits(%C: !tile.tensor<?x?xf32>, %W: !tile.tensor<?x?xi8
   %page = tile.read %T[%bx] : !tile.tensor<?xi32>
 }
 
+// Block-uniform control flow: tile.if (with and without else) and
+// tile.serial (plain and unrolled).
+
+// CHECK-LABEL: tile.kernel @control_flow
+// CHECK: tile.serial %[[I:.*]] = 0 to %{{.*}} {
+// CHECK:   tile.if %{{.*}} {
+// CHECK:     tile.clear
+// CHECK:   } else {
+// CHECK:     tile.fill
+// CHECK:   }
+// CHECK: }
+// CHECK: tile.serial %{{.*}} = 0 to %{{.*}} attributes {unroll} {
+// CHECK:   tile.if %{{.*}} {
+// CHECK-NEXT: }
+tile.kernel @control_flow(%A: !tile.tensor<?xf32>)
+    grid(affine_map<()[s0] -> (1)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<32xf32, fragment>
+  %n = tile.dim %A[0] : !tile.tensor<?xf32>
+  %c2 = arith.constant 2 : index
+  %one = arith.constant 1.0 : f32
+  tile.serial %i = 0 to %n {
+    %even = arith.cmpi ult, %i, %c2 : index
+    tile.if %even {
+      tile.clear %a : !tile.buffer<32xf32, fragment>
+    } else {
+      tile.fill %a, %one : !tile.buffer<32xf32, fragment>, f32
+    }
+  }
+  tile.serial %u = 0 to %c2 attributes {unroll} {
+    %first = arith.cmpi eq, %u, %bx : index
+    tile.if %first {
+    }
+  }
+}
+
 // An empty kernel keeps its implicit terminator implicit.
 
 // CHECK-LABEL: tile.kernel @empty

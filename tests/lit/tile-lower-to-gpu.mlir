@@ -258,6 +258,51 @@ module attributes {tile.target = #tile.target<"sm_80">} {
 
 // -----
 
+// tile.serial becomes scf.for over the count, tile.if an scf.if with both
+// branches; an unrolled tile.serial emits its body per iteration.
+// CHECK-LABEL: gpu.func @control_flow
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:   scf.if %{{.*}} {
+// CHECK:     memref.store %{{.*}} : memref<1xf32>
+// CHECK:   } else {
+// CHECK:     memref.store %{{.*}} : memref<1xf32>
+// CHECK:   }
+// CHECK: }
+// CHECK: scf.if %{{.*}} {
+// CHECK:   memref.store
+// CHECK: }
+// CHECK: scf.if %{{.*}} {
+// CHECK:   memref.store
+// CHECK: }
+// CHECK: llvm.store
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @control_flow(%A: !tile.tensor<?xf32>)
+      grid(affine_map<()[s0] -> (1)>) threads(32) blocks(%bx) {
+    %a = tile.alloc_fragment {distribution = #tile.distribution<threads = 32, vector = 1>} : !tile.buffer<32xf32, fragment>
+    %n = tile.dim %A[0] : !tile.tensor<?xf32>
+    %c2 = arith.constant 2 : index
+    %one = arith.constant 1.0 : f32
+    tile.serial %i = 0 to %n {
+      %even = arith.cmpi ult, %i, %c2 : index
+      tile.if %even {
+        tile.clear %a : !tile.buffer<32xf32, fragment>
+      } else {
+        tile.fill %a, %one : !tile.buffer<32xf32, fragment>, f32
+      }
+    }
+    tile.serial %u = 0 to %c2 attributes {unroll} {
+      %first = arith.cmpi eq, %u, %bx : index
+      tile.if %first {
+        tile.clear %a : !tile.buffer<32xf32, fragment>
+      }
+    }
+    %c0 = arith.constant 0 : index
+    tile.copy %a to %A[%c0] : !tile.buffer<32xf32, fragment> to !tile.tensor<?xf32>
+  }
+}
+
+// -----
+
 // Errors: the passes that must run first, and accesses outside tile.parallel.
 
 module attributes {tile.target = #tile.target<"sm_80">} {
