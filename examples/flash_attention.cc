@@ -110,14 +110,21 @@ Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name) {
       // when causal also i + row0 + Skv + 1 - Sq - col0 (possibly negative).
       // The limit is per row; each element costs one 32-bit compare (the
       // lengths are below 2^31) and one select.
+      // Only blocks with a masked element run the mask: the key tail
+      // (col0 + BN > Skv) and, when causal, blocks the diagonal crosses
+      // (shift < BN, written without a negative index).
       Index left = skv - col0, shift = row0 + skv + 1 - (sq + col0);
-      T.Parallel({BM, BN}, [&](Index i, Index k) {
-        Scalar limit = ToScalar(left, i32);
-        if (c.causal) {
-          Scalar diagonal = ToScalar(i, i32) + ToScalar(shift, i32);
-          limit = Select(diagonal < limit, diagonal, limit);
-        }
-        s(i, k) = Select(ToScalar(k, i32) < limit, s(i, k), -kInf);
+      Scalar masked = col0 + BN > skv;
+      if (c.causal) masked = Or(masked, row0 + skv + 1 < sq + col0 + BN);
+      T.If(masked, [&] {
+        T.Parallel({BM, BN}, [&](Index i, Index k) {
+          Scalar limit = ToScalar(left, i32);
+          if (c.causal) {
+            Scalar diagonal = ToScalar(i, i32) + ToScalar(shift, i32);
+            limit = Select(diagonal < limit, diagonal, limit);
+          }
+          s(i, k) = Select(ToScalar(k, i32) < limit, s(i, k), -kInf);
+        });
       });
       T.ReduceMax(s, mx);
       T.Parallel({BM}, [&](Index i) {
