@@ -410,6 +410,18 @@ mlir::DenseI64ArrayAttr sliceDims(BuilderState &s, const TileRef &tile) {
   return tile.dims.empty() ? nullptr : s.b().getDenseI64ArrayAttr(tile.dims);
 }
 
+/// tile.copy's `until` for a bounded tile (TileRef::Until), else null.
+mlir::Value untilValue(BuilderState &s, const TileRef &tile) {
+  return tile.until ? s.materialize(*tile.until) : mlir::Value();
+}
+
+/// tile.copy's `until_axis` when the bound is not on the first axis (the
+/// verifier checks it is one of the tile's).
+void setUntilAxis(tile::CopyOp copy, const TileRef &tile) {
+  if (tile.until && tile.untilAxis != 0)
+    copy.setUntilAxis(tile.untilAxis);
+}
+
 } // namespace
 
 void KernelBuilder::Copy(const TileRef &src, const Buffer &dst, SourceLoc loc) {
@@ -419,9 +431,10 @@ void KernelBuilder::Copy(const TileRef &src, const Buffer &dst, SourceLoc loc) {
   llvm::SmallVector<mlir::Value> offsets;
   for (const Index &i : src.offsets)
     offsets.push_back(s.materialize(i));
-  tile::CopyOp::create(s.b(), s.loc(loc), s.kernel.getKernelArgument(src.argument), offsets,
-                       BuilderState::value(dst.handle()), mlir::ValueRange{},
-                       sliceDims(s, src));
+  auto copy = tile::CopyOp::create(s.b(), s.loc(loc), s.kernel.getKernelArgument(src.argument),
+                                   offsets, BuilderState::value(dst.handle()), mlir::ValueRange{},
+                                   untilValue(s, src), nullptr, sliceDims(s, src));
+  setUntilAxis(copy, src);
 }
 
 void KernelBuilder::Copy(const Buffer &src, const TileRef &dst, SourceLoc loc) {
@@ -431,8 +444,10 @@ void KernelBuilder::Copy(const Buffer &src, const TileRef &dst, SourceLoc loc) {
   llvm::SmallVector<mlir::Value> offsets;
   for (const Index &i : dst.offsets)
     offsets.push_back(s.materialize(i));
-  tile::CopyOp::create(s.b(), s.loc(loc), BuilderState::value(src.handle()), mlir::ValueRange{},
-                       s.kernel.getKernelArgument(dst.argument), offsets, sliceDims(s, dst));
+  auto copy = tile::CopyOp::create(s.b(), s.loc(loc), BuilderState::value(src.handle()),
+                                   mlir::ValueRange{}, s.kernel.getKernelArgument(dst.argument),
+                                   offsets, untilValue(s, dst), nullptr, sliceDims(s, dst));
+  setUntilAxis(copy, dst);
 }
 
 void KernelBuilder::AtomicAdd(const Buffer &src, const TileRef &dst, SourceLoc loc) {
@@ -442,9 +457,10 @@ void KernelBuilder::AtomicAdd(const Buffer &src, const TileRef &dst, SourceLoc l
   llvm::SmallVector<mlir::Value> offsets;
   for (const Index &i : dst.offsets)
     offsets.push_back(s.materialize(i));
-  auto copy =
-      tile::CopyOp::create(s.b(), s.loc(loc), BuilderState::value(src.handle()), mlir::ValueRange{},
-                           s.kernel.getKernelArgument(dst.argument), offsets, sliceDims(s, dst));
+  auto copy = tile::CopyOp::create(s.b(), s.loc(loc), BuilderState::value(src.handle()),
+                                   mlir::ValueRange{}, s.kernel.getKernelArgument(dst.argument),
+                                   offsets, untilValue(s, dst), nullptr, sliceDims(s, dst));
+  setUntilAxis(copy, dst);
   copy.setAtomicAdd(true);
 }
 
@@ -453,7 +469,8 @@ void KernelBuilder::Copy(const Buffer &src, const Buffer &dst, SourceLoc loc) {
     return;
   BuilderState &s = *state_;
   tile::CopyOp::create(s.b(), s.loc(loc), BuilderState::value(src.handle()), mlir::ValueRange{},
-                       BuilderState::value(dst.handle()), mlir::ValueRange{}, nullptr);
+                       BuilderState::value(dst.handle()), mlir::ValueRange{}, mlir::Value(),
+                       nullptr, nullptr);
 }
 
 void KernelBuilder::Fill(const Buffer &buffer, double value, SourceLoc loc) {

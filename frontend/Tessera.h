@@ -30,6 +30,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -295,6 +296,22 @@ struct TileRef {
     TileRef slice = *this;
     slice.dims = std::move(spanned);
     return slice;
+  }
+  /// Where axis `untilAxis` of the tile ends early (an index into the
+  /// tensor dimension it spans), or none.
+  std::optional<Index> until;
+  int64_t untilAxis = 0;
+  /// Ends axis `axis` of the tile at `end` (an index into the tensor
+  /// dimension the axis spans): elements at or past it read as zero and are
+  /// not written, as if the tensor ended there. Rows of a sequence in a
+  /// packed [tokens, dim] batch: `Q.Tile(start + r, 0).Until(stop)` neither
+  /// reads nor overwrites the next sequence's rows. Not a bulk tensor copy
+  /// (TMA) on sm_90a.
+  TileRef Until(const Index &end, int64_t axis = 0) const {
+    TileRef bounded = *this;
+    bounded.until = end;
+    bounded.untilAxis = axis;
+    return bounded;
   }
 };
 

@@ -678,6 +678,15 @@ LogicalResult CopyOp::verify() {
   };
   if (getTensorDims() && !isa<TileTensorType>(srcType) && !isa<TileTensorType>(dstType))
     return emitOpError() << "tensor_dims needs a tensor operand";
+  if (getUntil() && !isa<TileTensorType>(srcType) && !isa<TileTensorType>(dstType))
+    return emitOpError() << "until bounds a tensor's tile and needs a tensor operand";
+  if (std::optional<int64_t> axis = getUntilAxis()) {
+    if (!getUntil())
+      return emitOpError() << "until_axis without until";
+    if (*axis < 0 || *axis >= tile.getRank())
+      return emitOpError() << "until_axis " << *axis << " is not an axis of the tile of rank "
+                           << tile.getRank();
+  }
   if (failed(checkSide(srcType, getSrcOffsets(), "source")) ||
       failed(checkSide(dstType, getDstOffsets(), "destination")))
     return failure();

@@ -263,6 +263,13 @@ def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
     outside its dimension makes the whole tile so. A [rows, dim] tile of a
     [batch, seq, heads, dim] tensor at (b, r, h, 0) spans dimensions 1 and 3.
 
+    `until` (optional) ends one axis of the tile early, `until_axis` (0,
+    the first, by default): along the tensor dimension that axis spans,
+    elements at or past `until` read as zero and are not written, as if
+    the tensor ended there (a sequence's end in a packed batch: rows of the
+    next sequence are neither read nor overwritten). Bulk tensor copies
+    (TMA) do not take it.
+
     With `atomic_add` the copy adds the buffer into the tensor tile instead
     of overwriting it: each element is one atomic read-modify-write of global
     memory (`atom`/`red.global.add`, PTX ISA §9.7.13.5), so blocks that add
@@ -284,10 +291,11 @@ def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
   }];
   let arguments = (ins Tile_TensorOrBuffer:$src, Variadic<Index>:$src_offsets,
                        Tile_TensorOrBuffer:$dst, Variadic<Index>:$dst_offsets,
+                       Optional<Index>:$until, OptionalAttr<I64Attr>:$until_axis,
                        OptionalAttr<DenseI64ArrayAttr>:$tensor_dims, UnitAttr:$atomic_add);
   let assemblyFormat = [{
-    $src (`[` $src_offsets^ `]`)? `to` $dst (`[` $dst_offsets^ `]`)? attr-dict
-    `:` type($src) `to` type($dst)
+    $src (`[` $src_offsets^ `]`)? `to` $dst (`[` $dst_offsets^ `]`)? (`until` $until^)?
+    attr-dict `:` type($src) `to` type($dst)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -399,6 +399,9 @@ public:
   };
   std::optional<MmaStoreTiles> mmaFragmentStoreTiles(CopyOp copy, int64_t elementBytes);
   TensorInfo copyTensor(CopyOp copy) override;
+  /// copyTensor without `until`: the whole tensor, or the slice tensor_dims
+  /// names.
+  TensorInfo copyTensorSlice(CopyOp copy);
   /// The tile's origin in copyTensor (CopyOp::getTileOffsets, lowered).
   SmallVector<Value> copyOffsets(CopyOp copy) override;
   /// Element address in a tensor (or `coords` further than address `from`

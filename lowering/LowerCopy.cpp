@@ -321,6 +321,20 @@ void KernelLowering::storeMatrices(const BufferInfo &frag, const BufferInfo &dst
 }
 
 TensorInfo KernelLowering::copyTensor(CopyOp copy) {
+  TensorInfo tensor = copyTensorSlice(copy);
+  // `until` ends an axis of the tile early: as if the dimension it spans
+  // stopped there (at most at its own end). Nothing is then known to divide
+  // that dimension.
+  if (Value until = copy.getUntil()) {
+    int64_t axis = copy.getUntilAxis().value_or(0);
+    tensor.dims[axis] =
+        arith::MinUIOp::create(b_, loc_, tensor.dims[axis], map_.lookupOrDefault(until));
+    tensor.divisors[axis] = 1;
+  }
+  return tensor;
+}
+
+TensorInfo KernelLowering::copyTensorSlice(CopyOp copy) {
   bool fromTensor = isa<TileTensorType>(copy.getSrc().getType());
   const TensorInfo &whole = tensors_[fromTensor ? copy.getSrc() : copy.getDst()];
   std::optional<ArrayRef<int64_t>> spanned = copy.getTensorDims();

@@ -117,7 +117,7 @@ void stageFragmentOperands(KernelOp kernel, const Backend &backend, const Comput
                                           builder.getStringAttr(name), nullptr, nullptr, nullptr);
       builder.setInsertionPoint(gemm);
       CopyOp::create(builder, gemm.getLoc(), fragment, ValueRange{}, shared.getResult(),
-                     ValueRange{}, nullptr);
+                     ValueRange{}, Value(), nullptr, nullptr);
       operand.set(shared.getResult());
       gemm.emitRemark() << "staging fragment " << describeBuffer(fragment)
                         << " through shared memory (" << sharedType.getNumElements() *

@@ -86,7 +86,7 @@ bool lowerBulkStoreEpilogue(PipelineLoweringContext &kl, CopyOp copy) {
   auto dstTensor = dyn_cast<TileTensorType>(copy.getDst().getType());
   if (!kl.persistent() || !kl.consumerThreads() || !kl.capabilities().hasStmatrix ||
       !kl.capabilities().hasBulkTensorCopy || !srcBuffer || !srcBuffer.isFragment() || !dstTensor ||
-      dstTensor.getRank() != 2 || copy.getTensorDims() ||
+      dstTensor.getRank() != 2 || copy.getTensorDims() || copy.getUntil() ||
       copy->getBlock() != &kl.kernel().getBodyBlock())
     return false;
   int64_t eltBytes = getElementBytes(dstTensor.getElementType());

@@ -52,6 +52,8 @@ constexpr int64_t kMaxTensorMapRank = 5;
 /// swizzled buffer, a row pitch the tensor's divisibility proves a multiple
 /// of 16 bytes, boxes of at most 256 rows and columns.
 std::string whyNoBulkTensorCopy(PipelineLoweringContext &kl, CopyOp copy) {
+  if (copy.getUntil())
+    return "its tile ends early ('until'), which a tensor map's bounds cannot express";
   const lowering::TensorInfo &tensor = kl.tensor(copy.getSrc());
   int64_t rank = tensor.type.getRank();
   if (copy.getTileType().getRank() == 1 && rank == 1)

@@ -21,6 +21,7 @@ Example FlashAttentionExample();
 Example GemmW4A16Example();
 Example GemmSplitKExample();
 Example PagedGatherExample();
+Example SoftmaxVarlenExample();
 
 const std::vector<std::string>& AllTargets() {
   static const auto* targets = new std::vector<std::string>{"sm_60", "sm_70", "sm_80", "sm_90a"};
@@ -34,7 +35,8 @@ const std::vector<Example>& AllExamples() {
                                LayerNormExample(),      GemmBiasGeluExample(),
                                Fp8GemmExample(),        Fp8GemmBlockwiseExample(),
                                FlashAttentionExample(), GemmW4A16Example(),
-                               GemmSplitKExample(),     PagedGatherExample()};
+                               GemmSplitKExample(),     PagedGatherExample(),
+                               SoftmaxVarlenExample()};
   return *examples;
 }
 

@@ -162,6 +162,9 @@ std::vector<Workload> DtypeWorkloads();
 /// into C, and of the conformance case gemm_paged_b (B's k-tiles are pages
 /// a table picks): workloads_gemm.cc.
 std::vector<Workload> SplitKWorkloads();
+/// The workloads of the variable-length softmax (examples/softmax_varlen.cc):
+/// workloads_rows.cc.
+std::vector<Workload> SoftmaxVarlenWorkloads();
 /// The workloads of the paged gather (examples/paged_gather.cc) and of the
 /// conformance case control_flow: workloads_elementwise.cc.
 std::vector<Workload> PagedGatherWorkloads();

@@ -242,4 +242,74 @@ Workload Softmax(const std::string& kernel, int64_t m, int64_t n, runtime::DType
                       });
 }
 
+namespace {
+
+/// softmax_varlen (examples/softmax_varlen.cc): rows of `lens` packed in X
+/// [1, T] f16 (values in [-4, 4)), Cu their cumulative lengths; every
+/// element of Y against the float64 softmax of its row, within f16's
+/// rounding.
+absl::StatusOr<Report> RunSoftmaxVarlen(const LoadedKernel& kernel,
+                                        const std::vector<int32_t>& lens, bool benchmark,
+                                        const RunOptions& options) {
+  Report report;
+  report.target = kernel.spec().target();
+  std::vector<int32_t> cu(1, 0);
+  for (int32_t len : lens) cu.push_back(cu.back() + len);
+  int64_t total = cu.back(), rows = lens.size();
+  Random random(options.seed);
+  std::vector<uint16_t> x(total), y(total);
+  std::vector<double> xf(total);
+  for (int64_t e = 0; e < total; ++e) {
+    x[e] = FloatToHalfBits(random.Uniform() * 4.0f);
+    xf[e] = HalfBitsToFloat(x[e]);
+  }
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dcu, Upload(cu));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, DeviceBuffer::Allocate(total * 2));
+  TESSERA_RETURN_IF_ERROR(dy.Fill(kPoisonByte));
+  std::vector<KernelArg> args = {TensorArg{dx.ptr(), runtime::DTYPE_F16, {1, total}},
+                                 TensorArg{dy.ptr(), runtime::DTYPE_F16, {1, total}},
+                                 TensorArg{dcu.ptr(), runtime::DTYPE_I32, {rows + 1}}};
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  TESSERA_RETURN_IF_ERROR(dy.CopyToHost(y.data(), total * 2));
+  for (int64_t b = 0; b < rows; ++b) {
+    double top = -INFINITY, sum = 0;
+    for (int64_t e = cu[b]; e < cu[b + 1]; ++e) top = std::max(top, xf[e]);
+    for (int64_t e = cu[b]; e < cu[b + 1]; ++e) sum += std::exp(xf[e] - top);
+    for (int64_t e = cu[b]; e < cu[b + 1]; ++e) {
+      double ref = std::exp(xf[e] - top) / sum;
+      CheckElement(report, b, e - cu[b], HalfBitsToFloat(y[e]), ref, 0x1p-9 * ref + 0x1p-24);
+    }
+  }
+  report.tolerance = 0x1p-9;
+  report.correct = report.mismatches == 0;
+  report.bytes = 6.0 * total;
+  if (benchmark) TESSERA_RETURN_IF_ERROR(TimeIfAsked(kernel, args, options, report));
+  return report;
+}
+
+}  // namespace
+
+std::vector<Workload> SoftmaxVarlenWorkloads() {
+  std::vector<Workload> list;
+  // Conformance: rows shorter than a chunk, of one element, empty, several
+  // chunks with a partial last one, exactly one chunk.
+  list.push_back(
+      MakeWorkload("softmax_varlen/conformance", "softmax_varlen", true, false,
+                   [](const LoadedKernel& loaded, const RunOptions& options) {
+                     return RunSoftmaxVarlen(loaded, {1000, 1, 0, 4500, 2048, 77}, false, options);
+                   }));
+  // Benchmark: 256 rows of 16k to 48k elements (about 8M, 16 MB of f16).
+  list.push_back(MakeWorkload("softmax_varlen/256x16k-48k", "softmax_varlen", false, true,
+                              [](const LoadedKernel& loaded, const RunOptions& options) {
+                                std::vector<int32_t> lens(256);
+                                Random random(options.seed + 3);
+                                for (int32_t& len : lens)
+                                  len = 16384 + int32_t(random.Index(32769));
+                                return RunSoftmaxVarlen(loaded, lens, true, options);
+                              }));
+  return list;
+}
+
 }  // namespace tessera::workloads::internal

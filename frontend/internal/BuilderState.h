@@ -165,7 +165,7 @@ struct BuilderState {
       error(describe() + " names a scalar argument, not a tensor", at);
       return false;
     }
-    return takes(tile.offsets, at);
+    return takes(tile.offsets, at) && (!tile.until || takes(*tile.until, at));
   }
   bool takes(const std::vector<Index> &indices, mlir::Location at) {
     return llvm::all_of(indices, [&](const Index &i) { return takes(i, at); });

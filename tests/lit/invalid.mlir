@@ -835,3 +835,21 @@ tile.kernel @serial_from_one() grid(affine_map<()[] -> (1)>) threads(32) blocks(
   tile.serial %i = 1 to %c4 {
   }
 }
+
+// -----
+
+tile.kernel @until_axis_range(%A: !tile.tensor<?xf32>)
+    grid(affine_map<()[s0] -> (1)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<16xf32, fragment>
+  // expected-error @+1 {{'tile.copy' op until_axis 1 is not an axis of the tile of rank 1}}
+  tile.copy %A[%bx] to %a until %bx {until_axis = 1 : i64} : !tile.tensor<?xf32> to !tile.buffer<16xf32, fragment>
+}
+
+// -----
+
+tile.kernel @until_buffers() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+  %a = tile.alloc_fragment : !tile.buffer<16xf32, fragment>
+  %b = tile.alloc_fragment : !tile.buffer<16xf32, fragment>
+  // expected-error @+1 {{'tile.copy' op until bounds a tensor's tile and needs a tensor operand}}
+  tile.copy %a to %b until %bx : !tile.buffer<16xf32, fragment> to !tile.buffer<16xf32, fragment>
+}

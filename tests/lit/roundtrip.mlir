@@ -123,6 +123,7 @@ tile.kernel @element_types(%a: !tile.tensor<8xf16>, %b: !tile.tensor<8xbf16>, %c
 // CHECK: arith.andi
 // CHECK: tile.cast %{{.*}} {saturate} : i32 to i8
 // CHECK: tile.read %{{.*}}[%{{.*}}] : <?xi32>
+// CHECK: tile.copy %{{.*}} to %{{.*}}[%{{.*}}, %{{.*}}] until %{{.*}} {until_axis = 1 : i64} : !tile.buffer<16x32xf32, fragment> to !tile.tensor<?x?xf32>
 tile.kernel @atomics_and_bits(%C: !tile.tensor<?x?xf32>, %W: !tile.tensor<?x?xi8>,
                               %T: !tile.tensor<?xi32>)
     grid(affine_map<()[s0, s1, s2, s3, s4] -> (1)>) threads(32) blocks(%bx) {
@@ -140,6 +141,7 @@ tile.kernel @atomics_and_bits(%C: !tile.tensor<?x?xf32>, %W: !tile.tensor<?x?xi8
     tile.store %n, %w[%i, %j] : !tile.buffer<16x32xi8, fragment>
   }
   %page = tile.read %T[%bx] : !tile.tensor<?xi32>
+  tile.copy %acc to %C[%bx, %bx] until %page {until_axis = 1 : i64} : !tile.buffer<16x32xf32, fragment> to !tile.tensor<?x?xf32>
 }
 
 // Block-uniform control flow: tile.if (with and without else) and

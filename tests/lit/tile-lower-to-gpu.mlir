@@ -303,6 +303,24 @@ module attributes {tile.target = #tile.target<"sm_80">} {
 
 // -----
 
+// `until` clamps the bounded dimension: the copy's bounds test uses
+// min(N, until), and no vector is assumed whole past it.
+// CHECK-LABEL: gpu.func @until
+// CHECK: %[[END:.*]] = arith.minui %{{.*}}, %{{.*}} : index
+// CHECK: arith.cmpi slt, %{{.*}}, %[[END]] : index
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @until(%A: !tile.tensor<?xf32>, %stop: index)
+      grid(affine_map<()[s0] -> (s0 ceildiv 256)>) threads(64) blocks(%bx) {
+    %a = tile.alloc_fragment {distribution = #tile.distribution<threads = 64, vector = 4>} : !tile.buffer<256xf32, fragment>
+    %c256 = arith.constant 256 : index
+    %off = arith.muli %bx, %c256 : index
+    tile.copy %A[%off] to %a until %stop : !tile.tensor<?xf32> to !tile.buffer<256xf32, fragment>
+    tile.copy %a to %A[%off] until %stop : !tile.buffer<256xf32, fragment> to !tile.tensor<?xf32>
+  }
+}
+
+// -----
+
 // Errors: the passes that must run first, and accesses outside tile.parallel.
 
 module attributes {tile.target = #tile.target<"sm_80">} {
