@@ -103,6 +103,12 @@ Index Min(const Index &a, const Index &b) {
   return indexBinary<mlir::arith::MinUIOp>(a, b, "Min of indices");
 }
 
+Index Max(const Index &a, const Index &b) {
+  if (!a.handle() && !b.handle())
+    return Index(std::max(a.constant(), b.constant()));
+  return indexBinary<mlir::arith::MaxUIOp>(a, b, "Max of indices");
+}
+
 Index CeilDiv(const Index &a, const Index &b) {
   if (!a.handle() && !b.handle()) {
     if (!divisible(a, b))

@@ -70,8 +70,9 @@ std::string Kernel::ToString() const { return impl_ ? impl_->text : std::string(
 
 namespace {
 
-/// "file:line:col: error: message" for a diagnostic, plus its notes.
-void formatDiagnostic(mlir::Diagnostic &diag, std::string &out) {
+/// "file:line:col: error: message" for a diagnostic, plus its notes; with
+/// `labelRemarks`, remarks read "file:line:col: remark: message".
+void formatDiagnostic(mlir::Diagnostic &diag, std::string &out, bool labelRemarks = false) {
   llvm::raw_string_ostream os(out);
   auto printLocation = [&](mlir::Location loc) {
     if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(loc))
@@ -80,8 +81,9 @@ void formatDiagnostic(mlir::Diagnostic &diag, std::string &out) {
       os << loc;
   };
   printLocation(diag.getLocation());
+  bool remark = labelRemarks && diag.getSeverity() == mlir::DiagnosticSeverity::Remark;
   os << ": " << (diag.getSeverity() == mlir::DiagnosticSeverity::Error ? "error: " : "")
-     << diag << "\n";
+     << (remark ? "remark: " : "") << diag << "\n";
   for (mlir::Diagnostic &note : diag.getNotes()) {
     printLocation(note.getLocation());
     os << ": note: " << note << "\n";
@@ -90,9 +92,12 @@ void formatDiagnostic(mlir::Diagnostic &diag, std::string &out) {
 
 /// Parses the kernel's text in a fresh context and compiles it, collecting
 /// diagnostics into the returned status.
+/// With `remarks`, each remark (why an atom, strategy or schedule was not
+/// used) is also appended there on its own.
 absl::StatusOr<compiler::CompiledModule> compileText(const std::string &text,
-                                           const CompileOptions &options,
-                                           std::vector<compiler::Stage> keep = {}) {
+                                                     const CompileOptions &options,
+                                                     std::vector<compiler::Stage> keep = {},
+                                                     std::vector<std::string> *remarks = nullptr) {
   mlir::DialectRegistry registry;
   registerTesseraDialects(registry);
   mlir::MLIRContext context(registry);
@@ -101,6 +106,13 @@ absl::StatusOr<compiler::CompiledModule> compileText(const std::string &text,
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
     formatDiagnostic(diag, diagnostics);
+    if (remarks && diag.getSeverity() == mlir::DiagnosticSeverity::Remark) {
+      std::string remark;
+      formatDiagnostic(diag, remark, /*labelRemarks=*/true);
+      if (!remark.empty() && remark.back() == '\n')
+        remark.pop_back();
+      remarks->push_back(std::move(remark));
+    }
     return mlir::success();
   });
   mlir::OwningOpRef<mlir::ModuleOp> module =
@@ -135,6 +147,16 @@ absl::StatusOr<std::string> Kernel::GetKernelSource(Stage stage,
   if (!compiled.ok())
     return compiled.status();
   return compiled->getStage(wanted);
+}
+
+absl::StatusOr<std::vector<std::string>> Kernel::GetRemarks(const CompileOptions &options) const {
+  if (!status().ok())
+    return status();
+  std::vector<std::string> remarks;
+  auto compiled = compileText(impl_->text, options, {}, &remarks);
+  if (!compiled.ok())
+    return compiled.status();
+  return remarks;
 }
 
 absl::StatusOr<runtime::CompiledKernel> Kernel::Compile(const CompileOptions &options) const {

@@ -156,8 +156,10 @@ private:
   int64_t constant_ = 0;
 };
 
-/// The smaller of two indices.
+/// The smaller and the larger of two indices (compared as non-negative
+/// values, like / and %).
 Index Min(const Index &a, const Index &b);
+Index Max(const Index &a, const Index &b);
 /// ceil(a / b) for indices.
 Index CeilDiv(const Index &a, const Index &b);
 
@@ -423,6 +425,11 @@ public:
   /// The text of one compilation stage for `options.target`.
   absl::StatusOr<std::string> GetKernelSource(Stage stage,
                                               const CompileOptions &options = {}) const;
+  /// What compiling for `options.target` remarks on, one line each
+  /// ("file:line:col: text" at the author's statement): why an atom, a
+  /// pipelining strategy or a schedule was not used, what was staged through
+  /// shared memory. Empty when the compiler had nothing to say.
+  absl::StatusOr<std::vector<std::string>> GetRemarks(const CompileOptions &options = {}) const;
   /// Compiles for `options.target`: PTX (and a cubin if asked), the
   /// signature and launch geometry, for tessera::runtime.
   absl::StatusOr<runtime::CompiledKernel> Compile(const CompileOptions &options = {}) const;

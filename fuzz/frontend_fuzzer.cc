@@ -15,7 +15,14 @@
 //                Gemm | Reduce* | Parallel (1 or 2 indices, an expression of
 //                buffer elements, constants and math) | Pipelined (a nested
 //                body) | PingPong | Persistent | StreamK | Multicast |
-//                EdgeLoop
+//                EdgeLoop | If (a comparison of indices, one or two nested
+//                bodies) | Serial | Unroll | AtomicAdd
+//   index     := constants, block and loop indices, + * / Min Max, a value
+//                read from a tensor (Tensor::operator(), any rank)
+//   tile      := offsets (sometimes one too many), sometimes Until(index,
+//                axis)
+//   expression also takes & | ^ ~ << >> ShiftRightLogical, Bitcast and
+//                SaturatingCast
 //
 // Shapes, dtypes, ranks and counts come from the bytes and are often wrong
 // together: Build() or Compile() must then return an error, never crash.
@@ -79,7 +86,22 @@ struct Program {
   int depth = 0;
 
   Index index() {
-    switch (in.pick(5)) {
+    switch (in.pick(8)) {
+    case 5:
+      return Max(index(), Index(in.from(kConstants)));
+    case 6: {
+      // A value read from data, at indices of any count (often wrong).
+      if (tensors.empty() || depth > 3)
+        return Index(int64_t(2));
+      size_t t = in.pick(tensors.size());
+      std::vector<Index> at;
+      int rank = tensorRanks[t] + (in.pick(6) == 0 ? 1 : 0);
+      ++depth;
+      for (int i = 0; i < rank; ++i)
+        at.push_back(index());
+      --depth;
+      return tensors[t].Read(at);
+    }
     case 0:
       return Index(in.from(kConstants));
     case 1:
@@ -99,6 +121,8 @@ struct Program {
     int rank = tensorRanks[t] + (in.pick(8) == 0 ? 1 : 0);
     for (int i = 0; i < rank; ++i)
       ref.offsets.push_back(index());
+    if (in.pick(6) == 0)
+      return ref.Until(index(), int64_t(in.pick(4)) - 1);
     return ref;
   }
 
@@ -174,8 +198,71 @@ struct Program {
     }
     case 8:
       return hasScalar ? scalar : Scalar(2.0);
+    case 9:
+      return bits(at, level);
     default:
       return Scalar(1.0) - expression(at, level + 1);
+    }
+  }
+
+  /// Bit operations, bit casts and saturating casts, on whatever types the
+  /// operands have (often not integers: then an error).
+  Scalar bits(const std::vector<Index> &at, int level) {
+    Scalar x = expression(at, level + 1);
+    Scalar y = in.flag() ? Scalar(double(in.from(kConstants))) : expression(at, level + 1);
+    switch (in.pick(9)) {
+    case 0:
+      return x & y;
+    case 1:
+      return x | y;
+    case 2:
+      return x ^ y;
+    case 3:
+      return ~x;
+    case 4:
+      return x << y;
+    case 5:
+      return x >> y;
+    case 6:
+      return ShiftRightLogical(x, y);
+    case 7:
+      return Bitcast(x, in.from(kDTypes));
+    default:
+      return SaturatingCast(x, in.from(kDTypes));
+    }
+  }
+
+  /// A body of 1..3 statements, with `k` as a loop index when given.
+  void nested(const Index *k) {
+    ++depth;
+    if (k)
+      indices.push_back(*k);
+    int count = 1 + int(in.pick(3));
+    for (int i = 0; i < count; ++i)
+      statement();
+    if (k)
+      indices.pop_back();
+    --depth;
+  }
+
+  /// If, Serial or Unroll around nested statements.
+  void control() {
+    if (depth > 1)
+      return;
+    switch (in.pick(4)) {
+    case 0:
+      T.If(index() < index(), [&] { nested(nullptr); });
+      return;
+    case 1:
+      T.If(
+          index() == index(), [&] { nested(nullptr); }, [&] { nested(nullptr); });
+      return;
+    case 2:
+      T.Serial(index(), [&](Index k) { nested(&k); });
+      return;
+    default:
+      T.Unroll(int64_t(in.from(kConstants)) * (in.flag() ? 1 : 40), [&](Index k) { nested(&k); });
+      return;
     }
   }
 
@@ -199,7 +286,17 @@ struct Program {
   }
 
   void statement() {
-    switch (in.pick(16)) {
+    switch (in.pick(19)) {
+    case 16:
+    case 17:
+      control();
+      return;
+    case 18: {
+      size_t t = in.pick(tensors.size());
+      Buffer b = buffer();
+      T.AtomicAdd(b, tile(t));
+      return;
+    }
     case 0:
       alloc(true);
       return;

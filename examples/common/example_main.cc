@@ -47,18 +47,24 @@ int Fail(const std::string& message) {
 
 int ExampleMain(int argc, char** argv, const Example& example) {
   std::string target, emit, bundle, workloadFilter = "all";
+  bool remarks = false;
   for (int i = 1; i < argc; ++i) {
     if (ParseFlag(argv[i], "--target", &target) || ParseFlag(argv[i], "--emit", &emit) ||
         ParseFlag(argv[i], "--bundle", &bundle) ||
         ParseFlag(argv[i], "--workloads", &workloadFilter))
       continue;
+    if (std::strcmp(argv[i], "--remarks") == 0) {
+      remarks = true;
+      continue;
+    }
     if (std::strcmp(argv[i], "--help") == 0) {
       std::printf(
           "usage: %s [--target=sm_60|sm_70|sm_80|sm_90a] "
           "[--emit=tile|gpu|lowered|llvm|ptx|cubin] [--bundle=FILE] "
-          "[--workloads=all|conformance|benchmark]\n"
+          "[--workloads=all|conformance|benchmark] [--remarks]\n"
           "Without --emit: compiles the kernel and, where a GPU is present, runs, checks\n"
-          "and times it (target defaults to the GPU's, else sm_90a).\n",
+          "and times it (target defaults to the GPU's, else sm_90a). --remarks prints to\n"
+          "stderr why an atom, strategy or schedule was not used.\n",
           argv[0]);
       return 0;
     }
@@ -78,6 +84,13 @@ int ExampleMain(int argc, char** argv, const Example& example) {
   Kernel kernel = example.build(target);
   if (!kernel.status().ok())
     return Fail(absl::StrFormat("%s: %s", example.name, kernel.status().message()));
+  if (remarks) {
+    CompileOptions options;
+    options.target = target;
+    absl::StatusOr<std::vector<std::string>> lines = kernel.GetRemarks(options);
+    if (!lines.ok()) return Fail(absl::StrFormat("%s: %s", example.name, lines.status().message()));
+    for (const std::string& line : *lines) std::fprintf(stderr, "%s\n", line.c_str());
+  }
 
   if (!emit.empty()) {
     auto stages = StageNames();

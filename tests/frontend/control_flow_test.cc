@@ -88,6 +88,24 @@ TEST(ControlFlow, PipelinedInsideSerialIsNotWarpSpecialized) {
   EXPECT_NE(gpu.find("strategy = \"cp-async-multistage\""), std::string::npos) << gpu;
 }
 
+TEST(ControlFlow, RemarksSayWhyTheNestedLoopIsNotWarpSpecialized) {
+  auto remarks = Gemm(/*masked=*/false, /*chunks=*/true).GetRemarks({"sm_90a"});
+  ASSERT_TRUE(remarks.ok()) << remarks.status();
+  bool found = false;
+  for (const std::string& remark : *remarks)
+    found |=
+        remark.find("control_flow_test.cc:") != std::string::npos &&
+        remark.find(
+            "remark: pipelining with cp-async-multistage instead of "
+            "tma-warp-specialized: the loop is inside tile.if or tile.serial") != std::string::npos;
+  EXPECT_TRUE(found) << ::testing::PrintToString(*remarks);
+  // At the top level the loop is warp-specialized: nothing to say about it.
+  auto none = Gemm(/*masked=*/false, /*chunks=*/false).GetRemarks({"sm_90a"});
+  ASSERT_TRUE(none.ok()) << none.status();
+  for (const std::string& remark : *none)
+    EXPECT_EQ(remark.find("pipelining with"), std::string::npos) << remark;
+}
+
 TEST(ControlFlow, ConstantConditionsBuildOneBranch) {
   KernelBuilder T("constant_if");
   auto Y = T.Tensor("Y", {Dim(32)}, f32);

@@ -61,6 +61,34 @@ TEST(DataIndices, ReadInsideThePipelinedLoopKeepsWarpSpecializationOnSm90a) {
   EXPECT_NE(ptx->ptx().find("wgmma.mma_async"), std::string::npos);
 }
 
+/// O = Q's rows of sequence b (a packed [tokens, 64] batch, Cu the
+/// cumulative lengths) through a pipelined loop of 64-row tiles that end at
+/// the sequence's end.
+Kernel PackedRows() {
+  KernelBuilder T("packed_rows");
+  Dim tokens = Dim::Dynamic("T");
+  auto Q = T.Tensor("Q", {tokens, 64}, f16), O = T.Tensor("O", {tokens, 64}, f16);
+  auto Cu = T.Tensor("Cu", {Dim::Dynamic("B1")}, i32);
+  T.Launch({Dim::Dynamic("B1")}, 128, [&](Index b) {
+    auto qs = T.AllocShared({64, 64}, f16, "qs");
+    Index start = Cu(b), stop = Max(Cu(b + 1), start);
+    T.Pipelined(CeilDiv(stop - start, Index(64)), 2, [&](Index r) {
+      T.Copy(Q.Tile(start + r * 64, 0).Until(stop), qs);
+      T.Copy(qs, O.Tile(start + r * 64, 0).Until(stop));
+    });
+  });
+  return T.Build();
+}
+
+TEST(DataIndices, TilesEndAtASequencesEndOnEveryTarget) {
+  Kernel kernel = PackedRows();
+  ASSERT_TRUE(kernel.status().ok()) << kernel.status();
+  std::string text = kernel.ToString();
+  EXPECT_NE(text.find(" until "), std::string::npos) << text;
+  EXPECT_NE(text.find("arith.maxui"), std::string::npos) << text;
+  for (const char* target : kTargets) EXPECT_TRUE(kernel.Compile({target}).ok()) << target;
+}
+
 /// A kernel whose body reads `read` (returns its first index).
 Kernel Reading(const std::function<Index(const Tensor&, const Tensor&, Index)>& read) {
   KernelBuilder T("reading");
