@@ -176,6 +176,25 @@ Scalar ShiftRightLogical(const Scalar &a, const Scalar &b) {
   return shift(a, b, Shift::kRightLogical, "ShiftRightLogical");
 }
 
+Index ToIndex(const Scalar &x) {
+  if (isConstant(x)) {
+    std::optional<int64_t> value = integerConstant(BuilderState::current, x, "ToIndex");
+    return Index(value.value_or(0));
+  }
+  BuilderState *state = detail::state("ToIndex", x);
+  if (!state)
+    return Index(0);
+  BuilderState &s = *state;
+  mlir::Value v = s.resolve(x);
+  auto integer = mlir::dyn_cast<mlir::IntegerType>(v.getType());
+  if (!integer || integer.isUnsigned() || integer.getWidth() == 1) {
+    s.error("ToIndex of a scalar of type " + BuilderState::stringify(v.getType()) +
+            "; it takes i8, i32 or i64 (Cast first)");
+    return Index(0);
+  }
+  return s.index(mlir::arith::IndexCastOp::create(s.b(), s.here(), s.b().getIndexType(), v));
+}
+
 Scalar SaturatingCast(const Scalar &x, DType to) {
   BuilderState *state = detail::state("SaturatingCast", x);
   if (!state)

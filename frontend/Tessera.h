@@ -277,6 +277,10 @@ Scalar Select(const Scalar &condition, const Scalar &onTrue, const Scalar &onFal
 /// An index as a scalar of type `to` (a global position as a float, say).
 /// Into a type of up to 32 bits the index is taken below 2^31.
 Scalar ToScalar(const Index &index, DType to = f32);
+/// An integer scalar (i8, i32, i64; sign-extended) as an Index: a bin or a
+/// position computed from data inside a Parallel body (for an atomic), or
+/// from a scalar argument outside one.
+Index ToIndex(const Scalar &x);
 
 /// A tile of a tensor at an origin: the operand of Copy.
 struct TileRef {
@@ -485,6 +489,18 @@ public:
   /// i64 (the buffer's elements convert as in Copy); the sum is exact up to
   /// the order of the additions. Not inside Pipelined yet.
   void AtomicAdd(const Buffer &src, const TileRef &dst, SourceLoc loc = {});
+  /// Inside a Parallel body: combines `value` into the element of `tensor`
+  /// at `indices` (global positions) as one atomic operation and returns
+  /// the element's old value; any number of threads and blocks may combine
+  /// into one element (a histogram: `T.AtomicAdd(H, {bin}, 1)`; a
+  /// scatter-add). Indices outside the tensor do nothing and return 0. Add
+  /// takes f32, f64, f16, bf16, i32, i64; Max and Min i32, i64, f32.
+  Scalar AtomicAdd(const tessera::Tensor &tensor, std::vector<Index> indices, const Scalar &value,
+                   SourceLoc loc = {});
+  Scalar AtomicMax(const tessera::Tensor &tensor, std::vector<Index> indices, const Scalar &value,
+                   SourceLoc loc = {});
+  Scalar AtomicMin(const tessera::Tensor &tensor, std::vector<Index> indices, const Scalar &value,
+                   SourceLoc loc = {});
   void Fill(const Buffer &buffer, double value, SourceLoc loc = {});
   void Clear(const Buffer &buffer, SourceLoc loc = {});
 

@@ -64,6 +64,14 @@ def Tile_MemoryScope : I32EnumAttr<"MemoryScope", "where a tile buffer lives", [
   let genSpecializedAttr = 0;
 }
 
+def Tile_AtomicKind : I32EnumAttr<"AtomicKind", "how tile.atomic combines an element", [
+    I32EnumAttrCase<"add", 0>,
+    I32EnumAttrCase<"max", 1>,
+    I32EnumAttrCase<"min", 2>,
+  ]> {
+  let cppNamespace = "::tessera::tile";
+}
+
 def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "how tile.reduce combines elements", [
     I32EnumAttrCase<"max", 0>,
     I32EnumAttrCase<"min", 1>,

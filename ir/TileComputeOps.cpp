@@ -112,3 +112,30 @@ LogicalResult CastOp::verify() {
     return emitOpError() << "converts elements inside a tile.parallel body";
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// AtomicOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AtomicOp::verify() {
+  auto type = cast<TileTensorType>(getTensor().getType());
+  Type element = type.getElementType();
+  if (getValue().getType() != element || getResult().getType() != element)
+    return emitOpError() << "combines a value of type " << getValue().getType()
+                         << " into a tensor of " << element << "; the types must match";
+  if (int64_t(getIndices().size()) != type.getRank())
+    return emitOpError() << "a tensor of rank " << type.getRank() << " needs " << type.getRank()
+                         << " indices, got " << getIndices().size();
+  bool integer = element.isSignlessInteger(32) || element.isSignlessInteger(64);
+  bool supported = getKind() == AtomicKind::add ? integer || element.isF32() || element.isF64() ||
+                                                      element.isF16() || element.isBF16()
+                                                : integer || element.isF32();
+  if (!supported)
+    return emitOpError() << "atomic " << stringifyAtomicKind(getKind()) << " of " << element
+                         << "; add takes f32, f64, f16, bf16, i32 and i64, max and min i32, i64 "
+                            "and f32";
+  if (!(*this)->getParentOfType<ParallelOp>())
+    return emitOpError() << "combines one element per iteration and belongs in a tile.parallel "
+                            "body; a whole tile is added by tile.copy {atomic_add}";
+  return success();
+}

@@ -396,6 +396,30 @@ def Tile_StoreOp : Tile_Op<"store", [
   let hasVerifier = 1;
 }
 
+def Tile_AtomicOp : Tile_Op<"atomic", [AllTypesMatch<["value", "result"]>]> {
+  let summary = "Atomically combines a value into one element of a global tensor";
+  let description = [{
+    Inside a tile.parallel body: reads the element of `tensor` at `indices`,
+    combines it with `value` (`add`, `max` or `min`) and writes the result,
+    as one atomic operation (relaxed, device scope; `atom`, or `red` when
+    the old value is unused, PTX ISA §9.7.13.5); returns the old value.
+    Each of the loop's elements is its own atomic, so any number of threads
+    and blocks may combine into one element (a histogram, a scatter-add).
+    Indices outside the tensor do nothing and return 0. Types: add takes
+    f32, f64, f16, bf16, i32 and i64; max and min take i32, i64 and f32
+    (a compare-and-swap loop where the target has no instruction).
+
+    Example: `%old = tile.atomic add %v, %H[%bin] : i32, !tile.tensor<?xi32>`
+  }];
+  let arguments = (ins Tile_AtomicKind:$kind, AnyType:$value, Tile_AnyTensor:$tensor,
+                       Variadic<Index>:$indices);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = [{
+    $kind $value `,` $tensor `[` $indices `]` attr-dict `:` type($value) `,` type($tensor)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_CastOp : Tile_Op<"cast", [Pure]> {
   let summary = "Converts one element between tile element types";
   let description = [{

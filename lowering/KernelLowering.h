@@ -415,9 +415,15 @@ public:
                                 bool aligned) override;
   void storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coords, ArrayRef<Value> values,
                    bool aligned);
+  /// `access()` (a value of the tensor's element type) under a check that
+  /// `indices` lie inside `tensor`, else 0.
+  Value elementInBounds(const TensorInfo &tensor, ArrayRef<Value> indices,
+                        function_ref<Value()> access);
   /// tile.read's element at `indices` (lowered values) as an index, 0
   /// outside the tensor.
   Value readIndex(ReadOp read, ArrayRef<Value> indices);
+  /// tile.atomic at `indices` with `value`: the old element, 0 outside.
+  Value atomicElement(AtomicOp atomic, ArrayRef<Value> indices, Value value);
   /// Adds `values` (consecutive along the tensor's last axis from `coords`)
   /// into the tensor, an atomic per element inside its bounds.
   void atomicAddGlobal(const TensorInfo &tensor, ArrayRef<Value> coords, ArrayRef<Value> values);

@@ -126,30 +126,58 @@ void KernelLowering::storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coord
   }
 }
 
-Value KernelLowering::readIndex(ReadOp read, ArrayRef<Value> indices) {
-  const TensorInfo &tensor = tensors_[read.getTensor()];
-  Type eltType = tensor.type.getElementType();
+Value KernelLowering::elementInBounds(const TensorInfo &tensor, ArrayRef<Value> indices,
+                                      function_ref<Value()> access) {
+  Type eltType = getStorageType(tensor.type.getElementType());
   // Unsigned compares: a negative index is outside too.
   Value inBounds;
   for (auto [index, dim] : llvm::zip(indices, tensor.dims))
     inBounds =
         andi(inBounds, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ult, index, dim));
   Value zero = arith::ConstantOp::create(b_, loc_, b_.getZeroAttr(eltType));
-  Value element = zero;
-  if (inBounds) {
-    auto guarded = scf::IfOp::create(
-        b_, loc_, inBounds,
-        [&](OpBuilder &tb, Location l) {
-          OpBuilder::InsertionGuard g(b_);
-          b_.setInsertionPoint(tb.getInsertionBlock(), tb.getInsertionPoint());
-          Value x = LLVM::LoadOp::create(b_, l, eltType, elementAddress(tensor, indices),
-                                         getElementBytes(eltType));
-          scf::YieldOp::create(b_, l, x);
-        },
-        [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, zero); });
-    element = guarded.getResult(0);
-  }
+  if (!inBounds)
+    return zero;
+  auto guarded = scf::IfOp::create(
+      b_, loc_, inBounds,
+      [&](OpBuilder &tb, Location l) {
+        OpBuilder::InsertionGuard g(b_);
+        b_.setInsertionPoint(tb.getInsertionBlock(), tb.getInsertionPoint());
+        scf::YieldOp::create(b_, l, access());
+      },
+      [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, zero); });
+  return guarded.getResult(0);
+}
+
+Value KernelLowering::readIndex(ReadOp read, ArrayRef<Value> indices) {
+  const TensorInfo &tensor = tensors_[read.getTensor()];
+  Type eltType = tensor.type.getElementType();
+  Value element = elementInBounds(tensor, indices, [&] {
+    return LLVM::LoadOp::create(b_, loc_, eltType, elementAddress(tensor, indices),
+                                getElementBytes(eltType));
+  });
   return arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), element);
+}
+
+Value KernelLowering::atomicElement(AtomicOp atomic, ArrayRef<Value> indices, Value value) {
+  const TensorInfo &tensor = tensors_[atomic.getTensor()];
+  bool isFloat = isa<FloatType>(tensor.type.getElementType());
+  LLVM::AtomicBinOp kind;
+  switch (atomic.getKind()) {
+  case AtomicKind::add:
+    kind = isFloat ? LLVM::AtomicBinOp::fadd : LLVM::AtomicBinOp::add;
+    break;
+  case AtomicKind::max:
+    kind = isFloat ? LLVM::AtomicBinOp::fmax : LLVM::AtomicBinOp::max;
+    break;
+  case AtomicKind::min:
+    kind = isFloat ? LLVM::AtomicBinOp::fmin : LLVM::AtomicBinOp::min;
+    break;
+  }
+  return elementInBounds(tensor, indices, [&] {
+    return LLVM::AtomicRMWOp::create(b_, loc_, kind, elementAddress(tensor, indices), value,
+                                     LLVM::AtomicOrdering::monotonic, StringRef("device"))
+        .getResult();
+  });
 }
 
 void KernelLowering::atomicAddGlobal(const TensorInfo &tensor, ArrayRef<Value> coords,

@@ -195,6 +195,11 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
           else
             memref::StoreOp::create(b_, loc_, value, info.memref,
                                     location(info, store.getIndices()));
+        } else if (auto dim = dyn_cast<DimOp>(op)) {
+          map.map(dim.getResult(), tensors_[dim.getTensor()].dims[dim.getIndex()]);
+        } else if (auto atomic = dyn_cast<AtomicOp>(op)) {
+          map.map(atomic.getResult(), atomicElement(atomic, mapped(atomic.getIndices()),
+                                                    map.lookupOrDefault(atomic.getValue())));
         } else if (auto cast = dyn_cast<CastOp>(op)) {
           // Element values are in their storage types (FP8, ui8: i8 bits).
           map.map(cast.getResult(),

@@ -166,7 +166,7 @@ std::vector<Workload> SplitKWorkloads();
 /// workloads_rows.cc.
 std::vector<Workload> SoftmaxVarlenWorkloads();
 /// The workloads of the paged gather (examples/paged_gather.cc) and of the
-/// conformance case control_flow: workloads_elementwise.cc.
+/// conformance cases control_flow and histogram: workloads_elementwise.cc.
 std::vector<Workload> PagedGatherWorkloads();
 /// The workloads of the quantized-weight GEMMs (examples/gemm_w4a16.cc):
 /// workloads_quant.cc.

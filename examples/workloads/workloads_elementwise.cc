@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -232,6 +233,61 @@ absl::StatusOr<Report> RunControlFlow(const LoadedKernel& kernel, int64_t m, int
   return report;
 }
 
+/// histogram (tests/conformance/cases_core.cc): X i32 and F f32 [N], H
+/// and M [256] starting at random counts and values. Exactly: H[b] =
+/// H0[b] + count of bin b; M[b] = max(M0[b], F over bin b); and each bin's
+/// O values (the counts the atomics returned) are H0[b] .. H[b] - 1, each
+/// once.
+absl::StatusOr<Report> RunHistogram(const LoadedKernel& kernel, int64_t n,
+                                    const RunOptions& options) {
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  std::vector<int32_t> x(n), h0(256), h(256), o(n);
+  std::vector<float> f(n), m0(256), m(256);
+  for (int64_t e = 0; e < n; ++e) {
+    x[e] = int32_t(random.Index(1 << 20)) - (1 << 19);
+    f[e] = random.Uniform() * 100.0f;
+  }
+  for (int b = 0; b < 256; ++b) {
+    h0[b] = int32_t(random.Index(1000));
+    m0[b] = random.Uniform() * 100.0f;
+  }
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer df, Upload(f));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dh, Upload(h0));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dm, Upload(m0));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dout, DeviceBuffer::Allocate(n * 4));
+  TESSERA_RETURN_IF_ERROR(dout.Fill(kPoisonByte));
+  std::vector<KernelArg> args = {TensorArg{dx.ptr(), runtime::DTYPE_I32, {n}},
+                                 TensorArg{df.ptr(), runtime::DTYPE_F32, {n}},
+                                 TensorArg{dh.ptr(), runtime::DTYPE_I32, {256}},
+                                 TensorArg{dm.ptr(), runtime::DTYPE_F32, {256}},
+                                 TensorArg{dout.ptr(), runtime::DTYPE_I32, {n}}};
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  TESSERA_RETURN_IF_ERROR(dh.CopyToHost(h.data(), 256 * 4));
+  TESSERA_RETURN_IF_ERROR(dm.CopyToHost(m.data(), 256 * 4));
+  TESSERA_RETURN_IF_ERROR(dout.CopyToHost(o.data(), n * 4));
+  std::vector<int32_t> count(256, 0);
+  std::vector<float> top(m0);
+  std::vector<std::vector<int32_t>> seen(256);
+  for (int64_t e = 0; e < n; ++e) {
+    int b = x[e] & 255;
+    ++count[b];
+    top[b] = std::max(top[b], f[e]);
+    seen[b].push_back(o[e]);
+  }
+  for (int b = 0; b < 256; ++b) {
+    CheckElement(report, b, 0, h[b], h0[b] + count[b], 0);
+    CheckElement(report, b, 1, m[b], top[b], 0);
+    std::sort(seen[b].begin(), seen[b].end());
+    for (int32_t k = 0; k < count[b]; ++k) CheckElement(report, b, 2 + k, seen[b][k], h0[b] + k, 0);
+  }
+  report.correct = report.mismatches == 0;
+  return report;
+}
+
 }  // namespace
 
 std::vector<Workload> PagedGatherWorkloads() {
@@ -250,6 +306,11 @@ std::vector<Workload> PagedGatherWorkloads() {
                      [m = m, l = l](const LoadedKernel& loaded, const RunOptions& options) {
                        return RunControlFlow(loaded, m, l, options);
                      }));
+  for (int64_t n : {int64_t(1000), int64_t(300001)})
+    list.push_back(MakeWorkload(absl::StrCat("histogram/n=", n), "histogram", true, false,
+                                [n](const LoadedKernel& loaded, const RunOptions& options) {
+                                  return RunHistogram(loaded, n, options);
+                                }));
   list.push_back(MakeWorkload("paged_gather/64x4096", "paged_gather", false, true,
                               [](const LoadedKernel& loaded, const RunOptions& options) {
                                 std::vector<int32_t> lens(64);

@@ -81,9 +81,35 @@ Kernel ControlFlow() {
   return T.Build();
 }
 
+/// Element atomics: for X (i32, [N]) and F (f32, [N]), element e falls in
+/// bin X[e] & 255; H[bin] += 1 (O[e] gets the count before, so each bin's
+/// O values are its first counts in some order) and M[bin] = max(M[bin],
+/// F[e]). Elements past N use bin 1000, outside H and M: nothing happens.
+Kernel Histogram() {
+  constexpr int64_t kChunk = 1024;
+  KernelBuilder T("histogram");
+  Dim n = Dim::Dynamic("N");
+  auto X = T.Tensor("X", {n}, i32), F = T.Tensor("F", {n}, f32);
+  auto H = T.Tensor("H", {256}, i32), M = T.Tensor("M", {256}, f32);
+  auto O = T.Tensor("O", {n}, i32);
+  T.Launch({CeilDiv(n, kChunk)}, 256, [&](Index bx) {
+    auto x = T.AllocFragment({kChunk}, i32, "x"), f = T.AllocFragment({kChunk}, f32, "f");
+    T.Copy(X.Tile(bx * kChunk), x);
+    T.Copy(F.Tile(bx * kChunk), f);
+    T.Parallel({kChunk}, [&](Index i) {
+      Index bin = ToIndex(Select(bx * kChunk + i < X.dim(0), x(i) & 255, 1000));
+      x(i) = T.AtomicAdd(H, {bin}, 1);
+      T.AtomicMax(M, {bin}, f(i));
+    });
+    T.Copy(x, O.Tile(bx * kChunk));
+  });
+  return T.Build();
+}
+
 }  // namespace
 
 void AddCoreCases(std::vector<Case>& cases) {
+  cases.push_back({"histogram", [](const std::string&) { return Histogram(); }});
   cases.push_back({"gemm_paged_b", GemmPagedB});
   cases.push_back({"control_flow", [](const std::string&) { return ControlFlow(); }});
 }

@@ -70,5 +70,65 @@ TEST(Atomics, AtomicAddInsidePipelinedIsAnError) {
       << kernel.status();
 }
 
+/// H[bin of X[e]] += 1 and M[bin] = max(M[bin], F[e]) per element, the old
+/// counts into O.
+Kernel Histogram(DType countType) {
+  KernelBuilder T("histogram");
+  Dim n = Dim::Dynamic("N");
+  auto X = T.Tensor("X", {n}, i32), F = T.Tensor("F", {n}, f32);
+  auto H = T.Tensor("H", {64}, countType), M = T.Tensor("M", {64}, f32);
+  auto O = T.Tensor("O", {n}, countType);
+  T.Launch({CeilDiv(n, 256)}, 128, [&](Index bx) {
+    auto x = T.AllocFragment({256}, i32, "x"), f = T.AllocFragment({256}, f32, "f");
+    auto o = T.AllocFragment({256}, countType, "o");
+    T.Copy(X.Tile(bx * 256), x);
+    T.Copy(F.Tile(bx * 256), f);
+    T.Parallel({256}, [&](Index i) {
+      Index bin = ToIndex(x(i) & 63);
+      o(i) = T.AtomicAdd(H, {bin}, 1);
+      T.AtomicMax(M, {bin}, f(i));
+    });
+    T.Copy(o, O.Tile(bx * 256));
+  });
+  return T.Build();
+}
+
+TEST(Atomics, ElementAtomicsCompileOnEveryTarget) {
+  for (DType count : {i32, f32}) {
+    Kernel kernel = Histogram(count);
+    ASSERT_TRUE(kernel.status().ok()) << kernel.status();
+    std::string text = kernel.ToString();
+    EXPECT_NE(text.find("tile.atomic add"), std::string::npos) << text;
+    EXPECT_NE(text.find("tile.atomic max"), std::string::npos) << text;
+    for (const char* target : kTargets) {
+      auto compiled = kernel.Compile({target});
+      ASSERT_TRUE(compiled.ok()) << target << ": " << compiled.status();
+      EXPECT_NE(compiled->ptx().find("atom.global"), std::string::npos) << target;
+    }
+  }
+}
+
+TEST(Atomics, ElementAtomicMisuseIsAnError) {
+  KernelBuilder T("misuse");
+  auto H = T.Tensor("H", {Dim(64)}, i32);
+  T.Launch({1}, 32, [&](Index bx) {
+    T.AtomicAdd(H, {bx}, 1);  // outside a Parallel body
+    auto f = T.AllocFragment({32}, f32, "f");
+    T.Parallel({32}, [&](Index i) {
+      T.AtomicAdd(H, {i}, f(i));           // f32 into i32
+      T.AtomicAdd(H, {ToIndex(f(i))}, 1);  // a float as an index
+    });
+  });
+  Kernel kernel = T.Build();
+  ASSERT_FALSE(kernel.status().ok());
+  std::string message(kernel.status().message());
+  for (const char* expected :
+       {"AtomicAdd of one element belongs in a Parallel body (a whole tile: AtomicAdd(buffer, "
+        "tile))",
+        "AtomicAdd of a value of type f32 into a tensor of i32; Cast it",
+        "ToIndex of a scalar of type f32; it takes i8, i32 or i64 (Cast first)"})
+    EXPECT_NE(message.find(expected), std::string::npos) << expected << "\n" << message;
+}
+
 }  // namespace
 }  // namespace tessera

@@ -853,3 +853,34 @@ tile.kernel @until_buffers() grid(affine_map<()[] -> (1)>) threads(32) blocks(%b
   // expected-error @+1 {{'tile.copy' op until bounds a tensor's tile and needs a tensor operand}}
   tile.copy %a to %b until %bx : !tile.buffer<16xf32, fragment> to !tile.buffer<16xf32, fragment>
 }
+
+// -----
+
+tile.kernel @atomic_outside_parallel(%H: !tile.tensor<?xi32>)
+    grid(affine_map<()[s0] -> (1)>) threads(32) blocks(%bx) {
+  %one = arith.constant 1 : i32
+  // expected-error @+1 {{'tile.atomic' op combines one element per iteration and belongs in a tile.parallel body; a whole tile is added by tile.copy {atomic_add}}}
+  %old = tile.atomic add %one, %H[%bx] : i32, !tile.tensor<?xi32>
+}
+
+// -----
+
+tile.kernel @atomic_type(%H: !tile.tensor<?xi32>)
+    grid(affine_map<()[s0] -> (1)>) threads(32) blocks(%bx) {
+  tile.parallel (%i) in [32] {
+    %one = arith.constant 1.0 : f32
+    // expected-error @+1 {{'tile.atomic' op combines a value of type 'f32' into a tensor of 'i32'; the types must match}}
+    %old = tile.atomic add %one, %H[%i] : f32, !tile.tensor<?xi32>
+  }
+}
+
+// -----
+
+tile.kernel @atomic_max_f16(%H: !tile.tensor<?xf16>)
+    grid(affine_map<()[s0] -> (1)>) threads(32) blocks(%bx) {
+  tile.parallel (%i) in [32] {
+    %one = arith.constant 1.0 : f16
+    // expected-error @+1 {{'tile.atomic' op atomic max of 'f16'; add takes f32, f64, f16, bf16, i32 and i64, max and min i32, i64 and f32}}
+    %old = tile.atomic max %one, %H[%i] : f16, !tile.tensor<?xf16>
+  }
+}

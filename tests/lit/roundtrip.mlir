@@ -122,6 +122,7 @@ tile.kernel @element_types(%a: !tile.tensor<8xf16>, %b: !tile.tensor<8xbf16>, %c
 // CHECK: arith.shrui
 // CHECK: arith.andi
 // CHECK: tile.cast %{{.*}} {saturate} : i32 to i8
+// CHECK: tile.atomic max %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : f32, <?x?xf32>
 // CHECK: tile.read %{{.*}}[%{{.*}}] : <?xi32>
 // CHECK: tile.copy %{{.*}} to %{{.*}}[%{{.*}}, %{{.*}}] until %{{.*}} {until_axis = 1 : i64} : !tile.buffer<16x32xf32, fragment> to !tile.tensor<?x?xf32>
 tile.kernel @atomics_and_bits(%C: !tile.tensor<?x?xf32>, %W: !tile.tensor<?x?xi8>,
@@ -139,6 +140,7 @@ tile.kernel @atomics_and_bits(%C: !tile.tensor<?x?xf32>, %W: !tile.tensor<?x?xi8
     %q = arith.andi %s, %c15 : i32
     %n = tile.cast %q {saturate} : i32 to i8
     tile.store %n, %w[%i, %j] : !tile.buffer<16x32xi8, fragment>
+    %old = tile.atomic max %x, %C[%i, %j] : f32, !tile.tensor<?x?xf32>
   }
   %page = tile.read %T[%bx] : !tile.tensor<?xi32>
   tile.copy %acc to %C[%bx, %bx] until %page {until_axis = 1 : i64} : !tile.buffer<16x32xf32, fragment> to !tile.tensor<?x?xf32>

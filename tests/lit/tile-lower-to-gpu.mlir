@@ -321,6 +321,26 @@ module attributes {tile.target = #tile.target<"sm_80">} {
 
 // -----
 
+// An element atomic in a parallel body: an atomicrmw per element under an
+// unsigned bounds check, its old value stored.
+// CHECK-LABEL: gpu.func @element_atomic
+// CHECK: arith.cmpi ult
+// CHECK: scf.if %{{.*}} -> (i32) {
+// CHECK:   llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i32
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @element_atomic(%H: !tile.tensor<?xi32>)
+      grid(affine_map<()[s0] -> (1)>) threads(32) blocks(%bx) {
+    %a = tile.alloc_fragment {distribution = #tile.distribution<threads = 32, vector = 1>} : !tile.buffer<32xi32, fragment>
+    tile.parallel (%i) in [32] attributes {distribution = #tile.distribution<threads = 32, vector = 1>} {
+      %one = arith.constant 1 : i32
+      %old = tile.atomic add %one, %H[%i] : i32, !tile.tensor<?xi32>
+      tile.store %old, %a[%i] : !tile.buffer<32xi32, fragment>
+    }
+  }
+}
+
+// -----
+
 // Errors: the passes that must run first, and accesses outside tile.parallel.
 
 module attributes {tile.target = #tile.target<"sm_80">} {
