@@ -20,6 +20,7 @@
 #include "examples/flash_attention.h"
 #include "examples/fp8_gemm.h"
 #include "examples/gemm.h"
+#include "examples/gemm_split_k.h"
 #include "examples/softmax.h"
 #include "frontend/Tessera.h"
 #include "runtime/bundle.h"
@@ -140,6 +141,34 @@ bool AddAttentionVariants(runtime::KernelBundle& bundle, const std::string& targ
                                         "_s", k.stages, "_t", k.threads);
         if (!Add(bundle, examples::FlashAttention(c, name), target)) return false;
       }
+  return true;
+}
+
+/// The split-K GEMM (examples/gemm_split_k.cc) over tiles, warpgroups and
+/// split counts, for the skinny shapes its benchmarks run: entries
+/// gemm_split_k__<bm>x<bn>x<bk>_s<stages>_t<threads>_k<splits>.
+bool AddSplitKVariants(runtime::KernelBundle& bundle, const std::string& target) {
+  struct Knobs {
+    int64_t bm, bn, bk;
+    int stages, threads;
+    int64_t splits;
+  };
+  const Knobs knobs[] = {{64, 128, 64, 4, 128, 2},  {64, 128, 64, 4, 128, 8},
+                         {64, 256, 64, 4, 128, 4},  {128, 128, 64, 4, 256, 2},
+                         {128, 128, 64, 4, 256, 4}, {128, 256, 64, 4, 256, 2},
+                         {128, 256, 64, 3, 256, 1}};
+  for (const Knobs& k : knobs) {
+    examples::SplitKConfig c = examples::SplitKConfig::ForTarget(target);
+    c.bm = k.bm, c.bn = k.bn, c.bk = k.bk, c.stages = k.stages, c.threads = k.threads;
+    c.splits = k.splits;
+    std::string name = absl::StrCat("gemm_split_k__", k.bm, "x", k.bn, "x", k.bk, "_s", k.stages,
+                                    "_t", k.threads, "_k", k.splits);
+    if (!Add(bundle,
+             examples::GemmSplitK(Dim::Dynamic("M"), Dim::Dynamic("N", 8), Dim::Dynamic("K", 8), c,
+                                  name),
+             target))
+      return false;
+  }
   return true;
 }
 
@@ -310,6 +339,7 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
   bf16Config.dtype = bf16;
   if (!Add(bundle, examples::GemmDynamic(bf16Config, "gemm_bf16"), target)) return false;
   if (target == "sm_90a" && !AddDtypeGemmVariants(bundle, target)) return false;
+  if (target == "sm_90a" && !AddSplitKVariants(bundle, target)) return false;
   if ((target == "sm_90a" || target == "sm_80") && !AddAttentionVariants(bundle, target))
     return false;
   // The data types' GEMMs beside torch._int_mm and torch.matmul with TF32

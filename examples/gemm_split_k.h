@@ -21,9 +21,12 @@ struct SplitKConfig {
   int stages = 4, threads = 128;
   int64_t splits = 4;
 
+  /// On sm_90a two consumer warpgroups on 128 x 128 tiles and K split in
+  /// two: the fastest of the variants timed at 128 x 8192 x 8192 and
+  /// 256 x 4096 x 14336 (RESULTS.md, run 195).
   static SplitKConfig ForTarget(const std::string& target) {
     SplitKConfig c;
-    if (target == "sm_90a") c.bk = 64;
+    if (target == "sm_90a") c.bm = 128, c.bk = 64, c.threads = 256, c.splits = 2;
     if (target == "sm_70") c.threads = 256;
     return c;
   }
