@@ -444,46 +444,42 @@ void setUntilAxis(tile::CopyOp copy, const TileRef &tile) {
     copy.setUntilAxis(tile.untilAxis);
 }
 
+/// tile.copy of `tensorTile` into `buffer` (`intoTensor` false) or of
+/// `buffer` into it (true; with `atomic`, an atomic add); `what` names the
+/// call in errors.
+void copyWithTile(BuilderState &s, const char *what, const TileRef &tensorTile,
+                  const Buffer &buffer, bool intoTensor, bool atomic, const SourceLoc &loc) {
+  if (!ready(s, what, loc, {&buffer}) || !s.takes(tensorTile, s.loc(loc)))
+    return;
+  llvm::SmallVector<mlir::Value> offsets;
+  for (const Index &i : tensorTile.offsets)
+    offsets.push_back(s.materialize(i));
+  mlir::Value tensor = s.kernel.getKernelArgument(tensorTile.argument);
+  mlir::Value bufferValue = BuilderState::value(buffer.handle());
+  mlir::ValueRange none;
+  auto copy =
+      intoTensor
+          ? tile::CopyOp::create(s.b(), s.loc(loc), bufferValue, none, tensor, offsets,
+                                 untilValue(s, tensorTile), nullptr, sliceDims(s, tensorTile))
+          : tile::CopyOp::create(s.b(), s.loc(loc), tensor, offsets, bufferValue, none,
+                                 untilValue(s, tensorTile), nullptr, sliceDims(s, tensorTile));
+  setUntilAxis(copy, tensorTile);
+  if (atomic)
+    copy.setAtomicAdd(true);
+}
+
 } // namespace
 
 void KernelBuilder::Copy(const TileRef &src, const Buffer &dst, SourceLoc loc) {
-  if (!ready(*state_, "Copy", loc, {&dst}) || !state_->takes(src, state_->loc(loc)))
-    return;
-  BuilderState &s = *state_;
-  llvm::SmallVector<mlir::Value> offsets;
-  for (const Index &i : src.offsets)
-    offsets.push_back(s.materialize(i));
-  auto copy = tile::CopyOp::create(s.b(), s.loc(loc), s.kernel.getKernelArgument(src.argument),
-                                   offsets, BuilderState::value(dst.handle()), mlir::ValueRange{},
-                                   untilValue(s, src), nullptr, sliceDims(s, src));
-  setUntilAxis(copy, src);
+  copyWithTile(*state_, "Copy", src, dst, /*intoTensor=*/false, /*atomic=*/false, loc);
 }
 
 void KernelBuilder::Copy(const Buffer &src, const TileRef &dst, SourceLoc loc) {
-  if (!ready(*state_, "Copy", loc, {&src}) || !state_->takes(dst, state_->loc(loc)))
-    return;
-  BuilderState &s = *state_;
-  llvm::SmallVector<mlir::Value> offsets;
-  for (const Index &i : dst.offsets)
-    offsets.push_back(s.materialize(i));
-  auto copy = tile::CopyOp::create(s.b(), s.loc(loc), BuilderState::value(src.handle()),
-                                   mlir::ValueRange{}, s.kernel.getKernelArgument(dst.argument),
-                                   offsets, untilValue(s, dst), nullptr, sliceDims(s, dst));
-  setUntilAxis(copy, dst);
+  copyWithTile(*state_, "Copy", dst, src, /*intoTensor=*/true, /*atomic=*/false, loc);
 }
 
 void KernelBuilder::AtomicAdd(const Buffer &src, const TileRef &dst, SourceLoc loc) {
-  if (!ready(*state_, "AtomicAdd", loc, {&src}) || !state_->takes(dst, state_->loc(loc)))
-    return;
-  BuilderState &s = *state_;
-  llvm::SmallVector<mlir::Value> offsets;
-  for (const Index &i : dst.offsets)
-    offsets.push_back(s.materialize(i));
-  auto copy = tile::CopyOp::create(s.b(), s.loc(loc), BuilderState::value(src.handle()),
-                                   mlir::ValueRange{}, s.kernel.getKernelArgument(dst.argument),
-                                   offsets, untilValue(s, dst), nullptr, sliceDims(s, dst));
-  setUntilAxis(copy, dst);
-  copy.setAtomicAdd(true);
+  copyWithTile(*state_, "AtomicAdd", dst, src, /*intoTensor=*/true, /*atomic=*/true, loc);
 }
 
 void KernelBuilder::Copy(const Buffer &src, const Buffer &dst, SourceLoc loc) {

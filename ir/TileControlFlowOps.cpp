@@ -103,20 +103,9 @@ void SerialOp::build(OpBuilder &builder, OperationState &state, Value count, boo
 
 ParseResult SerialOp::parse(OpAsmParser &parser, OperationState &result) {
   OpAsmParser::Argument iv;
-  OpAsmParser::UnresolvedOperand count;
-  int64_t lowerBound = 0;
-  if (parser.parseArgument(iv) || parser.parseEqual())
-    return failure();
-  llvm::SMLoc boundLoc = parser.getCurrentLocation();
-  if (parser.parseInteger(lowerBound))
-    return failure();
-  if (lowerBound != 0)
-    return parser.emitError(boundLoc) << "tile.serial loops start at 0";
-  if (parser.parseKeyword("to") || parser.parseOperand(count) ||
-      parser.resolveOperand(count, parser.getBuilder().getIndexType(), result.operands) ||
+  if (detail::parseLoopHeader(parser, result, "tile.serial", iv) ||
       parser.parseOptionalAttrDictWithKeyword(result.attributes))
     return failure();
-  iv.type = parser.getBuilder().getIndexType();
   Region *body = result.addRegion();
   if (parser.parseRegion(*body, {iv}))
     return failure();

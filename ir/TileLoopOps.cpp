@@ -197,26 +197,32 @@ void PipelinedOp::build(OpBuilder &builder, OperationState &state, Value count,
   PipelinedOp::ensureTerminator(*body, builder, state.location);
 }
 
-ParseResult PipelinedOp::parse(OpAsmParser &parser, OperationState &result) {
-  OpAsmParser::Argument iv;
+ParseResult tessera::tile::detail::parseLoopHeader(OpAsmParser &parser, OperationState &result,
+                                                   StringRef opName, OpAsmParser::Argument &iv) {
   OpAsmParser::UnresolvedOperand count;
-  int64_t lowerBound = 0, stages = 1;
+  int64_t lowerBound = 0;
   if (parser.parseArgument(iv) || parser.parseEqual())
     return failure();
   llvm::SMLoc boundLoc = parser.getCurrentLocation();
   if (parser.parseInteger(lowerBound))
     return failure();
   if (lowerBound != 0)
-    return parser.emitError(boundLoc) << "tile.pipelined loops start at 0";
-  if (parser.parseKeyword("to") || parser.parseOperand(count) || parser.parseKeyword("stages") ||
-      parser.parseInteger(stages) ||
-      parser.resolveOperand(count, parser.getBuilder().getIndexType(), result.operands))
+    return parser.emitError(boundLoc) << opName << " loops start at 0";
+  iv.type = parser.getBuilder().getIndexType();
+  return failure(parser.parseKeyword("to") || parser.parseOperand(count) ||
+                 parser.resolveOperand(count, iv.type, result.operands));
+}
+
+ParseResult PipelinedOp::parse(OpAsmParser &parser, OperationState &result) {
+  OpAsmParser::Argument iv;
+  int64_t stages = 1;
+  if (detail::parseLoopHeader(parser, result, "tile.pipelined", iv) ||
+      parser.parseKeyword("stages") || parser.parseInteger(stages))
     return failure();
   result.addAttribute(getStagesAttrName(result.name),
                       parser.getBuilder().getI64IntegerAttr(stages));
   if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
     return failure();
-  iv.type = parser.getBuilder().getIndexType();
   Region *body = result.addRegion();
   if (parser.parseRegion(*body, {iv}))
     return failure();
