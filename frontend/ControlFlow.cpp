@@ -40,6 +40,10 @@ void KernelBuilder::If(const Scalar &condition, std::function<void()> then,
   BuilderState &s = *state_;
   if (!controlFlowHere(s, "If", loc) || !s.takes(condition, s.loc(loc)))
     return;
+  if (!then) {
+    s.error("If without a then-body (an empty std::function)", s.loc(loc));
+    return;
+  }
   auto statement = s.enter(loc);
   if (isConstant(condition)) {
     if (condition.constant() != 0)
@@ -68,6 +72,10 @@ void KernelBuilder::Serial(const Index &count, std::function<void(Index)> body, 
   BuilderState &s = *state_;
   if (!controlFlowHere(s, "Serial", loc) || !s.takes(count, s.loc(loc)))
     return;
+  if (!body) {
+    s.error("Serial without a body (an empty std::function)", s.loc(loc));
+    return;
+  }
   if (!count.handle() && count.constant() < 0) {
     s.error("Serial count " + std::to_string(count.constant()) + " is negative", s.loc(loc));
     return;
@@ -83,6 +91,10 @@ void KernelBuilder::Unroll(int64_t count, std::function<void(Index)> body, Sourc
   BuilderState &s = *state_;
   if (!controlFlowHere(s, "Unroll", loc))
     return;
+  if (!body) {
+    s.error("Unroll without a body (an empty std::function)", s.loc(loc));
+    return;
+  }
   auto op = tile::SerialOp::create(s.b(), s.loc(loc), s.materialize(Index(count)),
                                    /*unroll=*/true);
   mlir::OpBuilder::InsertionGuard guard(s.b());

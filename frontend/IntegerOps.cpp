@@ -201,8 +201,20 @@ Scalar SaturatingCast(const Scalar &x, DType to) {
     return Scalar(0.0);
   BuilderState &s = *state;
   mlir::Type type = toMlirType(s.context.get(), to);
-  if (isConstant(x))
-    return Cast(x, to);
+  if (isConstant(x)) {
+    // An integer constant clamps to the type's range (FP8 constants
+    // saturate where they are materialized, floats stay as they are).
+    auto integer = mlir::dyn_cast<mlir::IntegerType>(type);
+    if (!integer)
+      return Cast(x, to);
+    double lo = integer.isUnsigned() ? 0 : -std::ldexp(1.0, integer.getWidth() - 1);
+    // i64's bound as the largest double below 2^63 (2^63 - 1 rounds up).
+    double hi = integer.isUnsigned()       ? std::ldexp(1.0, integer.getWidth()) - 1
+                : integer.getWidth() == 64 ? 0x1.fffffffffffffp62
+                                           : std::ldexp(1.0, integer.getWidth() - 1) - 1;
+    double c = x.constant();
+    return Scalar(std::isnan(c) ? 0.0 : std::trunc(std::min(std::max(c, lo), hi)));
+  }
   mlir::Value v = s.resolve(x);
   if (v.getType() == type)
     return x;

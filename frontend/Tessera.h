@@ -335,7 +335,9 @@ public:
   /// packed batch's start), usable as a tile offset, a loop count or in a
   /// comparison. Every thread reads it (it is the block's), in a Launch or
   /// Pipelined body, not in a Parallel one; outside the tensor it reads 0.
-  /// `page = table(b, k)`, then `Pool.Tile(page, 0, 0)`.
+  /// `page = table(b, k)`, then `Pool.Tile(page, 0, 0)`. Copies check a
+  /// tile's upper bounds only: a negative value read (a -1 sentinel) must
+  /// not become a tile offset.
   template <typename... Ts> Index operator()(Ts... indices) const {
     return Read({Index(indices)...});
   }

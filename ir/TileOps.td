@@ -172,9 +172,11 @@ def Tile_ReadOp : Tile_Op<"read", [MemoryEffects<[MemRead]>]> {
     sequence's start in a packed batch, a group's offset) and that tile
     offsets, loop counts and comparisons may use. Every thread of the block
     reads the same element, so the value is block-uniform; it is therefore
-    not valid inside tile.parallel. Indices outside the tensor read 0 (a
-    tile at a negative or past-the-end offset reads as zeros and is not
-    written, as any copy's bounds are checked).
+    not valid inside tile.parallel. Indices outside the tensor (negative
+    ones too) read 0. The value is used as it is: a tile offset past the
+    end reads as zeros and is not written, as any copy's bounds are
+    checked, but the copies check the upper bound only, so a negative value
+    (a table's -1 for "no page") must not reach a tile offset.
 
     Example: `%page = tile.read %table[%b, %k] : !tile.tensor<?x?xi32>`
   }];

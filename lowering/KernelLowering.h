@@ -417,16 +417,19 @@ public:
                    bool aligned);
   /// `access()` (a value of the tensor's element type) under a check that
   /// `indices` lie inside `tensor`, else 0.
+  /// With `onlyIf`, also under that condition.
   Value elementInBounds(const TensorInfo &tensor, ArrayRef<Value> indices,
-                        function_ref<Value()> access);
+                        function_ref<Value()> access, Value onlyIf = {});
   /// tile.read's element at `indices` (lowered values) as an index, 0
   /// outside the tensor.
   Value readIndex(ReadOp read, ArrayRef<Value> indices);
-  /// tile.atomic at `indices` with `value`: the old element, 0 outside.
-  Value atomicElement(AtomicOp atomic, ArrayRef<Value> indices, Value value);
+  /// tile.atomic at `indices` with `value`: the old element, 0 outside
+  /// (or where `onlyIf`, when given, is false).
+  Value atomicElement(AtomicOp atomic, ArrayRef<Value> indices, Value value, Value onlyIf = {});
   /// Adds `values` (consecutive along the tensor's last axis from `coords`)
   /// into the tensor, an atomic per element inside its bounds.
-  void atomicAddGlobal(const TensorInfo &tensor, ArrayRef<Value> coords, ArrayRef<Value> values);
+  void atomicAddGlobal(const TensorInfo &tensor, ArrayRef<Value> coords, ArrayRef<Value> values,
+                       Value onlyIf = {});
 
   /// fence.proxy.async.shared::cta (PTX ISA §9.7.12.4): orders the generic
   /// proxy's shared writes before the async proxy's reads.

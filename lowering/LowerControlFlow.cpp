@@ -78,12 +78,14 @@ LogicalResult KernelLowering::lowerSerial(SerialOp op) {
     else if (isa<FillOp, ClearOp>(inner))
       writesInBody |= cast<BufferType>(inner->getOperand(0).getType()).isShared();
   });
+  bool writesBefore = genericSharedWrites_;
   lastWasBarrier_ = false;
   genericSharedWrites_ |= writesInBody;
   if (failed(lowerBlock(op.getBodyBlock())))
     return failure();
+  // After zero iterations the writes before the loop are still pending.
   lastWasBarrier_ = false;
-  genericSharedWrites_ |= writesInBody;
+  genericSharedWrites_ |= writesBefore || writesInBody;
   return success();
 }
 

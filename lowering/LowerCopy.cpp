@@ -127,10 +127,10 @@ void KernelLowering::storeGlobal(const TensorInfo &tensor, ArrayRef<Value> coord
 }
 
 Value KernelLowering::elementInBounds(const TensorInfo &tensor, ArrayRef<Value> indices,
-                                      function_ref<Value()> access) {
+                                      function_ref<Value()> access, Value onlyIf) {
   Type eltType = getStorageType(tensor.type.getElementType());
   // Unsigned compares: a negative index is outside too.
-  Value inBounds;
+  Value inBounds = onlyIf;
   for (auto [index, dim] : llvm::zip(indices, tensor.dims))
     inBounds =
         andi(inBounds, arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ult, index, dim));
@@ -158,7 +158,8 @@ Value KernelLowering::readIndex(ReadOp read, ArrayRef<Value> indices) {
   return arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), element);
 }
 
-Value KernelLowering::atomicElement(AtomicOp atomic, ArrayRef<Value> indices, Value value) {
+Value KernelLowering::atomicElement(AtomicOp atomic, ArrayRef<Value> indices, Value value,
+                                    Value onlyIf) {
   const TensorInfo &tensor = tensors_[atomic.getTensor()];
   bool isFloat = isa<FloatType>(tensor.type.getElementType());
   LLVM::AtomicBinOp kind;
@@ -173,15 +174,18 @@ Value KernelLowering::atomicElement(AtomicOp atomic, ArrayRef<Value> indices, Va
     kind = isFloat ? LLVM::AtomicBinOp::fmin : LLVM::AtomicBinOp::min;
     break;
   }
-  return elementInBounds(tensor, indices, [&] {
-    return LLVM::AtomicRMWOp::create(b_, loc_, kind, elementAddress(tensor, indices), value,
-                                     LLVM::AtomicOrdering::monotonic, StringRef("device"))
-        .getResult();
-  });
+  return elementInBounds(
+      tensor, indices,
+      [&] {
+        return LLVM::AtomicRMWOp::create(b_, loc_, kind, elementAddress(tensor, indices), value,
+                                         LLVM::AtomicOrdering::monotonic, StringRef("device"))
+            .getResult();
+      },
+      onlyIf);
 }
 
 void KernelLowering::atomicAddGlobal(const TensorInfo &tensor, ArrayRef<Value> coords,
-                                     ArrayRef<Value> values) {
+                                     ArrayRef<Value> values, Value onlyIf) {
   Type eltType = tensor.type.getElementType();
   auto kind = isa<FloatType>(eltType) ? LLVM::AtomicBinOp::fadd : LLVM::AtomicBinOp::add;
   Value rows, full;
@@ -189,7 +193,7 @@ void KernelLowering::atomicAddGlobal(const TensorInfo &tensor, ArrayRef<Value> c
   for (int64_t v = 0; v < int64_t(values.size()); ++v) {
     SmallVector<Value> at(coords.begin(), coords.end());
     at.back() = add(at.back(), cst(v));
-    Value inBounds = andi(rows, lt(at.back(), tensor.dims.back()));
+    Value inBounds = andi(onlyIf, andi(rows, lt(at.back(), tensor.dims.back())));
     auto guarded = scf::IfOp::create(b_, loc_, inBounds, /*withElse=*/false);
     OpBuilder::InsertionGuard g(b_);
     b_.setInsertionPointToStart(guarded.thenBlock());
@@ -355,8 +359,18 @@ TensorInfo KernelLowering::copyTensor(CopyOp copy) {
   // that dimension.
   if (Value until = copy.getUntil()) {
     int64_t axis = copy.getUntilAxis().value_or(0);
-    tensor.dims[axis] =
-        arith::MinUIOp::create(b_, loc_, tensor.dims[axis], map_.lookupOrDefault(until));
+    // A whole tensor's addresses come from its dims (row-major): make its
+    // strides explicit first, so that the clamp bounds without moving rows.
+    if (tensor.strides.empty()) {
+      int64_t rank = tensor.dims.size();
+      tensor.strides.assign(rank, cst(1));
+      for (int64_t k = rank - 2; k >= 0; --k)
+        tensor.strides[k] = mul(tensor.strides[k + 1], tensor.dims[k + 1]);
+    }
+    // A negative end bounds the axis at 0 (min on unsigned values would
+    // take it as huge).
+    Value end = arith::MaxSIOp::create(b_, loc_, map_.lookupOrDefault(until), cst(0));
+    tensor.dims[axis] = arith::MinUIOp::create(b_, loc_, tensor.dims[axis], end);
     tensor.divisors[axis] = 1;
   }
   return tensor;
@@ -455,6 +469,10 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
                                               : tile.getElementType());
   }
   int64_t vector = mma ? mmaVectorRegisters(mma) : dist.getVector();
+  // Every thread holds a replicated fragment whole: its atomic adds are
+  // thread 0's alone.
+  Value onlyOneThread =
+      atomic && srcBuffer && buffers_[copy.getSrc()].replicated ? isThread(0) : Value();
   bool aligned = true;
   TensorInfo tensor;
   SmallVector<Value> offsets;
@@ -485,7 +503,7 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
     // Write them.
     if (dstTensor) {
       if (atomic)
-        atomicAddGlobal(tensor, at(offsets), values);
+        atomicAddGlobal(tensor, at(offsets), values, onlyOneThread);
       else
         storeGlobal(tensor, at(offsets), values, aligned);
       return;

@@ -138,6 +138,16 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
   if (dist && dist.getThreads() != kernel_.getThreads() && dist.getThreads() != 1)
     return loop.emitOpError() << "is distributed over " << dist.getThreads()
                               << " threads but the kernel has " << kernel_.getThreads();
+  // An atomic is one per element: a loop every thread runs whole (it reads
+  // a replicated fragment) leaves it to thread 0; a loop over a row slice,
+  // whose rows several lanes hold, is refused.
+  bool everyThread = dist && dist.getThreads() == 1 && kernel_.getThreads() > 1;
+  bool atomics = false;
+  loop.getBody().walk([&](AtomicOp) { atomics = true; });
+  if (atomics && mma && loop.getExtents().size() == 1)
+    return loop.emitOpError() << "holds tile.atomic over a row slice, whose rows several "
+                                 "lanes hold; copy the rows into a fragment of their own first";
+  Value onlyOneThread = atomics && everyThread ? isThread(0) : Value();
   // Shared reads and writes wait for the block's earlier shared accesses;
   // only writes (generic proxy) need fencing before async-proxy reads
   // (wgmma, bulk copies).
@@ -198,8 +208,9 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
         } else if (auto dim = dyn_cast<DimOp>(op)) {
           map.map(dim.getResult(), tensors_[dim.getTensor()].dims[dim.getIndex()]);
         } else if (auto atomic = dyn_cast<AtomicOp>(op)) {
-          map.map(atomic.getResult(), atomicElement(atomic, mapped(atomic.getIndices()),
-                                                    map.lookupOrDefault(atomic.getValue())));
+          map.map(atomic.getResult(),
+                  atomicElement(atomic, mapped(atomic.getIndices()),
+                                map.lookupOrDefault(atomic.getValue()), onlyOneThread));
         } else if (auto cast = dyn_cast<CastOp>(op)) {
           // Element values are in their storage types (FP8, ui8: i8 bits).
           map.map(cast.getResult(),

@@ -54,15 +54,29 @@ void KernelLowering::prepareForPlanning() {
 FailureOr<DictionaryAttr> KernelLowering::planSchedule(PipelinedOp loop) {
   PipelinePlan facts = planPipelined(loop);
   std::vector<const PipelineStrategy *> strategies = backend_.getPipelineStrategies(cc_);
-  // Specialized warps split the whole block into producers and consumers
-  // from the loop on: a loop inside tile.if or tile.serial is not reached
-  // by the block as one at a fixed point, so it keeps the other strategies.
-  bool nested = loop->getBlock() != &kernel_.getBodyBlock();
+  // A gemm under a branch or a serial loop of the body would escape the
+  // plan's facts (which MMAs are in flight, which copies a gemm defers).
+  Operation *nestedGemm = nullptr;
+  loop.getBody().walk([&](GemmOp gemm) {
+    if (gemm->getParentOp() != loop.getOperation())
+      nestedGemm = gemm;
+  });
+  if (nestedGemm)
+    return nestedGemm->emitOpError()
+           << "inside tile.if or tile.serial in a tile.pipelined body is not supported yet; "
+              "branch around the loop or keep its gemms at the body's top level";
+  // Specialized warps split the whole block into producers and consumers,
+  // and the producers start at the kernel's start: not for a loop inside
+  // tile.if or tile.serial (the block does not reach it as one at a fixed
+  // point), nor in a kernel that has such a loop (whose staged buffers
+  // the producers could overwrite early).
+  bool nested = false;
+  kernel_.walk([&](PipelinedOp other) { nested |= other->getBlock() != &kernel_.getBodyBlock(); });
   for (auto [i, strategy] : llvm::enumerate(strategies)) {
     PipelinePlan plan = facts;
     std::string why = nested && strategy->specializesWarps()
-                          ? "the loop is inside tile.if or tile.serial (warp specialization "
-                            "runs loops at the kernel's top level)"
+                          ? "the kernel has a loop inside tile.if or tile.serial (warp "
+                            "specialization runs loops at the kernel's top level only)"
                           : strategy->tryPlan(*this, loop, plan);
     if (!why.empty()) {
       // The backend's first choice lost, for a loop that stages copies:

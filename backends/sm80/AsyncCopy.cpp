@@ -95,7 +95,9 @@ void AsyncCopies::lowerAsyncCopy(CopyOp copy, Value valid, CopyBounds bounds,
   DistributionAttr dist = kl.copyDistribution(tile, eltType);
   int64_t vector = dist.getVector();
   SmallVector<Value> offsets = kl.copyOffsets(copy);
-  bool async = vector * eltBytes == 16 &&
+  // cp.async moves bytes: a copy that converts elements goes through
+  // registers.
+  bool async = vector * eltBytes == 16 && eltType == dst.type.getElementType() &&
                kl.isVectorAligned(tensor, copy.getTileOffsets(), vector) &&
                (tile.getShape().back() * eltBytes) % 16 == 0;
   Value chained;

@@ -93,11 +93,11 @@ TEST(ControlFlow, RemarksSayWhyTheNestedLoopIsNotWarpSpecialized) {
   ASSERT_TRUE(remarks.ok()) << remarks.status();
   bool found = false;
   for (const std::string& remark : *remarks)
-    found |=
-        remark.find("control_flow_test.cc:") != std::string::npos &&
-        remark.find(
-            "remark: pipelining with cp-async-multistage instead of "
-            "tma-warp-specialized: the loop is inside tile.if or tile.serial") != std::string::npos;
+    found |= remark.find("control_flow_test.cc:") != std::string::npos &&
+             remark.find(
+                 "remark: pipelining with cp-async-multistage instead of "
+                 "tma-warp-specialized: the kernel has a loop inside tile.if or "
+                 "tile.serial") != std::string::npos;
   EXPECT_TRUE(found) << ::testing::PrintToString(*remarks);
   // At the top level the loop is warp-specialized: nothing to say about it.
   auto none = Gemm(/*masked=*/false, /*chunks=*/false).GetRemarks({"sm_90a"});

@@ -74,6 +74,8 @@ TEST(IntegerOps, ConstantsFoldAsSixtyFourBitIntegers) {
     EXPECT_EQ((~Scalar(0)).constant(), -1.0);
     EXPECT_EQ((Scalar(-16) >> 2).constant(), -4.0);
     EXPECT_EQ(ShiftRightLogical(Scalar(-1), 60).constant(), 15.0);
+    EXPECT_EQ(SaturatingCast(Scalar(300), i8).constant(), 127.0);
+    EXPECT_EQ(SaturatingCast(Scalar(-3), u8).constant(), 0.0);
     return x + folded;
   });
   ASSERT_TRUE(kernel.status().ok()) << kernel.status();

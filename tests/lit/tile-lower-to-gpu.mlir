@@ -341,6 +341,46 @@ module attributes {tile.target = #tile.target<"sm_80">} {
 
 // -----
 
+// `until` on the columns of a whole 2-D tensor bounds them and keeps the
+// row pitch: the address is row * N + col with N the tensor's own.
+// CHECK-LABEL: gpu.func @until_columns
+// CHECK-SAME: %{{.*}}: !llvm.ptr<1> {llvm.align = 16 : i64}, %[[M:arg[0-9]+]]: i64, %[[N:arg[0-9]+]]: i64
+// CHECK: %[[NI:.*]] = arith.index_cast %[[N]] : i64 to index
+// CHECK: arith.minui %[[NI]], %{{.*}} : index
+// CHECK: arith.muli %{{.*}}, %[[NI]] : index
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @until_columns(%A: !tile.tensor<?x?xf32>, %stop: index)
+      grid(affine_map<()[s0, s1] -> (1)>) threads(32) blocks(%bx) {
+    %a = tile.alloc_fragment {distribution = #tile.distribution<threads = 32, vector = 1>} : !tile.buffer<4x32xf32, fragment>
+    %c0 = arith.constant 0 : index
+    tile.copy %A[%bx, %c0] to %a until %stop {until_axis = 1 : i64} : !tile.tensor<?x?xf32> to !tile.buffer<4x32xf32, fragment>
+  }
+}
+
+// -----
+
+// A loop every thread runs whole (over a replicated fragment): its atomics
+// are thread 0's, or each would be added once per thread.
+// CHECK-LABEL: gpu.func @replicated_atomic
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[ZERO:.*]] = arith.cmpi eq, %[[TID]], %{{.*}} : index
+// CHECK: arith.cmpi ult
+// CHECK: %[[GUARD:.*]] = arith.andi %[[ZERO]], %{{.*}} : i1
+// CHECK: scf.if %[[GUARD]] -> (f32) {
+// CHECK:   llvm.atomicrmw fadd
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @replicated_atomic(%H: !tile.tensor<?xf32>)
+      grid(affine_map<()[s0] -> (1)>) threads(64) blocks(%bx) {
+    %m = tile.alloc_fragment {distribution = #tile.distribution<threads = 1, vector = 1>, replicated} : !tile.buffer<4xf32, fragment>
+    tile.parallel (%i) in [4] attributes {distribution = #tile.distribution<threads = 1, vector = 1>} {
+      %x = tile.load %m[%i] : !tile.buffer<4xf32, fragment>
+      %old = tile.atomic add %x, %H[%i] : f32, !tile.tensor<?xf32>
+    }
+  }
+}
+
+// -----
+
 // Errors: the passes that must run first, and accesses outside tile.parallel.
 
 module attributes {tile.target = #tile.target<"sm_80">} {
