@@ -402,6 +402,8 @@ public:
   /// copyTensor without `until`: the whole tensor, or the slice tensor_dims
   /// names.
   TensorInfo copyTensorSlice(CopyOp copy);
+  /// The element strides of a row-major tensor of `dims`.
+  SmallVector<Value> rowMajorStrides(ArrayRef<Value> dims);
   /// The tile's origin in copyTensor (CopyOp::getTileOffsets, lowered).
   SmallVector<Value> copyOffsets(CopyOp copy) override;
   /// Element address in a tensor (or `coords` further than address `from`

@@ -69,15 +69,7 @@ LogicalResult KernelLowering::lowerSerial(SerialOp op) {
   // own last iteration: no barrier can be assumed, and shared writes either
   // path leaves wait for a fence before async-proxy reads.
   bool writesInBody = false;
-  op.getBody().walk([&](Operation *inner) {
-    if (auto store = dyn_cast<StoreOp>(inner))
-      writesInBody |= cast<BufferType>(store.getBuffer().getType()).isShared();
-    else if (auto copy = dyn_cast<CopyOp>(inner))
-      writesInBody |= isa<BufferType>(copy.getDst().getType()) &&
-                      cast<BufferType>(copy.getDst().getType()).isShared();
-    else if (isa<FillOp, ClearOp>(inner))
-      writesInBody |= cast<BufferType>(inner->getOperand(0).getType()).isShared();
-  });
+  op.getBody().walk([&](Operation *inner) { writesInBody |= writesSharedBuffer(inner); });
   bool writesBefore = genericSharedWrites_;
   lastWasBarrier_ = false;
   genericSharedWrites_ |= writesInBody;

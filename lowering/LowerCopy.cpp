@@ -352,6 +352,13 @@ void KernelLowering::storeMatrices(const BufferInfo &frag, const BufferInfo &dst
     }
 }
 
+SmallVector<Value> KernelLowering::rowMajorStrides(ArrayRef<Value> dims) {
+  SmallVector<Value> strides(dims.size(), cst(1));
+  for (int64_t k = int64_t(dims.size()) - 2; k >= 0; --k)
+    strides[k] = mul(strides[k + 1], dims[k + 1]);
+  return strides;
+}
+
 TensorInfo KernelLowering::copyTensor(CopyOp copy) {
   TensorInfo tensor = copyTensorSlice(copy);
   // `until` ends an axis of the tile early: as if the dimension it spans
@@ -361,12 +368,8 @@ TensorInfo KernelLowering::copyTensor(CopyOp copy) {
     int64_t axis = copy.getUntilAxis().value_or(0);
     // A whole tensor's addresses come from its dims (row-major): make its
     // strides explicit first, so that the clamp bounds without moving rows.
-    if (tensor.strides.empty()) {
-      int64_t rank = tensor.dims.size();
-      tensor.strides.assign(rank, cst(1));
-      for (int64_t k = rank - 2; k >= 0; --k)
-        tensor.strides[k] = mul(tensor.strides[k + 1], tensor.dims[k + 1]);
-    }
+    if (tensor.strides.empty())
+      tensor.strides = rowMajorStrides(tensor.dims);
     // A negative end bounds the axis at 0 (min on unsigned values would
     // take it as huge).
     Value end = arith::MaxSIOp::create(b_, loc_, map_.lookupOrDefault(until), cst(0));
@@ -386,9 +389,7 @@ TensorInfo KernelLowering::copyTensorSlice(CopyOp copy) {
   int64_t rank = whole.type.getRank();
   // Row-major strides of the whole tensor; the fixed offsets give the
   // slice's start, and whether it lies inside the tensor.
-  SmallVector<Value> strides(rank, cst(1));
-  for (int64_t k = rank - 2; k >= 0; --k)
-    strides[k] = mul(strides[k + 1], whole.dims[k + 1]);
+  SmallVector<Value> strides = rowMajorStrides(whole.dims);
   Value start = cst(0), inside;
   TensorInfo view;
   SmallVector<int64_t> shape;

@@ -436,6 +436,18 @@ bool isPlainArithmetic(Operation *op) {
          isMemoryEffectFree(op);
 }
 
+bool writesSharedBuffer(Operation *op) {
+  Value written;
+  if (auto copy = dyn_cast<CopyOp>(op))
+    written = copy.getDst();
+  else if (auto store = dyn_cast<StoreOp>(op))
+    written = store.getBuffer();
+  else if (isa<FillOp, ClearOp>(op))
+    written = op->getOperand(0);
+  auto type = written ? dyn_cast<BufferType>(written.getType()) : BufferType();
+  return type && type.isShared();
+}
+
 void KernelLowering::foldPlaceholder(Operation *&op, int64_t value) {
   OpBuilder::InsertionGuard guard(b_);
   b_.setInsertionPoint(op);

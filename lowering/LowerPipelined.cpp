@@ -65,10 +65,6 @@ KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
   // (MmaAtomLowering::holdsAccumulatorAcrossLoop) may do so under the same
   // conditions on the body.
   bool bodyAllows = true, familiesKeep = true, familiesHold = true, firstGemm = true;
-  auto isShared = [](Value buffer) {
-    auto type = dyn_cast<BufferType>(buffer.getType());
-    return type && type.isShared();
-  };
   for (Operation &op : loop.getBodyBlock()) {
     if (auto gemm = dyn_cast<GemmOp>(op)) {
       std::optional<MmaAtom> atom = findMmaAtom(gemm, backend_, cc_, kernel_.getThreads());
@@ -84,14 +80,7 @@ KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
       for (Operation *user : gemm.getC().getUsers())
         bodyAllows &= isa<GemmOp>(user) || !loop->isProperAncestor(user);
     } else if (!plan.ahead.contains(&op)) {
-      op.walk([&](Operation *inner) {
-        if (auto copy = dyn_cast<CopyOp>(inner))
-          bodyAllows &= !isShared(copy.getDst());
-        else if (auto store = dyn_cast<StoreOp>(inner))
-          bodyAllows &= !isShared(store.getBuffer());
-        else if (isa<FillOp, ClearOp>(inner))
-          bodyAllows &= !isShared(inner->getOperand(0));
-      });
+      op.walk([&](Operation *inner) { bodyAllows &= !writesSharedBuffer(inner); });
     }
   }
   plan.mayKeepMmaInFlight = plan.asyncMma && bodyAllows && familiesKeep;

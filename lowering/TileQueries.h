@@ -64,6 +64,10 @@ namespace lowering {
 /// such ops as they are, and may recompute them elsewhere.
 bool isPlainArithmetic(mlir::Operation *op);
 
+/// Whether `op` itself (not its regions) writes a shared buffer in the
+/// generic proxy: a copy, tile.store, fill or clear into one.
+bool writesSharedBuffer(mlir::Operation *op);
+
 /// The largest power of two known to divide `value` (at most kMaxDivisor),
 /// from constants, products and sums of the kernel's index arithmetic.
 int64_t knownDivisor(mlir::Value value);
