@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "driver/Compiler.h"
+#include "driver/Preconditions.h"
 
 #include "contract/Backend.h"
 #include "backends/common/NVVMLowering.h"
@@ -394,9 +395,13 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
   auto keep = [&](Stage stage) { return llvm::is_contained(options.keepStages, stage); };
   if (keep(Stage::Tile))
     result.tile = printOp(module);
+  bool described = true;
   module.walk([&](KernelOp kernel) {
     result.kernels.push_back(describeKernel(kernel, result.target, caps.globalVectorBytes));
+    described &= mlir::succeeded(describePreconditions(kernel, result.kernels.back()));
   });
+  if (!described)
+    return mlir::failure();
   if (result.kernels.empty()) {
     // A module the parser made around an empty file has no line: point at
     // the file's first.

@@ -282,6 +282,52 @@ Scalar ToScalar(const Index &index, DType to = f32);
 /// from a scalar argument outside one.
 Index ToIndex(const Scalar &x);
 
+/// A variable of the block (KernelBuilder::Var, KernelBuilder::ScalarVar):
+/// a running offset, a counter, a page index that the kernel's statements
+/// assign and read in order. Every thread assigns it alike, so its value is
+/// the block's and may be a tile offset, a loop count or a condition. It is
+/// assigned in the Launch body, If branches and Serial loops; not in a
+/// Parallel body (each thread would assign its own) nor in a Pipelined body
+/// (whose copies run iterations ahead of it); both are errors in
+/// Kernel::status(). Reading it in a Parallel body reads its value before
+/// the loop. Copying a Var copies the handle: both name one variable.
+class Var {
+public:
+  /// The value the last assignment before this point gave.
+  operator Index() const;
+  /// Assigns a block-uniform value.
+  Var &operator=(const Index &value);
+  /// Assigns `other`'s current value.
+  Var &operator=(const Var &other) { return *this = Index(other); }
+  Var(const Var &) = default;
+  Var &operator+=(const Index &value) { return *this = Index(*this) + value; }
+  Var &operator-=(const Index &value) { return *this = Index(*this) - value; }
+
+private:
+  friend struct detail::BuilderState;
+  Var(void *handle, detail::HandleOwnerRef owner) : handle_(handle), owner_(std::move(owner)) {}
+  void *handle_ = nullptr;
+  detail::HandleOwnerRef owner_;
+};
+
+/// A variable of the block holding a scalar (i8, i32, i64, f32 or f64): a
+/// running maximum, a flag. The same rules as Var.
+class ScalarVar {
+public:
+  operator Scalar() const;
+  ScalarVar &operator=(const Scalar &value);
+  ScalarVar &operator=(const ScalarVar &other) { return *this = Scalar(other); }
+  ScalarVar(const ScalarVar &) = default;
+  ScalarVar &operator+=(const Scalar &value) { return *this = Scalar(*this) + value; }
+
+private:
+  friend struct detail::BuilderState;
+  ScalarVar(void *handle, detail::HandleOwnerRef owner)
+      : handle_(handle), owner_(std::move(owner)) {}
+  void *handle_ = nullptr;
+  detail::HandleOwnerRef owner_;
+};
+
 /// A tile of a tensor at an origin: the operand of Copy.
 struct TileRef {
   int argument;
@@ -465,7 +511,24 @@ public:
   /// A scalar argument, usable in parallel bodies.
   Scalar ScalarArg(const std::string &name, DType dtype, SourceLoc loc = {});
 
-  /// Launches the body over a grid of blocks of `threads` threads.
+  /// A variable of the block, first holding `initial` (Var's rules). Call
+  /// inside Launch's body: `auto row = T.Var(start); T.Serial(n, [&](Index)
+  /// { ...; row += T(lengths, i); });`. `name` is used in diagnostics.
+  tessera::Var Var(const Index &initial, const std::string &name = "", SourceLoc loc = {});
+  /// A variable holding a scalar of type `dtype` (i8, i32, i64, f32, f64).
+  tessera::ScalarVar ScalarVar(const Scalar &initial, DType dtype, const std::string &name = "",
+                               SourceLoc loc = {});
+  /// A precondition of the kernel: the boolean `condition`, built from
+  /// dimensions (Tensor::dim), integer scalar arguments (ToIndex of one, or
+  /// a comparison of one) and constants, must hold at launch. The runtime
+  /// checks it before launching and refuses with an error naming the values
+  /// and `loc`: `T.Require(K % 128 == 0)`, `T.Require(H % Hkv == 0)`. The
+  /// kernel may rely on it. Call inside Launch's body, outside loops and
+  /// branches. A constant false condition is an error in Kernel::status().
+  void Require(const Scalar &condition, SourceLoc loc = {});
+
+  /// Launches the body over a grid of blocks of `threads` threads.  /// Launches the body over a
+  /// grid of blocks of `threads` threads.
   void Launch(std::vector<GridExtent> grid, int threads, std::function<void(Index)> body,
               SourceLoc loc = {});
   void Launch(std::vector<GridExtent> grid, int threads, std::function<void(Index, Index)> body,

@@ -226,10 +226,31 @@ def Tile_BufferType : Tile_Type<"Buffer", "buffer"> {
   }];
 }
 
+def Tile_VarType : Tile_Type<"Var", "var"> {
+  let summary = "A block-uniform variable";
+  let description = [{
+    A value the whole block holds and may assign (`tile.var`, read with
+    `tile.var_get`, assigned with `tile.var_set`): a running offset, a
+    counter, a page index. The value type is `index`, a signless integer of
+    8, 32 or 64 bits, `f32` or `f64`.
+
+    Example: `!tile.var<index>`
+  }];
+  let parameters = (ins "::mlir::Type":$valueType);
+  let assemblyFormat = "`<` $valueType `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Whether a variable may hold values of `type`.
+    static bool holds(::mlir::Type type);
+  }];
+}
+
 def Tile_AnyTensor : Type<CPred<"::llvm::isa<::tessera::tile::TileTensorType>($_self)">,
                           "tile tensor", "::tessera::tile::TileTensorType">;
 def Tile_AnyBuffer : Type<CPred<"::llvm::isa<::tessera::tile::BufferType>($_self)">,
                           "tile buffer", "::tessera::tile::BufferType">;
+def Tile_AnyVar : Type<CPred<"::llvm::isa<::tessera::tile::VarType>($_self)">,
+                       "tile variable", "::tessera::tile::VarType">;
 def Tile_TensorOrBuffer : AnyTypeOf<[Tile_AnyTensor, Tile_AnyBuffer]>;
 
 #endif // TESSERA_IR_TILEBASE_TD

@@ -633,4 +633,80 @@ def Tile_SerialOp : Tile_Op<"serial", [SingleBlockImplicitTerminator<"YieldOp">]
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Block-uniform variables and preconditions
+//===----------------------------------------------------------------------===//
+
+def Tile_VarOp : Tile_Op<"var", [MemoryEffects<[MemAlloc, MemWrite]>,
+    TypesMatchWith<"the initial value has the variable's type", "result", "init",
+                   "::llvm::cast<::tessera::tile::VarType>($_self).getValueType()">]> {
+  let summary = "Declares a block-uniform variable with its initial value";
+  let description = [{
+    A variable every thread of the block holds with the same value: every
+    thread runs each `tile.var_set` (they are not valid inside
+    tile.parallel), so the value stays block-uniform and may be a tile
+    offset, a loop count or a condition, as tile.read's may. `name` is used
+    in diagnostics. Not inside tile.parallel.
+
+    Example: `%row = tile.var %c0 {name = "row"} : !tile.var<index>`
+  }];
+  let arguments = (ins AnyType:$init, OptionalAttr<StrAttr>:$name);
+  let results = (outs Tile_AnyVar:$result);
+  let assemblyFormat = "$init attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_VarGetOp : Tile_Op<"var_get", [MemoryEffects<[MemRead]>,
+    TypesMatchWith<"the result has the variable's type", "var", "result",
+                   "::llvm::cast<::tessera::tile::VarType>($_self).getValueType()">]> {
+  let summary = "Reads a block-uniform variable";
+  let description = [{
+    The variable's value after the last tile.var_set before this point.
+    Not inside tile.parallel (read the variable before the loop: no thread
+    assigns it while the loop runs).
+
+    Example: `%r = tile.var_get %row : !tile.var<index>`
+  }];
+  let arguments = (ins Tile_AnyVar:$var);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = "$var attr-dict `:` type($var)";
+  let hasVerifier = 1;
+}
+
+def Tile_VarSetOp : Tile_Op<"var_set", [MemoryEffects<[MemWrite]>,
+    TypesMatchWith<"the value has the variable's type", "var", "value",
+                   "::llvm::cast<::tessera::tile::VarType>($_self).getValueType()">]> {
+  let summary = "Assigns a block-uniform variable";
+  let description = [{
+    Gives the variable `value`, which must be block-uniform. Valid in the
+    kernel's body, tile.if and tile.serial; not inside tile.parallel (each
+    thread would assign its own) nor tile.pipelined, whose copies are
+    issued iterations ahead of the body that would assign what they read.
+
+    Example: `tile.var_set %row, %next : !tile.var<index>`
+  }];
+  let arguments = (ins Tile_AnyVar:$var, AnyType:$value);
+  let assemblyFormat = "$var `,` $value attr-dict `:` type($var)";
+  let hasVerifier = 1;
+}
+
+def Tile_RequireOp : Tile_Op<"require"> {
+  let summary = "A condition on dimensions and scalars checked at launch";
+  let description = [{
+    A precondition of the kernel: `condition`, built only from tensor
+    dimensions (tile.dim), the kernel's integer scalar arguments, constants
+    and integer arithmetic and comparisons of them, must hold at launch.
+    The compiler records it in the compiled kernel with the op's location,
+    and the runtime refuses a launch for which it does not hold, naming the
+    values ("K is a multiple of 128", "Hkv divides H"). The runtime
+    evaluates it in signed 64-bit integers. Only at the top level of the
+    kernel's body. It generates no code.
+
+    Example: `tile.require %k_multiple_of_128`
+  }];
+  let arguments = (ins I1:$condition);
+  let assemblyFormat = "$condition attr-dict";
+  let hasVerifier = 1;
+}
+
 #endif // TESSERA_IR_TILEOPS_TD

@@ -274,6 +274,9 @@ public:
   /// Block-uniform control flow (LowerControlFlow.cpp).
   LogicalResult lowerIf(IfOp op);
   LogicalResult lowerSerial(SerialOp op);
+  /// tile.var, tile.var_get, tile.var_set (a private one-element array per
+  /// thread, which LLVM keeps in registers) and tile.require (no code).
+  LogicalResult lowerVariable(Operation *op);
   /// Maps `loop`'s induction variable to `iteration`, then walks the body:
   /// clones its index arithmetic (dimensions, pure ops) and calls `onCopy`
   /// for each copy in `ahead`, in body order. The caller saves and restores

@@ -1,7 +1,8 @@
-//===- LowerControlFlow.cpp - tile.if and tile.serial ---------------------===//
+//===- LowerControlFlow.cpp - tile.if, tile.serial and variables ----------===//
 //
-// Block-uniform control flow: tile.if becomes scf.if and tile.serial an
-// scf.for (or its body once per iteration, unrolled). Every thread of the
+// Block-uniform control flow and state: tile.if becomes scf.if, tile.serial
+// an scf.for (or its body once per iteration, unrolled), a tile.var a
+// one-element array private to each thread (every thread assigns it alike). Every thread of the
 // block takes the same path, so the barriers the regions' lowerings place
 // are reached by all. What the lowering tracks between operations (whether
 // the last one was a barrier, whether generic-proxy shared writes wait for
@@ -12,6 +13,7 @@
 
 #include "lowering/KernelLowering.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -78,6 +80,36 @@ LogicalResult KernelLowering::lowerSerial(SerialOp op) {
   // After zero iterations the writes before the loop are still pending.
   lastWasBarrier_ = false;
   genericSharedWrites_ |= writesBefore || writesInBody;
+  return success();
+}
+
+LogicalResult KernelLowering::lowerVariable(Operation *op) {
+  Value zero = cst(0);
+  if (auto var = dyn_cast<VarOp>(op)) {
+    // At the function's entry, where LLVM promotes it to registers (an
+    // alloca inside a loop would not be); initialized here.
+    Type type = cast<VarType>(var.getType()).getValueType();
+    Value slot;
+    {
+      OpBuilder::InsertionGuard guard(b_);
+      b_.setInsertionPointToStart(entry_);
+      slot = memref::AllocaOp::create(b_, loc_, MemRefType::get({1}, type));
+    }
+    memref::StoreOp::create(b_, loc_, map_.lookupOrDefault(var.getInit()), slot, zero);
+    map_.map(var.getResult(), slot);
+    return success();
+  }
+  if (auto get = dyn_cast<VarGetOp>(op)) {
+    map_.map(get.getResult(),
+             memref::LoadOp::create(b_, loc_, map_.lookup(get.getVar()), zero).getResult());
+    return success();
+  }
+  if (auto set = dyn_cast<VarSetOp>(op)) {
+    memref::StoreOp::create(b_, loc_, map_.lookupOrDefault(set.getValue()),
+                            map_.lookup(set.getVar()), zero);
+    return success();
+  }
+  // tile.require: the runtime checks it at launch (the driver records it).
   return success();
 }
 

@@ -653,6 +653,7 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
       .Case<PipelinedOp>([&](PipelinedOp loop) { return lowerPipelined(loop); })
       .Case<IfOp>([&](IfOp op) { return lowerIf(op); })
       .Case<SerialOp>([&](SerialOp op) { return lowerSerial(op); })
+      .Case<VarOp, VarGetOp, VarSetOp, RequireOp>([&](Operation *op) { return lowerVariable(op); })
       .Case<GemmOp>([&](GemmOp gemm) { return lowerGemm(gemm); })
       .Case<ReduceOp>([&](ReduceOp reduce) { return lowerReduce(reduce); })
       .Case<LoadOp, StoreOp>([&](Operation *access) -> LogicalResult {

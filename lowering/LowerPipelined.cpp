@@ -127,8 +127,8 @@ void KernelLowering::mapIteration(PipelinedOp loop,
   for (Operation &op : loop.getBodyBlock().without_terminator()) {
     if (ahead.contains(&op))
       onCopy(cast<CopyOp>(op));
-    else if (isa<DimOp, ReadOp>(op))
-      (void)lowerOp(op); // Maps the dimension's value, or reads the index.
+    else if (isa<DimOp, ReadOp, VarGetOp>(op))
+      (void)lowerOp(op); // Maps the dimension's value, or reads the index or variable.
     else if (isPlainArithmetic(&op))
       b_.clone(op, map_);
   }

@@ -51,8 +51,8 @@ constexpr int64_t kMaxBlockThreads = 1024;
 /// any NVIDIA GPU's per-block limit (227 KiB on sm_90), so only nonsense is
 /// refused here; the device refuses what it cannot give at launch.
 constexpr int64_t kMaxSharedMemoryBytes = int64_t(1) << 20;
-/// Nesting depth of a grid expression at most (the compiler writes a few
-/// levels: ceil_div(add(mul(...))).
+/// Nesting depth of a grid or precondition expression at most (the compiler
+/// writes a few levels: ceil_div(add(mul(...))), and(eq(mod(...)), le(...))).
 constexpr int kMaxExprDepth = 32;
 /// Blocks per thread block cluster at most (16, the non-portable maximum
 /// of sm_90, cudaFuncAttributeNonPortableClusterSizeAllowed).
@@ -82,11 +82,17 @@ absl::StatusOr<std::string> ReadFile(absl::string_view path);
 /// directory does not exist; DataLoss when a write or the close fails.
 absl::Status WriteFile(absl::string_view path, absl::string_view contents);
 
+/// Whether `param` is a scalar of an integer dtype (i8, i32, i64 or u8): the
+/// params a precondition may read (Expr::OP_PARAM).
+bool IsIntegerScalarParam(const Param& param);
+
 /// Checks every field of `kernel` (see bundle_validate.cc): entry and
 /// target names, code present, params (kind, dtype, shape, alignment), grid
-/// expressions (well-formed, bounded depth, symbols in range), block
-/// threads, shared memory, dimension groups and divisibility, tensor maps,
-/// stream-K workspace and clusters. InvalidArgument names the field.
+/// expressions (well-formed, bounded depth, symbols in range, no
+/// precondition-only ops), preconditions (the same, and params that are
+/// integer scalars), block threads, shared memory, dimension groups and
+/// divisibility, tensor maps, stream-K workspace and clusters.
+/// InvalidArgument names the field.
 absl::Status ValidateKernel(const CompiledKernel& kernel);
 
 /// ValidateKernel for each kernel, and each (entry, target) pair once: a

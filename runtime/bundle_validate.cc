@@ -3,7 +3,8 @@
 // This file implements ValidateKernel and ValidateBundle: every field of a
 // CompiledKernel is checked before the runtime uses it, so that a damaged or
 // hand-made file is refused with the field's name instead of launching with
-// a negative block size or evaluating a malformed grid expression.
+// a negative block size or evaluating a malformed grid expression or
+// precondition.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,36 +54,99 @@ bool IsTargetName(absl::string_view name) {
   return true;
 }
 
-/// A well-formed expression over `dynamic_dims` symbols, at most
-/// kMaxExprDepth deep.
-absl::Status ValidateExpr(const Expr& expr, int64_t dynamic_dims, int depth) {
+/// What an expression may read: `dynamic_dims` symbols and, in a
+/// precondition only (`params` set), the integer scalars among `params`.
+struct ExprScope {
+  int64_t dynamic_dims = 0;
+  const google::protobuf::RepeatedPtrField<Param>* params = nullptr;
+};
+
+/// The operators only a precondition may use (a grid extent is never one).
+bool IsPreconditionOnly(Expr::Op op) {
+  switch (op) {
+    case Expr::OP_SUB:
+    case Expr::OP_PARAM:
+    case Expr::OP_EQ:
+    case Expr::OP_NE:
+    case Expr::OP_LT:
+    case Expr::OP_LE:
+    case Expr::OP_AND:
+    case Expr::OP_OR:
+    case Expr::OP_MIN:
+    case Expr::OP_MAX:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// A well-formed expression over `scope`, at most kMaxExprDepth deep.
+absl::Status ValidateExpr(const Expr& expr, const ExprScope& scope, int depth) {
   if (depth > kMaxExprDepth)
     return Invalid(absl::StrCat("nested deeper than ", kMaxExprDepth, " levels"));
-  const bool leaf = expr.op() == Expr::OP_CONSTANT || expr.op() == Expr::OP_SYMBOL;
+  if (scope.params == nullptr && IsPreconditionOnly(expr.op()))
+    return Invalid(absl::StrCat("uses operator ", Expr::Op_Name(expr.op()),
+                                ", which only a precondition may use"));
+  const bool leaf =
+      expr.op() == Expr::OP_CONSTANT || expr.op() == Expr::OP_SYMBOL || expr.op() == Expr::OP_PARAM;
   switch (expr.op()) {
     case Expr::OP_CONSTANT:
       break;
     case Expr::OP_SYMBOL:
-      if (expr.value() < 0 || expr.value() >= dynamic_dims) {
+      if (expr.value() < 0 || expr.value() >= scope.dynamic_dims) {
         return Invalid(absl::StrCat("names dynamic dimension ", expr.value(),
-                                    ", but the params have ", dynamic_dims));
+                                    ", but the params have ", scope.dynamic_dims));
       }
       break;
+    case Expr::OP_PARAM: {
+      const int64_t p = expr.value();
+      if (p < 0 || p >= scope.params->size())
+        return Invalid(absl::StrCat("names param ", p, ", but the kernel has ",
+                                    scope.params->size(), " params"));
+      const Param& param = scope.params->Get(static_cast<int>(p));
+      if (!IsIntegerScalarParam(param))
+        return Invalid(absl::StrCat("names param #", p, " '", param.name(),
+                                    "', which is not an integer scalar (i8, i32, i64 or u8)"));
+      break;
+    }
     case Expr::OP_ADD:
+    case Expr::OP_SUB:
     case Expr::OP_MUL:
     case Expr::OP_FLOOR_DIV:
     case Expr::OP_CEIL_DIV:
     case Expr::OP_MOD:
+    case Expr::OP_EQ:
+    case Expr::OP_NE:
+    case Expr::OP_LT:
+    case Expr::OP_LE:
+    case Expr::OP_AND:
+    case Expr::OP_OR:
+    case Expr::OP_MIN:
+    case Expr::OP_MAX:
       if (!expr.has_lhs() || !expr.has_rhs())
         return Invalid(absl::StrCat("operator ", expr.op(), " lacks an operand"));
-      TESSERA_RETURN_IF_ERROR(ValidateExpr(expr.lhs(), dynamic_dims, depth + 1));
-      TESSERA_RETURN_IF_ERROR(ValidateExpr(expr.rhs(), dynamic_dims, depth + 1));
+      TESSERA_RETURN_IF_ERROR(ValidateExpr(expr.lhs(), scope, depth + 1));
+      TESSERA_RETURN_IF_ERROR(ValidateExpr(expr.rhs(), scope, depth + 1));
       break;
     default:
       return Invalid(absl::StrCat("has unknown operator ", expr.op()));
   }
   if (leaf && (expr.has_lhs() || expr.has_rhs()))
-    return Invalid("has operands under a constant or symbol");
+    return Invalid(expr.op() == Expr::OP_PARAM ? "has operands under a param"
+                                               : "has operands under a constant or symbol");
+  return absl::OkStatus();
+}
+
+/// Checks precondition `i`: a well-formed condition over the dynamic
+/// dimensions and the integer scalar params.
+absl::Status ValidatePrecondition(const CompiledKernel& kernel, int64_t dynamic_dims, int i) {
+  const Precondition& precondition = kernel.preconditions(i);
+  std::string what = absl::StrCat("precondition #", i);
+  if (!precondition.where().empty()) absl::StrAppend(&what, " (", precondition.where(), ")");
+  if (!precondition.has_condition()) return Invalid(absl::StrCat(what, " has no condition"));
+  absl::Status valid =
+      ValidateExpr(precondition.condition(), ExprScope{dynamic_dims, &kernel.params()}, 1);
+  if (!valid.ok()) return Invalid(absl::StrCat(what, " ", valid.message()));
   return absl::OkStatus();
 }
 
@@ -151,7 +215,7 @@ absl::Status ValidateFields(const CompiledKernel& kernel) {
     return Invalid(absl::StrCat("grid has ", kernel.grid_size(), " extents; 1 to 3 expected"));
   for (int i = 0; i < kernel.grid_size(); ++i) {
     const Expr& extent = kernel.grid(i);
-    absl::Status valid = ValidateExpr(extent, dynamic_dims, 1);
+    absl::Status valid = ValidateExpr(extent, ExprScope{dynamic_dims}, 1);
     if (valid.ok() && extent.op() == Expr::OP_CONSTANT && extent.value() < 1)
       valid = Invalid(absl::StrCat("is the constant ", extent.value(), "; extents are positive"));
     if (!valid.ok())
@@ -185,6 +249,8 @@ absl::Status ValidateFields(const CompiledKernel& kernel) {
     if (divisor < 1 || divisor > (int64_t(1) << 31))
       return Invalid(absl::StrCat("dim_divisibility entries must be in [1, 2^31], got ", divisor));
   }
+  for (int i = 0; i < kernel.preconditions_size(); ++i)
+    TESSERA_RETURN_IF_ERROR(ValidatePrecondition(kernel, dynamic_dims, i));
   for (int i = 0; i < kernel.tensor_maps_size(); ++i)
     TESSERA_RETURN_IF_ERROR(ValidateTensorMap(kernel, kernel.tensor_maps(i), i));
   if (kernel.stream_k_slot_bytes() < 0 || kernel.stream_k_slot_bytes() > kMaxStreamKSlotBytes) {
@@ -209,6 +275,19 @@ absl::Status ValidateFields(const CompiledKernel& kernel) {
 }
 
 }  // namespace
+
+bool IsIntegerScalarParam(const Param& param) {
+  if (param.kind() != Param::KIND_SCALAR) return false;
+  switch (param.dtype()) {
+    case DTYPE_I8:
+    case DTYPE_I32:
+    case DTYPE_I64:
+    case DTYPE_U8:
+      return true;
+    default:
+      return false;
+  }
+}
 
 absl::Status ValidateKernel(const CompiledKernel& kernel) {
   if (!IsEntryName(kernel.entry())) {

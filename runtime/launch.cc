@@ -1,7 +1,8 @@
 //===- launch.cc - Checked, typed kernel launches -------------------------===//
 //
-// This file implements argument checking and packing (PrepareLaunch), grid
-// expression evaluation (EvaluateExpr), signature printing and Launch.
+// This file implements argument checking and packing (PrepareLaunch), with
+// the kernel's preconditions and grid evaluated through expr.h, signature
+// printing and Launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -111,6 +113,10 @@ absl::Status PackScalar(PackedLaunch& packed, DType dtype,
     case DTYPE_I64:
       TESSERA_RETURN_IF_ERROR(check_range(INT64_MIN, INT64_MAX));
       AppendSlot(packed, *integer);
+      return absl::OkStatus();
+    case DTYPE_U8:
+      TESSERA_RETURN_IF_ERROR(check_range(0, UINT8_MAX));
+      AppendSlot(packed, static_cast<uint8_t>(*integer));
       return absl::OkStatus();
     default:
       return absl::UnimplementedError(absl::StrCat(
@@ -270,6 +276,48 @@ absl::Status PackTensorMaps(const CompiledKernel& kernel,
   return absl::OkStatus();
 }
 
+/// Checks each argument against its param and packs it in param order;
+/// records the value of each integer scalar in `scalars` (by param number).
+absl::Status PackArguments(const CompiledKernel& kernel, absl::Span<const KernelArg> args,
+                           absl::Span<const std::string> dim_names, PackedLaunch& packed,
+                           std::vector<std::optional<int64_t>>& scalars) {
+  int next_dynamic = 0;
+  for (int i = 0; i < kernel.params_size(); ++i) {
+    const Param& param = kernel.params(i);
+    const std::string type = FormatParamType(param, dim_names, &next_dynamic);
+    absl::Status status;
+    if (param.kind() == Param::KIND_TENSOR) {
+      if (const auto* tensor = std::get_if<TensorArg>(&args[i])) {
+        status = PackTensor(packed, param, *tensor);
+      } else {
+        status =
+            absl::InvalidArgumentError(absl::StrCat("expects a tensor ", type, ", got a scalar"));
+      }
+    } else if (param.kind() == Param::KIND_SCALAR) {
+      const auto* scalar = std::get_if<ScalarArg>(&args[i]);
+      if (scalar == nullptr) {
+        status =
+            absl::InvalidArgumentError(absl::StrCat("expects a scalar ", type, ", got a tensor"));
+      } else if (scalar->dtype != param.dtype()) {
+        status = absl::InvalidArgumentError(
+            absl::StrCat("expects a scalar ", type, ", got ", DTypeName(scalar->dtype)));
+      } else {
+        status = PackScalar(packed, param.dtype(), *scalar);
+        if (status.ok() && IsIntegerScalarParam(param)) {
+          scalars[i] = std::get<int64_t>(scalar->value);
+        }
+      }
+    } else {
+      status = absl::InvalidArgumentError("malformed kernel: parameter kind unset");
+    }
+    if (!status.ok()) {
+      return absl::Status(status.code(), absl::StrCat("argument ", i, " (", param.name(), ": ",
+                                                      type, "): ", status.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 /// The checks of PrepareLaunch, without the entry-name prefix.
 absl::StatusOr<PackedLaunch> PrepareLaunchImpl(
     const CompiledKernel& kernel, absl::Span<const KernelArg> args) {
@@ -311,39 +359,10 @@ absl::StatusOr<PackedLaunch> PrepareLaunchImpl(
   }
 
   const std::vector<std::string> dim_names = DynamicDimNames(kernel);
-  int next_dynamic = 0;
-  for (int i = 0; i < kernel.params_size(); ++i) {
-    const Param& param = kernel.params(i);
-    const std::string type = FormatParamType(param, dim_names, &next_dynamic);
-    absl::Status status;
-    if (param.kind() == Param::KIND_TENSOR) {
-      if (const auto* tensor = std::get_if<TensorArg>(&args[i])) {
-        status = PackTensor(packed, param, *tensor);
-      } else {
-        status = absl::InvalidArgumentError(
-            absl::StrCat("expects a tensor ", type, ", got a scalar"));
-      }
-    } else if (param.kind() == Param::KIND_SCALAR) {
-      const auto* scalar = std::get_if<ScalarArg>(&args[i]);
-      if (scalar == nullptr) {
-        status = absl::InvalidArgumentError(
-            absl::StrCat("expects a scalar ", type, ", got a tensor"));
-      } else if (scalar->dtype != param.dtype()) {
-        status = absl::InvalidArgumentError(
-            absl::StrCat("expects a scalar ", type, ", got ",
-                         DTypeName(scalar->dtype)));
-      } else {
-        status = PackScalar(packed, param.dtype(), *scalar);
-      }
-    } else {
-      status = absl::InvalidArgumentError("malformed kernel: parameter kind unset");
-    }
-    if (!status.ok()) {
-      return absl::Status(status.code(),
-                          absl::StrCat("argument ", i, " (", param.name(),
-                                       ": ", type, "): ", status.message()));
-    }
-  }
+  // The value of each integer scalar argument, by param number, for the
+  // preconditions.
+  std::vector<std::optional<int64_t>> scalars(kernel.params_size());
+  TESSERA_RETURN_IF_ERROR(PackArguments(kernel, args, dim_names, packed, scalars));
 
   const std::vector<DynamicDim> dims = CollectDynamicDims(kernel);
   for (const DimGroup& group : kernel.dim_groups()) {
@@ -365,6 +384,10 @@ absl::StatusOr<PackedLaunch> PrepareLaunchImpl(
       }
     }
   }
+
+  // The author's preconditions come first: the compiler may have derived a
+  // divisibility below from one, and the author's message names its source.
+  TESSERA_RETURN_IF_ERROR(CheckPreconditions(kernel, dim_names, packed.dynamic_dims, scalars));
 
   // Divisibility the compiler assumed (to prove vector alignment).
   for (int d = 0; d < kernel.dim_divisibility_size() &&
@@ -391,104 +414,7 @@ absl::StatusOr<PackedLaunch> PrepareLaunchImpl(
   return packed;
 }
 
-/// Adds the operator's text for FormatExpr.
-void AppendExpr(std::string& out, const Expr& expr,
-                absl::Span<const std::string> names) {
-  auto binary = [&](absl::string_view prefix, absl::string_view infix,
-                    absl::string_view suffix) {
-    absl::StrAppend(&out, prefix);
-    AppendExpr(out, expr.lhs(), names);
-    absl::StrAppend(&out, infix);
-    AppendExpr(out, expr.rhs(), names);
-    absl::StrAppend(&out, suffix);
-  };
-  switch (expr.op()) {
-    case Expr::OP_CONSTANT:
-      absl::StrAppend(&out, expr.value());
-      return;
-    case Expr::OP_SYMBOL:
-      if (expr.value() >= 0 && expr.value() < static_cast<int64_t>(names.size())) {
-        absl::StrAppend(&out, names[expr.value()]);
-      } else {
-        absl::StrAppend(&out, "d", expr.value());
-      }
-      return;
-    case Expr::OP_ADD:
-      return binary("(", " + ", ")");
-    case Expr::OP_MUL:
-      return binary("(", " * ", ")");
-    case Expr::OP_FLOOR_DIV:
-      return binary("floor_div(", ", ", ")");
-    case Expr::OP_CEIL_DIV:
-      return binary("ceil_div(", ", ", ")");
-    case Expr::OP_MOD:
-      return binary("mod(", ", ", ")");
-    default:
-      absl::StrAppend(&out, "<op ", static_cast<int>(expr.op()), ">");
-  }
-}
-
 }  // namespace
-
-absl::StatusOr<int64_t> EvaluateExpr(const Expr& expr,
-                                     absl::Span<const int64_t> dynamic_dims) {
-  switch (expr.op()) {
-    case Expr::OP_CONSTANT:
-      return expr.value();
-    case Expr::OP_SYMBOL:
-      if (expr.value() < 0 ||
-          expr.value() >= static_cast<int64_t>(dynamic_dims.size())) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("symbol d", expr.value(), " out of range: the kernel has ",
-                         dynamic_dims.size(), " dynamic dimensions"));
-      }
-      return dynamic_dims[expr.value()];
-    case Expr::OP_ADD:
-    case Expr::OP_MUL:
-    case Expr::OP_FLOOR_DIV:
-    case Expr::OP_CEIL_DIV:
-    case Expr::OP_MOD:
-      break;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown expression op ", static_cast<int>(expr.op())));
-  }
-  TESSERA_ASSIGN_OR_RETURN(const int64_t a, EvaluateExpr(expr.lhs(), dynamic_dims));
-  TESSERA_ASSIGN_OR_RETURN(const int64_t b, EvaluateExpr(expr.rhs(), dynamic_dims));
-  int64_t result = 0;
-  switch (expr.op()) {
-    case Expr::OP_ADD:
-      if (__builtin_add_overflow(a, b, &result)) break;
-      return result;
-    case Expr::OP_MUL:
-      if (__builtin_mul_overflow(a, b, &result)) break;
-      return result;
-    default: {
-      if (b == 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("division by zero in ", FormatExpr(expr)));
-      }
-      if (a == std::numeric_limits<int64_t>::min() && b == -1) break;
-      const int64_t quotient = a / b, remainder = a % b;
-      if (expr.op() == Expr::OP_MOD) {
-        return remainder < 0 ? remainder + (b < 0 ? -b : b) : remainder;
-      }
-      // C++ truncates toward zero; adjust by one when the remainder is not
-      // zero and the exact quotient lies on the other side.
-      const bool negative = (remainder < 0) != (b < 0);
-      if (remainder != 0 && expr.op() == Expr::OP_FLOOR_DIV && negative) {
-        return quotient - 1;
-      }
-      if (remainder != 0 && expr.op() == Expr::OP_CEIL_DIV && !negative) {
-        return quotient + 1;
-      }
-      return quotient;
-    }
-  }
-  return absl::OutOfRangeError(
-      absl::StrCat("integer overflow in ", FormatExpr(expr), " with operands ",
-                   a, " and ", b));
-}
 
 absl::StatusOr<PackedLaunch> PrepareLaunch(const CompiledKernel& kernel,
                                            absl::Span<const KernelArg> args) {
@@ -635,13 +561,6 @@ std::string DTypeName(DType dtype) {
     case DTYPE_F8E5M2: return "f8e5m2";
     default: return absl::StrCat("dtype(", static_cast<int>(dtype), ")");
   }
-}
-
-std::string FormatExpr(const Expr& expr,
-                       absl::Span<const std::string> symbol_names) {
-  std::string out;
-  AppendExpr(out, expr, symbol_names);
-  return out;
 }
 
 std::vector<std::string> DynamicDimNames(const CompiledKernel& kernel) {

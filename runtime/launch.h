@@ -2,15 +2,15 @@
 //
 // This file declares the launch arguments (TensorArg, ScalarArg), the pure
 // checking and packing step PrepareLaunch (no CUDA calls, so it is tested
-// without a GPU), the grid expression evaluator EvaluateExpr, and Launch,
-// which packs and calls cuLaunchKernel.
+// without a GPU), and Launch, which packs and calls cuLaunchKernel. The
+// expression evaluator (EvaluateExpr, FormatExpr) is in expr.h.
 //
 // The PTX parameter list of a kernel is, for each Param in order: a tensor
 // gives one u64 pointer followed by one i64 per dynamic (-1) dimension of that
 // tensor; a scalar gives one value of its dtype (f32 as float, f64 as double,
-// i32 as int32_t, i64 as int64_t, i8 as int8_t). Dynamic dimensions are
-// numbered across all tensors in that same order; Expr symbols and DimGroups
-// refer to those numbers.
+// i32 as int32_t, i64 as int64_t, i8 as int8_t, u8 as uint8_t). Dynamic
+// dimensions are numbered across all tensors in that same order; Expr symbols
+// and DimGroups refer to those numbers, Expr params to the params' numbers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "runtime/bundle.h"
+#include "runtime/expr.h"
 #include "runtime/kernel.h"
 #include "runtime/kernel.pb.h"
 
@@ -108,17 +109,12 @@ struct PackedLaunch {
   int workspace_slot = -1;
 };
 
-/// Evaluates `expr` with symbol k bound to `dynamic_dims[k]`. Errors on an
-/// unknown op, a symbol out of range, division or modulo by zero, and
-/// overflow. Floor and ceiling division round toward -inf and +inf; modulo
-/// is non-negative.
-absl::StatusOr<int64_t> EvaluateExpr(const Expr& expr,
-                                     absl::Span<const int64_t> dynamic_dims);
-
 /// Checks `args` against `kernel`'s params (count, kind, dtype, rank, static
 /// dims, non-negative dims, dim groups, pointer alignment, scalar range),
-/// evaluates the grid and packs the PTX parameter list. Makes no CUDA call.
-/// Every error names the kernel entry and the offending parameter.
+/// then its preconditions (CheckPreconditions) and the divisibility the
+/// compiler assumed, evaluates the grid and packs the PTX parameter list.
+/// Makes no CUDA call. Every error starts with the kernel entry ("gemm: ")
+/// and names the offending parameter or precondition.
 absl::StatusOr<PackedLaunch> PrepareLaunch(const CompiledKernel& kernel,
                                            absl::Span<const KernelArg> args);
 
@@ -136,13 +132,9 @@ absl::Status EncodeTensorMaps(const CudaDriver& driver, PackedLaunch& packed);
 absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,
                     CUstream stream = nullptr);
 
-/// The short name of a dtype: "f16", "bf16", "f32", "f64", "i32", "i64", "i8".
+/// The short name of a dtype: "f16", "bf16", "f32", "f64", "i32", "i64", "i8",
+/// "u8", ...
 std::string DTypeName(DType dtype);
-
-/// An expression as text, e.g. "ceil_div(N, 256)"; symbol k prints as
-/// `symbol_names[k]` when given, else "d<k>".
-std::string FormatExpr(const Expr& expr,
-                       absl::Span<const std::string> symbol_names = {});
 
 /// The names of the dynamic dimensions: the DimGroup name where a dimension
 /// is in a group, else "<param>.shape[<axis>]".

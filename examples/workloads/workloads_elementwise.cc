@@ -10,7 +10,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <tuple>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "examples/workloads/internal.h"
@@ -288,6 +290,66 @@ absl::StatusOr<Report> RunHistogram(const LoadedKernel& kernel, int64_t n,
   return report;
 }
 
+/// pack_varlen (tests/conformance/cases_core.cc): X f32 [B, S, D], L i32
+/// [B] (random lengths in [0, S], one of them 0). Y [T, D] (T = the total
+/// plus 3) gets batch b's first L[b] rows times Scale^b, exact up to one
+/// f32 rounding of the weight's product; Y's last 3 rows stay poisoned. A
+/// D that is not a multiple of 4 must be refused at launch, naming D.
+absl::StatusOr<Report> RunPackVarlen(const LoadedKernel& kernel, int64_t batches, int64_t s,
+                                     int64_t d, const RunOptions& options) {
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  std::vector<int32_t> lengths(batches);
+  int64_t total = 0;
+  for (int64_t b = 0; b < batches; ++b) {
+    lengths[b] = b == 1 ? 0 : int32_t(random.Index(s + 1));
+    total += lengths[b];
+  }
+  const int64_t rows = total + 3;
+  const float scale = 1.5f;
+  std::vector<float> x(batches * s * d), y(rows * d);
+  for (float& v : x) v = random.Uniform();
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dl, Upload(lengths));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, DeviceBuffer::Allocate(rows * d * 4));
+  TESSERA_RETURN_IF_ERROR(dy.Fill(kPoisonByte));
+  auto args = [&](int64_t width) {
+    return std::vector<KernelArg>{TensorArg{dx.ptr(), runtime::DTYPE_F32, {batches, s, width}},
+                                  TensorArg{dl.ptr(), runtime::DTYPE_I32, {batches}},
+                                  TensorArg{dy.ptr(), runtime::DTYPE_F32, {rows, width}},
+                                  runtime::ScalarArg::F32(scale)};
+  };
+  // The precondition: D = d - 2 is not a multiple of 4 (d is).
+  absl::Status refused = runtime::Launch(kernel, args(d - 2));
+  if (refused.code() != absl::StatusCode::kInvalidArgument ||
+      !absl::StrContains(refused.message(), "precondition D % 4 == 0") ||
+      !absl::StrContains(refused.message(), absl::StrCat("D = ", d - 2))) {
+    return absl::InternalError(absl::StrCat(
+        "a launch with D = ", d - 2, " was not refused by the precondition: ", refused.ToString()));
+  }
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args(d)));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  TESSERA_RETURN_IF_ERROR(dy.CopyToHost(y.data(), y.size() * 4));
+  float weight = 1.0f;
+  int64_t row = 0;
+  for (int64_t b = 0; b < batches; ++b) {
+    for (int64_t r = 0; r < lengths[b]; ++r, ++row)
+      for (int64_t j = 0; j < d; ++j) {
+        double want = double(x[(b * s + r) * d + j]) * weight;
+        CheckElement(report, row, j, y[row * d + j], want, 0x1p-23 * std::fabs(want));
+      }
+    weight *= scale;
+  }
+  float poison;
+  std::memset(&poison, kPoisonByte, sizeof(poison));
+  for (int64_t e = total * d; e < rows * d; ++e)
+    if (std::memcmp(&y[e], &poison, sizeof(float)) != 0)
+      CheckElement(report, e / d, e % d, y[e], std::nan(""), 0);
+  report.correct = report.mismatches == 0;
+  return report;
+}
+
 }  // namespace
 
 std::vector<Workload> PagedGatherWorkloads() {
@@ -305,6 +367,12 @@ std::vector<Workload> PagedGatherWorkloads() {
         MakeWorkload(absl::StrCat("control_flow/", m, "x", l), "control_flow", true, false,
                      [m = m, l = l](const LoadedKernel& loaded, const RunOptions& options) {
                        return RunControlFlow(loaded, m, l, options);
+                     }));
+  for (auto [b, s, d] : {std::tuple<int64_t, int64_t, int64_t>{7, 37, 100}, {3, 200, 256}})
+    list.push_back(
+        MakeWorkload(absl::StrCat("pack_varlen/", b, "x", s, "x", d), "pack_varlen", true, false,
+                     [b = b, s = s, d = d](const LoadedKernel& loaded, const RunOptions& options) {
+                       return RunPackVarlen(loaded, b, s, d, options);
                      }));
   for (int64_t n : {int64_t(1000), int64_t(300001)})
     list.push_back(MakeWorkload(absl::StrCat("histogram/n=", n), "histogram", true, false,

@@ -119,6 +119,14 @@ struct BuilderState {
     return Buffer(v.getAsOpaquePointer(), owner, int(owner->buffers.size()) - 1);
   }
   Tensor tensor(int argument) { return Tensor(owner, argument); }
+  tessera::Var var(mlir::Value v) { return tessera::Var(v.getAsOpaquePointer(), owner); }
+  tessera::ScalarVar scalarVar(mlir::Value v) {
+    return tessera::ScalarVar(v.getAsOpaquePointer(), owner);
+  }
+  static const HandleOwner *ownerOf(const tessera::Var &v) { return v.owner_.get(); }
+  static const HandleOwner *ownerOf(const tessera::ScalarVar &v) { return v.owner_.get(); }
+  static void *handleOf(const tessera::Var &v) { return v.handle_; }
+  static void *handleOf(const tessera::ScalarVar &v) { return v.handle_; }
   Scalar scalarArgument(int argument) {
     Scalar scalar(0.0);
     scalar.owner_ = owner;

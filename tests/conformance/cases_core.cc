@@ -7,6 +7,8 @@
 // or register-staged address. control_flow walks rows in chunks with Serial, branches with If/else
 // on a loop index and on the block index, and unrolls a loop. (The examples paged_gather,
 // gemm_split_k and gemm_w4a16 are cases through the example list; int_bits is in cases_dtypes.cc.)
+// pack_varlen keeps a running row in a Var and a weight in a ScalarVar, and declares a
+// precondition that the runtime checks at launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -106,12 +108,46 @@ Kernel Histogram() {
   return T.Build();
 }
 
+/// Block variables and a precondition: packs the first L[b] rows of each
+/// batch of X ([B, S, D] f32) one after another into Y ([T, D]), batch b's
+/// rows scaled by Scale^b. A Var holds the running row and a ScalarVar the
+/// weight, both advanced per batch in a Serial loop; the weight is read in
+/// a Parallel body. Each block takes 64 columns. D must be a multiple of 4
+/// (a Require the runtime checks at launch).
+Kernel PackVarlen() {
+  constexpr int64_t kRows = 16, kCols = 64;
+  KernelBuilder T("pack_varlen");
+  Dim d = Dim::Dynamic("D");
+  auto X = T.Tensor("X", {Dim::Dynamic("B"), Dim::Dynamic("S"), d}, f32);
+  auto L = T.Tensor("L", {Dim::Dynamic("NB")}, i32);
+  auto Y = T.Tensor("Y", {Dim::Dynamic("T"), d}, f32);
+  Scalar scale = T.ScalarArg("Scale", f32);
+  T.Launch({CeilDiv(d, kCols)}, 128, [&](Index bx) {
+    T.Require(X.dim(2) % 4 == 0);
+    auto tile = T.AllocFragment({kRows, kCols}, f32, "tile");
+    auto row = T.Var(0, "row");
+    auto weight = T.ScalarVar(1.0, f32, "weight");
+    T.Serial(L.dim(0), [&](Index b) {
+      Index length = Min(L(b), X.dim(1));
+      T.Serial(CeilDiv(length, Index(kRows)), [&](Index c) {
+        T.Copy(X.Tile(b, c * kRows, bx * kCols).Along({1, 2}).Until(length), tile);
+        T.Parallel({kRows, kCols}, [&](Index i, Index j) { tile(i, j) = tile(i, j) * weight; });
+        T.Copy(tile, Y.Tile(Index(row) + c * kRows, bx * kCols).Until(Index(row) + length));
+      });
+      row += length;
+      weight = weight * scale;
+    });
+  });
+  return T.Build();
+}
+
 }  // namespace
 
 void AddCoreCases(std::vector<Case>& cases) {
   cases.push_back({"histogram", [](const std::string&) { return Histogram(); }});
   cases.push_back({"gemm_paged_b", GemmPagedB});
   cases.push_back({"control_flow", [](const std::string&) { return ControlFlow(); }});
+  cases.push_back({"pack_varlen", [](const std::string&) { return PackVarlen(); }});
 }
 
 }  // namespace tessera::conformance

@@ -257,3 +257,32 @@ tile.kernel @slices_and_masks(%Q: !tile.tensor<?x?x16x64xf16>, %O: !tile.tensor<
   tile.copy %o to %O[%b, %row, %h, %c0] {tensor_dims = array<i64: 1, 3>} : !tile.buffer<64x64xf32, fragment> to !tile.tensor<?x?x16x64xf32>
 }
 }
+
+// Block variables and preconditions.
+
+// CHECK-LABEL: tile.kernel @variables
+// CHECK: tile.require %{{.*}}
+// CHECK: %[[ROW:.*]] = tile.var %{{.*}} {name = "row"} : <index>
+// CHECK: %[[BEST:.*]] = tile.var %{{.*}} : <f32>
+// CHECK: tile.serial
+// CHECK:   %[[R:.*]] = tile.var_get %[[ROW]] : <index>
+// CHECK:   tile.var_set %[[ROW]], %{{.*}} : <index>
+// CHECK:   tile.var_set %[[BEST]], %{{.*}} : <f32>
+tile.kernel @variables(%A: !tile.tensor<?xf32>, %n: i32)
+    grid(affine_map<()[s0] -> (1)>) threads(32) blocks(%bx) {
+  %len = tile.dim %A[0] : !tile.tensor<?xf32>
+  %c128 = arith.constant 128 : index
+  %c0 = arith.constant 0 : index
+  %rem = arith.remui %len, %c128 : index
+  %whole = arith.cmpi eq, %rem, %c0 : index
+  tile.require %whole
+  %row = tile.var %c0 {name = "row"} : !tile.var<index>
+  %zero = arith.constant 0.0 : f32
+  %best = tile.var %zero : !tile.var<f32>
+  tile.serial %i = 0 to %len {
+    %r = tile.var_get %row : !tile.var<index>
+    %next = arith.addi %r, %c128 : index
+    tile.var_set %row, %next : !tile.var<index>
+    tile.var_set %best, %zero : !tile.var<f32>
+  }
+}

@@ -443,3 +443,39 @@ module attributes {tile.target = #tile.target<"sm_80">} {
     }
   }
 }
+
+// -----
+
+// A tile.var is a one-element array at the function's entry (where LLVM
+// keeps it in a register), stored where it is declared and assigned and
+// loaded where it is read; tile.require generates no code of its own.
+// CHECK-LABEL: gpu.func @variables
+// CHECK: %[[SLOT:.*]] = memref.alloca() : memref<1xindex>
+// CHECK-NOT: tile.require
+// CHECK: memref.store %{{.*}}, %[[SLOT]][%{{.*}}] : memref<1xindex>
+// CHECK: scf.for
+// CHECK:   %[[ROW:.*]] = memref.load %[[SLOT]][%{{.*}}] : memref<1xindex>
+// CHECK:   arith.addi %[[ROW]], %{{.*}} : index
+// CHECK:   %[[NEXT:.*]] = arith.addi %[[ROW]], %{{.*}} : index
+// CHECK:   memref.store %[[NEXT]], %[[SLOT]][%{{.*}}] : memref<1xindex>
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @variables(%T: !tile.tensor<?xi32>, %A: !tile.tensor<?x64xf32>)
+      grid(affine_map<()[s0, s1] -> (1)>) threads(64) blocks(%bx) {
+    %a = tile.alloc_fragment {distribution = #tile.distribution<threads = 64, vector = 4>} : !tile.buffer<4x64xf32, fragment>
+    %n = tile.dim %T[0] : !tile.tensor<?xi32>
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %rem = arith.remui %n, %c4 : index
+    %whole = arith.cmpi eq, %rem, %c0 : index
+    tile.require %whole
+    %row = tile.var %c0 {name = "row"} : !tile.var<index>
+    tile.serial %i = 0 to %n {
+      %r = tile.var_get %row : !tile.var<index>
+      tile.clear %a : !tile.buffer<4x64xf32, fragment>
+      tile.copy %a to %A[%r, %c0] : !tile.buffer<4x64xf32, fragment> to !tile.tensor<?x64xf32>
+      %len = tile.read %T[%i] : !tile.tensor<?xi32>
+      %next = arith.addi %r, %len : index
+      tile.var_set %row, %next : !tile.var<index>
+    }
+  }
+}

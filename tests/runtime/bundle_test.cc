@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/runtime/test_kernels.h"
@@ -28,11 +29,12 @@
 namespace tessera::runtime {
 namespace {
 
-using ::testing::HasSubstr;
 using test_kernels::Binary;
 using test_kernels::Constant;
+using test_kernels::ParamRef;
 using test_kernels::Symbol;
 using test_kernels::VectorAddKernel;
+using ::testing::HasSubstr;
 
 /// A path in the test's temporary directory.
 std::string TempPath(const std::string& name) {
@@ -348,6 +350,25 @@ TEST(Bundle, TakesOneKernelForSeveralTargets) {
   EXPECT_TRUE(ValidateBundle(bundle).ok()) << ValidateBundle(bundle);
 }
 
+/// Adds the precondition `condition` declared at "add.cc:9" to `kernel`.
+void Require(CompiledKernel& kernel, const Expr& condition) {
+  Precondition* precondition = kernel.add_preconditions();
+  *precondition->mutable_condition() = condition;
+  precondition->set_where("add.cc:9");
+}
+
+TEST(Bundle, AcceptsPreconditionsOverDimsAndIntegerScalars) {
+  CompiledKernel kernel = ValidKernel();
+  for (DType dtype : {DTYPE_I8, DTYPE_I32, DTYPE_I64, DTYPE_U8}) {
+    test_kernels::AddScalar(kernel, absl::StrCat("n", kernel.params_size()), dtype);
+    Require(kernel,
+            Binary(Expr::OP_AND, Binary(Expr::OP_LE, ParamRef(kernel.params_size() - 1), Symbol(0)),
+                   Binary(Expr::OP_NE, Binary(Expr::OP_SUB, Symbol(0), Constant(1)),
+                          Binary(Expr::OP_MAX, Constant(0), Constant(1)))));
+  }
+  EXPECT_TRUE(ValidateKernel(kernel).ok()) << ValidateKernel(kernel);
+}
+
 /// One way to break a valid kernel, and the message it should give.
 struct Breakage {
   const char* name;
@@ -379,13 +400,12 @@ TEST(Bundle, ValidatesEveryFieldAtLoad) {
        "grid has 4 extents"},
       {"zero extent", [](CompiledKernel& k) { *k.mutable_grid(0) = Constant(0); },
        "grid extent 0 is the constant 0"},
-      {"symbol out of range",
-       [](CompiledKernel& k) { *k.mutable_grid(0) = Symbol(3); },
+      {"symbol out of range", [](CompiledKernel& k) { *k.mutable_grid(0) = Symbol(3); },
        "grid extent 0 names dynamic dimension 3, but the params have 3"},
       {"negative symbol", [](CompiledKernel& k) { *k.mutable_grid(0) = Symbol(-1); },
        "names dynamic dimension -1"},
-      {"missing operand",
-       [](CompiledKernel& k) { k.mutable_grid(0)->clear_rhs(); }, "lacks an operand"},
+      {"missing operand", [](CompiledKernel& k) { k.mutable_grid(0)->clear_rhs(); },
+       "lacks an operand"},
       {"unknown operator",
        [](CompiledKernel& k) { k.mutable_grid(0)->set_op(static_cast<Expr::Op>(42)); },
        "unknown operator 42"},
@@ -402,7 +422,49 @@ TEST(Bundle, ValidatesEveryFieldAtLoad) {
          *k.mutable_grid(0) = e;
        },
        "nested deeper than 32 levels"},
-      {"param kind", [](CompiledKernel& k) { k.mutable_params(0)->set_kind(Param::KIND_UNSPECIFIED); },
+      {"grid comparison",
+       [](CompiledKernel& k) { *k.mutable_grid(0) = Binary(Expr::OP_LT, Symbol(0), Constant(1)); },
+       "grid extent 0 uses operator OP_LT, which only a precondition may use"},
+      {"grid param", [](CompiledKernel& k) { *k.mutable_grid(0)->mutable_rhs() = ParamRef(3); },
+       "grid extent 0 uses operator OP_PARAM, which only a precondition may use"},
+      {"precondition without condition", [](CompiledKernel& k) { k.add_preconditions(); },
+       "precondition #0 has no condition"},
+      {"precondition tensor param",
+       [](CompiledKernel& k) { Require(k, Binary(Expr::OP_EQ, ParamRef(0), Constant(1))); },
+       "precondition #0 (add.cc:9) names param #0 'A', which is not an integer scalar"},
+      {"precondition float param",
+       [](CompiledKernel& k) { Require(k, Binary(Expr::OP_LT, ParamRef(3), Symbol(0))); },
+       "names param #3 'alpha', which is not an integer scalar (i8, i32, i64 or u8)"},
+      {"precondition param out of range",
+       [](CompiledKernel& k) { Require(k, Binary(Expr::OP_LT, Symbol(0), ParamRef(4))); },
+       "precondition #0 (add.cc:9) names param 4, but the kernel has 4 params"},
+      {"precondition symbol out of range",
+       [](CompiledKernel& k) {
+         Require(k, Binary(Expr::OP_EQ, Binary(Expr::OP_MOD, Symbol(3), Constant(8)), Constant(0)));
+       },
+       "precondition #0 (add.cc:9) names dynamic dimension 3, but the params have 3"},
+      {"precondition missing operand",
+       [](CompiledKernel& k) {
+         Expr condition = Binary(Expr::OP_MIN, Symbol(0), Constant(8));
+         condition.clear_rhs();
+         Require(k, condition);
+       },
+       "precondition #0 (add.cc:9) operator 16 lacks an operand"},
+      {"precondition unknown operator",
+       [](CompiledKernel& k) {
+         Require(k, Binary(static_cast<Expr::Op>(18), Symbol(0), Constant(8)));
+       },
+       "precondition #0 (add.cc:9) has unknown operator 18"},
+      {"operands under a param",
+       [](CompiledKernel& k) {
+         test_kernels::AddScalar(k, "n", DTYPE_I32);
+         Expr param = ParamRef(4);
+         *param.mutable_lhs() = Constant(1);
+         Require(k, param);
+       },
+       "has operands under a param"},
+      {"param kind",
+       [](CompiledKernel& k) { k.mutable_params(0)->set_kind(Param::KIND_UNSPECIFIED); },
        "param #0 'A' has no valid kind"},
       {"param dtype", [](CompiledKernel& k) { k.mutable_params(1)->set_dtype(DTYPE_UNSPECIFIED); },
        "param #1 'B' has no valid dtype"},
@@ -430,11 +492,10 @@ TEST(Bundle, ValidatesEveryFieldAtLoad) {
          for (int64_t d : {8, 0, 8}) k.add_dim_divisibility(d);
        },
        "dim_divisibility entries must be in [1, 2^31], got 0"},
-      {"tensor map param",
-       [](CompiledKernel& k) { k.add_tensor_maps()->set_param(3); },
+      {"tensor map param", [](CompiledKernel& k) { k.add_tensor_maps()->set_param(3); },
        "tensor map #0 describes param 3, which is not a tensor"},
-      {"tensor map out of range",
-       [](CompiledKernel& k) { k.add_tensor_maps()->set_param(-1); }, "describes param -1"},
+      {"tensor map out of range", [](CompiledKernel& k) { k.add_tensor_maps()->set_param(-1); },
+       "describes param -1"},
       {"tensor map rank",
        [](CompiledKernel& k) {
          TensorMap* map = k.add_tensor_maps();
@@ -442,8 +503,7 @@ TEST(Bundle, ValidatesEveryFieldAtLoad) {
          map->add_box(64);
        },
        "has a box of rank 2 for a tensor of rank 1"},
-      {"tensor map box",
-       [](CompiledKernel& k) { k.add_tensor_maps()->add_box(512); },
+      {"tensor map box", [](CompiledKernel& k) { k.add_tensor_maps()->add_box(512); },
        "box extents must be in [1, 256], got 512"},
       {"tensor map swizzle",
        [](CompiledKernel& k) {

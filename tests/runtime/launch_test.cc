@@ -6,26 +6,30 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/launch.h"
+
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/launch.h"
 #include "tests/runtime/test_kernels.h"
 
 namespace tessera::runtime {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using test_kernels::AddScalar;
 using test_kernels::AddTensor;
 using test_kernels::Binary;
 using test_kernels::Constant;
+using test_kernels::ParamRef;
 using test_kernels::Symbol;
 using test_kernels::VectorAddKernel;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 
 /// A plausible, 256-byte aligned device address.
 constexpr CUdeviceptr kBase = 0x7f0000000000;
@@ -370,6 +374,137 @@ TEST(PrepareLaunch, IgnoresDivisibilityOfOne) {
   CompiledKernel kernel = VectorAddKernel();
   for (int i = 0; i < 3; ++i) kernel.add_dim_divisibility(1);
   EXPECT_TRUE(PrepareLaunch(kernel, VectorAddArgs(1001, 1001, 1001)).ok());
+}
+
+/// Adds a dim group `name` over dynamic dimensions `dims`.
+void AddGroup(CompiledKernel& kernel, const std::string& name, std::initializer_list<int> dims) {
+  DimGroup* group = kernel.add_dim_groups();
+  group->set_name(name);
+  for (int d : dims) group->add_dims(d);
+}
+
+/// C[M, N] = A[M, K] * B[K, N] requiring K % 128 == 0 (declared at gemm.cc:42):
+/// dynamic dimensions M = {0, 4}, K = {1, 2}, N = {3, 5}.
+CompiledKernel GemmKernel() {
+  CompiledKernel kernel;
+  kernel.set_entry("gemm");
+  kernel.set_block_threads(128);
+  AddTensor(kernel, "A", DTYPE_F16, {-1, -1});
+  AddTensor(kernel, "B", DTYPE_F16, {-1, -1});
+  AddTensor(kernel, "C", DTYPE_F32, {-1, -1});
+  AddGroup(kernel, "M", {0, 4});
+  AddGroup(kernel, "K", {1, 2});
+  AddGroup(kernel, "N", {3, 5});
+  *kernel.add_grid() = Binary(Expr::OP_CEIL_DIV, Symbol(3), Constant(128));
+  *kernel.add_grid() = Binary(Expr::OP_CEIL_DIV, Symbol(0), Constant(128));
+  Precondition* precondition = kernel.add_preconditions();
+  *precondition->mutable_condition() =
+      Binary(Expr::OP_EQ, Binary(Expr::OP_MOD, Symbol(1), Constant(128)), Constant(0));
+  precondition->set_where("gemm.cc:42");
+  return kernel;
+}
+
+/// Arguments for GemmKernel of sizes M x K times K x N.
+std::vector<KernelArg> GemmArgs(int64_t m, int64_t n, int64_t k) {
+  return {TensorArg{kBase, DTYPE_F16, {m, k}}, TensorArg{kBase + 0x1000000, DTYPE_F16, {k, n}},
+          TensorArg{kBase + 0x2000000, DTYPE_F32, {m, n}}};
+}
+
+/// Attention over Q[H, 64] with an i32 scalar Hkv (the key/value heads),
+/// requiring H % Hkv == 0 && Hkv <= H (declared at attention.cc:7).
+CompiledKernel AttentionKernel() {
+  CompiledKernel kernel;
+  kernel.set_entry("attention");
+  kernel.set_block_threads(128);
+  AddTensor(kernel, "Q", DTYPE_F16, {-1, 64});
+  AddScalar(kernel, "scale", DTYPE_F32);
+  AddScalar(kernel, "Hkv", DTYPE_I32);
+  AddGroup(kernel, "H", {0});
+  *kernel.add_grid() = Symbol(0);
+  Precondition* precondition = kernel.add_preconditions();
+  *precondition->mutable_condition() = Binary(
+      Expr::OP_AND, Binary(Expr::OP_EQ, Binary(Expr::OP_MOD, Symbol(0), ParamRef(2)), Constant(0)),
+      Binary(Expr::OP_LE, ParamRef(2), Symbol(0)));
+  precondition->set_where("attention.cc:7");
+  return kernel;
+}
+
+/// Arguments for AttentionKernel with `h` heads of queries, `hkv` of keys.
+std::vector<KernelArg> AttentionArgs(int64_t h, int32_t hkv) {
+  return {TensorArg{kBase, DTYPE_F16, {h, 64}}, ScalarArg::F32(0.125f), ScalarArg::I32(hkv)};
+}
+
+TEST(PrepareLaunch, AcceptsArgumentsThatMeetThePreconditions) {
+  absl::StatusOr<PackedLaunch> gemm = PrepareLaunch(GemmKernel(), GemmArgs(1000, 1000, 1024));
+  ASSERT_TRUE(gemm.ok()) << gemm.status();
+  EXPECT_THAT(gemm->grid, ElementsAre(8, 8, 1));
+  for (int32_t hkv : {1, 8, 32}) {
+    absl::StatusOr<PackedLaunch> attention =
+        PrepareLaunch(AttentionKernel(), AttentionArgs(32, hkv));
+    ASSERT_TRUE(attention.ok()) << attention.status();
+    // Q, H, scale, Hkv.
+    EXPECT_THAT(attention->slot_sizes, ElementsAre(8, 8, 4, 4));
+    EXPECT_EQ(SlotAs<int32_t>(*attention, 3), hkv);
+  }
+}
+
+TEST(PrepareLaunch, RefusesADynamicDimThatBreaksAPrecondition) {
+  absl::Status status = PrepareLaunch(GemmKernel(), GemmArgs(1000, 1000, 1000)).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr("gemm: precondition K % 128 == 0 (declared at gemm.cc:42) does not "
+                        "hold: K = 1000"));
+}
+
+TEST(PrepareLaunch, RefusesAScalarThatBreaksAPreconditionNamingEachValueOnce) {
+  absl::Status status = PrepareLaunch(AttentionKernel(), AttentionArgs(32, 5)).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr("attention: precondition H % Hkv == 0 && Hkv <= H (declared at "
+                        "attention.cc:7) does not hold: H = 32, Hkv = 5"));
+  // The first clause holds, the second does not.
+  status = PrepareLaunch(AttentionKernel(), AttentionArgs(0, 8)).status();
+  EXPECT_THAT(status.message(), HasSubstr("does not hold: H = 0, Hkv = 8"));
+}
+
+TEST(PrepareLaunch, ReportsAPreconditionThatCannotBeEvaluated) {
+  absl::Status status = PrepareLaunch(AttentionKernel(), AttentionArgs(32, 0)).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr("attention: precondition H % Hkv == 0 && Hkv <= H (declared at "
+                        "attention.cc:7) cannot be evaluated with H = 32, Hkv = 0: division by "
+                        "zero in H % Hkv"));
+}
+
+TEST(PrepareLaunch, NamesAPreconditionWithoutWhereByItsText) {
+  CompiledKernel kernel = GemmKernel();
+  kernel.mutable_preconditions(0)->clear_where();
+  EXPECT_THAT(PrepareLaunch(kernel, GemmArgs(8, 8, 8)).status().message(),
+              HasSubstr("gemm: precondition K % 128 == 0 does not hold: K = 8"));
+}
+
+TEST(PrepareLaunch, ChecksPreconditionsBeforeTheDivisibilityDerivedFromThem) {
+  CompiledKernel kernel = GemmKernel();
+  for (int64_t divisor : {1, 128, 128, 1, 1, 1}) kernel.add_dim_divisibility(divisor);
+  EXPECT_THAT(PrepareLaunch(kernel, GemmArgs(8, 8, 1000)).status().message(),
+              HasSubstr("precondition K % 128 == 0 (declared at gemm.cc:42)"));
+}
+
+TEST(PrepareLaunch, PacksU8ScalarsThatPreconditionsRead) {
+  CompiledKernel kernel;
+  kernel.set_entry("staged");
+  kernel.set_block_threads(32);
+  AddScalar(kernel, "stages", DTYPE_U8);
+  *kernel.add_grid() = Constant(1);
+  *kernel.add_preconditions()->mutable_condition() = Binary(Expr::OP_LE, ParamRef(0), Constant(4));
+  absl::StatusOr<PackedLaunch> packed = PrepareLaunch(kernel, {ScalarArg{DTYPE_U8, int64_t{3}}});
+  ASSERT_TRUE(packed.ok()) << packed.status();
+  EXPECT_THAT(packed->slot_sizes, ElementsAre(1));
+  EXPECT_EQ(SlotAs<uint8_t>(*packed, 0), 3);
+  EXPECT_THAT(PrepareLaunch(kernel, {ScalarArg{DTYPE_U8, int64_t{200}}}).status().message(),
+              HasSubstr("staged: precondition stages <= 4 does not hold: stages = 200"));
+  EXPECT_THAT(PrepareLaunch(kernel, {ScalarArg{DTYPE_U8, int64_t{256}}}).status().message(),
+              HasSubstr("value 256 does not fit in u8"));
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 //===- test_kernels.h - Kernel descriptions shared by runtime tests -*- C++ -*-===//
 //
 // This file builds small CompiledKernel descriptions (vector add, a 2-D
-// matmul-like signature) and grid expressions for the runtime tests.
+// matmul-like signature) and grid and precondition expressions for the
+// runtime tests.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +29,14 @@ inline Expr Constant(int64_t value) {
 inline Expr Symbol(int64_t index) {
   Expr expr;
   expr.set_op(Expr::OP_SYMBOL);
+  expr.set_value(index);
+  return expr;
+}
+
+/// The value of param `index` (an integer scalar; preconditions only).
+inline Expr ParamRef(int64_t index) {
+  Expr expr;
+  expr.set_op(Expr::OP_PARAM);
   expr.set_value(index);
   return expr;
 }
