@@ -52,6 +52,56 @@ Index constantError(const char *what, const Index &a, const Index &b) {
   return Index(0);
 }
 
+/// Whether index `v` is non-negative by construction: block and loop
+/// indices, dimensions, non-negative constants, and sums, products,
+/// quotients, remainders, minima and maxima of such (a maximum needs one),
+/// and a - Min(a, b). Other differences, values read from memory or a
+/// variable, and converted scalars may be negative. `depth` bounds the walk over long chains.
+bool knownNonNegative(mlir::Value v, int depth = 0) {
+  if (depth > 16)
+    return false;
+  if (auto argument = mlir::dyn_cast<mlir::BlockArgument>(v))
+    return mlir::isa<tile::KernelOp, tile::ParallelOp, tile::PipelinedOp, tile::SerialOp>(
+        argument.getOwner()->getParentOp());
+  mlir::Operation *op = v.getDefiningOp();
+  auto both = [&] {
+    return knownNonNegative(op->getOperand(0), depth + 1) &&
+           knownNonNegative(op->getOperand(1), depth + 1);
+  };
+  if (auto constant = mlir::dyn_cast<mlir::arith::ConstantIndexOp>(op))
+    return constant.value() >= 0;
+  if (mlir::isa<tile::DimOp>(op))
+    return true;
+  if (mlir::isa<mlir::arith::AddIOp, mlir::arith::MulIOp, mlir::arith::DivUIOp,
+                mlir::arith::RemUIOp, mlir::arith::CeilDivUIOp, mlir::arith::MinUIOp,
+                mlir::arith::MaxUIOp, mlir::arith::DivSIOp, mlir::arith::RemSIOp,
+                mlir::arith::CeilDivSIOp, mlir::arith::MinSIOp>(op))
+    return both();
+  // a - Min(a, b) (a clamped difference, max(a - b, 0)).
+  if (mlir::isa<mlir::arith::SubIOp>(op))
+    if (mlir::Operation *min = op->getOperand(1).getDefiningOp();
+        min && mlir::isa<mlir::arith::MinUIOp, mlir::arith::MinSIOp>(min))
+      return llvm::is_contained(min->getOperands(), op->getOperand(0));
+  if (mlir::isa<mlir::arith::MaxSIOp>(op))
+    return knownNonNegative(op->getOperand(0), depth + 1) ||
+           knownNonNegative(op->getOperand(1), depth + 1);
+  return false;
+}
+
+bool knownNonNegative(const Index &i) {
+  return i.handle() ? knownNonNegative(BuilderState::value(i.handle())) : i.constant() >= 0;
+}
+
+/// Index arithmetic is signed, as int64_t's: the unsigned operation where
+/// both operands are known non-negative (the same result, and what the
+/// kernels' index math has always compiled to), else the signed one.
+template <typename UnsignedOp, typename SignedOp>
+Index signAware(const Index &a, const Index &b, const char *what) {
+  if (knownNonNegative(a) && knownNonNegative(b))
+    return indexBinary<UnsignedOp>(a, b, what);
+  return indexBinary<SignedOp>(a, b, what);
+}
+
 /// True when a / b (and a % b) of constants is defined.
 bool divisible(const Index &a, const Index &b) {
   return b.constant() != 0 &&
@@ -88,25 +138,25 @@ Index operator/(const Index &a, const Index &b) {
   if (!a.handle() && !b.handle())
     return divisible(a, b) ? Index(a.constant() / b.constant())
                            : constantError("division by zero or overflowing", a, b);
-  return indexBinary<mlir::arith::DivUIOp>(a, b, "Index /");
+  return signAware<mlir::arith::DivUIOp, mlir::arith::DivSIOp>(a, b, "Index /");
 }
 Index operator%(const Index &a, const Index &b) {
   if (!a.handle() && !b.handle())
     return divisible(a, b) ? Index(a.constant() % b.constant())
                            : constantError("remainder by zero or overflowing", a, b);
-  return indexBinary<mlir::arith::RemUIOp>(a, b, "Index %");
+  return signAware<mlir::arith::RemUIOp, mlir::arith::RemSIOp>(a, b, "Index %");
 }
 
 Index Min(const Index &a, const Index &b) {
   if (!a.handle() && !b.handle())
     return Index(std::min(a.constant(), b.constant()));
-  return indexBinary<mlir::arith::MinUIOp>(a, b, "Min of indices");
+  return signAware<mlir::arith::MinUIOp, mlir::arith::MinSIOp>(a, b, "Min of indices");
 }
 
 Index Max(const Index &a, const Index &b) {
   if (!a.handle() && !b.handle())
     return Index(std::max(a.constant(), b.constant()));
-  return indexBinary<mlir::arith::MaxUIOp>(a, b, "Max of indices");
+  return signAware<mlir::arith::MaxUIOp, mlir::arith::MaxSIOp>(a, b, "Max of indices");
 }
 
 Index CeilDiv(const Index &a, const Index &b) {
@@ -117,7 +167,7 @@ Index CeilDiv(const Index &a, const Index &b) {
     bool up = a.constant() % b.constant() != 0 && ((a.constant() < 0) == (b.constant() < 0));
     return Index(quotient + (up ? 1 : 0));
   }
-  return indexBinary<mlir::arith::CeilDivUIOp>(a, b, "CeilDiv of indices");
+  return signAware<mlir::arith::CeilDivUIOp, mlir::arith::CeilDivSIOp>(a, b, "CeilDiv of indices");
 }
 
 std::pair<Index, Index> SwizzleBlocks(const Index &bx, const Index &by, const Index &gridX,
@@ -125,9 +175,12 @@ std::pair<Index, Index> SwizzleBlocks(const Index &bx, const Index &by, const In
   Index pid = by * gridX + bx;
   Index width = gridX * group;
   Index firstRow = (pid / width) * group;
-  Index rows = Min(gridY - firstRow, Index(group));
+  // firstRow < gridY, so the rows left and all that follows are
+  // non-negative: the unsigned operations.
+  Index rows = indexBinary<mlir::arith::MinUIOp>(gridY - firstRow, Index(group), "SwizzleBlocks");
   Index inGroup = pid % width;
-  return {inGroup / rows, firstRow + inGroup % rows};
+  return {indexBinary<mlir::arith::DivUIOp>(inGroup, rows, "SwizzleBlocks"),
+          firstRow + indexBinary<mlir::arith::RemUIOp>(inGroup, rows, "SwizzleBlocks")};
 }
 
 Scalar::Scalar(double value) : constant_(value) {}

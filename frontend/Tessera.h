@@ -130,13 +130,19 @@ using HandleOwnerRef = std::shared_ptr<HandleOwner>;
 
 /// An index inside a kernel: a block index, a loop index, an offset.
 /// `Index(0)` is the constant 0 (no other constructor takes a literal).
+/// Index arithmetic is signed 64-bit, as int64_t's: a difference may go
+/// negative, / and % truncate toward zero, Min, Max and comparisons are
+/// signed, and constants fold the same way. (Where both operands are known
+/// non-negative, as block and loop indices, dimensions and their sums and
+/// products are, the code uses the cheaper unsigned instructions, which give
+/// the same results.)
 class Index {
 public:
   Index(int64_t value);
   friend Index operator+(const Index &a, const Index &b);
   friend Index operator-(const Index &a, const Index &b);
   friend Index operator*(const Index &a, const Index &b);
-  /// Floor division and remainder (indices are non-negative).
+  /// Division truncating toward zero, and its remainder (the sign of `a`).
   friend Index operator/(const Index &a, const Index &b);
   friend Index operator%(const Index &a, const Index &b);
 
@@ -156,11 +162,11 @@ private:
   int64_t constant_ = 0;
 };
 
-/// The smaller and the larger of two indices (compared as non-negative
-/// values, like / and %).
+/// The smaller and the larger of two indices (signed: `Max(Index(0), a - b)`
+/// is 0 when b > a).
 Index Min(const Index &a, const Index &b);
 Index Max(const Index &a, const Index &b);
-/// ceil(a / b) for indices.
+/// ceil(a / b) for indices (signed).
 Index CeilDiv(const Index &a, const Index &b);
 
 /// Grouped raster order: remaps the block indices of a gridX x gridY grid

@@ -350,6 +350,44 @@ absl::StatusOr<Report> RunPackVarlen(const LoadedKernel& kernel, int64_t batches
   return report;
 }
 
+/// index_math (tests/conformance/cases_core.cc): pairs (a, b) of either
+/// sign, some at the i32 extremes; R[i] must equal int64_t's a / b, a % b,
+/// min, max, ceil(a / b), max(0, a - b) and a - min(a, b), exactly.
+absl::StatusOr<Report> RunIndexMath(const LoadedKernel& kernel, const RunOptions& options) {
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  std::vector<int32_t> p = {7, 2,          -7, 2, 7, -2, -7, -2, 0, 5, 3, 9, -2147483647 - 1,
+                            3, 2147483647, -1, 1, 1};
+  while (p.size() < 2 * 300) {
+    int32_t a = int32_t(random.Index(2001)) - 1000, b = int32_t(random.Index(41)) - 20;
+    p.push_back(a);
+    p.push_back(b == 0 ? 1 : b);
+  }
+  const int64_t n = int64_t(p.size()) / 2;
+  std::vector<int64_t> r(n * 7);
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dp, Upload(p));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dr, DeviceBuffer::Allocate(r.size() * 8));
+  TESSERA_RETURN_IF_ERROR(dr.Fill(kPoisonByte));
+  std::vector<KernelArg> args = {TensorArg{dp.ptr(), runtime::DTYPE_I32, {n, 2}},
+                                 TensorArg{dr.ptr(), runtime::DTYPE_I64, {n, 7}}};
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  TESSERA_RETURN_IF_ERROR(dr.CopyToHost(r.data(), r.size() * 8));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t a = p[2 * i], b = p[2 * i + 1];
+    const int64_t quotient = a / b, remainder = a % b;
+    const int64_t ceil = quotient + (remainder != 0 && ((a < 0) == (b < 0)) ? 1 : 0);
+    const int64_t want[7] = {quotient,          remainder, std::min(a, b),
+                             std::max(a, b),    ceil,      std::max<int64_t>(0, a - b),
+                             a - std::min(a, b)};
+    for (int k = 0; k < 7; ++k)
+      CheckElement(report, i, k, double(r[i * 7 + k]), double(want[k]), 0);
+  }
+  report.correct = report.mismatches == 0;
+  return report;
+}
+
 }  // namespace
 
 std::vector<Workload> PagedGatherWorkloads() {
@@ -374,6 +412,7 @@ std::vector<Workload> PagedGatherWorkloads() {
                      [b = b, s = s, d = d](const LoadedKernel& loaded, const RunOptions& options) {
                        return RunPackVarlen(loaded, b, s, d, options);
                      }));
+  list.push_back(MakeWorkload("index_math/300", "index_math", true, false, RunIndexMath));
   for (int64_t n : {int64_t(1000), int64_t(300001)})
     list.push_back(MakeWorkload(absl::StrCat("histogram/n=", n), "histogram", true, false,
                                 [n](const LoadedKernel& loaded, const RunOptions& options) {

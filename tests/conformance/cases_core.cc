@@ -8,7 +8,8 @@
 // on a loop index and on the block index, and unrolls a loop. (The examples paged_gather,
 // gemm_split_k and gemm_w4a16 are cases through the example list; int_bits is in cases_dtypes.cc.)
 // pack_varlen keeps a running row in a Var and a weight in a ScalarVar, and declares a
-// precondition that the runtime checks at launch.
+// precondition that the runtime checks at launch. index_math checks signed Index arithmetic on
+// values read from data.
 //
 //===----------------------------------------------------------------------===//
 
@@ -141,6 +142,31 @@ Kernel PackVarlen() {
   return T.Build();
 }
 
+/// Signed Index arithmetic on values read from data: block i reads a =
+/// P[i, 0] and b = P[i, 1] (i32, either sign, b != 0) and writes a / b,
+/// a % b (truncating, as int64_t), Min, Max, CeilDiv(a, b), Max(0, a - b)
+/// and a - Min(a, b) into R[i, 0..6] (i64).
+Kernel IndexMath() {
+  constexpr int64_t kResults = 7;
+  KernelBuilder T("index_math");
+  Dim n = Dim::Dynamic("N");
+  auto P = T.Tensor("P", {n, 2}, i32), R = T.Tensor("R", {n, kResults}, i64);
+  T.Launch({n}, 32, [&](Index bx) {
+    Index a = P(bx, 0), b = P(bx, 1);
+    Index results[kResults] = {
+        a / b, a % b, Min(a, b), Max(a, b), CeilDiv(a, b), Max(Index(0), a - b), a - Min(a, b)};
+    auto out = T.AllocFragment({kResults}, i64, "out");
+    T.Parallel({kResults}, [&](Index k) {
+      Scalar value = ToScalar(results[0], i64);
+      for (int64_t r = 1; r < kResults; ++r)
+        value = Select(k == Index(r), ToScalar(results[r], i64), value);
+      out(k) = value;
+    });
+    T.Copy(out, R.Tile(bx, 0).Along({1}));
+  });
+  return T.Build();
+}
+
 }  // namespace
 
 void AddCoreCases(std::vector<Case>& cases) {
@@ -148,6 +174,7 @@ void AddCoreCases(std::vector<Case>& cases) {
   cases.push_back({"gemm_paged_b", GemmPagedB});
   cases.push_back({"control_flow", [](const std::string&) { return ControlFlow(); }});
   cases.push_back({"pack_varlen", [](const std::string&) { return PackVarlen(); }});
+  cases.push_back({"index_math", [](const std::string&) { return IndexMath(); }});
 }
 
 }  // namespace tessera::conformance

@@ -85,7 +85,7 @@ TEST(DataIndices, TilesEndAtASequencesEndOnEveryTarget) {
   ASSERT_TRUE(kernel.status().ok()) << kernel.status();
   std::string text = kernel.ToString();
   EXPECT_NE(text.find(" until "), std::string::npos) << text;
-  EXPECT_NE(text.find("arith.maxui"), std::string::npos) << text;
+  EXPECT_NE(text.find("arith.maxsi"), std::string::npos) << text;  // values read: signed
   for (const char* target : kTargets) EXPECT_TRUE(kernel.Compile({target}).ok()) << target;
 }
 
@@ -107,6 +107,40 @@ void ExpectError(const Kernel& kernel, const std::string& expected) {
   std::string message(kernel.status().message());
   EXPECT_NE(message.find(expected), std::string::npos) << message;
   EXPECT_NE(message.find("data_indices_test.cc:"), std::string::npos) << message;
+}
+
+/// The tile IR of a kernel whose body writes `make(bx, value read)` to R.
+std::string IndexIr(const std::function<Index(Index, Index)>& make) {
+  KernelBuilder T("index_ops");
+  auto P = T.Tensor("P", {Dim::Dynamic("N")}, i32);
+  auto R = T.Tensor("R", {Dim::Dynamic("N")}, i64);
+  T.Launch({Dim::Dynamic("N")}, 32, [&](Index bx) {
+    Index result = make(bx, P(bx));
+    auto out = T.AllocFragment({1}, i64);
+    T.Parallel({1}, [&](Index) { out(0) = ToScalar(result, i64); });
+    T.Copy(out, R.Tile(bx));
+  });
+  Kernel kernel = T.Build();
+  EXPECT_TRUE(kernel.status().ok()) << kernel.status();
+  return kernel.ToString();
+}
+
+TEST(DataIndices, IndexArithmeticIsSignedUnlessBothSidesAreKnownNonNegative) {
+  auto has = [](const std::string& ir, const char* op) { return ir.find(op) != std::string::npos; };
+  // Block indices, dimensions and their sums: the unsigned instructions.
+  std::string ir = IndexIr([](Index bx, Index) { return (bx + 3) / 4 + Min(bx, Index(9)) % 5; });
+  EXPECT_TRUE(has(ir, "arith.divui") && has(ir, "arith.minui") && has(ir, "arith.remui")) << ir;
+  EXPECT_FALSE(has(ir, "arith.divsi") || has(ir, "arith.minsi") || has(ir, "arith.remsi")) << ir;
+  // A value read from memory, or a difference: signed.
+  ir = IndexIr([](Index, Index a) { return a / 4 + a % 3 + CeilDiv(a, Index(8)); });
+  EXPECT_TRUE(has(ir, "arith.divsi") && has(ir, "arith.remsi") && has(ir, "arith.ceildivsi")) << ir;
+  ir = IndexIr([](Index bx, Index a) { return Max(Index(0), bx - a) / 2; });
+  EXPECT_TRUE(has(ir, "arith.maxsi") && has(ir, "arith.divui")) << ir;  // the max is >= 0
+  ir = IndexIr([](Index bx, Index a) { return Min(bx - 1, a); });
+  EXPECT_TRUE(has(ir, "arith.minsi")) << ir;
+  // a - Min(a, b) is known non-negative.
+  ir = IndexIr([](Index bx, Index) { return (bx - Min(bx, Index(7))) / 2; });
+  EXPECT_TRUE(has(ir, "arith.divui")) << ir;
 }
 
 TEST(DataIndices, MisuseIsAnErrorInKernelStatus) {
