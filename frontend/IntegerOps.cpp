@@ -172,11 +172,13 @@ Scalar operator<<(const Scalar &a, const Scalar &b) {
 Scalar operator>>(const Scalar &a, const Scalar &b) {
   return shift(a, b, Shift::kRightArithmetic, "Scalar >>");
 }
-Scalar ShiftRightLogical(const Scalar &a, const Scalar &b) {
+Scalar ShiftRightLogical(const Scalar &a, const Scalar &b, SourceLoc where) {
+  ExpressionAt expression(where);
   return shift(a, b, Shift::kRightLogical, "ShiftRightLogical");
 }
 
-Index ToIndex(const Scalar &x) {
+Index ToIndex(const Scalar &x, SourceLoc where) {
+  ExpressionAt expression(where);
   if (isConstant(x)) {
     std::optional<int64_t> value = integerConstant(BuilderState::current, x, "ToIndex");
     return Index(value.value_or(0));
@@ -195,7 +197,8 @@ Index ToIndex(const Scalar &x) {
   return s.index(mlir::arith::IndexCastOp::create(s.b(), s.here(), s.b().getIndexType(), v));
 }
 
-Scalar SaturatingCast(const Scalar &x, DType to) {
+Scalar SaturatingCast(const Scalar &x, DType to, SourceLoc where) {
+  ExpressionAt expression(where);
   BuilderState *state = detail::state("SaturatingCast", x);
   if (!state)
     return Scalar(0.0);
@@ -225,7 +228,8 @@ Scalar SaturatingCast(const Scalar &x, DType to) {
   return s.scalar(tile::CastOp::create(s.b(), s.here(), type, v, /*saturate=*/true));
 }
 
-Scalar Bitcast(const Scalar &x, DType to) {
+Scalar Bitcast(const Scalar &x, DType to, SourceLoc where) {
+  ExpressionAt expression(where);
   BuilderState *state = detail::state("Bitcast", x);
   if (!state)
     return Scalar(0.0);

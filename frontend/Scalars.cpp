@@ -147,19 +147,22 @@ Index operator%(const Index &a, const Index &b) {
   return signAware<mlir::arith::RemUIOp, mlir::arith::RemSIOp>(a, b, "Index %");
 }
 
-Index Min(const Index &a, const Index &b) {
+Index Min(const Index &a, const Index &b, SourceLoc where) {
+  ExpressionAt expression(where);
   if (!a.handle() && !b.handle())
     return Index(std::min(a.constant(), b.constant()));
   return signAware<mlir::arith::MinUIOp, mlir::arith::MinSIOp>(a, b, "Min of indices");
 }
 
-Index Max(const Index &a, const Index &b) {
+Index Max(const Index &a, const Index &b, SourceLoc where) {
+  ExpressionAt expression(where);
   if (!a.handle() && !b.handle())
     return Index(std::max(a.constant(), b.constant()));
   return signAware<mlir::arith::MaxUIOp, mlir::arith::MaxSIOp>(a, b, "Max of indices");
 }
 
-Index CeilDiv(const Index &a, const Index &b) {
+Index CeilDiv(const Index &a, const Index &b, SourceLoc where) {
+  ExpressionAt expression(where);
   if (!a.handle() && !b.handle()) {
     if (!divisible(a, b))
       return constantError("ceiling division by zero or overflowing", a, b);
@@ -207,26 +210,53 @@ Scalar operator/(const Scalar &a, const Scalar &b) {
 }
 Scalar operator-(const Scalar &a) { return Scalar(0.0) - a; }
 
-Scalar Max(const Scalar &a, const Scalar &b) {
+Scalar Max(const Scalar &a, const Scalar &b, SourceLoc where) {
+  ExpressionAt expression(where);
   if (isConstant(a) && isConstant(b))
     return Scalar(std::max(a.constant(), b.constant()));
   return binary<mlir::arith::MaximumFOp, mlir::arith::MaxSIOp>(a, b, "Max");
 }
-Scalar Min(const Scalar &a, const Scalar &b) {
+Scalar Min(const Scalar &a, const Scalar &b, SourceLoc where) {
+  ExpressionAt expression(where);
   if (isConstant(a) && isConstant(b))
     return Scalar(std::min(a.constant(), b.constant()));
   return binary<mlir::arith::MinimumFOp, mlir::arith::MinSIOp>(a, b, "Min");
 }
-Scalar Exp(const Scalar &x) { return unary<mlir::math::ExpOp>(x, "Exp"); }
-Scalar Log(const Scalar &x) { return unary<mlir::math::LogOp>(x, "Log"); }
-Scalar Exp2(const Scalar &x) { return unary<mlir::math::Exp2Op>(x, "Exp2"); }
-Scalar Rsqrt(const Scalar &x) { return unary<mlir::math::RsqrtOp>(x, "Rsqrt"); }
-Scalar Erf(const Scalar &x) { return unary<mlir::math::ErfOp>(x, "Erf"); }
-Scalar Sqrt(const Scalar &x) { return unary<mlir::math::SqrtOp>(x, "Sqrt"); }
-Scalar Tanh(const Scalar &x) { return unary<mlir::math::TanhOp>(x, "Tanh"); }
-Scalar Abs(const Scalar &x) { return unary<mlir::math::AbsFOp>(x, "Abs"); }
+Scalar Exp(const Scalar &x, SourceLoc where) {
+  ExpressionAt expression(where);
+  return unary<mlir::math::ExpOp>(x, "Exp");
+}
+Scalar Log(const Scalar &x, SourceLoc where) {
+  ExpressionAt expression(where);
+  return unary<mlir::math::LogOp>(x, "Log");
+}
+Scalar Exp2(const Scalar &x, SourceLoc where) {
+  ExpressionAt expression(where);
+  return unary<mlir::math::Exp2Op>(x, "Exp2");
+}
+Scalar Rsqrt(const Scalar &x, SourceLoc where) {
+  ExpressionAt expression(where);
+  return unary<mlir::math::RsqrtOp>(x, "Rsqrt");
+}
+Scalar Erf(const Scalar &x, SourceLoc where) {
+  ExpressionAt expression(where);
+  return unary<mlir::math::ErfOp>(x, "Erf");
+}
+Scalar Sqrt(const Scalar &x, SourceLoc where) {
+  ExpressionAt expression(where);
+  return unary<mlir::math::SqrtOp>(x, "Sqrt");
+}
+Scalar Tanh(const Scalar &x, SourceLoc where) {
+  ExpressionAt expression(where);
+  return unary<mlir::math::TanhOp>(x, "Tanh");
+}
+Scalar Abs(const Scalar &x, SourceLoc where) {
+  ExpressionAt expression(where);
+  return unary<mlir::math::AbsFOp>(x, "Abs");
+}
 
-Scalar Cast(const Scalar &x, DType to) {
+Scalar Cast(const Scalar &x, DType to, SourceLoc where) {
+  ExpressionAt expression(where);
   BuilderState *state = detail::state("Cast", x);
   if (!state)
     return Scalar(0.0);
@@ -363,18 +393,23 @@ Scalar operator>=(const Index &a, const Index &b) { return compare(kGreaterEqual
 Scalar operator==(const Index &a, const Index &b) { return compare(kEqual, a, b); }
 Scalar operator!=(const Index &a, const Index &b) { return compare(kNotEqual, a, b); }
 
-Scalar And(const Scalar &a, const Scalar &b) {
+Scalar And(const Scalar &a, const Scalar &b, SourceLoc where) {
+  ExpressionAt expression(where);
   return logical<mlir::arith::AndIOp>(a, b, "And", [](bool x, bool y) { return x && y; });
 }
-Scalar Or(const Scalar &a, const Scalar &b) {
+Scalar Or(const Scalar &a, const Scalar &b, SourceLoc where) {
+  ExpressionAt expression(where);
   return logical<mlir::arith::OrIOp>(a, b, "Or", [](bool x, bool y) { return x || y; });
 }
-Scalar Not(const Scalar &a) {
+Scalar Not(const Scalar &a, SourceLoc where) {
+  ExpressionAt expression(where);
   return logical<mlir::arith::XOrIOp>(a, Scalar(1.0), "Not",
                                       [](bool x, bool y) { return x != y; });
 }
 
-Scalar Select(const Scalar &condition, const Scalar &onTrue, const Scalar &onFalse) {
+Scalar Select(const Scalar &condition, const Scalar &onTrue, const Scalar &onFalse,
+              SourceLoc where) {
+  ExpressionAt expression(where);
   if (isConstant(condition))
     return condition.constant() != 0 ? onTrue : onFalse;
   BuilderState *state = detail::state("Select", condition, onTrue, onFalse);
@@ -396,7 +431,8 @@ Scalar Select(const Scalar &condition, const Scalar &onTrue, const Scalar &onFal
   return s.scalar(mlir::arith::SelectOp::create(s.b(), s.here(), cond, x, y));
 }
 
-Scalar ToScalar(const Index &index, DType to) {
+Scalar ToScalar(const Index &index, DType to, SourceLoc where) {
+  ExpressionAt expression(where);
   if (!index.handle())
     return Scalar(double(index.constant()));
   BuilderState *state = detail::state("ToScalar", index);

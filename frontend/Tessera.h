@@ -164,10 +164,10 @@ private:
 
 /// The smaller and the larger of two indices (signed: `Max(Index(0), a - b)`
 /// is 0 when b > a).
-Index Min(const Index &a, const Index &b);
-Index Max(const Index &a, const Index &b);
+Index Min(const Index &a, const Index &b, SourceLoc loc = {});
+Index Max(const Index &a, const Index &b, SourceLoc loc = {});
 /// ceil(a / b) for indices (signed).
-Index CeilDiv(const Index &a, const Index &b);
+Index CeilDiv(const Index &a, const Index &b, SourceLoc loc = {});
 
 /// Grouped raster order: remaps the block indices of a gridX x gridY grid
 /// so that consecutive blocks walk down `group` rows of tiles before moving
@@ -213,29 +213,29 @@ Scalar operator-(const Scalar &a);
 
 /// Elementwise math, lowered to the math dialect (approximate forms where the
 /// backend allows).
-Scalar Max(const Scalar &a, const Scalar &b);
-Scalar Min(const Scalar &a, const Scalar &b);
-Scalar Exp(const Scalar &x);
-Scalar Exp2(const Scalar &x);
-Scalar Rsqrt(const Scalar &x);
-Scalar Erf(const Scalar &x);
-Scalar Log(const Scalar &x);
-Scalar Sqrt(const Scalar &x);
-Scalar Tanh(const Scalar &x);
-Scalar Abs(const Scalar &x);
+Scalar Max(const Scalar &a, const Scalar &b, SourceLoc loc = {});
+Scalar Min(const Scalar &a, const Scalar &b, SourceLoc loc = {});
+Scalar Exp(const Scalar &x, SourceLoc loc = {});
+Scalar Exp2(const Scalar &x, SourceLoc loc = {});
+Scalar Rsqrt(const Scalar &x, SourceLoc loc = {});
+Scalar Erf(const Scalar &x, SourceLoc loc = {});
+Scalar Log(const Scalar &x, SourceLoc loc = {});
+Scalar Sqrt(const Scalar &x, SourceLoc loc = {});
+Scalar Tanh(const Scalar &x, SourceLoc loc = {});
+Scalar Abs(const Scalar &x, SourceLoc loc = {});
 /// Converts between element types: to FP8 rounded to nearest even and
 /// saturated to its finite range (NaN stays NaN); u8 zero-extends; integers
 /// narrow by wrapping (keeping the low bits) and widen sign-extended; floats
 /// convert to integers truncating toward zero (a value out of the integer's
 /// range is undefined: use SaturatingCast).
-Scalar Cast(const Scalar &x, DType to);
+Scalar Cast(const Scalar &x, DType to, SourceLoc loc = {});
 /// Cast, but values beyond `to`'s range become its extreme values: integers
 /// clamp (an i32 stored as i8 to [-128, 127]), floats into integers clamp
 /// (NaN to 0), floats into floats clamp to the finite range (NaN stays NaN).
-Scalar SaturatingCast(const Scalar &x, DType to);
+Scalar SaturatingCast(const Scalar &x, DType to, SourceLoc loc = {});
 /// The bits of `x` as a scalar of type `to` of the same width: f32 <-> i32,
 /// f64 <-> i64 (an f32 built from its sign, exponent and mantissa fields).
-Scalar Bitcast(const Scalar &x, DType to);
+Scalar Bitcast(const Scalar &x, DType to, SourceLoc loc = {});
 
 /// Bit operations on integer scalars of one type (i8, i32, i64; a constant
 /// takes the other side's type; & | ^ also on booleans). Integers are
@@ -251,7 +251,7 @@ Scalar operator^(const Scalar &a, const Scalar &b);
 Scalar operator~(const Scalar &a);
 Scalar operator<<(const Scalar &a, const Scalar &b);
 Scalar operator>>(const Scalar &a, const Scalar &b);
-Scalar ShiftRightLogical(const Scalar &a, const Scalar &b);
+Scalar ShiftRightLogical(const Scalar &a, const Scalar &b, SourceLoc loc = {});
 
 /// Comparisons of two scalars of one type (f32, f16, bf16, f64 or an
 /// integer type; a constant takes the other side's type) give a boolean
@@ -273,20 +273,21 @@ Scalar operator>=(const Index &a, const Index &b);
 Scalar operator==(const Index &a, const Index &b);
 Scalar operator!=(const Index &a, const Index &b);
 /// Both, either, and the negation of boolean Scalars.
-Scalar And(const Scalar &a, const Scalar &b);
-Scalar Or(const Scalar &a, const Scalar &b);
-Scalar Not(const Scalar &a);
+Scalar And(const Scalar &a, const Scalar &b, SourceLoc loc = {});
+Scalar Or(const Scalar &a, const Scalar &b, SourceLoc loc = {});
+Scalar Not(const Scalar &a, SourceLoc loc = {});
 /// `onTrue` where the boolean `condition` holds, else `onFalse`; the
 /// branches have one type (a constant takes the other's; two constants are
 /// f32). A causal mask: `s(i, j) = Select(col > row, -INFINITY, s(i, j))`.
-Scalar Select(const Scalar &condition, const Scalar &onTrue, const Scalar &onFalse);
+Scalar Select(const Scalar &condition, const Scalar &onTrue, const Scalar &onFalse,
+              SourceLoc loc = {});
 /// An index as a scalar of type `to` (a global position as a float, say).
 /// Into a type of up to 32 bits the index is taken below 2^31.
-Scalar ToScalar(const Index &index, DType to = f32);
+Scalar ToScalar(const Index &index, DType to = f32, SourceLoc loc = {});
 /// An integer scalar (i8, i32, i64; sign-extended) as an Index: a bin or a
 /// position computed from data inside a Parallel body (for an atomic), or
 /// from a scalar argument outside one.
-Index ToIndex(const Scalar &x);
+Index ToIndex(const Scalar &x, SourceLoc loc = {});
 
 /// A variable of the block (KernelBuilder::Var, KernelBuilder::ScalarVar):
 /// a running offset, a counter, a page index that the kernel's statements

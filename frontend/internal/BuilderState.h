@@ -97,6 +97,9 @@ struct BuilderState {
   /// at that statement's line.
   std::optional<mlir::Location> statement;
   mlir::Location here() { return statement ? *statement : b().getUnknownLoc(); }
+  /// True while a named expression function (Select, Cast, Max, ...) builds
+  /// its operations at the author's call (ExpressionAt).
+  bool inExpression = false;
   /// Sets `statement` to `where` until the returned guard ends.
   auto enter(const SourceLoc &where) {
     std::optional<mlir::Location> saved = statement;
@@ -269,6 +272,37 @@ struct BuilderState {
 } // namespace detail
 
 namespace detail {
+
+/// While it lives, the operations and errors of a named expression function
+/// (Select, Cast, Max, Exp, ...) take the location of the author's call,
+/// `where`, instead of the enclosing statement's: an error names the line of
+/// the expression that is wrong. The outermost one wins, so a function that
+/// calls another keeps the author's line. Operators (+, <, &, ...) cannot
+/// take a location: their errors name the operator and the statement.
+class ExpressionAt {
+public:
+  explicit ExpressionAt(const SourceLoc &where) : state_(BuilderState::current) {
+    if (!state_ || state_->inExpression) {
+      state_ = nullptr;
+      return;
+    }
+    saved_ = state_->statement;
+    state_->statement = state_->loc(where);
+    state_->inExpression = true;
+  }
+  ~ExpressionAt() {
+    if (!state_)
+      return;
+    state_->statement = saved_;
+    state_->inExpression = false;
+  }
+  ExpressionAt(const ExpressionAt &) = delete;
+  ExpressionAt &operator=(const ExpressionAt &) = delete;
+
+private:
+  BuilderState *state_;
+  std::optional<mlir::Location> saved_;
+};
 
 /// Records `message` against the innermost kernel being built on this thread:
 /// the one whose Launch body runs, else the KernelBuilder created last (its

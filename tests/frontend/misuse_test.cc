@@ -262,5 +262,35 @@ TEST(Frontend, ElementsOfABufferAllocatedOutsideLaunchAreErrors) {
                   "an element of a buffer that was not allocated inside Launch's body");
 }
 
+TEST(Frontend, ErrorsInNamedExpressionsNameTheExpressionsLine) {
+  // Select, Max, Cast, ... take the author's line; an operator's error
+  // names the operator at the enclosing statement's line.
+  KernelBuilder T("expression_lines");
+  auto X = T.Tensor("X", {Dim(64)}, f32);
+  int parallelLine = 0, selectLine = 0, maxLine = 0, bitcastLine = 0;
+  T.Launch({1}, 64, [&](Index) {
+    auto f = T.AllocFragment({64}, f32, "f");
+    auto g = T.AllocFragment({64}, i32, "g");
+    T.Clear(g);
+    parallelLine = __LINE__ + 1;
+    T.Parallel({64}, [&](Index i) {
+      selectLine = __LINE__ + 1;
+      Scalar picked = Select(f(i), 1.0, 2.0);
+      maxLine = __LINE__ + 1;
+      Scalar larger = Max(Scalar(f(i)), Scalar(g(i)));
+      bitcastLine = __LINE__ + 1;
+      Scalar bits = Bitcast(Scalar(f(i)), f64);
+      f(i) = picked + larger + bits + (f(i) + g(i));
+    });
+    T.Copy(f, X.Tile(0));
+  });
+  Kernel kernel = T.Build();
+  std::string message(kernel.status().message());
+  ExpectMessageAt(message, selectLine, "Select's condition takes a boolean (a comparison)");
+  ExpectMessageAt(message, maxLine, "Max of scalars of types f32 and i32; Cast one");
+  ExpectMessageAt(message, bitcastLine, "Bitcast");
+  ExpectMessageAt(message, parallelLine, "Scalar + of scalars of types f32 and i32");
+}
+
 } // namespace
 } // namespace tessera
