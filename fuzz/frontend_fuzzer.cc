@@ -16,9 +16,12 @@
 //                buffer elements, constants and math) | Pipelined (a nested
 //                body) | PingPong | Persistent | StreamK | Multicast |
 //                EdgeLoop | If (a comparison of indices, one or two nested
-//                bodies) | Serial | Unroll | AtomicAdd
-//   index     := constants, block and loop indices, + * / Min Max, a value
-//                read from a tensor (Tensor::operator(), any rank)
+//                bodies) | Serial | Unroll | AtomicAdd | Var / ScalarVar
+//                (declared, assigned anywhere, often where it is refused) |
+//                Require (of comparisons of any indices)
+//   index     := constants, block and loop indices, + - * / % Min Max
+//                CeilDiv, a value read from a tensor (Tensor::operator(),
+//                any rank), a variable's value
 //   tile      := offsets (sometimes one too many), sometimes Until(index,
 //                axis)
 //   expression also takes & | ^ ~ << >> ShiftRightLogical, Bitcast and
@@ -81,14 +84,37 @@ struct Program {
   std::vector<Buffer> buffers;
   std::vector<int> bufferRanks;
   std::vector<Index> indices;
+  std::vector<Var> vars;
+  std::vector<ScalarVar> scalarVars;
   bool hasScalar = false;
   Scalar scalar = Scalar(0.0);
   int depth = 0;
 
   Index index() {
-    switch (in.pick(8)) {
+    switch (in.pick(10)) {
     case 5:
       return Max(index(), Index(in.from(kConstants)));
+    case 7:
+      if (!vars.empty())
+        return in.from(vars);
+      return Index(int64_t(3));
+    case 8: {
+      if (depth > 3)
+        return Index(int64_t(4));
+      ++depth;
+      Index a = index(), b = index();
+      --depth;
+      switch (in.pick(4)) {
+      case 0:
+        return a - b;
+      case 1:
+        return a % b;
+      case 2:
+        return Min(a, b);
+      default:
+        return CeilDiv(a, b);
+      }
+    }
     case 6: {
       // A value read from data, at indices of any count (often wrong).
       if (tensors.empty() || depth > 3)
@@ -197,6 +223,8 @@ struct Program {
       }
     }
     case 8:
+      if (!scalarVars.empty() && in.flag())
+        return in.from(scalarVars);
       return hasScalar ? scalar : Scalar(2.0);
     case 9:
       return bits(at, level);
@@ -285,8 +313,34 @@ struct Program {
     }
   }
 
+  /// Declares, assigns or requires: variables and preconditions.
+  void state() {
+    switch (in.pick(5)) {
+    case 0:
+      vars.push_back(T.Var(index(), in.flag() ? "v" : ""));
+      return;
+    case 1:
+      scalarVars.push_back(T.ScalarVar(expression(indices), in.from(kDTypes)));
+      return;
+    case 2:
+      if (!vars.empty())
+        vars[in.pick(vars.size())] = index();
+      return;
+    case 3:
+      if (!scalarVars.empty())
+        scalarVars[in.pick(scalarVars.size())] = expression(indices);
+      return;
+    default:
+      T.Require(in.flag() ? index() % index() == index() : index() <= index());
+      return;
+    }
+  }
+
   void statement() {
-    switch (in.pick(19)) {
+    switch (in.pick(20)) {
+    case 19:
+      state();
+      return;
     case 16:
     case 17:
       control();
