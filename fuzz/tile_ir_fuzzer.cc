@@ -14,8 +14,9 @@
 #include <memory>
 #include <string>
 
-#include "driver/Compiler.h"
 #include "backends/common/Dialects.h"
+#include "driver/Compiler.h"
+#include "driver/SourceChecks.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -55,6 +56,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return mlir::success();
   });
 
+  // What MLIR's parser cannot read safely, tessera-compile refuses first.
+  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  if (tessera::compiler::findUnsafeSource(text))
+    return 0;
   // A null-terminated copy, as the lexer expects.
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(

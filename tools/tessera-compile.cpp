@@ -7,8 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "driver/Compiler.h"
 #include "backends/common/Dialects.h"
+#include "driver/Compiler.h"
+#include "driver/SourceChecks.h"
 #include "runtime/bundle.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -77,9 +78,6 @@ static int fail(const llvm::Twine &message) {
 /// The most input read: a tile module is kilobytes; the bound keeps
 /// /dev/zero or a runaway pipe from taking the machine's memory.
 constexpr size_t kMaxInputBytes = size_t(64) << 20;
-/// The deepest nesting of (, [ and { the input may have: MLIR's parser
-/// recurses per level, and thousands overflow its stack.
-constexpr int64_t kMaxNesting = 256;
 
 /// The whole input (`-`: stdin), at most kMaxInputBytes; null and `error`
 /// set otherwise.
@@ -114,32 +112,6 @@ static std::unique_ptr<llvm::MemoryBuffer> readInput(llvm::StringRef path, std::
   return llvm::MemoryBuffer::getMemBufferCopy(contents, path == "-" ? "<stdin>" : path);
 }
 
-/// Where the input nests (, [ and { deeper than kMaxNesting (outside
-/// strings and comments), or none.
-static std::optional<llvm::SMLoc> tooDeep(const llvm::MemoryBuffer &input) {
-  llvm::StringRef text = input.getBuffer();
-  int64_t depth = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '"') {
-      // A string: to its closing quote, skipping escapes.
-      for (++i; i < text.size() && text[i] != '"'; ++i)
-        if (text[i] == '\\')
-          ++i;
-    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
-      i = text.find('\n', i);
-      if (i == llvm::StringRef::npos)
-        break;
-    } else if (c == '(' || c == '[' || c == '{') {
-      if (++depth > kMaxNesting)
-        return llvm::SMLoc::getFromPointer(text.data() + i);
-    } else if (c == ')' || c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return std::nullopt;
-}
-
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // An LLVM back-end failure (e.g. an instruction the target cannot select)
@@ -170,13 +142,14 @@ int main(int argc, char **argv) {
   std::unique_ptr<llvm::MemoryBuffer> input = readInput(inputFile, error);
   if (!input)
     return fail(error);
-  std::optional<llvm::SMLoc> deep = tooDeep(*input);
+  std::optional<tessera::compiler::UnsafeSource> unsafe =
+      tessera::compiler::findUnsafeSource(input->getBuffer());
+  const char *start = input->getBufferStart();
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  if (deep) {
-    sourceMgr.PrintMessage(llvm::errs(), *deep, llvm::SourceMgr::DK_Error,
-                           "nesting deeper than " + llvm::Twine(kMaxNesting) +
-                               " levels of (, [ and {, the most tessera-compile parses");
+  if (unsafe) {
+    sourceMgr.PrintMessage(llvm::errs(), llvm::SMLoc::getFromPointer(start + unsafe->offset),
+                           llvm::SourceMgr::DK_Error, unsafe->message);
     return 1;
   }
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);

@@ -53,6 +53,9 @@
 // RUN: sh -c "printf 'module {\n'; for i in \$(seq 300); do printf '('; done; printf '\n}\n'" > %t.deep.mlir
 // RUN: not %tessera-compile %t.deep.mlir 2>&1 | FileCheck %s --check-prefix=DEEP \
 // RUN:   --implicit-check-not="Stack dump" --implicit-check-not="PLEASE submit"
+// RUN: printf 'func.func private @f() attributes {a = array<index: 1>}\n' > %t.indexarray.mlir
+// RUN: not %tessera-compile %t.indexarray.mlir 2>&1 | FileCheck %s --check-prefix=INDEXARRAY \
+// RUN:   --implicit-check-not="Stack dump"
 // RUN: sh -c '%tessera-compile %s > /dev/full; echo "exit $?"' 2>&1 | FileCheck %s --check-prefix=FULL
 // RUN: rm -f %t.link && ln -s %t.elsewhere %t.link
 // RUN: not %tessera-compile %s --bundle=%t.link -o /dev/null 2>&1 | FileCheck %s --check-prefix=LINK
@@ -60,7 +63,8 @@
 // NOVALUE: tessera-compile: --target needs a value, e.g. --target=sm_90a
 // NOBUNDLE: tessera-compile: --bundle needs a file name
 // HUGE: tessera-compile: /dev/zero is larger than 64 MiB, the most tessera-compile reads
-// DEEP: deep.mlir:2:256: error: nesting deeper than 256 levels of (, [ and {, the most tessera-compile parses
+// DEEP: deep.mlir:2:256: error: nesting deeper than 256 levels of (, [ and {, the most Tessera parses
+// INDEXARRAY: indexarray.mlir:1:40: error: a dense array of index elements, which MLIR's parser cannot read; use i64
 // FULL: tessera-compile: cannot write standard output: No space left on device
 // FULL-NEXT: exit 1
 // LINK: tessera-compile: FAILED_PRECONDITION: cannot write {{.*}}.link: it exists and is not a regular file
