@@ -616,8 +616,9 @@ public:
   /// iteration with the index a constant.
   void Unroll(int64_t count, std::function<void(Index)> body, SourceLoc loc = {});
 
-  /// Reductions over the last axis of a fragment into a fragment of the
-  /// remaining shape, which every thread then holds whole (so Parallel bodies
+  /// Reductions over the last axis of a fragment (f16, bf16, f32, f64, or
+  /// i32 and i64, signed, wrapping sums) into a fragment of the remaining
+  /// shape, which every thread then holds whole (so Parallel bodies
   /// may read it at any index, e.g. a row maximum for every element of the
   /// row). With `clear` the result replaces `dst`, else it is combined with
   /// it.
@@ -626,6 +627,25 @@ public:
   void ReduceSum(const Buffer &src, const Buffer &dst, bool clear = true, SourceLoc loc = {});
   /// Sum of absolute values.
   void ReduceAbsSum(const Buffer &src, const Buffer &dst, bool clear = true, SourceLoc loc = {});
+  /// The maximum of each row of `src` (a [rows, n] fragment of f16, bf16,
+  /// f32, f64, i32 or i64) into `values` ([rows], src's type) and into
+  /// `indices` ([rows], i32) the first position holding it plus `offset`
+  /// (-1 for a row whose maximum is NaN). Without `clear` a row's results
+  /// change only where this maximum is strictly larger than the one they
+  /// hold, so chunks of a long row, walked in order with their start as
+  /// `offset`, give the first position of the row's maximum. Two
+  /// reductions (the value, then the smallest position holding it).
+  void ReduceArgMax(const Buffer &src, const Buffer &values, const Buffer &indices,
+                    const Index &offset = Index(0), bool clear = true, SourceLoc loc = {});
+  /// The same with the minimum.
+  void ReduceArgMin(const Buffer &src, const Buffer &values, const Buffer &indices,
+                    const Index &offset = Index(0), bool clear = true, SourceLoc loc = {});
+  /// The k largest elements of each row of `src` ([rows, n] as above) into
+  /// `values` ([rows, k], src's type), largest first, and their positions
+  /// into `indices` ([rows, k], i32); equal values in increasing position.
+  /// k (values' last extent) is at most 16 and n: k rounds of ReduceArgMax,
+  /// each masking the position it took (a MoE router's top-k experts).
+  void TopK(const Buffer &src, const Buffer &values, const Buffer &indices, SourceLoc loc = {});
 
   /// An elementwise loop nest over a tile, spread over the block's threads.
   void Parallel(std::vector<int64_t> extents, std::function<void(Index)> body,
@@ -675,6 +695,8 @@ public:
   Kernel Build();
 
 private:
+  void argReduce(bool max, const Buffer &src, const Buffer &values, const Buffer &indices,
+                 const Index &offset, bool clear, SourceLoc loc);
   std::unique_ptr<detail::BuilderState> state_;
 };
 

@@ -65,12 +65,13 @@ LogicalResult ReduceOp::verify() {
   auto dst = cast<BufferType>(getDst().getType());
   if (!src.isFragment() || !dst.isFragment())
     return emitOpError() << "reduces a fragment into a fragment, got " << src << " and " << dst;
-  auto computable = [](Type type) {
-    return isa<FloatType>(type) && !isStorageOnlyType(type);
-  };
-  if (!computable(src.getElementType()) || !computable(dst.getElementType()))
-    return emitOpError() << "reduces f16, bf16, f32 or f64 fragments, got "
-                         << src.getElementType() << " and " << dst.getElementType();
+  auto floating = [](Type type) { return isa<FloatType>(type) && !isStorageOnlyType(type); };
+  auto integer = [](Type type) { return type.isSignlessInteger(32) || type.isSignlessInteger(64); };
+  Type from = src.getElementType(), to = dst.getElementType();
+  if (!(floating(from) && floating(to)) && !(integer(from) && integer(to)))
+    return emitOpError() << "reduces f16, bf16, f32 or f64 fragments, or i32 or i64 ones (signed), "
+                            "got "
+                         << from << " and " << to;
   ArrayRef<int64_t> shape = src.getShape();
   SmallVector<int64_t> expected(shape.drop_back());
   if (expected.empty())
@@ -92,8 +93,8 @@ LogicalResult ReduceOp::verify() {
     auto scratch = cast<BufferType>(getScratch().getType());
     Type expected = getReduceScratchElementType(dst.getElementType());
     if (!scratch.isShared() || scratch.getElementType() != expected)
-      return emitOpError() << "scratch must be an " << (expected.isF64() ? "f64" : "f32")
-                           << " shared buffer, got " << scratch;
+      return emitOpError() << "scratch must be a shared buffer of " << expected << ", got "
+                           << scratch;
   }
   return success();
 }

@@ -72,6 +72,8 @@ int64_t tessera::tile::getBufferBytes(BufferType type) {
 }
 
 Type tessera::tile::getReduceScratchElementType(Type element) {
+  if (isa<IntegerType>(element))
+    return element;
   MLIRContext *ctx = element.getContext();
   return element.getIntOrFloatBitWidth() > 32 ? Type(Float64Type::get(ctx))
                                               : Type(Float32Type::get(ctx));

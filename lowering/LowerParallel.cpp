@@ -284,6 +284,13 @@ void KernelLowering::storeReplicated(const BufferInfo &info, ArrayRef<Value> ind
 }
 
 Value KernelLowering::reductionIdentity(ReduceKind kind, Type type) {
+  if (auto integer = dyn_cast<IntegerType>(type)) {
+    unsigned width = integer.getWidth();
+    APInt value = kind == ReduceKind::max   ? APInt::getSignedMinValue(width)
+                  : kind == ReduceKind::min ? APInt::getSignedMaxValue(width)
+                                            : APInt::getZero(width);
+    return arith::ConstantOp::create(b_, loc_, b_.getIntegerAttr(type, value));
+  }
   const llvm::fltSemantics &sem = cast<FloatType>(type).getFloatSemantics();
   APFloat value = kind == ReduceKind::max   ? APFloat::getInf(sem, /*Negative=*/true)
                   : kind == ReduceKind::min ? APFloat::getInf(sem, /*Negative=*/false)
@@ -292,6 +299,16 @@ Value KernelLowering::reductionIdentity(ReduceKind kind, Type type) {
 }
 
 Value KernelLowering::combineReduction(ReduceKind kind, Value x, Value y) {
+  if (isa<IntegerType>(x.getType())) {
+    switch (kind) {
+    case ReduceKind::max:
+      return arith::MaxSIOp::create(b_, loc_, x, y);
+    case ReduceKind::min:
+      return arith::MinSIOp::create(b_, loc_, x, y);
+    default:
+      return arith::AddIOp::create(b_, loc_, x, y);
+    }
+  }
   switch (kind) {
   case ReduceKind::max:
     return arith::MaximumFOp::create(b_, loc_, x, y);
@@ -319,7 +336,8 @@ Value KernelLowering::loadReductionOperand(const BufferInfo &src, int64_t slot, 
                                            ReduceKind kind) {
   Value x = convert(memref::LoadOp::create(b_, loc_, src.memref, ValueRange{cst(slot)}), type);
   if (kind == ReduceKind::abssum)
-    x = math::AbsFOp::create(b_, loc_, x);
+    x = isa<IntegerType>(type) ? math::AbsIOp::create(b_, loc_, x).getResult()
+                               : math::AbsFOp::create(b_, loc_, x).getResult();
   return x;
 }
 

@@ -112,7 +112,7 @@ Value KernelLowering::shuffleXor(Value x, int32_t offset) {
   // shfl.sync moves 32 bits: a 16-bit value travels as its (exact) f32
   // extension; a 64-bit one as two halves (tessera-convert-to-nvvm).
   Type type = x.getType();
-  bool narrow = type.getIntOrFloatBitWidth() < 32;
+  bool narrow = isa<FloatType>(type) && type.getIntOrFloatBitWidth() < 32;
   Value sent = narrow ? arith::ExtFOp::create(b_, loc_, b_.getF32Type(), x).getResult() : x;
   Value got =
       gpu::ShuffleOp::create(b_, loc_, sent, offset, 32, gpu::ShuffleMode::XOR).getShuffleResult();

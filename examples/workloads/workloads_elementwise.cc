@@ -388,6 +388,99 @@ absl::StatusOr<Report> RunIndexMath(const LoadedKernel& kernel, const RunOptions
   return report;
 }
 
+/// int_reduce (tests/conformance/cases_core.cc): X i32 [M, N] in
+/// [-2^30, 2^30]; R[m] = {max, min, the i32 sum (wrapping), the i32 sum of
+/// absolute values (wrapping), the i64 sum}, exactly.
+absl::StatusOr<Report> RunIntReduce(const LoadedKernel& kernel, int64_t m, int64_t n,
+                                    const RunOptions& options) {
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  std::vector<int32_t> x(m * n);
+  for (int32_t& v : x) v = int32_t(random.Index((int64_t(1) << 31) + 1)) - (1 << 30);
+  std::vector<int64_t> r(m * 5);
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dr, DeviceBuffer::Allocate(r.size() * 8));
+  TESSERA_RETURN_IF_ERROR(dr.Fill(kPoisonByte));
+  std::vector<KernelArg> args = {TensorArg{dx.ptr(), runtime::DTYPE_I32, {m, n}},
+                                 TensorArg{dr.ptr(), runtime::DTYPE_I64, {m, 5}}};
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  TESSERA_RETURN_IF_ERROR(dr.CopyToHost(r.data(), r.size() * 8));
+  for (int64_t i = 0; i < m; ++i) {
+    int32_t top = std::numeric_limits<int32_t>::min(), bottom = std::numeric_limits<int32_t>::max();
+    uint32_t sum = 0, abs = 0;
+    int64_t wide = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      const int32_t v = x[i * n + j];
+      top = std::max(top, v);
+      bottom = std::min(bottom, v);
+      sum += uint32_t(v);
+      abs += uint32_t(v < 0 ? -v : v);
+      wide += v;
+    }
+    const int64_t want[5] = {top, bottom, int32_t(sum), int32_t(abs), wide};
+    for (int k = 0; k < 5; ++k)
+      CheckElement(report, i, k, double(r[i * 5 + k]), double(want[k]), 0);
+  }
+  report.correct = report.mismatches == 0;
+  return report;
+}
+
+/// arg_topk (tests/conformance/cases_core.cc): X f32 [M, N] and Xi i32
+/// [M, 64] of small integers (many ties). AV/AI the maximum of each row of
+/// X and its first position; AM the first position of Xi's row minimum; TV
+/// and TI Xi's 4 largest, largest first, ties in increasing position. Exact.
+absl::StatusOr<Report> RunArgTopK(const LoadedKernel& kernel, int64_t m, int64_t n,
+                                  const RunOptions& options) {
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  std::vector<float> x(m * n), av(m);
+  std::vector<int32_t> xi(m * 64), ai(m), am(m), tv(m * 4), ti(m * 4);
+  for (float& v : x) v = float(int(random.Index(101)) - 50);
+  for (int32_t& v : xi) v = int32_t(random.Index(41)) - 20;
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dxi, Upload(xi));
+  std::vector<DeviceBuffer> outs;
+  for (int64_t bytes : {m * 4, m * 4, m * 4, m * 16, m * 16}) {
+    TESSERA_ASSIGN_OR_RETURN(DeviceBuffer out, DeviceBuffer::Allocate(bytes));
+    TESSERA_RETURN_IF_ERROR(out.Fill(kPoisonByte));
+    outs.push_back(std::move(out));
+  }
+  std::vector<KernelArg> args = {TensorArg{dx.ptr(), runtime::DTYPE_F32, {m, n}},
+                                 TensorArg{dxi.ptr(), runtime::DTYPE_I32, {m, 64}},
+                                 TensorArg{outs[0].ptr(), runtime::DTYPE_F32, {m}},
+                                 TensorArg{outs[1].ptr(), runtime::DTYPE_I32, {m}},
+                                 TensorArg{outs[2].ptr(), runtime::DTYPE_I32, {m}},
+                                 TensorArg{outs[3].ptr(), runtime::DTYPE_I32, {m, 4}},
+                                 TensorArg{outs[4].ptr(), runtime::DTYPE_I32, {m, 4}}};
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  TESSERA_RETURN_IF_ERROR(outs[0].CopyToHost(av.data(), m * 4));
+  TESSERA_RETURN_IF_ERROR(outs[1].CopyToHost(ai.data(), m * 4));
+  TESSERA_RETURN_IF_ERROR(outs[2].CopyToHost(am.data(), m * 4));
+  TESSERA_RETURN_IF_ERROR(outs[3].CopyToHost(tv.data(), m * 16));
+  TESSERA_RETURN_IF_ERROR(outs[4].CopyToHost(ti.data(), m * 16));
+  for (int64_t i = 0; i < m; ++i) {
+    const float* row = &x[i * n];
+    const int64_t first = std::max_element(row, row + n) - row;
+    CheckElement(report, i, 0, av[i], row[first], 0);
+    CheckElement(report, i, 1, ai[i], double(first), 0);
+    const int32_t* irow = &xi[i * 64];
+    CheckElement(report, i, 2, am[i], double(std::min_element(irow, irow + 64) - irow), 0);
+    std::vector<int> order(64);
+    for (int j = 0; j < 64; ++j) order[j] = j;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return irow[a] > irow[b]; });
+    for (int r = 0; r < 4; ++r) {
+      CheckElement(report, i, 3 + r, tv[i * 4 + r], irow[order[r]], 0);
+      CheckElement(report, i, 7 + r, ti[i * 4 + r], order[r], 0);
+    }
+  }
+  report.correct = report.mismatches == 0;
+  return report;
+}
+
 }  // namespace
 
 std::vector<Workload> PagedGatherWorkloads() {
@@ -413,6 +506,18 @@ std::vector<Workload> PagedGatherWorkloads() {
                        return RunPackVarlen(loaded, b, s, d, options);
                      }));
   list.push_back(MakeWorkload("index_math/300", "index_math", true, false, RunIndexMath));
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{37, 1000}, {6, 77}})
+    list.push_back(
+        MakeWorkload(absl::StrCat("arg_topk/", m, "x", n), "arg_topk", true, false,
+                     [m = m, n = n](const LoadedKernel& loaded, const RunOptions& options) {
+                       return RunArgTopK(loaded, m, n, options);
+                     }));
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{37, 1000}, {5, 77}})
+    list.push_back(
+        MakeWorkload(absl::StrCat("int_reduce/", m, "x", n), "int_reduce", true, false,
+                     [m = m, n = n](const LoadedKernel& loaded, const RunOptions& options) {
+                       return RunIntReduce(loaded, m, n, options);
+                     }));
   for (int64_t n : {int64_t(1000), int64_t(300001)})
     list.push_back(MakeWorkload(absl::StrCat("histogram/n=", n), "histogram", true, false,
                                 [n](const LoadedKernel& loaded, const RunOptions& options) {

@@ -9,9 +9,13 @@
 // gemm_split_k and gemm_w4a16 are cases through the example list; int_bits is in cases_dtypes.cc.)
 // pack_varlen keeps a running row in a Var and a weight in a ScalarVar, and declares a
 // precondition that the runtime checks at launch. index_math checks signed Index arithmetic on
-// values read from data.
+// values read from data; int_reduce reduces i32 rows (max, min, sum, sum of absolute values, and
+// a sum into i64); arg_topk finds each row's first maximum over chunks, its first minimum, and its
+// top 4.
 //
 //===----------------------------------------------------------------------===//
+
+#include <cmath>
 
 #include "tests/conformance/cases.h"
 
@@ -167,6 +171,97 @@ Kernel IndexMath() {
   return T.Build();
 }
 
+/// Integer reductions: rows of X (i32, [M, N], N dynamic) in chunks of 256
+/// columns (Serial, combining into the results), the tail past N masked to
+/// each reduction's identity: R[m] = {max, min, sum (i32, wrapping), sum
+/// of absolute values (i32), sum into i64}.
+Kernel IntReduce() {
+  constexpr int64_t kRows = 4, kChunk = 256, kResults = 5;
+  KernelBuilder T("int_reduce");
+  Dim m = Dim::Dynamic("M");
+  auto X = T.Tensor("X", {m, Dim::Dynamic("N")}, i32);
+  auto R = T.Tensor("R", {m, kResults}, i64);
+  T.Launch({CeilDiv(m, kRows)}, 128, [&](Index bx) {
+    auto x = T.AllocFragment({kRows, kChunk}, i32, "x");
+    auto low = T.AllocFragment({kRows, kChunk}, i32, "low");
+    auto wide = T.AllocFragment({kRows, kChunk}, i64, "wide");
+    auto top = T.AllocFragment({kRows}, i32, "top"),
+         bottom = T.AllocFragment({kRows}, i32, "bottom");
+    auto sum = T.AllocFragment({kRows}, i32, "sum"), abs = T.AllocFragment({kRows}, i32, "abs");
+    auto sum64 = T.AllocFragment({kRows}, i64, "sum64");
+    auto out = T.AllocFragment({kRows, kResults}, i64, "out");
+    T.Fill(top, -2147483648.0);
+    T.Fill(bottom, 2147483647.0);
+    T.Clear(sum);
+    T.Clear(abs);
+    T.Clear(sum64);
+    T.Serial(CeilDiv(X.dim(1), Index(kChunk)), [&](Index c) {
+      T.Copy(X.Tile(bx * kRows, c * kChunk), x);
+      T.Parallel({kRows, kChunk}, [&](Index i, Index j) {
+        Scalar inside = c * kChunk + j < X.dim(1);
+        low(i, j) = Select(inside, x(i, j), 2147483647);
+        wide(i, j) = Cast(x(i, j), i64);
+        x(i, j) = Select(inside, x(i, j), -2147483647 - 1.0);
+      });
+      T.ReduceMax(x, top, /*clear=*/false);
+      T.ReduceMin(low, bottom, /*clear=*/false);
+      T.Parallel({kRows, kChunk}, [&](Index i, Index j) {
+        x(i, j) = Select(c * kChunk + j < X.dim(1), x(i, j), 0);
+      });
+      T.ReduceSum(x, sum, /*clear=*/false);
+      T.ReduceAbsSum(x, abs, /*clear=*/false);
+      T.ReduceSum(wide, sum64, /*clear=*/false);
+    });
+    T.Parallel({kRows, kResults}, [&](Index i, Index k) {
+      Scalar value = Select(k == Index(0), Cast(top(i), i64), Cast(bottom(i), i64));
+      value = Select(k == Index(2), Cast(sum(i), i64), value);
+      value = Select(k == Index(3), Cast(abs(i), i64), value);
+      out(i, k) = Select(k == Index(4), sum64(i), value);
+    });
+    T.Copy(out, R.Tile(bx * kRows, 0));
+  });
+  return T.Build();
+}
+
+/// Arg-reductions and top-k: the first position of each row's maximum of X
+/// (f32, [M, N], N dynamic) walked in chunks of 256 (ReduceArgMax without
+/// clear, the chunk's start as offset; the tail masked to -inf) into AV and
+/// AI; the first position of each row's minimum of Xi (i32, [M, 64]) into
+/// AM; the top 4 of each row of Xi, largest first, into TV and TI.
+Kernel ArgTopK() {
+  constexpr int64_t kRows = 4, kChunk = 256, kK = 4;
+  KernelBuilder T("arg_topk");
+  Dim m = Dim::Dynamic("M");
+  auto X = T.Tensor("X", {m, Dim::Dynamic("N")}, f32), Xi = T.Tensor("Xi", {m, 64}, i32);
+  auto AV = T.Tensor("AV", {m}, f32), AI = T.Tensor("AI", {m}, i32), AM = T.Tensor("AM", {m}, i32);
+  auto TV = T.Tensor("TV", {m, kK}, i32), TI = T.Tensor("TI", {m, kK}, i32);
+  T.Launch({CeilDiv(m, kRows)}, 128, [&](Index bx) {
+    auto x = T.AllocFragment({kRows, kChunk}, f32, "x");
+    auto xi = T.AllocFragment({kRows, 64}, i32, "xi");
+    auto best = T.AllocFragment({kRows}, f32, "best"), at = T.AllocFragment({kRows}, i32, "at");
+    auto low = T.AllocFragment({kRows}, i32, "low"), lowAt = T.AllocFragment({kRows}, i32, "lowAt");
+    auto tv = T.AllocFragment({kRows, kK}, i32, "tv"), ti = T.AllocFragment({kRows, kK}, i32, "ti");
+    T.Fill(best, -INFINITY);
+    T.Fill(at, -1);
+    T.Serial(CeilDiv(X.dim(1), Index(kChunk)), [&](Index c) {
+      T.Copy(X.Tile(bx * kRows, c * kChunk), x);
+      T.Parallel({kRows, kChunk}, [&](Index i, Index j) {
+        x(i, j) = Select(c * kChunk + j < X.dim(1), x(i, j), -INFINITY);
+      });
+      T.ReduceArgMax(x, best, at, c * kChunk, /*clear=*/false);
+    });
+    T.Copy(best, AV.Tile(bx * kRows));
+    T.Copy(at, AI.Tile(bx * kRows));
+    T.Copy(Xi.Tile(bx * kRows, 0), xi);
+    T.ReduceArgMin(xi, low, lowAt);
+    T.Copy(lowAt, AM.Tile(bx * kRows));
+    T.TopK(xi, tv, ti);
+    T.Copy(tv, TV.Tile(bx * kRows, 0));
+    T.Copy(ti, TI.Tile(bx * kRows, 0));
+  });
+  return T.Build();
+}
+
 }  // namespace
 
 void AddCoreCases(std::vector<Case>& cases) {
@@ -175,6 +270,8 @@ void AddCoreCases(std::vector<Case>& cases) {
   cases.push_back({"control_flow", [](const std::string&) { return ControlFlow(); }});
   cases.push_back({"pack_varlen", [](const std::string&) { return PackVarlen(); }});
   cases.push_back({"index_math", [](const std::string&) { return IndexMath(); }});
+  cases.push_back({"int_reduce", [](const std::string&) { return IntReduce(); }});
+  cases.push_back({"arg_topk", [](const std::string&) { return ArgTopK(); }});
 }
 
 }  // namespace tessera::conformance

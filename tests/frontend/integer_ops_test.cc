@@ -11,6 +11,7 @@
 #include <functional>
 
 #include "frontend/Tessera.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/kernel.pb.h"
 
@@ -132,6 +133,59 @@ TEST(IntegerOps, MisuseIsAnErrorInKernelStatus) {
               "Bitcast of a constant");
   ExpectError([](Scalar x, Scalar, Index) { return ShiftRightLogical(x < 0, 1); },
               "ShiftRightLogical of a scalar of type i1");
+}
+
+/// A kernel reducing a [4, 64] fragment of `type` with `reduce`.
+Kernel Reducing(DType type, const std::function<void(KernelBuilder&, Buffer)>& reduce) {
+  KernelBuilder T("reducing");
+  auto X = T.Tensor("X", {Dim::Dynamic("M"), 64}, type);
+  T.Launch({1}, 128, [&](Index) {
+    auto x = T.AllocFragment({4, 64}, type, "x");
+    T.Copy(X.Tile(0, 0), x);
+    reduce(T, x);
+  });
+  return T.Build();
+}
+
+TEST(IntegerOps, IntegerReductionsArgReductionsAndTopKCompileEverywhere) {
+  Kernel kernel = Reducing(i32, [](KernelBuilder& T, Buffer x) {
+    auto sum = T.AllocFragment({4}, i64, "sum"), top = T.AllocFragment({4}, i32, "top");
+    auto at = T.AllocFragment({4}, i32, "at");
+    auto values = T.AllocFragment({4, 3}, i32, "values"), where = T.AllocFragment({4, 3}, i32);
+    T.ReduceSum(x, sum);
+    T.ReduceArgMax(x, top, at);
+    T.TopK(x, values, where);
+  });
+  ASSERT_TRUE(kernel.status().ok()) << kernel.status();
+  std::string text = kernel.ToString();
+  EXPECT_NE(text.find("tile.reduce sum"), std::string::npos) << text;
+  EXPECT_NE(text.find("TopK.work"), std::string::npos) << text;
+  for (const char* target : {"sm_60", "sm_70", "sm_80", "sm_90a"})
+    EXPECT_TRUE(kernel.Compile({target}).ok()) << target;
+}
+
+TEST(IntegerOps, ArgReductionAndTopKMisuseNamesTheCall) {
+  EXPECT_THAT(Message(Reducing(f32,
+                               [](KernelBuilder& T, Buffer x) {
+                                 auto v = T.AllocFragment({4}, f32), i = T.AllocFragment({4}, f32);
+                                 T.ReduceArgMax(x, v, i);
+                               })),
+              ::testing::HasSubstr("ReduceArgMax of a !tile.buffer<4x64xf32, fragment> needs "
+                                   "values and indices fragments of shape [rows] and types f32 "
+                                   "and i32"));
+  EXPECT_THAT(Message(Reducing(f32,
+                               [](KernelBuilder& T, Buffer x) {
+                                 auto v = T.AllocFragment({4, 17}, f32);
+                                 auto i = T.AllocFragment({4, 17}, i32);
+                                 T.TopK(x, v, i);
+                               })),
+              ::testing::HasSubstr("TopK takes k in [1, min(16, n)], got k = 17 for n = 64"));
+  EXPECT_THAT(Message(Reducing(i8,
+                               [](KernelBuilder& T, Buffer x) {
+                                 auto m = T.AllocFragment({4}, i8);
+                                 T.ReduceMax(x, m);
+                               })),
+              ::testing::HasSubstr("or i32 or i64 ones (signed), got 'i8' and 'i8'"));
 }
 
 }  // namespace

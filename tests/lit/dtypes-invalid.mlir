@@ -84,7 +84,7 @@ tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
 tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
   %x = tile.alloc_fragment : !tile.buffer<1x64xf8E4M3FN, fragment>
   %m = tile.alloc_fragment : !tile.buffer<1xf8E4M3FN, fragment>
-  // expected-error @+1 {{reduces f16, bf16, f32 or f64 fragments, got 'f8E4M3FN' and 'f8E4M3FN'}}
+  // expected-error @+1 {{reduces f16, bf16, f32 or f64 fragments, or i32 or i64 ones (signed), got 'f8E4M3FN' and 'f8E4M3FN'}}
   tile.reduce max %x into %m {clear} : !tile.buffer<1x64xf8E4M3FN, fragment>, !tile.buffer<1xf8E4M3FN, fragment>
 }
 

@@ -63,9 +63,9 @@ tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
 
 tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
   %x = tile.alloc_fragment : !tile.buffer<4x64xi32, fragment>
-  %m = tile.alloc_fragment : !tile.buffer<4xi32, fragment>
-  // expected-error @+1 {{reduces f16, bf16, f32 or f64 fragments}}
-  tile.reduce max %x into %m : !tile.buffer<4x64xi32, fragment>, !tile.buffer<4xi32, fragment>
+  %m = tile.alloc_fragment : !tile.buffer<4xf32, fragment>
+  // expected-error @+1 {{reduces f16, bf16, f32 or f64 fragments, or i32 or i64 ones (signed), got 'i32' and 'f32'}}
+  tile.reduce max %x into %m : !tile.buffer<4x64xi32, fragment>, !tile.buffer<4xf32, fragment>
 }
 
 // -----
@@ -85,6 +85,6 @@ tile.kernel @k() grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
   %x = tile.alloc_fragment : !tile.buffer<4x64xf64, fragment>
   %m = tile.alloc_fragment : !tile.buffer<4xf64, fragment>
   %s = tile.alloc_shared : !tile.buffer<4x4xf32, shared>
-  // expected-error @+1 {{scratch must be an f64 shared buffer, got '!tile.buffer<4x4xf32, shared>'}}
+  // expected-error @+1 {{scratch must be a shared buffer of 'f64', got '!tile.buffer<4x4xf32, shared>'}}
   tile.reduce sum %x into %m scratch %s {clear} : !tile.buffer<4x64xf64, fragment>, !tile.buffer<4xf64, fragment>, !tile.buffer<4x4xf32, shared>
 }
