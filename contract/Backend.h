@@ -80,6 +80,9 @@ struct TargetCapabilities {
   /// cvt.rn.satfinite.{e4m3,e5m2}x2.f32 (PTX ISA §9.7.9.21, sm_89+): a
   /// saturating conversion to FP8 in one instruction.
   bool hasFp8Convert = false;
+  /// red.global.add.v2.f32 / .v4.f32 (PTX ISA §9.7.13.6, sm_90+): one
+  /// reduction adds 2 or 4 consecutive f32 elements.
+  bool hasVectorRedF32 = false;
   /// mbarrier objects in shared memory.
   bool hasMbarrier = false;
   /// Thread block clusters.

@@ -432,9 +432,12 @@ public:
   /// (or where `onlyIf`, when given, is false).
   Value atomicElement(AtomicOp atomic, ArrayRef<Value> indices, Value value, Value onlyIf = {});
   /// Adds `values` (consecutive along the tensor's last axis from `coords`)
-  /// into the tensor, an atomic per element inside its bounds.
+  /// into the tensor, an atomic per element inside its bounds; with
+  /// `aligned` (the run starts at a multiple of its size) and f32 pairs or
+  /// quads on a target with vector reductions, one vector `red` where the
+  /// whole run is inside.
   void atomicAddGlobal(const TensorInfo &tensor, ArrayRef<Value> coords, ArrayRef<Value> values,
-                       Value onlyIf = {});
+                       Value onlyIf = {}, bool aligned = false);
 
   /// fence.proxy.async.shared::cta (PTX ISA §9.7.12.4): orders the generic
   /// proxy's shared writes before the async proxy's reads.

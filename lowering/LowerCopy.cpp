@@ -185,12 +185,30 @@ Value KernelLowering::atomicElement(AtomicOp atomic, ArrayRef<Value> indices, Va
 }
 
 void KernelLowering::atomicAddGlobal(const TensorInfo &tensor, ArrayRef<Value> coords,
-                                     ArrayRef<Value> values, Value onlyIf) {
+                                     ArrayRef<Value> values, Value onlyIf, bool aligned) {
   Type eltType = tensor.type.getElementType();
   auto kind = isa<FloatType>(eltType) ? LLVM::AtomicBinOp::fadd : LLVM::AtomicBinOp::add;
   Value rows, full;
   boundsPredicates(tensor, coords, values.size(), rows, full);
-  for (int64_t v = 0; v < int64_t(values.size()); ++v) {
+  OpBuilder::InsertionGuard outer(b_);
+  int64_t width = int64_t(values.size());
+  if (caps_.hasVectorRedF32 && aligned && eltType.isF32() && (width == 2 || width == 4)) {
+    // The whole run inside: one vector reduction (PTX text: the NVVM
+    // dialect has no vector `red`); else the elements one by one below.
+    auto whole = scf::IfOp::create(b_, loc_, andi(onlyIf, full), /*withElse=*/true);
+    b_.setInsertionPointToStart(whole.thenBlock());
+    std::string text = "red.relaxed.gpu.global.add.v" + std::to_string(width) + ".f32 [$0], {";
+    std::string constraints = "l";
+    for (int64_t v = 0; v < width; ++v) {
+      text += (v ? ", $" : "$") + std::to_string(v + 1);
+      constraints += ",f";
+    }
+    SmallVector<Value> operands = {elementAddress(tensor, coords)};
+    llvm::append_range(operands, values);
+    emitPtx(b_, loc_, text + "};", constraints, operands, {}, /*sideEffects=*/true);
+    b_.setInsertionPoint(whole.elseBlock()->getTerminator());
+  }
+  for (int64_t v = 0; v < width; ++v) {
     SmallVector<Value> at(coords.begin(), coords.end());
     at.back() = add(at.back(), cst(v));
     Value inBounds = andi(onlyIf, andi(rows, lt(at.back(), tensor.dims.back())));
@@ -504,7 +522,8 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
     // Write them.
     if (dstTensor) {
       if (atomic)
-        atomicAddGlobal(tensor, at(offsets), values, onlyOneThread);
+        atomicAddGlobal(tensor, at(offsets), values, onlyOneThread,
+                        aligned && int64_t(values.size()) == vector);
       else
         storeGlobal(tensor, at(offsets), values, aligned);
       return;

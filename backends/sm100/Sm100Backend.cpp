@@ -37,6 +37,7 @@ const TargetCapabilities kSm100 = [] {
   caps.hasScopedMemoryOrder = true;
   caps.hasBulkTensorCopy = true;
   caps.hasFp8Convert = true;
+  caps.hasVectorRedF32 = true;
   caps.hasMbarrier = true;
   caps.hasClusters = true;
   caps.mmaShapes = {"m16n8k16", "m16n8k8", "m8n8k4", "m16n8k32.e4m3"};

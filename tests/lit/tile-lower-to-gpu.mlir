@@ -235,6 +235,26 @@ module attributes {tile.target = #tile.target<"sm_80">} {
 
 // -----
 
+// sm_90a adds an aligned run of 4 f32 in one vector reduction when the
+// whole run is in bounds, element by element otherwise.
+// CHECK-LABEL: gpu.func @atomic_add_vector
+// CHECK: scf.if
+// CHECK: llvm.inline_asm has_side_effects {{.*}}"red.relaxed.gpu.global.add.v4.f32 [$0], {$1, $2, $3, $4};", "l,f,f,f,f"
+// CHECK: } else {
+// CHECK: llvm.atomicrmw fadd %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, f32
+module attributes {tile.target = #tile.target<"sm_90a">} {
+  tile.kernel @atomic_add_vector(%A: !tile.tensor<?xf32>)
+      grid(affine_map<()[s0] -> (s0 ceildiv 256)>) threads(64) blocks(%bx) {
+    %a = tile.alloc_fragment {distribution = #tile.distribution<threads = 64, vector = 4>} : !tile.buffer<256xf32, fragment>
+    %c256 = arith.constant 256 : index
+    %off = arith.muli %bx, %c256 : index
+    tile.copy %A[%off] to %a : !tile.tensor<?xf32> to !tile.buffer<256xf32, fragment>
+    tile.copy %a to %A[%off] {atomic_add} : !tile.buffer<256xf32, fragment> to !tile.tensor<?xf32>
+  }
+}
+
+// -----
+
 // An index read from data: every thread loads the element under an
 // unsigned bounds check (0 outside) and sign-extends it; the copy's offset
 // is that index.
