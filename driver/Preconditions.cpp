@@ -110,11 +110,15 @@ LogicalResult toExpr(tile::RequireOp require, tile::KernelOp kernel, Value value
       .Case<arith::AddIOp>([&](auto) { return bin(runtime::Expr::OP_ADD); })
       .Case<arith::SubIOp>([&](auto) { return bin(runtime::Expr::OP_SUB); })
       .Case<arith::MulIOp>([&](auto) { return bin(runtime::Expr::OP_MUL); })
-      .Case<arith::DivUIOp, arith::DivSIOp, arith::FloorDivSIOp>(
+      // Unsigned division and remainder: the frontend gives them
+      // non-negative operands, for which floor and truncation agree.
+      .Case<arith::DivUIOp, arith::FloorDivSIOp>(
           [&](auto) { return bin(runtime::Expr::OP_FLOOR_DIV); })
+      .Case<arith::DivSIOp>([&](auto) { return bin(runtime::Expr::OP_DIV); })
       .Case<arith::CeilDivUIOp, arith::CeilDivSIOp>(
           [&](auto) { return bin(runtime::Expr::OP_CEIL_DIV); })
-      .Case<arith::RemUIOp, arith::RemSIOp>([&](auto) { return bin(runtime::Expr::OP_MOD); })
+      .Case<arith::RemUIOp>([&](auto) { return bin(runtime::Expr::OP_MOD); })
+      .Case<arith::RemSIOp>([&](auto) { return bin(runtime::Expr::OP_REM); })
       .Case<arith::MinUIOp, arith::MinSIOp>([&](auto) { return bin(runtime::Expr::OP_MIN); })
       .Case<arith::MaxUIOp, arith::MaxSIOp>([&](auto) { return bin(runtime::Expr::OP_MAX); })
       .Case<arith::AndIOp>([&](auto) { return bin(runtime::Expr::OP_AND); })
@@ -122,7 +126,7 @@ LogicalResult toExpr(tile::RequireOp require, tile::KernelOp kernel, Value value
       // Of booleans: true when they differ (Not is an xor with true).
       .Case<arith::XOrIOp>([&](auto) { return bin(runtime::Expr::OP_NE); })
       .Case<arith::CmpIOp>([&](arith::CmpIOp cmp) { return comparison(require, kernel, cmp, out); })
-      .Case<arith::IndexCastOp, arith::ExtSIOp, arith::ExtUIOp>(
+      .Case<arith::IndexCastOp, arith::ExtSIOp>(
           [&](Operation *cast) { return toExpr(require, kernel, cast->getOperand(0), out); })
       .Default([&](Operation *other) {
         return require.emitOpError() << "cannot evaluate '" << other->getName() << "' at launch";

@@ -24,8 +24,9 @@ inline constexpr int64_t kMaxSourceNesting = 256;
 
 /// What in `text` MLIR's parser cannot read safely: the offset and a
 /// message, or none. Outside strings and comments: nesting deeper than
-/// kMaxSourceNesting; a dense array of `index` (`array<index: ...>`, on
-/// which MLIR 22's parser dereferences a null type).
+/// kMaxSourceNesting; a dense array of anything but i1 to i64, f32 and f64
+/// (`array<index: ...>`, or an alias of index, on which MLIR 22's parser
+/// dereferences a null type).
 struct UnsafeSource {
   size_t offset;
   std::string message;

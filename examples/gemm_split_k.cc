@@ -29,7 +29,7 @@ Kernel GemmSplitK(Dim M, Dim N, Dim K, const SplitKConfig& c, const std::string&
              auto acc = T.AllocFragment({c.bm, c.bn}, f32, "acc");
              T.Clear(acc);
              // This block's k-tiles: [first, first + count), clipped to K
-             // (indices are unsigned: Min keeps the difference from wrapping).
+             // (Min keeps the difference from going negative).
              Index tiles = CeilDiv(A.dim(1), Index(c.bk));
              Index perSplit = CeilDiv(tiles, Index(c.splits));
              Index first = Min(tiles, bz * perSplit);

@@ -99,11 +99,12 @@ std::optional<ArgShapes> argShapes(BuilderState &s, const char *what, const Buff
 }
 
 /// The extreme of each row of `src` into `best` and the smallest position
-/// (plus `offset`) holding it into `where` (kNoPosition when none does: a
-/// NaN extreme).
-void rowExtreme(KernelBuilder &T, BuilderState &s, bool max, const Buffer &src,
-                const ArgShapes &shapes, const Buffer &best, const Buffer &where,
-                const Buffer &candidates, const Index &offset, const SourceLoc &loc) {
+/// (plus `offset`) holding it into `where`, skipping positions `taken`
+/// marks (when given). A NaN extreme is held by the row's first NaN (NaN
+/// compares unequal to itself, so it is matched as "both NaN").
+void rowExtreme(KernelBuilder &T, bool max, const Buffer &src, const ArgShapes &shapes,
+                const Buffer &best, const Buffer &where, const Buffer &candidates,
+                const Buffer *taken, const Index &offset, const SourceLoc &loc) {
   if (max)
     T.ReduceMax(src, best, /*clear=*/true, loc);
   else
@@ -111,8 +112,11 @@ void rowExtreme(KernelBuilder &T, BuilderState &s, bool max, const Buffer &src,
   T.Parallel(
       {shapes.rows, shapes.n},
       [&](Index i, Index j) {
-        candidates(i, j) =
-            Select(Scalar(src(i, j)) == Scalar(best(i)), ToScalar(j + offset, i32), kNoPosition);
+        Scalar x = src(i, j), extreme = best(i);
+        Scalar holds = Or(x == extreme, And(x != x, extreme != extreme));
+        if (taken)
+          holds = And(holds, Scalar((*taken)(i, j)) == 0);
+        candidates(i, j) = Select(holds, ToScalar(j + offset, i32), kNoPosition);
       },
       loc);
   T.ReduceMin(candidates, where, /*clear=*/true, loc);
@@ -150,7 +154,7 @@ void KernelBuilder::argReduce(bool max, const Buffer &src, const Buffer &values,
                       tile::BufferType::get(ctx, shapes->src.getShape(), s.b().getI32Type(),
                                             tile::MemoryScope::fragment),
                       std::string(what) + ".candidates", loc);
-  rowExtreme(*this, s, max, src, *shapes, best, where, candidates, offset, loc);
+  rowExtreme(*this, max, src, *shapes, best, where, candidates, nullptr, offset, loc);
   // Into the results: replacing them, or where this extreme is strictly
   // beyond the one they hold (an earlier one wins a tie).
   Parallel(
@@ -162,8 +166,9 @@ void KernelBuilder::argReduce(bool max, const Buffer &src, const Buffer &values,
           indices(i) = found;
           return;
         }
-        Scalar beyond =
-            max ? Scalar(best(i)) > Scalar(values(i)) : Scalar(best(i)) < Scalar(values(i));
+        Scalar now = best(i), held = values(i);
+        // Strictly beyond, or a first NaN (the extreme NaN is).
+        Scalar beyond = Or(max ? now > held : now < held, And(now != now, held == held));
         indices(i) = Select(beyond, found, indices(i));
         values(i) = Select(beyond, best(i), values(i));
       },
@@ -184,19 +189,27 @@ void KernelBuilder::TopK(const Buffer &src, const Buffer &values, const Buffer &
   Buffer work = scratchFragment(s, shapes->src, "TopK.work", loc);
   Buffer best = scratchFragment(s, rowsOf(element), "TopK.best", loc);
   Buffer where = scratchFragment(s, rowsOf(s.b().getI32Type()), "TopK.where", loc);
-  Buffer candidates =
-      scratchFragment(s,
-                      tile::BufferType::get(ctx, shapes->src.getShape(), s.b().getI32Type(),
-                                            tile::MemoryScope::fragment),
-                      "TopK.candidates", loc);
-  // Taken positions become the type's lowest value (-inf for floats).
+  auto positions = [&] {
+    return tile::BufferType::get(ctx, shapes->src.getShape(), s.b().getI32Type(),
+                                 tile::MemoryScope::fragment);
+  };
+  Buffer candidates = scratchFragment(s, positions(), "TopK.candidates", loc);
+  Buffer taken = scratchFragment(s, positions(), "TopK.taken", loc);
+  // A taken position becomes the type's lowest value (-inf for floats), so
+  // it does not raise the next extreme, and is marked, so that it is not
+  // taken again when the rest are that low too.
   double lowest = mlir::isa<mlir::FloatType>(element) ? -INFINITY
                   : element.isSignlessInteger(32)     ? -2147483648.0
                                                       : -0x1p63;
   Parallel(
-      {shapes->rows, shapes->n}, [&](Index i, Index j) { work(i, j) = src(i, j); }, loc);
+      {shapes->rows, shapes->n},
+      [&](Index i, Index j) {
+        work(i, j) = src(i, j);
+        taken(i, j) = 0;
+      },
+      loc);
   for (int64_t r = 0; r < shapes->k; ++r) {
-    rowExtreme(*this, s, /*max=*/true, work, *shapes, best, where, candidates, Index(0), loc);
+    rowExtreme(*this, /*max=*/true, work, *shapes, best, where, candidates, &taken, Index(0), loc);
     Parallel(
         {shapes->rows, shapes->k},
         [&](Index i, Index c) {
@@ -210,7 +223,9 @@ void KernelBuilder::TopK(const Buffer &src, const Buffer &values, const Buffer &
       Parallel(
           {shapes->rows, shapes->n},
           [&](Index i, Index j) {
-            work(i, j) = Select(ToScalar(j, i32) == Scalar(where(i)), lowest, work(i, j));
+            Scalar now = ToScalar(j, i32) == Scalar(where(i));
+            work(i, j) = Select(now, lowest, work(i, j));
+            taken(i, j) = Select(now, 1, taken(i, j));
           },
           loc);
   }

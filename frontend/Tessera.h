@@ -630,7 +630,8 @@ public:
   /// The maximum of each row of `src` (a [rows, n] fragment of f16, bf16,
   /// f32, f64, i32 or i64) into `values` ([rows], src's type) and into
   /// `indices` ([rows], i32) the first position holding it plus `offset`
-  /// (-1 for a row whose maximum is NaN). Without `clear` a row's results
+  /// (NaN counts as the maximum: a row holding one gives NaN and the first
+  /// NaN's position, as torch.argmax does). Without `clear` a row's results
   /// change only where this maximum is strictly larger than the one they
   /// hold, so chunks of a long row, walked in order with their start as
   /// `offset`, give the first position of the row's maximum. Two
@@ -642,7 +643,8 @@ public:
                     const Index &offset = Index(0), bool clear = true, SourceLoc loc = {});
   /// The k largest elements of each row of `src` ([rows, n] as above) into
   /// `values` ([rows, k], src's type), largest first, and their positions
-  /// into `indices` ([rows, k], i32); equal values in increasing position.
+  /// into `indices` ([rows, k], i32); equal values in increasing position,
+  /// NaN above every number.
   /// k (values' last extent) is at most 16 and n: k rounds of ReduceArgMax,
   /// each masking the position it took (a MoE router's top-k experts).
   void TopK(const Buffer &src, const Buffer &values, const Buffer &indices, SourceLoc loc = {});

@@ -92,9 +92,11 @@ bool declarable(BuilderState &s, const char *what, mlir::Location at) {
     s.error(std::string(what) + " is only valid inside KernelBuilder::Launch's body", at);
     return false;
   }
-  if (enclosing<tile::ParallelOp>(s)) {
-    s.error(std::string(what) + " inside a Parallel body; a variable is the block's: declare it "
-                                "before the loop",
+  if (enclosing<tile::ParallelOp>(s) || enclosing<tile::PipelinedOp>(s)) {
+    s.error(std::string(what) + " inside a " +
+                (enclosing<tile::ParallelOp>(s) ? "Parallel" : "Pipelined") +
+                " body; a variable is the block's and is read before such a loop: declare it "
+                "before the loop",
             at);
     return false;
   }

@@ -12,7 +12,7 @@
 //                thread count, a body of 1..3 block indices
 //   statement := AllocShared | AllocFragment | Copy (tensor tile to buffer,
 //                buffer to tensor tile, buffer to buffer) | Fill | Clear |
-//                Gemm | Reduce* | Parallel (1 or 2 indices, an expression of
+//                Gemm | Reduce* | ReduceArgMax | TopK | Parallel (1 or 2 indices, an expression of
 //                buffer elements, constants and math) | Pipelined (a nested
 //                body) | PingPong | Persistent | StreamK | Multicast |
 //                EdgeLoop | If (a comparison of indices, one or two nested
@@ -387,7 +387,13 @@ struct Program {
     case 8: {
       Buffer src = buffer(), dst = buffer();
       bool clear = in.flag();
-      switch (in.pick(4)) {
+      switch (in.pick(6)) {
+      case 4:
+        T.ReduceArgMax(src, dst, buffer(), index(), clear);
+        return;
+      case 5:
+        T.TopK(src, dst, buffer());
+        return;
       case 0:
         T.ReduceMax(src, dst, clear);
         return;

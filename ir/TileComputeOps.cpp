@@ -72,6 +72,9 @@ LogicalResult ReduceOp::verify() {
     return emitOpError() << "reduces f16, bf16, f32 or f64 fragments, or i32 or i64 ones (signed), "
                             "got "
                          << from << " and " << to;
+  if (integer(from) && from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth())
+    return emitOpError() << "reduces " << from << " into " << to
+                         << ", which would drop each element's high bits; reduce into " << from;
   ArrayRef<int64_t> shape = src.getShape();
   SmallVector<int64_t> expected(shape.drop_back());
   if (expected.empty())

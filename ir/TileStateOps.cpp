@@ -68,42 +68,80 @@ LogicalResult VarSetOp::verify() {
 
 namespace {
 
-/// Whether `value` is what a precondition may be built from: constants,
-/// tensor dimensions, the kernel's integer scalar arguments, and the
-/// integer arithmetic and comparisons of them that the runtime evaluates
-/// (the driver's conversion takes exactly these). Otherwise an error on
-/// `require` naming the operation.
-LogicalResult verifyPreconditionTerm(RequireOp require, KernelOp kernel, Value value) {
+/// The most terms a precondition may have (counted as the runtime's
+/// expression tree, shared subexpressions once per use), and its deepest
+/// nesting (the runtime's limit on a kernel file's expressions).
+constexpr int64_t kMaxPreconditionTerms = 256;
+constexpr int64_t kMaxPreconditionDepth = 32;
+
+/// The size of a precondition's tree below a value.
+struct TermCount {
+  int64_t terms = 1, depth = 1;
+};
+
+/// Checks what a precondition may be built from: constants, tensor
+/// dimensions, the kernel's integer scalar arguments, and the arithmetic
+/// and comparisons of them that the runtime evaluates the same way (the
+/// driver converts exactly these). Arithmetic is on index or i64 values
+/// (narrower ones could wrap), comparisons signed (or == and !=), logic on
+/// booleans. Returns the size of `value`'s tree (memoized in `terms`), or
+/// failure after an error on `require`.
+FailureOr<TermCount> checkPreconditionTerm(RequireOp require, KernelOp kernel, Value value,
+                                           llvm::DenseMap<Value, TermCount> &terms) {
+  if (auto known = terms.find(value); known != terms.end())
+    return known->second;
+  auto refuse = [&](Operation *op, StringRef why) {
+    return require.emitOpError() << "cannot evaluate '" << op->getName() << "' at launch: " << why;
+  };
+  TermCount count;
   if (auto argument = dyn_cast<BlockArgument>(value)) {
     bool scalar = argument.getOwner() == &kernel.getBodyBlock() &&
                   argument.getArgNumber() < kernel.getNumKernelArguments() &&
                   argument.getType().isSignlessInteger();
-    if (scalar)
-      return success();
-    return require.emitOpError() << "uses a value that is not an integer kernel argument; a "
-                                    "precondition is built from dimensions, integer scalar "
-                                    "arguments and constants";
+    if (!scalar)
+      return require.emitOpError() << "uses a value that is not an integer kernel argument; a "
+                                      "precondition is built from dimensions, integer scalar "
+                                      "arguments and constants";
+    return terms[value] = count;
   }
   Operation *op = value.getDefiningOp();
+  Type type = value.getType();
+  bool wide = type.isIndex() || type.isSignlessInteger(64);
   if (isa<DimOp, arith::ConstantOp>(op))
-    return success();
-  bool arithmetic = isa<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::DivUIOp, arith::DivSIOp,
-                        arith::RemUIOp, arith::RemSIOp, arith::FloorDivSIOp, arith::CeilDivUIOp,
-                        arith::CeilDivSIOp, arith::MinUIOp, arith::MaxUIOp, arith::MinSIOp,
-                        arith::MaxSIOp, arith::CmpIOp, arith::AndIOp, arith::OrIOp, arith::XOrIOp,
-                        arith::IndexCastOp, arith::ExtSIOp, arith::ExtUIOp>(op);
-  // and, or and xor only as the logic of conditions.
-  if (isa<arith::AndIOp, arith::OrIOp, arith::XOrIOp>(op) && !value.getType().isInteger(1))
-    arithmetic = false;
-  if (!arithmetic)
-    return require.emitOpError() << "cannot evaluate '" << op->getName()
-                                 << "' at launch; a precondition is built from dimensions, "
-                                    "integer scalar arguments, constants and integer "
-                                    "arithmetic and comparisons";
-  for (Value operand : op->getOperands())
-    if (failed(verifyPreconditionTerm(require, kernel, operand)))
+    return terms[value] = count;
+  if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::DivUIOp, arith::DivSIOp,
+          arith::RemUIOp, arith::RemSIOp, arith::FloorDivSIOp, arith::CeilDivUIOp,
+          arith::CeilDivSIOp, arith::MinUIOp, arith::MaxUIOp, arith::MinSIOp, arith::MaxSIOp>(op)) {
+    if (!wide)
+      return refuse(op, "arithmetic on " + std::to_string(type.getIntOrFloatBitWidth()) +
+                            "-bit values may wrap; convert them to indices first");
+  } else if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+    using P = arith::CmpIPredicate;
+    P pred = cmp.getPredicate();
+    bool equality = pred == P::eq || pred == P::ne;
+    if (!equality && (pred == P::ult || pred == P::ule || pred == P::ugt || pred == P::uge))
+      return refuse(op, "comparisons are signed (or == and !=)");
+    if (!equality && cmp.getLhs().getType().isInteger(1))
+      return refuse(op, "booleans compare only with == and !=");
+  } else if (isa<arith::AndIOp, arith::OrIOp, arith::XOrIOp>(op)) {
+    if (!type.isInteger(1))
+      return refuse(op, "and, or and xor combine booleans only");
+  } else if (isa<arith::IndexCastOp, arith::ExtSIOp>(op)) {
+    Type from = op->getOperand(0).getType();
+    if (!wide || from.isInteger(1))
+      return refuse(op, "only widening integers (not booleans) to index or i64");
+  } else {
+    return refuse(op, "a precondition is built from dimensions, integer scalar arguments, "
+                      "constants and integer arithmetic and comparisons");
+  }
+  for (Value operand : op->getOperands()) {
+    FailureOr<TermCount> sub = checkPreconditionTerm(require, kernel, operand, terms);
+    if (failed(sub))
       return failure();
-  return success();
+    count.terms = std::min(count.terms + sub->terms, kMaxPreconditionTerms + 1);
+    count.depth = std::max(count.depth, sub->depth + 1);
+  }
+  return terms[value] = count;
 }
 
 } // namespace
@@ -113,5 +151,13 @@ LogicalResult RequireOp::verify() {
   if (!kernel)
     return emitOpError() << "is a precondition of the kernel and only valid at the top level of "
                             "its body (outside loops and branches)";
-  return verifyPreconditionTerm(*this, kernel, getCondition());
+  llvm::DenseMap<Value, TermCount> terms;
+  FailureOr<TermCount> count = checkPreconditionTerm(*this, kernel, getCondition(), terms);
+  if (failed(count))
+    return failure();
+  if (count->terms > kMaxPreconditionTerms || count->depth > kMaxPreconditionDepth)
+    return emitOpError() << "has more than " << kMaxPreconditionTerms << " terms or "
+                         << kMaxPreconditionDepth
+                         << " levels of nesting; state it as several preconditions";
+  return success();
 }

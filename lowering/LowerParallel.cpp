@@ -335,9 +335,14 @@ Value KernelLowering::allocReductionPartials(ReduceKind kind, Type type, int64_t
 Value KernelLowering::loadReductionOperand(const BufferInfo &src, int64_t slot, Type type,
                                            ReduceKind kind) {
   Value x = convert(memref::LoadOp::create(b_, loc_, src.memref, ValueRange{cst(slot)}), type);
-  if (kind == ReduceKind::abssum)
-    x = isa<IntegerType>(type) ? math::AbsIOp::create(b_, loc_, x).getResult()
-                               : math::AbsFOp::create(b_, loc_, x).getResult();
+  if (kind == ReduceKind::abssum && isa<IntegerType>(type)) {
+    // |x| (wrapping at the minimum, as two's complement does).
+    Value zero = arith::ConstantOp::create(b_, loc_, b_.getIntegerAttr(type, 0));
+    Value negative = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::slt, x, zero);
+    x = arith::SelectOp::create(b_, loc_, negative, arith::SubIOp::create(b_, loc_, zero, x), x);
+  } else if (kind == ReduceKind::abssum) {
+    x = math::AbsFOp::create(b_, loc_, x);
+  }
   return x;
 }
 

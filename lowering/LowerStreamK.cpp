@@ -259,6 +259,11 @@ std::optional<std::string> KernelLowering::whyNoStreamK() {
   // The iteration count is the same for every block.
   if (dependsOnBlockIndices(loop.getCount()))
     return std::string("the loop's iteration count depends on the block");
+  // Every block computes the decomposition from the count (a variable's
+  // value is not such arithmetic).
+  if (!isRecomputable(loop.getCount()))
+    return std::string("the loop's iteration count is not arithmetic of the kernel's arguments "
+                       "and dimensions");
   return std::nullopt;
 }
 

@@ -74,6 +74,8 @@ bool IsPreconditionOnly(Expr::Op op) {
     case Expr::OP_OR:
     case Expr::OP_MIN:
     case Expr::OP_MAX:
+    case Expr::OP_DIV:
+    case Expr::OP_REM:
       return true;
     default:
       return false;
@@ -123,6 +125,8 @@ absl::Status ValidateExpr(const Expr& expr, const ExprScope& scope, int depth) {
     case Expr::OP_OR:
     case Expr::OP_MIN:
     case Expr::OP_MAX:
+    case Expr::OP_DIV:
+    case Expr::OP_REM:
       if (!expr.has_lhs() || !expr.has_rhs())
         return Invalid(absl::StrCat("operator ", expr.op(), " lacks an operand"));
       TESSERA_RETURN_IF_ERROR(ValidateExpr(expr.lhs(), scope, depth + 1));

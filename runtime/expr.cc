@@ -48,6 +48,8 @@ int Precedence(Expr::Op op) {
       return 5;
     case Expr::OP_MUL:
     case Expr::OP_MOD:
+    case Expr::OP_DIV:
+    case Expr::OP_REM:
       return 6;
     default:
       return 7;
@@ -64,7 +66,10 @@ const char* InfixText(Expr::Op op) {
     case Expr::OP_MUL:
       return " * ";
     case Expr::OP_MOD:
+    case Expr::OP_REM:
       return " % ";
+    case Expr::OP_DIV:
+      return " / ";
     case Expr::OP_EQ:
       return " == ";
     case Expr::OP_NE:
@@ -170,11 +175,18 @@ std::string Format(const Expr& expr, const ExprEnv& env) {
   return out;
 }
 
-/// Floor division, ceiling division or non-negative modulo of a by b != 0,
-/// with (INT64_MIN, -1) excluded by the caller.
+/// Floor division, ceiling division, non-negative modulo, or C++'s
+/// truncating division or remainder of a by b != 0, with (INT64_MIN, -1)
+/// excluded by the caller.
 int64_t Divide(Expr::Op op, int64_t a, int64_t b) {
   const int64_t quotient = a / b, remainder = a % b;
-  if (op == Expr::OP_MOD) return remainder < 0 ? remainder + (b < 0 ? -b : b) : remainder;
+  if (op == Expr::OP_DIV) return quotient;
+  if (op == Expr::OP_REM) return remainder;
+  if (op == Expr::OP_MOD) {
+    // remainder - b, not remainder + |b|: -b overflows for INT64_MIN.
+    if (remainder >= 0) return remainder;
+    return b < 0 ? remainder - b : remainder + b;
+  }
   // C++ truncates toward zero; adjust by one when the remainder is not zero
   // and the exact quotient lies on the other side.
   const bool negative = (remainder < 0) != (b < 0);
@@ -200,11 +212,19 @@ absl::StatusOr<int64_t> ApplyBinary(const Expr& expr, int64_t a, int64_t b, cons
     case Expr::OP_FLOOR_DIV:
     case Expr::OP_CEIL_DIV:
     case Expr::OP_MOD:
+    case Expr::OP_DIV:
+    case Expr::OP_REM:
       if (b == 0) {
         return absl::InvalidArgumentError(absl::StrCat("division by zero in ", Format(expr, env)));
       }
+      // INT64_MIN / -1 overflows; its remainders are 0.
       overflow = a == std::numeric_limits<int64_t>::min() && b == -1;
-      if (!overflow) result = Divide(expr.op(), a, b);
+      if (overflow && (expr.op() == Expr::OP_MOD || expr.op() == Expr::OP_REM)) {
+        overflow = false;
+        result = 0;
+      } else if (!overflow) {
+        result = Divide(expr.op(), a, b);
+      }
       break;
     case Expr::OP_EQ:
       return int64_t{a == b};

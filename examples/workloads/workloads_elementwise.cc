@@ -290,8 +290,23 @@ absl::StatusOr<Report> RunHistogram(const LoadedKernel& kernel, int64_t n,
   return report;
 }
 
+/// Rows past a tensor's end that a run allocates, poisons and checks
+/// stay poisoned (a block's last rows must not be written).
+constexpr int64_t kPadRows = 4;
+
+/// Counts each of `count` elements at `data` (rows past `row`) that is not
+/// the poison bytes as a mismatch.
+template <typename T>
+void CheckPoisoned(Report& report, const T* data, int64_t count, int64_t row) {
+  T poison;
+  std::memset(&poison, kPoisonByte, sizeof(T));
+  for (int64_t e = 0; e < count; ++e)
+    if (std::memcmp(&data[e], &poison, sizeof(T)) != 0)
+      CheckElement(report, row, e, double(data[e]), std::nan(""), 0);
+}
+
 /// pack_varlen (tests/conformance/cases_core.cc): X f32 [B, S, D], L i32
-/// [B] (random lengths in [0, S], one of them 0). Y [T, D] (T = the total
+/// [B] (random lengths in [0, S], one 0, one past S: clamped to S). Y [T, D] (T = the total
 /// plus 3) gets batch b's first L[b] rows times Scale^b, exact up to one
 /// f32 rounding of the weight's product; Y's last 3 rows stay poisoned. A
 /// D that is not a multiple of 4 must be refused at launch, naming D.
@@ -303,8 +318,9 @@ absl::StatusOr<Report> RunPackVarlen(const LoadedKernel& kernel, int64_t batches
   std::vector<int32_t> lengths(batches);
   int64_t total = 0;
   for (int64_t b = 0; b < batches; ++b) {
-    lengths[b] = b == 1 ? 0 : int32_t(random.Index(s + 1));
-    total += lengths[b];
+    // One empty batch; one longer than S (the kernel clamps it to S).
+    lengths[b] = b == 1 ? 0 : b == 2 ? int32_t(s + 5) : int32_t(random.Index(s + 1));
+    total += std::min<int64_t>(lengths[b], s);
   }
   const int64_t rows = total + 3;
   const float scale = 1.5f;
@@ -334,7 +350,7 @@ absl::StatusOr<Report> RunPackVarlen(const LoadedKernel& kernel, int64_t batches
   float weight = 1.0f;
   int64_t row = 0;
   for (int64_t b = 0; b < batches; ++b) {
-    for (int64_t r = 0; r < lengths[b]; ++r, ++row)
+    for (int64_t r = 0; r < std::min<int64_t>(lengths[b], s); ++r, ++row)
       for (int64_t j = 0; j < d; ++j) {
         double want = double(x[(b * s + r) * d + j]) * weight;
         CheckElement(report, row, j, y[row * d + j], want, 0x1p-23 * std::fabs(want));
@@ -357,8 +373,9 @@ absl::StatusOr<Report> RunIndexMath(const LoadedKernel& kernel, const RunOptions
   Report report;
   report.target = kernel.spec().target();
   Random random(options.seed);
-  std::vector<int32_t> p = {7, 2,          -7, 2, 7, -2, -7, -2, 0, 5, 3, 9, -2147483647 - 1,
-                            3, 2147483647, -1, 1, 1};
+  // Pairs of either sign, at the extremes (INT32_MIN / -1 = 2^31).
+  std::vector<int32_t> p = {7, 2, -7, 2, 7, -2, -7, -2, 0, 5, 3, 9, -2147483647 - 1, 3};
+  for (int32_t v : {2147483647, -1, 1, 1, -2147483647 - 1, -1}) p.push_back(v);
   while (p.size() < 2 * 300) {
     int32_t a = int32_t(random.Index(2001)) - 1000, b = int32_t(random.Index(41)) - 20;
     p.push_back(a);
@@ -397,8 +414,16 @@ absl::StatusOr<Report> RunIntReduce(const LoadedKernel& kernel, int64_t m, int64
   report.target = kernel.spec().target();
   Random random(options.seed);
   std::vector<int32_t> x(m * n);
-  for (int32_t& v : x) v = int32_t(random.Index((int64_t(1) << 31) + 1)) - (1 << 30);
-  std::vector<int64_t> r(m * 5);
+  for (int64_t e = 0; e < m * n; ++e) {
+    // Rows of one sign (0 mod 3 negative, 1 mod 3 positive: the tail's
+    // identities matter), the others of both; row 2 holds INT32_MIN.
+    const int64_t v = int64_t(random.Index((int64_t(1) << 30) + 1));
+    const int64_t row = e / n;
+    x[e] = int32_t(row % 3 == 0 ? -v - 1 : row % 3 == 1 ? v + 1 : v - (1 << 29));
+  }
+  if (m > 2) x[2 * n + n / 2] = std::numeric_limits<int32_t>::min();
+  // Rows past M (a block's last rows) must stay poisoned.
+  std::vector<int64_t> r((m + kPadRows) * 5);
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dr, DeviceBuffer::Allocate(r.size() * 8));
   TESSERA_RETURN_IF_ERROR(dr.Fill(kPoisonByte));
@@ -416,20 +441,22 @@ absl::StatusOr<Report> RunIntReduce(const LoadedKernel& kernel, int64_t m, int64
       top = std::max(top, v);
       bottom = std::min(bottom, v);
       sum += uint32_t(v);
-      abs += uint32_t(v < 0 ? -v : v);
+      abs += v < 0 ? 0u - uint32_t(v) : uint32_t(v);
       wide += v;
     }
     const int64_t want[5] = {top, bottom, int32_t(sum), int32_t(abs), wide};
     for (int k = 0; k < 5; ++k)
       CheckElement(report, i, k, double(r[i * 5 + k]), double(want[k]), 0);
   }
+  CheckPoisoned(report, r.data() + m * 5, kPadRows * 5, m);
   report.correct = report.mismatches == 0;
   return report;
 }
 
 /// arg_topk (tests/conformance/cases_core.cc): X f32 [M, N] and Xi i32
-/// [M, 64] of small integers (many ties). AV/AI the maximum of each row of
-/// X and its first position; AM the first position of Xi's row minimum; TV
+/// [M, 64] of small integers (many ties; Xi's row 0 all INT32_MIN but one,
+/// X's row 3 holding a NaN). AV/AI the maximum of each row of X (NaN where
+/// the row holds one) and its first position; AM the first position of Xi's row minimum; TV
 /// and TI Xi's 4 largest, largest first, ties in increasing position. Exact.
 absl::StatusOr<Report> RunArgTopK(const LoadedKernel& kernel, int64_t m, int64_t n,
                                   const RunOptions& options) {
@@ -438,12 +465,20 @@ absl::StatusOr<Report> RunArgTopK(const LoadedKernel& kernel, int64_t m, int64_t
   Random random(options.seed);
   std::vector<float> x(m * n), av(m);
   std::vector<int32_t> xi(m * 64), ai(m), am(m), tv(m * 4), ti(m * 4);
-  for (float& v : x) v = float(int(random.Index(101)) - 50);
+  // Rows 0 mod 3 all negative: a tail read as 0 would be their maximum.
+  for (int64_t e = 0; e < m * n; ++e)
+    x[e] = float(int(random.Index(101)) - ((e / n) % 3 == 0 ? 101 : 50));
   for (int32_t& v : xi) v = int32_t(random.Index(41)) - 20;
+  // Row 3 holds a NaN past the first chunk (the maximum: its position);
+  // Xi's row 0 is the type's lowest value but for one element (top-k must
+  // still give distinct positions).
+  x[3 * n + n * 3 / 4] = std::nanf("");
+  for (int j = 0; j < 64; ++j) xi[j] = j == 5 ? 3 : std::numeric_limits<int32_t>::min();
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dxi, Upload(xi));
   std::vector<DeviceBuffer> outs;
-  for (int64_t bytes : {m * 4, m * 4, m * 4, m * 16, m * 16}) {
+  const int64_t rows = m + kPadRows;  // past M: must stay poisoned
+  for (int64_t bytes : {rows * 4, rows * 4, rows * 4, rows * 16, rows * 16}) {
     TESSERA_ASSIGN_OR_RETURN(DeviceBuffer out, DeviceBuffer::Allocate(bytes));
     TESSERA_RETURN_IF_ERROR(out.Fill(kPoisonByte));
     outs.push_back(std::move(out));
@@ -457,15 +492,29 @@ absl::StatusOr<Report> RunArgTopK(const LoadedKernel& kernel, int64_t m, int64_t
                                  TensorArg{outs[4].ptr(), runtime::DTYPE_I32, {m, 4}}};
   TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
   TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
-  TESSERA_RETURN_IF_ERROR(outs[0].CopyToHost(av.data(), m * 4));
-  TESSERA_RETURN_IF_ERROR(outs[1].CopyToHost(ai.data(), m * 4));
-  TESSERA_RETURN_IF_ERROR(outs[2].CopyToHost(am.data(), m * 4));
-  TESSERA_RETURN_IF_ERROR(outs[3].CopyToHost(tv.data(), m * 16));
-  TESSERA_RETURN_IF_ERROR(outs[4].CopyToHost(ti.data(), m * 16));
+  av.resize(rows);
+  ai.resize(rows);
+  am.resize(rows);
+  tv.resize(rows * 4);
+  ti.resize(rows * 4);
+  TESSERA_RETURN_IF_ERROR(outs[0].CopyToHost(av.data(), rows * 4));
+  TESSERA_RETURN_IF_ERROR(outs[1].CopyToHost(ai.data(), rows * 4));
+  TESSERA_RETURN_IF_ERROR(outs[2].CopyToHost(am.data(), rows * 4));
+  TESSERA_RETURN_IF_ERROR(outs[3].CopyToHost(tv.data(), rows * 16));
+  TESSERA_RETURN_IF_ERROR(outs[4].CopyToHost(ti.data(), rows * 16));
+  CheckPoisoned(report, av.data() + m, kPadRows, m);
+  CheckPoisoned(report, ai.data() + m, kPadRows, m);
+  CheckPoisoned(report, am.data() + m, kPadRows, m);
+  CheckPoisoned(report, tv.data() + m * 4, kPadRows * 4, m);
+  CheckPoisoned(report, ti.data() + m * 4, kPadRows * 4, m);
   for (int64_t i = 0; i < m; ++i) {
     const float* row = &x[i * n];
-    const int64_t first = std::max_element(row, row + n) - row;
-    CheckElement(report, i, 0, av[i], row[first], 0);
+    const int64_t nan = std::find_if(row, row + n, [](float v) { return std::isnan(v); }) - row;
+    const int64_t first = nan < n ? nan : std::max_element(row, row + n) - row;
+    if (nan < n)
+      CheckElement(report, i, 0, std::isnan(av[i]) ? 0.0 : 1.0, 0.0, 0);
+    else
+      CheckElement(report, i, 0, av[i], row[first], 0);
     CheckElement(report, i, 1, ai[i], double(first), 0);
     const int32_t* irow = &xi[i * 64];
     CheckElement(report, i, 2, am[i], double(std::min_element(irow, irow + 64) - irow), 0);

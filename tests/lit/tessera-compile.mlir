@@ -56,6 +56,9 @@
 // RUN: printf 'func.func private @f() attributes {a = array<index: 1>}\n' > %t.indexarray.mlir
 // RUN: not %tessera-compile %t.indexarray.mlir 2>&1 | FileCheck %s --check-prefix=INDEXARRAY \
 // RUN:   --implicit-check-not="Stack dump"
+// RUN: printf '!i = index\nfunc.func private @f() attributes {a = array <!i: 1>}\n' > %t.indexarray2.mlir
+// RUN: not %tessera-compile %t.indexarray2.mlir 2>&1 | FileCheck %s --check-prefix=INDEXARRAY2 \
+// RUN:   --implicit-check-not="Stack dump"
 // RUN: sh -c '%tessera-compile %s > /dev/full; echo "exit $?"' 2>&1 | FileCheck %s --check-prefix=FULL
 // RUN: rm -f %t.link && ln -s %t.elsewhere %t.link
 // RUN: not %tessera-compile %s --bundle=%t.link -o /dev/null 2>&1 | FileCheck %s --check-prefix=LINK
@@ -64,7 +67,8 @@
 // NOBUNDLE: tessera-compile: --bundle needs a file name
 // HUGE: tessera-compile: /dev/zero is larger than 64 MiB, the most tessera-compile reads
 // DEEP: deep.mlir:2:256: error: nesting deeper than 256 levels of (, [ and {, the most Tessera parses
-// INDEXARRAY: indexarray.mlir:1:40: error: a dense array of index elements, which MLIR's parser cannot read; use i64
+// INDEXARRAY: indexarray.mlir:1:40: error: a dense array of 'index' elements; MLIR's parser reads i1, i8, i16, i32, i64, f32 and f64 arrays safely
+// INDEXARRAY2: indexarray2.mlir:2:40: error: a dense array of '!i' elements
 // FULL: tessera-compile: cannot write standard output: No space left on device
 // FULL-NEXT: exit 1
 // LINK: tessera-compile: FAILED_PRECONDITION: cannot write {{.*}}.link: it exists and is not a regular file
@@ -106,7 +110,7 @@
 // LLVM: "nvvm.maxntid"="256,1,1"
 // LLVM70: define ptx_kernel void @vector_add(
 
-// PTX: .version 8.0
+// PTX: .version 8.1
 // PTX: .target sm_90a
 // PTX: .visible .entry vector_add(
 // PTX: .maxntid 256, 1, 1

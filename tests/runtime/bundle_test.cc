@@ -452,9 +452,9 @@ TEST(Bundle, ValidatesEveryFieldAtLoad) {
        "precondition #0 (add.cc:9) operator 16 lacks an operand"},
       {"precondition unknown operator",
        [](CompiledKernel& k) {
-         Require(k, Binary(static_cast<Expr::Op>(18), Symbol(0), Constant(8)));
+         Require(k, Binary(static_cast<Expr::Op>(40), Symbol(0), Constant(8)));
        },
-       "precondition #0 (add.cc:9) has unknown operator 18"},
+       "precondition #0 (add.cc:9) has unknown operator 40"},
       {"operands under a param",
        [](CompiledKernel& k) {
          test_kernels::AddScalar(k, "n", DTYPE_I32);

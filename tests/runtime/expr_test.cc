@@ -61,6 +61,31 @@ TEST(EvaluateExpr, ModIsNonNegative) {
   EXPECT_EQ(Eval(Expr::OP_MOD, 7, -3), 1);
 }
 
+TEST(EvaluateExpr, ModAtTheInt64Extremes) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(Eval(Expr::OP_MOD, -1, kMin), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(Eval(Expr::OP_MOD, kMin, -1), 0);
+  EXPECT_EQ(Eval(Expr::OP_REM, kMin, -1), 0);
+}
+
+TEST(EvaluateExpr, DivAndRemTruncateAsCpp) {
+  EXPECT_EQ(Eval(Expr::OP_DIV, 7, 2), 3);
+  EXPECT_EQ(Eval(Expr::OP_DIV, -7, 2), -3);
+  EXPECT_EQ(Eval(Expr::OP_DIV, 7, -2), -3);
+  EXPECT_EQ(Eval(Expr::OP_REM, -7, 2), -1);
+  EXPECT_EQ(Eval(Expr::OP_REM, 7, -2), 1);
+  EXPECT_EQ(FormatExpr(Binary(Expr::OP_REM, Symbol(0), Constant(4)), std::vector<std::string>{"n"}),
+            "n % 4");
+  EXPECT_EQ(FormatExpr(Binary(Expr::OP_DIV, Symbol(0), Constant(2)), std::vector<std::string>{"n"}),
+            "n / 2");
+  EXPECT_EQ(
+      EvaluateExpr(
+          Binary(Expr::OP_DIV, Constant(std::numeric_limits<int64_t>::min()), Constant(-1)), {})
+          .status()
+          .code(),
+      absl::StatusCode::kOutOfRange);
+}
+
 TEST(EvaluateExpr, NestsAddAndMulOverSymbols) {
   // (ceil_div(d0, 128) * ceil_div(d1, 64)) + 1 with d0 = 1000, d1 = 100.
   const Expr expr = Binary(
