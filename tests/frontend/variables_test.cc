@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/kernel.pb.h"
+#include "runtime/launch.h"
 
 namespace tessera {
 namespace {
@@ -93,6 +94,41 @@ TEST(Variables, CompiledKernelRecordsPreconditionsWithTheirLine) {
   EXPECT_EQ(second.lhs().value(), 16);
   EXPECT_EQ(second.rhs().op(), runtime::Expr::OP_SYMBOL);
   EXPECT_EQ(second.rhs().value(), 1);
+}
+
+TEST(Variables, TheRuntimeRefusesALaunchWhosePreconditionFails) {
+  // A precondition on the second tensor's dimension (after a tensor with
+  // static and dynamic dimensions) and on a negative-capable scalar: the
+  // compiled kernel's check, run by PrepareLaunch without a GPU.
+  KernelBuilder T("checked");
+  auto A = T.Tensor("A", {Dim(4), Dim::Dynamic("M"), Dim(8)}, f32);
+  auto B = T.Tensor("B", {Dim::Dynamic("N"), Dim::Dynamic("K")}, f32);
+  Scalar shift = T.ScalarArg("shift", i32);
+  T.Launch({1}, 32, [&](Index) {
+    T.Require(B.dim(1) % 128 == 0);
+    T.Require(ToIndex(shift) % 4 == -3);  // C++'s remainder: true for -3, -7, ...
+    auto frag = T.AllocFragment({4, 8}, f32);
+    T.Clear(frag);
+    T.Copy(frag, A.Tile(0, 0, 0).Along({1, 2}));
+  });
+  Kernel kernel = T.Build();
+  ASSERT_TRUE(kernel.status().ok()) << kernel.status();
+  auto compiled = kernel.Compile({"sm_80"});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  auto launch = [&](int64_t k, int64_t s) {
+    std::vector<runtime::KernelArg> args = {
+        runtime::TensorArg{0x1000, runtime::DTYPE_F32, {4, 5, 8}},
+        runtime::TensorArg{0x2000, runtime::DTYPE_F32, {3, k}}, runtime::ScalarArg::I32(s)};
+    return runtime::PrepareLaunch(*compiled, args).status();
+  };
+  EXPECT_TRUE(launch(256, -3).ok()) << launch(256, -3);
+  EXPECT_TRUE(launch(128, -7).ok()) << launch(128, -7);
+  absl::Status bad = launch(200, -3);
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.message(), HasSubstr("precondition K % 128 == 0 (declared at "));
+  EXPECT_THAT(bad.message(), HasSubstr("does not hold: K = 200"));
+  bad = launch(256, 5);
+  EXPECT_THAT(bad.message(), HasSubstr("does not hold: shift = 5"));
 }
 
 TEST(Variables, AScalarVarReadInParallelIsReadBeforeTheLoop) {
