@@ -83,6 +83,10 @@ struct TargetCapabilities {
   /// red.global.add.v2.f32 / .v4.f32 (PTX ISA §9.7.13.6, sm_90+): one
   /// reduction adds 2 or 4 consecutive f32 elements.
   bool hasVectorRedF32 = false;
+  /// red.global.add.noftz.f16x2 (sm_70+ here) and .bf16x2 (sm_90+): one
+  /// reduction adds a pair of 16-bit floats.
+  bool hasRedF16x2 = false;
+  bool hasRedBf16x2 = false;
   /// mbarrier objects in shared memory.
   bool hasMbarrier = false;
   /// Thread block clusters.

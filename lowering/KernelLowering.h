@@ -435,7 +435,7 @@ public:
   /// into the tensor, an atomic per element inside its bounds; with
   /// `aligned` (the run starts at a multiple of its size) and f32 pairs or
   /// quads on a target with vector reductions, one vector `red` where the
-  /// whole run is inside.
+  /// whole run is inside; f16 or bf16 pairs likewise one packed `red` each.
   void atomicAddGlobal(const TensorInfo &tensor, ArrayRef<Value> coords, ArrayRef<Value> values,
                        Value onlyIf = {}, bool aligned = false);
 

@@ -192,20 +192,37 @@ void KernelLowering::atomicAddGlobal(const TensorInfo &tensor, ArrayRef<Value> c
   boundsPredicates(tensor, coords, values.size(), rows, full);
   OpBuilder::InsertionGuard outer(b_);
   int64_t width = int64_t(values.size());
-  if (caps_.hasVectorRedF32 && aligned && eltType.isF32() && (width == 2 || width == 4)) {
-    // The whole run inside: one vector reduction (PTX text: the NVVM
-    // dialect has no vector `red`); else the elements one by one below.
+  bool vectorF32 = caps_.hasVectorRedF32 && eltType.isF32() && (width == 2 || width == 4);
+  bool pairs = width % 2 == 0 &&
+               ((eltType.isF16() && caps_.hasRedF16x2) || (eltType.isBF16() && caps_.hasRedBf16x2));
+  if (aligned && (vectorF32 || pairs)) {
+    // The whole run inside: one vector or packed-pair reduction per run or
+    // pair (PTX text: the NVVM dialect has neither `red` form); else the
+    // elements one by one below.
     auto whole = scf::IfOp::create(b_, loc_, andi(onlyIf, full), /*withElse=*/true);
     b_.setInsertionPointToStart(whole.thenBlock());
-    std::string text = "red.relaxed.gpu.global.add.v" + std::to_string(width) + ".f32 [$0], {";
-    std::string constraints = "l";
-    for (int64_t v = 0; v < width; ++v) {
-      text += (v ? ", $" : "$") + std::to_string(v + 1);
-      constraints += ",f";
+    if (vectorF32) {
+      std::string text = "red.relaxed.gpu.global.add.v" + std::to_string(width) + ".f32 [$0], {";
+      std::string constraints = "l";
+      for (int64_t v = 0; v < width; ++v) {
+        text += (v ? ", $" : "$") + std::to_string(v + 1);
+        constraints += ",f";
+      }
+      SmallVector<Value> operands = {elementAddress(tensor, coords)};
+      llvm::append_range(operands, values);
+      emitPtx(b_, loc_, text + "};", constraints, operands, {}, /*sideEffects=*/true);
+    } else {
+      std::string text = std::string("red.relaxed.gpu.global.add.noftz.") +
+                         (eltType.isF16() ? "f16x2" : "bf16x2") + " [$0], $1;";
+      for (int64_t v = 0; v < width; v += 2) {
+        SmallVector<Value> at(coords.begin(), coords.end());
+        at.back() = add(at.back(), cst(v));
+        Value pair = LLVM::BitcastOp::create(b_, loc_, b_.getI32Type(),
+                                             packVector({values[v], values[v + 1]}));
+        emitPtx(b_, loc_, text, "l,r", {elementAddress(tensor, at), pair}, {},
+                /*sideEffects=*/true);
+      }
     }
-    SmallVector<Value> operands = {elementAddress(tensor, coords)};
-    llvm::append_range(operands, values);
-    emitPtx(b_, loc_, text + "};", constraints, operands, {}, /*sideEffects=*/true);
     b_.setInsertionPoint(whole.elseBlock()->getTerminator());
   }
   for (int64_t v = 0; v < width; ++v) {

@@ -23,6 +23,7 @@ const TargetCapabilities kSm70 = [] {
   caps.sharedMemoryPerSM = 96 * 1024;
   caps.mmaShapes = {"m8n8k4"};
   caps.hasScopedMemoryOrder = true;
+  caps.hasRedF16x2 = true;
   // mma.sync.aligned.m8n8k4 is PTX ISA 6.4.
   caps.ptxFeature = "+ptx64";
   return caps;

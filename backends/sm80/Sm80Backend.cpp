@@ -25,6 +25,7 @@ TargetCapabilities ampereBase() {
   caps.hasLdmatrix = true;
   caps.hasTanhApprox = true;
   caps.hasScopedMemoryOrder = true;
+  caps.hasRedF16x2 = true;
   caps.mmaShapes = {"m16n8k16", "m16n8k8", "m8n8k4"};
   return caps;
 }

@@ -530,6 +530,46 @@ absl::StatusOr<Report> RunArgTopK(const LoadedKernel& kernel, int64_t m, int64_t
   return report;
 }
 
+/// atomic_add_half (tests/conformance/cases_core.cc): Y (f16) and Z
+/// (bf16) start at random values and gain X + 2 X in two atomic adds:
+/// within the three roundings to the 16-bit type (each addend, each sum).
+absl::StatusOr<Report> RunAtomicAddHalf(const LoadedKernel& kernel, int64_t m, int64_t n,
+                                        const RunOptions& options) {
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  std::vector<float> x(m * n);
+  std::vector<uint16_t> y(m * n), z(m * n);
+  for (float& v : x) v = random.Uniform();
+  for (int64_t e = 0; e < m * n; ++e) {
+    y[e] = FloatToHalfBits(random.Uniform());
+    z[e] = FloatToBf16Bits(random.Uniform());
+  }
+  const std::vector<uint16_t> y0 = y, z0 = z;
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, Upload(y));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dz, Upload(z));
+  std::vector<KernelArg> args = {TensorArg{dx.ptr(), runtime::DTYPE_F32, {m, n}},
+                                 TensorArg{dy.ptr(), runtime::DTYPE_F16, {m, n}},
+                                 TensorArg{dz.ptr(), runtime::DTYPE_BF16, {m, n}}};
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  TESSERA_RETURN_IF_ERROR(dy.CopyToHost(y.data(), y.size() * 2));
+  TESSERA_RETURN_IF_ERROR(dz.CopyToHost(z.data(), z.size() * 2));
+  for (int64_t e = 0; e < m * n; ++e) {
+    // Each addend is rounded to the 16-bit type, and so is each of the two
+    // sums: three roundings, each within half an ulp of |start| + 3 |x|.
+    const double added = 3.0 * double(x[e]), scale = 3.0 * std::fabs(double(x[e]));
+    const double startY = HalfBitsToFloat(y0[e]), startZ = Bf16BitsToFloat(z0[e]);
+    CheckElement(report, e / n, e % n, HalfBitsToFloat(y[e]), startY + added,
+                 3 * 0x1p-11 * (std::fabs(startY) + scale));
+    CheckElement(report, e / n, e % n, Bf16BitsToFloat(z[e]), startZ + added,
+                 3 * 0x1p-8 * (std::fabs(startZ) + scale));
+  }
+  report.correct = report.mismatches == 0;
+  return report;
+}
+
 }  // namespace
 
 std::vector<Workload> PagedGatherWorkloads() {
@@ -555,6 +595,12 @@ std::vector<Workload> PagedGatherWorkloads() {
                        return RunPackVarlen(loaded, b, s, d, options);
                      }));
   list.push_back(MakeWorkload("index_math/300", "index_math", true, false, RunIndexMath));
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{37, 200}, {16, 64}})
+    list.push_back(
+        MakeWorkload(absl::StrCat("atomic_add_half/", m, "x", n), "atomic_add_half", true, false,
+                     [m = m, n = n](const LoadedKernel& loaded, const RunOptions& options) {
+                       return RunAtomicAddHalf(loaded, m, n, options);
+                     }));
   for (auto [m, n] : {std::pair<int64_t, int64_t>{37, 1000}, {6, 77}})
     list.push_back(
         MakeWorkload(absl::StrCat("arg_topk/", m, "x", n), "arg_topk", true, false,

@@ -11,7 +11,7 @@
 // precondition that the runtime checks at launch. index_math checks signed Index arithmetic on
 // values read from data; int_reduce reduces i32 rows (max, min, sum, sum of absolute values, and
 // a sum into i64); arg_topk finds each row's first maximum over chunks, its first minimum, and its
-// top 4.
+// top 4; atomic_add_half adds tiles into f16 and bf16 tensors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -262,6 +262,26 @@ Kernel ArgTopK() {
   return T.Build();
 }
 
+/// Tile atomic adds into 16-bit floats: each of two blocks along z adds
+/// X (f32, [M, N]) times (z + 1) into Y (f16) and Z (bf16), which start
+/// at random values: Y += 3 X in two adds (packed f16x2/bf16x2 `red`
+/// where the target has it).
+Kernel AtomicAddHalf() {
+  constexpr int64_t kRows = 16, kCols = 64;
+  KernelBuilder T("atomic_add_half");
+  Dim m = Dim::Dynamic("M"), n = Dim::Dynamic("N", 8);
+  auto X = T.Tensor("X", {m, n}, f32), Y = T.Tensor("Y", {m, n}, f16);
+  auto Z = T.Tensor("Z", {m, n}, bf16);
+  T.Launch({CeilDiv(n, kCols), CeilDiv(m, kRows), 2}, 128, [&](Index bx, Index by, Index bz) {
+    auto x = T.AllocFragment({kRows, kCols}, f32, "x");
+    T.Copy(X.Tile(by * kRows, bx * kCols), x);
+    T.Parallel({kRows, kCols}, [&](Index i, Index j) { x(i, j) = x(i, j) * ToScalar(bz + 1); });
+    T.AtomicAdd(x, Y.Tile(by * kRows, bx * kCols));
+    T.AtomicAdd(x, Z.Tile(by * kRows, bx * kCols));
+  });
+  return T.Build();
+}
+
 }  // namespace
 
 void AddCoreCases(std::vector<Case>& cases) {
@@ -272,6 +292,7 @@ void AddCoreCases(std::vector<Case>& cases) {
   cases.push_back({"index_math", [](const std::string&) { return IndexMath(); }});
   cases.push_back({"int_reduce", [](const std::string&) { return IntReduce(); }});
   cases.push_back({"arg_topk", [](const std::string&) { return ArgTopK(); }});
+  cases.push_back({"atomic_add_half", [](const std::string&) { return AtomicAddHalf(); }});
 }
 
 }  // namespace tessera::conformance
