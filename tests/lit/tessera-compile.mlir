@@ -56,6 +56,8 @@
 // RUN: printf 'func.func private @f() attributes {a = array<index: 1>}\n' > %t.indexarray.mlir
 // RUN: not %tessera-compile %t.indexarray.mlir 2>&1 | FileCheck %s --check-prefix=INDEXARRAY \
 // RUN:   --implicit-check-not="Stack dump"
+// RUN: not %tessera-opt %t.indexarray.mlir 2>&1 | FileCheck %s --check-prefix=INDEXARRAY \
+// RUN:   --implicit-check-not="Stack dump"
 // RUN: printf '!i = index\nfunc.func private @f() attributes {a = array <!i: 1>}\n' > %t.indexarray2.mlir
 // RUN: not %tessera-compile %t.indexarray2.mlir 2>&1 | FileCheck %s --check-prefix=INDEXARRAY2 \
 // RUN:   --implicit-check-not="Stack dump"
