@@ -559,7 +559,7 @@ public:
   /// partial products) need no other synchronization; parts outside the
   /// tensor are not written. The tensor holds f32, f64, f16, bf16, i32 or
   /// i64 (the buffer's elements convert as in Copy); the sum is exact up to
-  /// the order of the additions. Not inside Pipelined yet.
+  /// the order of the additions.
   void AtomicAdd(const Buffer &src, const TileRef &dst, SourceLoc loc = {});
   /// Inside a Parallel body: combines `value` into the element of `tensor`
   /// at `indices` (global positions) as one atomic operation and returns

@@ -708,9 +708,6 @@ LogicalResult CopyOp::verify() {
         !dstElt.isSignlessInteger(32) && !dstElt.isSignlessInteger(64))
       return emitOpError() << "atomic_add into a tensor of " << dstElt
                            << "; atomics add f32, f64, f16, bf16, i32 or i64";
-    if ((*this)->getParentOfType<PipelinedOp>())
-      return emitOpError() << "atomic_add inside tile.pipelined is not supported yet; add "
-                              "after the loop";
   }
   // Floats convert to floats and integers to integers or floats; a float
   // into an integer needs a rounding the author chooses (tile.cast in a

@@ -279,7 +279,7 @@ def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
     synchronization; the sum is exact up to the order of the additions. The
     destination is a tensor of f32, f64, f16, bf16, i32 or i64 (f16 and bf16
     where the target lacks their atomics, and f64 on sm_60 too, take a
-    compare-and-swap loop). Not inside tile.pipelined yet.
+    compare-and-swap loop).
 
     Example:
 

@@ -570,6 +570,38 @@ absl::StatusOr<Report> RunAtomicAddHalf(const LoadedKernel& kernel, int64_t m, i
   return report;
 }
 
+/// atomic_in_pipelined (tests/conformance/cases_core.cc): Y [16, N] starts
+/// at random values and gains the sum of X's [M, N] 16-row chunks (rows
+/// past M read as 0), within f32 summation's bound.
+absl::StatusOr<Report> RunAtomicInPipelined(const LoadedKernel& kernel, int64_t m, int64_t n,
+                                            const RunOptions& options) {
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  std::vector<float> x(m * n), y(16 * n);
+  for (float& v : x) v = random.Uniform();
+  for (float& v : y) v = random.Uniform();
+  const std::vector<float> y0 = y;
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dy, Upload(y));
+  std::vector<KernelArg> args = {TensorArg{dx.ptr(), runtime::DTYPE_F32, {m, n}},
+                                 TensorArg{dy.ptr(), runtime::DTYPE_F32, {16, n}}};
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(kernel, args));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  TESSERA_RETURN_IF_ERROR(dy.CopyToHost(y.data(), y.size() * 4));
+  for (int64_t i = 0; i < 16; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double want = y0[i * n + j], magnitude = std::fabs(want);
+      for (int64_t r = i; r < m; r += 16) {
+        want += x[r * n + j];
+        magnitude += std::fabs(x[r * n + j]);
+      }
+      CheckElement(report, i, j, y[i * n + j], want, 0x1p-22 * magnitude * double(m / 16 + 2));
+    }
+  report.correct = report.mismatches == 0;
+  return report;
+}
+
 }  // namespace
 
 std::vector<Workload> PagedGatherWorkloads() {
@@ -595,6 +627,12 @@ std::vector<Workload> PagedGatherWorkloads() {
                        return RunPackVarlen(loaded, b, s, d, options);
                      }));
   list.push_back(MakeWorkload("index_math/300", "index_math", true, false, RunIndexMath));
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{1000, 200}, {5, 68}})
+    list.push_back(MakeWorkload(absl::StrCat("atomic_in_pipelined/", m, "x", n),
+                                "atomic_in_pipelined", true, false,
+                                [m = m, n = n](const LoadedKernel& loaded, const RunOptions& options) {
+                                  return RunAtomicInPipelined(loaded, m, n, options);
+                                }));
   for (auto [m, n] : {std::pair<int64_t, int64_t>{37, 200}, {16, 64}})
     list.push_back(
         MakeWorkload(absl::StrCat("atomic_add_half/", m, "x", n), "atomic_add_half", true, false,

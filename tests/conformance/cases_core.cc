@@ -11,7 +11,8 @@
 // precondition that the runtime checks at launch. index_math checks signed Index arithmetic on
 // values read from data; int_reduce reduces i32 rows (max, min, sum, sum of absolute values, and
 // a sum into i64); arg_topk finds each row's first maximum over chunks, its first minimum, and its
-// top 4; atomic_add_half adds tiles into f16 and bf16 tensors.
+// top 4; atomic_add_half adds tiles into f16 and bf16 tensors; atomic_in_pipelined adds inside a
+// pipelined loop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -282,6 +283,26 @@ Kernel AtomicAddHalf() {
   return T.Build();
 }
 
+/// Atomic adds inside a pipelined loop: Y ([16, N], f32) gains the sum of
+/// X's ([M, N]) 16-row chunks, each staged through shared memory by the
+/// loop and added from registers in the same iteration.
+Kernel AtomicInPipelined() {
+  constexpr int64_t kRows = 16, kCols = 64;
+  KernelBuilder T("atomic_in_pipelined");
+  Dim n = Dim::Dynamic("N", 4);
+  auto X = T.Tensor("X", {Dim::Dynamic("M"), n}, f32), Y = T.Tensor("Y", {kRows, n}, f32);
+  T.Launch({CeilDiv(n, kCols)}, 128, [&](Index bx) {
+    auto xs = T.AllocShared({kRows, kCols}, f32, "xs");
+    auto x = T.AllocFragment({kRows, kCols}, f32, "x");
+    T.Pipelined(CeilDiv(X.dim(0), Index(kRows)), 2, [&](Index c) {
+      T.Copy(X.Tile(c * kRows, bx * kCols), xs);
+      T.Copy(xs, x);
+      T.AtomicAdd(x, Y.Tile(0, bx * kCols));
+    });
+  });
+  return T.Build();
+}
+
 }  // namespace
 
 void AddCoreCases(std::vector<Case>& cases) {
@@ -293,6 +314,8 @@ void AddCoreCases(std::vector<Case>& cases) {
   cases.push_back({"int_reduce", [](const std::string&) { return IntReduce(); }});
   cases.push_back({"arg_topk", [](const std::string&) { return ArgTopK(); }});
   cases.push_back({"atomic_add_half", [](const std::string&) { return AtomicAddHalf(); }});
+  cases.push_back(
+      {"atomic_in_pipelined", [](const std::string&) { return AtomicInPipelined(); }});
 }
 
 }  // namespace tessera::conformance

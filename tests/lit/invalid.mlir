@@ -741,18 +741,6 @@ tile.kernel @atomic_into_i8(%A: !tile.tensor<?xi8>)
 
 // -----
 
-tile.kernel @atomic_in_pipelined(%A: !tile.tensor<?xf32>)
-    grid(affine_map<()[s0] -> (1)>) threads(32) blocks(%bx) {
-  %a = tile.alloc_fragment : !tile.buffer<16xf32, fragment>
-  %c4 = arith.constant 4 : index
-  tile.pipelined %k = 0 to %c4 stages 2 {
-    // expected-error @+1 {{'tile.copy' op atomic_add inside tile.pipelined is not supported yet; add after the loop}}
-    tile.copy %a to %A[%k] {atomic_add} : !tile.buffer<16xf32, fragment> to !tile.tensor<?xf32>
-  }
-}
-
-// -----
-
 tile.kernel @read_float(%A: !tile.tensor<?xf32>)
     grid(affine_map<()[s0] -> (1)>) threads(32) blocks(%bx) {
   // expected-error @+1 {{'tile.read' op reads an index from a tensor of 'f32'; indices come from i32 or i64 tensors}}
