@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "runtime/bundle.h"
 #include "runtime/status_macros.h"
 
 namespace tessera::runtime {
@@ -323,10 +324,25 @@ std::string FormatValues(const Expr& expr, const ExprEnv& env) {
   return absl::StrJoin(values, ", ");
 }
 
+/// Whether `expr` nests at most `levels` deep (the walk stops there, so a
+/// damaged kernel's deep expression cannot exhaust the stack).
+bool WithinDepth(const Expr& expr, int levels) {
+  if (levels <= 0) return false;
+  return (!expr.has_lhs() || WithinDepth(expr.lhs(), levels - 1)) &&
+         (!expr.has_rhs() || WithinDepth(expr.rhs(), levels - 1));
+}
+
+absl::Status CheckDepth(const Expr& expr) {
+  if (WithinDepth(expr, kMaxExprDepth + 1)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("expression nested deeper than ", kMaxExprDepth, " levels"));
+}
+
 }  // namespace
 
 absl::StatusOr<int64_t> EvaluateExpr(const Expr& expr, absl::Span<const int64_t> dynamic_dims,
                                      absl::Span<const std::optional<int64_t>> params) {
+  TESSERA_RETURN_IF_ERROR(CheckDepth(expr));
   return Evaluate(expr, ExprEnv{dynamic_dims, params, {}, {}});
 }
 
@@ -344,6 +360,10 @@ absl::Status CheckPreconditions(const CompiledKernel& kernel,
   const ExprEnv env{dynamic_dims, params, dim_names, param_names};
   for (const Precondition& precondition : kernel.preconditions()) {
     const Expr& condition = precondition.condition();
+    if (absl::Status deep = CheckDepth(condition); !deep.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("precondition declared at ", precondition.where(), ": ", deep.message()));
+    }
     absl::StatusOr<int64_t> holds = Evaluate(condition, env);
     if (holds.ok() && *holds != 0) continue;
     std::string text = absl::StrCat("precondition ", Format(condition, env));

@@ -68,6 +68,17 @@ TEST(EvaluateExpr, ModAtTheInt64Extremes) {
   EXPECT_EQ(Eval(Expr::OP_REM, kMin, -1), 0);
 }
 
+TEST(EvaluateExpr, RefusesExpressionsDeeperThanTheBundleLimit) {
+  Expr deep = Constant(1);
+  for (int i = 0; i < 100; ++i) deep = Binary(Expr::OP_ADD, deep, Constant(1));
+  absl::StatusOr<int64_t> value = EvaluateExpr(deep, {});
+  EXPECT_EQ(value.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(value.status().message(), HasSubstr("nested deeper than 32 levels"));
+  Expr shallow = Constant(1);
+  for (int i = 0; i < 20; ++i) shallow = Binary(Expr::OP_ADD, shallow, Constant(1));
+  EXPECT_EQ(*EvaluateExpr(shallow, {}), 21);
+}
+
 TEST(EvaluateExpr, DivAndRemTruncateAsCpp) {
   EXPECT_EQ(Eval(Expr::OP_DIV, 7, 2), 3);
   EXPECT_EQ(Eval(Expr::OP_DIV, -7, 2), -3);
