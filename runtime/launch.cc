@@ -603,6 +603,12 @@ std::string FormatSignature(const CompiledKernel& kernel) {
     absl::StrAppend(&text, ", clusters of ", kernel.cluster_x());
   }
   if (kernel.stream_k_slot_bytes() > 0) absl::StrAppend(&text, ", stream-K");
+  std::vector<std::string> param_names;
+  for (const Param& param : kernel.params()) param_names.push_back(param.name());
+  for (const Precondition& precondition : kernel.preconditions()) {
+    absl::StrAppend(&text, ", requires ",
+                    FormatExpr(precondition.condition(), dim_names, param_names));
+  }
   for (const TensorMap& map : kernel.tensor_maps()) {
     // "TMA A[128, 64] swizzle 128": a tensor map of param A, its box.
     const std::string name = map.param() >= 0 && map.param() < kernel.params_size()

@@ -142,7 +142,8 @@ std::vector<std::string> DynamicDimNames(const CompiledKernel& kernel);
 
 /// The kernel's signature, e.g.
 /// "vector_add(A: f32[N] align 16, B: f32[N], alpha: f32) grid (ceil_div(N,
-/// 256), 1, 1) block 256 smem 0 B target sm_90".
+/// 256), 1, 1) block 256 smem 0 B target sm_90", then its schedule, its
+/// preconditions ("requires N % 8 == 0"), tensor maps and registers.
 std::string FormatSignature(const CompiledKernel& kernel);
 
 }  // namespace tessera::runtime

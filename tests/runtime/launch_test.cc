@@ -346,6 +346,13 @@ TEST(FormatSignature, ListsTensorMaps) {
                         "TMA B[64, 64] swizzle 128"));
 }
 
+TEST(FormatSignature, ListsPreconditions) {
+  CompiledKernel kernel = VectorAddKernel();
+  *kernel.add_preconditions()->mutable_condition() =
+      Binary(Expr::OP_EQ, Binary(Expr::OP_MOD, Symbol(0), Constant(8)), Constant(0));
+  EXPECT_THAT(FormatSignature(kernel), HasSubstr("target sm_80, requires N % 8 == 0, PTX"));
+}
+
 TEST(FormatSignature, NamesDynamicDimsAfterTheirGroup) {
   EXPECT_EQ(FormatSignature(VectorAddKernel()),
             "vector_add(A: f32[N] align 16, B: f32[N] align 16, C: f32[N] "
