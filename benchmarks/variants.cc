@@ -21,6 +21,7 @@
 #include "examples/fp8_gemm.h"
 #include "examples/gemm.h"
 #include "examples/gemm_split_k.h"
+#include "examples/gemm_w4a16.h"
 #include "examples/softmax.h"
 #include "frontend/Tessera.h"
 #include "runtime/bundle.h"
@@ -166,6 +167,31 @@ bool AddSplitKVariants(runtime::KernelBundle& bundle, const std::string& target)
     if (!Add(bundle,
              examples::GemmSplitK(Dim::Dynamic("M"), Dim::Dynamic("N", 8), Dim::Dynamic("K", 8), c,
                                   name),
+             target))
+      return false;
+  }
+  return true;
+}
+
+/// The W4A16 GEMM (examples/gemm_w4a16.cc) over tiles, k-depth and stages,
+/// for decode (M of 1 to 16: narrow row tiles, more blocks) and prefill:
+/// entries gemm_w4a16__<bm>x<bn>x<bk>_s<stages>_t<threads>.
+bool AddW4A16Variants(runtime::KernelBundle& bundle, const std::string& target) {
+  struct Knobs {
+    int64_t bm, bn, bk;
+    int stages, threads;
+  };
+  const Knobs knobs[] = {{16, 64, 128, 4, 128},  {16, 128, 128, 4, 128}, {16, 64, 64, 4, 128},
+                         {64, 64, 128, 3, 128},  {64, 128, 128, 3, 128}, {64, 128, 64, 4, 128},
+                         {128, 128, 64, 3, 256}, {128, 256, 64, 3, 256}};
+  for (const Knobs& k : knobs) {
+    examples::W4A16Config c = examples::W4A16Config::ForTarget(target);
+    c.bm = k.bm, c.bn = k.bn, c.bk = k.bk, c.stages = k.stages, c.threads = k.threads;
+    std::string name =
+        absl::StrCat("gemm_w4a16__", k.bm, "x", k.bn, "x", k.bk, "_s", k.stages, "_t", k.threads);
+    if (!Add(bundle,
+             examples::GemmW4A16(Dim::Dynamic("M"), Dim::Dynamic("N", 8), Dim::Dynamic("K", 8), c,
+                                 name),
              target))
       return false;
   }
@@ -340,6 +366,7 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
   if (!Add(bundle, examples::GemmDynamic(bf16Config, "gemm_bf16"), target)) return false;
   if (target == "sm_90a" && !AddDtypeGemmVariants(bundle, target)) return false;
   if (target == "sm_90a" && !AddSplitKVariants(bundle, target)) return false;
+  if (target == "sm_90a" && !AddW4A16Variants(bundle, target)) return false;
   if ((target == "sm_90a" || target == "sm_80") && !AddAttentionVariants(bundle, target))
     return false;
   // The data types' GEMMs beside torch._int_mm and torch.matmul with TF32
