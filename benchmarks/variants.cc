@@ -198,6 +198,31 @@ bool AddW4A16Variants(runtime::KernelBundle& bundle, const std::string& target) 
   return true;
 }
 
+/// The decode form (examples/gemv_w4a16.cc) over rows per block, columns,
+/// words per k-tile and stages: gemv_w4a16__r<rows>_<bn>x<words>_s<stages>
+/// _t<threads>.
+bool AddGemvW4A16Variants(runtime::KernelBundle& bundle, const std::string& target) {
+  struct Knobs {
+    int64_t rows, bn, words;
+    int stages, threads;
+  };
+  const Knobs knobs[] = {{1, 32, 32, 8, 128},  {1, 64, 16, 8, 128}, {1, 64, 32, 4, 128},
+                         {1, 128, 32, 4, 256}, {1, 64, 64, 4, 256}, {2, 64, 32, 6, 128},
+                         {4, 64, 32, 6, 128},  {4, 32, 32, 8, 128}};
+  for (const Knobs& k : knobs) {
+    examples::W4A16DecodeConfig c = examples::W4A16DecodeConfig::ForTarget(target);
+    c.rows = k.rows, c.bn = k.bn, c.words = k.words, c.stages = k.stages, c.threads = k.threads;
+    std::string name = absl::StrCat("gemv_w4a16__r", k.rows, "_", k.bn, "x", k.words, "_s",
+                                    k.stages, "_t", k.threads);
+    if (!Add(bundle,
+             examples::GemvW4A16(Dim::Dynamic("M"), Dim::Dynamic("N", 8), Dim::Dynamic("K", 8), c,
+                                 name),
+             target))
+      return false;
+  }
+  return true;
+}
+
 /// Tuning variants of the examples, the bf16 GEMM, the fused epilogues and
 /// the softmax shapes the issues measure beside the defaults.
 bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
@@ -367,6 +392,7 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
   if (target == "sm_90a" && !AddDtypeGemmVariants(bundle, target)) return false;
   if (target == "sm_90a" && !AddSplitKVariants(bundle, target)) return false;
   if (target == "sm_90a" && !AddW4A16Variants(bundle, target)) return false;
+  if (target == "sm_90a" && !AddGemvW4A16Variants(bundle, target)) return false;
   if ((target == "sm_90a" || target == "sm_80") && !AddAttentionVariants(bundle, target))
     return false;
   // The data types' GEMMs beside torch._int_mm and torch.matmul with TF32

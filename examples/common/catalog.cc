@@ -19,6 +19,7 @@ Example Fp8GemmExample();
 Example Fp8GemmBlockwiseExample();
 Example FlashAttentionExample();
 Example GemmW4A16Example();
+Example GemvW4A16Example();
 Example GemmSplitKExample();
 Example PagedGatherExample();
 Example SoftmaxVarlenExample();
@@ -36,7 +37,7 @@ const std::vector<Example>& AllExamples() {
                                Fp8GemmExample(),        Fp8GemmBlockwiseExample(),
                                FlashAttentionExample(), GemmW4A16Example(),
                                GemmSplitKExample(),     PagedGatherExample(),
-                               SoftmaxVarlenExample()};
+                               GemvW4A16Example(),      SoftmaxVarlenExample()};
   return *examples;
 }
 

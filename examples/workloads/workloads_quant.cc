@@ -1,9 +1,9 @@
 //===- workloads_quant.cc - Quantized-weight GEMM workloads ---------------===//
 //
-// The workloads of examples/gemm_w4a16.cc: 4-bit weights packed eight to an
-// int32 along K with f16 scales per 128 rows, against a float64 reference
-// of the same dequantized weights; conformance sizes with tails in M, N and
-// K, and decode-shaped (M = 1, 16) and large benchmarks.
+// The workloads of examples/gemm_w4a16.cc and gemv_w4a16.cc: 4-bit weights
+// packed eight to an int32 along K with f16 scales per 128 rows, against a
+// float64 reference of the same dequantized weights; conformance sizes with
+// tails in M, N and K, and decode-shaped (M = 1 to 16) and large benchmarks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,11 +26,12 @@ constexpr int64_t kPerWord = 8, kGroup = 128;
 
 /// Y = X W for X (M x K, f16), Wq (K/8 x N, i32: nibble i of word (p, n)
 /// is W[8p + i, n] as q - 8) and S (ceil(K/128) x N, f16). Each weight is
-/// (q - 8) * s rounded to f16, as the kernel's f16 tile holds it; the
-/// reference sums in float64 and the bound allows f16's rounding of Y and
-/// f32 accumulation.
+/// (q - 8) * s, rounded to f16 where `roundedWeights` (gemm_w4a16's f16
+/// tile holds them so; gemv_w4a16 multiplies them unrounded); the reference
+/// sums in float64 and the bound allows f16's rounding of Y and f32
+/// accumulation.
 absl::StatusOr<Report> RunW4A16(const LoadedKernel& kernel, int64_t m, int64_t n, int64_t k,
-                                bool fullCheck, const RunOptions& options) {
+                                bool roundedWeights, bool fullCheck, const RunOptions& options) {
   int64_t words = k / kPerWord, groups = (k + kGroup - 1) / kGroup;
   Report report;
   report.target = kernel.spec().target();
@@ -58,8 +59,10 @@ absl::StatusOr<Report> RunW4A16(const LoadedKernel& kernel, int64_t m, int64_t n
   }
   std::vector<double> w(k * n);
   for (int64_t r = 0; r < k; ++r)
-    for (int64_t j = 0; j < n; ++j)
-      w[r * n + j] = RoundToHalf(float(int(q[r * n + j]) - 8) * scale[(r / kGroup) * n + j]);
+    for (int64_t j = 0; j < n; ++j) {
+      double weight = double(int(q[r * n + j]) - 8) * scale[(r / kGroup) * n + j];
+      w[r * n + j] = roundedWeights ? RoundToHalf(float(weight)) : weight;
+    }
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dx, Upload(x.bytes));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dwq, Upload(wq));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer ds, Upload(s));
@@ -102,21 +105,31 @@ std::vector<Workload> QuantWorkloads() {
   std::vector<Workload> list;
   // Conformance: tails in M and N, K a multiple of 8 but not of the k-tile
   // or the group (the last group is partial).
-  // Benchmarks: decode (M = 1, 16; memory-bound on the weights) and a
-  // large square product.
+  // Benchmarks: decode (M = 1 to 16; memory-bound on the weights: the
+  // projections of an 8B model) and, for gemm_w4a16, a large square product.
   struct Shape {
     int64_t m, n, k;
     bool conformance;
   };
-  for (Shape shape :
-       {Shape{77, 200, 392, true}, Shape{1, 264, 1064, true}, Shape{1, 8192, 8192, false},
-        Shape{16, 8192, 8192, false}, Shape{4096, 4096, 4096, false}})
-    list.push_back(MakeWorkload(absl::StrCat("gemm_w4a16/", shape.m, "x", shape.n, "x", shape.k),
-                                "gemm_w4a16", shape.conformance, !shape.conformance,
-                                [shape](const LoadedKernel& loaded, const RunOptions& options) {
-                                  return RunW4A16(loaded, shape.m, shape.n, shape.k,
-                                                  shape.conformance, options);
-                                }));
+  const Shape decode[] = {{1, 8192, 8192, false},
+                          {16, 8192, 8192, false},
+                          {1, 4096, 14336, false},
+                          {1, 28672, 4096, false}};
+  auto add = [&](const char* kernel, Shape shape, bool roundedWeights) {
+    list.push_back(MakeWorkload(
+        absl::StrCat(kernel, "/", shape.m, "x", shape.n, "x", shape.k), kernel, shape.conformance,
+        !shape.conformance,
+        [shape, roundedWeights](const LoadedKernel& loaded, const RunOptions& options) {
+          return RunW4A16(loaded, shape.m, shape.n, shape.k, roundedWeights, shape.conformance,
+                          options);
+        }));
+  };
+  for (Shape shape : {Shape{77, 200, 392, true}, Shape{1, 264, 1064, true}})
+    add("gemm_w4a16", shape, true), add("gemv_w4a16", shape, false);
+  add("gemv_w4a16", Shape{3, 136, 2056, true}, false);
+  for (Shape shape : decode) add("gemm_w4a16", shape, true), add("gemv_w4a16", shape, false);
+  add("gemv_w4a16", Shape{4, 8192, 8192, false}, false);
+  add("gemm_w4a16", Shape{4096, 4096, 4096, false}, true);
   return list;
 }
 
