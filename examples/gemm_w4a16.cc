@@ -6,11 +6,9 @@
 // with one f16 scale per column and group of 128 rows (S: ceil(K/128) x
 // N), each weight (q - 8) * scale. Each pipelined iteration loads the
 // packed tile (a quarter of the bytes of an f16 one) and its scales, unpacks
-// and scales the weights in registers (no integer-to-float conversion: the
-// nibble in the mantissa of 2^23, then a subtraction), stores them as an
-// f16 tile in shared memory with one vectorized copy, and feeds the tensor
-// cores. K is a multiple of 8 (whole int32 words). For a few rows of X,
-// examples/gemv_w4a16.cc is faster.
+// and scales the weights into an f16 tile in shared memory, and feeds the
+// tensor cores. K is a multiple of 8 (whole int32 words). For a few rows of
+// X, examples/gemv_w4a16.cc is faster.
 //
 //   bazel run //examples:gemm_w4a16 -- --target=sm_80 --emit=ptx
 //
@@ -32,7 +30,6 @@ Kernel GemmW4A16(Dim M, Dim N, Dim K, const W4A16Config& c, const std::string& n
     auto Qs = T.AllocShared({c.bk / kW4PerWord, c.bn}, i32, "Qs");
     auto Ss = T.AllocShared({1, c.bn}, f16, "Ss");
     auto Ws = T.AllocShared({c.bk, c.bn}, f16, "Ws");
-    auto Wf = T.AllocFragment({c.bk, c.bn}, f16, "Wf");
     auto acc = T.AllocFragment({c.bm, c.bn}, f32, "acc");
     T.Clear(acc);
     T.Pipelined(CeilDiv(K, c.bk), c.stages, [&](Index k) {
@@ -40,16 +37,11 @@ Kernel GemmW4A16(Dim M, Dim N, Dim K, const W4A16Config& c, const std::string& n
       T.Copy(Wq.Tile(k * (c.bk / kW4PerWord), bx * c.bn), Qs);
       // The k-tile lies in one group of 128 rows (bk divides 128).
       T.Copy(S.Tile(k * c.bk / kW4Group, bx * c.bn), Ss);
-      // Unpacked into registers (the nibble q in the mantissa of 2^23, read
-      // as f32, is 2^23 + q), then stored to shared memory by one vectorized copy (a
-      // thread's run of columns at one row).
       T.Parallel({c.bk, c.bn}, [&](Index i, Index j) {
-        Scalar shifted =
-            ShiftRightLogical(Qs(i / kW4PerWord, j), ToScalar(i % kW4PerWord * 4, i32));
-        Scalar q = Bitcast(shifted & Scalar(15.0) | Scalar(double(0x4B000000)), f32);
-        Wf(i, j) = Cast((q - Scalar(8388616.0)) * Cast(Ss(0, j), f32), f16);
+        Scalar word = Qs(i / kW4PerWord, j);
+        Scalar q = ShiftRightLogical(word, ToScalar(i % kW4PerWord * 4, i32)) & 0xF;
+        Ws(i, j) = Cast(Cast(q - 8, f32) * Cast(Ss(0, j), f32), f16);
       });
-      T.Copy(Wf, Ws);
       T.Gemm(Xs, Ws, acc);
     });
     auto out = T.AllocFragment({c.bm, c.bn}, f16, "out");

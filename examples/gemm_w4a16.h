@@ -71,12 +71,15 @@ Kernel GemmW4A16(Dim M, Dim N, Dim K, const W4A16Config& config, const std::stri
 /// `bn` columns, `words` packed rows of Wq (8 * words rows of W) per k-tile,
 /// which divide or are a multiple of the 16 words of a group.
 struct W4A16DecodeConfig {
-  int64_t rows = 1, bn = 64, words = 32;
-  int stages = 6, threads = 128;
+  // One row, 512 rows of W by 64 columns a step, eight warps: the fastest
+  // of the variants (benchmarks/variants.cc) at M = 1 and K >= 8192.
+  int64_t rows = 1, bn = 64, words = 64;
+  int stages = 4, threads = 256;
 
   static W4A16DecodeConfig ForTarget(const std::string& target) {
     W4A16DecodeConfig c;
-    if (target == "sm_60" || target == "sm_70") c.stages = 4;
+    // No cp.async: two stages of half the depth (sm_60's 48 KiB a block).
+    if (target == "sm_60" || target == "sm_70") c.stages = 2, c.words = 32;
     return c;
   }
 };
