@@ -450,15 +450,17 @@ std::vector<Workload> DtypeWorkloads() {
                                    true));
   list.push_back(TypedGemmWorkload("gemm_tf32", 4096, 4096, 4096, kGemmKernels[4].type, {},
                                    false, true));
-  for (auto [m, n, k, conformance] : {std::tuple<int64_t, int64_t, int64_t, bool>{
-                                          257, 208, 400, true},
-                                      {4096, 4096, 4096, false},
-                                      {8192, 8192, 8192, false}})
-    list.push_back(MakeWorkload(absl::StrCat("fp8_gemm_blockwise/", m, "x", n, "x", k),
-                                "fp8_gemm_blockwise", conformance, !conformance,
-                                [=](const LoadedKernel& loaded, const RunOptions& options) {
-                                  return RunFp8Blockwise(loaded, m, n, k, conformance, options);
-                                }));
+  struct Blockwise {
+    int64_t m, n, k;
+    bool conformance;
+  };
+  for (Blockwise s : {Blockwise{257, 208, 400, true}, Blockwise{4096, 4096, 4096, false},
+                      Blockwise{8192, 8192, 8192, false}})
+    list.push_back(MakeWorkload(
+        absl::StrCat("fp8_gemm_blockwise/", s.m, "x", s.n, "x", s.k), "fp8_gemm_blockwise",
+        s.conformance, !s.conformance, [s](const LoadedKernel& loaded, const RunOptions& options) {
+          return RunFp8Blockwise(loaded, s.m, s.n, s.k, s.conformance, options);
+        }));
   for (int64_t m : {37, 1001})
     list.push_back(MakeWorkload(absl::StrCat("int_bits/", m, "x200"), "int_bits", true, false,
                                 [m](const LoadedKernel& loaded, const RunOptions& options) {
