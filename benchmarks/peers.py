@@ -213,6 +213,46 @@ def attention_peers(want, report):
                             sys.stdout.flush()
 
 
+def decode_peers(want, report):
+    """--decode: SDPA at one query token against a long K/V cache for
+    flash_decoding's benchmarks (b, skv, 32 query heads over 8 key heads,
+    d128, f16; grouped heads through enable_gqa), on each backend that takes
+    the problem and on torch's own choice. TB/s counts the bytes of Q, K, V
+    and O, as device_runner does."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    backends = (("sdpa", None), ("sdpa cudnn", SDPBackend.CUDNN_ATTENTION),
+                ("sdpa flash", SDPBackend.FLASH_ATTENTION),
+                ("sdpa efficient", SDPBackend.EFFICIENT_ATTENTION))
+    for b, skv in ((1, 8192), (4, 8192), (16, 4096), (64, 1024), (4, 32768)):
+        h, hkv, d = 32, 8, 128
+        workload = f"flash_decoding/b{b}_sq1_skv{skv}_h{h}_hkv{hkv}"
+        if not want(workload):
+            continue
+        q = uniform(b, 1, h, d, dtype=torch.float16).transpose(1, 2)
+        k, v = (uniform(b, skv, hkv, d, dtype=torch.float16).transpose(1, 2) for _ in range(2))
+        scale = 1.25 / d ** 0.5
+        nbytes = 2.0 * (2 * b * h * d + 2 * b * skv * hkv * d)
+
+        def run():
+            return torch.nn.functional.scaled_dot_product_attention(
+                q, k, v, scale=scale, enable_gqa=True)
+
+        for peer, backend in backends:
+            try:
+                if backend is None:
+                    run()
+                    ms = time_op(run)
+                else:
+                    with sdpa_kernel([backend]):
+                        run()  # fails here where the backend cannot run it
+                        ms = time_op(run)
+                report(peer, workload, ms, nbytes / (ms * 1e-3) / 1e12, "TB/s")
+            except RuntimeError as e:
+                print(f"{peer},{workload},failed: {str(e).splitlines()[0][:80]}")
+                sys.stdout.flush()
+
+
 def main():
     gemm_only = "--gemm-only" in sys.argv
     only = [a[len("--only="):].split(",") for a in sys.argv if a.startswith("--only=")]
@@ -238,6 +278,9 @@ def main():
     print("peer,workload,median_ms,rate")
     if "--attention" in sys.argv:
         attention_peers(want, report)
+        return
+    if "--decode" in sys.argv:
+        decode_peers(want, report)
         return
     for n in (1 << 28, (1 << 28) - 3):
         if want(f"vector_add/n={n}") or "--vector-add-only" in sys.argv:

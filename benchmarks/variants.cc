@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "examples/flash_attention.h"
+#include "examples/flash_decoding.h"
 #include "examples/fp8_gemm.h"
 #include "examples/gemm.h"
 #include "examples/gemm_split_k.h"
@@ -206,9 +207,9 @@ bool AddGemvW4A16Variants(runtime::KernelBundle& bundle, const std::string& targ
     int64_t rows, bn, words;
     int stages, threads;
   };
-  const Knobs knobs[] = {{1, 32, 32, 8, 128},  {1, 64, 16, 8, 128}, {1, 64, 32, 4, 128},
-                         {1, 128, 32, 4, 256}, {1, 64, 64, 4, 256}, {2, 64, 32, 6, 128},
-                         {4, 64, 32, 6, 128},  {4, 32, 32, 8, 128}};
+  const Knobs knobs[] = {{1, 32, 32, 8, 128}, {1, 64, 32, 4, 128},  {1, 64, 64, 4, 512},
+                         {1, 32, 64, 4, 256}, {1, 128, 64, 3, 512}, {1, 32, 32, 6, 256},
+                         {2, 32, 32, 8, 256}, {4, 32, 32, 8, 128},  {4, 32, 32, 8, 256}};
   for (const Knobs& k : knobs) {
     examples::W4A16DecodeConfig c = examples::W4A16DecodeConfig::ForTarget(target);
     c.rows = k.rows, c.bn = k.bn, c.words = k.words, c.stages = k.stages, c.threads = k.threads;
@@ -225,6 +226,26 @@ bool AddGemvW4A16Variants(runtime::KernelBundle& bundle, const std::string& targ
 
 /// Tuning variants of the examples, the bf16 GEMM, the fused epilogues and
 /// the softmax shapes the issues measure beside the defaults.
+/// Flash-decoding's split pass (examples/flash_decoding.cc) over keys per
+/// step, stages and threads: flash_decoding__<bn>_s<stages>_t<threads>.
+bool AddFlashDecodingVariants(runtime::KernelBundle& bundle, const std::string& target) {
+  struct Knobs {
+    int64_t bn;
+    int stages, threads;
+  };
+  for (Knobs k : {Knobs{128, 3, 128}, Knobs{64, 6, 128}, Knobs{64, 4, 256}, Knobs{128, 4, 256},
+                  Knobs{32, 8, 128}}) {
+    examples::FlashDecodingConfig c = examples::FlashDecodingConfig::ForTarget(target);
+    c.bn = k.bn, c.stages = k.stages, c.threads = k.threads;
+    if (!Add(bundle,
+             examples::FlashDecoding(
+                 c, absl::StrCat("flash_decoding__", k.bn, "_s", k.stages, "_t", k.threads)),
+             target))
+      return false;
+  }
+  return true;
+}
+
 bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
   struct Knobs {
     int64_t block;
@@ -393,6 +414,7 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
   if (target == "sm_90a" && !AddSplitKVariants(bundle, target)) return false;
   if (target == "sm_90a" && !AddW4A16Variants(bundle, target)) return false;
   if (target == "sm_90a" && !AddGemvW4A16Variants(bundle, target)) return false;
+  if (target == "sm_90a" && !AddFlashDecodingVariants(bundle, target)) return false;
   if ((target == "sm_90a" || target == "sm_80") && !AddAttentionVariants(bundle, target))
     return false;
   // The data types' GEMMs beside torch._int_mm and torch.matmul with TF32

@@ -72,7 +72,9 @@ int main(int argc, char** argv) {
     return ok ? 0 : 1;
   }
   std::printf("\nrunning on %s\n", device->Describe().c_str());
+  std::vector<const tessera::runtime::CompiledKernel*> kernels;
+  for (const CompileSummary& summary : compiled) kernels.push_back(&summary.kernel);
   for (const CompileSummary& summary : compiled)
-    ok &= RunWorkloads(summary.kernel, workloads, /*time=*/true);
+    ok &= RunWorkloads(summary.kernel, workloads, /*time=*/true, kernels);
   return ok ? 0 : 1;
 }

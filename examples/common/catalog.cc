@@ -20,6 +20,8 @@ Example Fp8GemmBlockwiseExample();
 Example FlashAttentionExample();
 Example GemmW4A16Example();
 Example GemvW4A16Example();
+Example FlashDecodingExample();
+Example FlashDecodingCombineExample();
 Example GemmSplitKExample();
 Example PagedGatherExample();
 Example SoftmaxVarlenExample();
@@ -30,14 +32,22 @@ const std::vector<std::string>& AllTargets() {
 }
 
 const std::vector<Example>& AllExamples() {
-  static const auto* examples =
-      new std::vector<Example>{VectorAddExample(),      GemmExample(),
-                               SoftmaxExample(),        RmsNormExample(),
-                               LayerNormExample(),      GemmBiasGeluExample(),
-                               Fp8GemmExample(),        Fp8GemmBlockwiseExample(),
-                               FlashAttentionExample(), GemmW4A16Example(),
-                               GemmSplitKExample(),     PagedGatherExample(),
-                               GemvW4A16Example(),      SoftmaxVarlenExample()};
+  static const auto* examples = new std::vector<Example>{VectorAddExample(),
+                                                         GemmExample(),
+                                                         SoftmaxExample(),
+                                                         RmsNormExample(),
+                                                         LayerNormExample(),
+                                                         GemmBiasGeluExample(),
+                                                         Fp8GemmExample(),
+                                                         Fp8GemmBlockwiseExample(),
+                                                         FlashAttentionExample(),
+                                                         GemmW4A16Example(),
+                                                         GemmSplitKExample(),
+                                                         PagedGatherExample(),
+                                                         GemvW4A16Example(),
+                                                         FlashDecodingExample(),
+                                                         FlashDecodingCombineExample(),
+                                                         SoftmaxVarlenExample()};
   return *examples;
 }
 

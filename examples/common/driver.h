@@ -39,9 +39,12 @@ std::string FormatSummary(const CompileSummary& summary);
 std::string TargetForDevice(const runtime::Device& device);
 
 /// Loads `kernel` on the current device and runs its workloads ("all",
-/// "conformance" or "benchmark"), timing benchmarks when `time`. Prints one
-/// row per workload; returns false if any failed.
-bool RunWorkloads(const runtime::CompiledKernel& kernel, const std::string& which, bool time);
+/// "conformance" or "benchmark"), timing benchmarks when `time`; the
+/// kernels of `others` of the same target are the workloads' companions
+/// (RunOptions::companion), loaded when asked for. Prints one row per
+/// workload; returns false if any failed.
+bool RunWorkloads(const runtime::CompiledKernel& kernel, const std::string& which, bool time,
+                  const std::vector<const runtime::CompiledKernel*>& others = {});
 
 }  // namespace tessera::examples
 

@@ -26,6 +26,9 @@ struct Example {
   /// tile sizes and threads are the author's choice per target, like any
   /// tuning knob; the kernel's code is the same everywhere.
   std::function<Kernel(const std::string& target)> build;
+  /// Kernels its workloads launch besides it (flash_decoding's combine),
+  /// compiled with it by its binary; the catalog lists them as examples too.
+  std::vector<Example> companions = {};
 };
 
 /// The targets every example is built for.

@@ -115,9 +115,21 @@ int ExampleMain(int argc, char** argv, const Example& example) {
     return Fail(absl::StrFormat("%s: %s", example.name, compiled.status().message()));
   std::printf("%s\n", FormatSummaryHeader().c_str());
   std::printf("%s\n", FormatSummary(*compiled).c_str());
+  std::vector<CompileSummary> companions;
+  for (const Example& companion : example.companions) {
+    absl::StatusOr<CompileSummary> other =
+        CompileExample(companion, companion.build(target), target);
+    if (!other.ok())
+      return Fail(absl::StrFormat("%s: %s", companion.name, other.status().message()));
+    std::printf("%s\n", FormatSummary(*other).c_str());
+    companions.push_back(*std::move(other));
+  }
+  std::vector<const runtime::CompiledKernel*> others;
+  for (const CompileSummary& other : companions) others.push_back(&other.kernel);
   if (!bundle.empty()) {
     runtime::KernelBundle out;
     *out.add_kernels() = compiled->kernel;
+    for (const CompileSummary& other : companions) *out.add_kernels() = other.kernel;
     if (absl::Status s = runtime::WriteBundle(out, bundle); !s.ok())
       return Fail(std::string(s.message()));
   }
@@ -127,7 +139,7 @@ int ExampleMain(int argc, char** argv, const Example& example) {
     return 0;
   }
   std::printf("running on %s\n", device->Describe().c_str());
-  bool ok = RunWorkloads(compiled->kernel, workloadFilter, /*time=*/true);
+  bool ok = RunWorkloads(compiled->kernel, workloadFilter, /*time=*/true, others);
   return ok ? 0 : 1;
 }
 

@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "examples/workloads/attention_check.h"
 #include "examples/workloads/internal.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
@@ -26,48 +27,13 @@
 #include "runtime/status_macros.h"
 
 namespace tessera::workloads {
-namespace {
 
 using namespace internal;
-using runtime::DeviceBuffer;
-using runtime::KernelArg;
-using runtime::LoadedKernel;
-using runtime::ScalarArg;
-using runtime::TensorArg;
 
-/// What a kernel computes: its element type, head dimension and mask.
-struct Variant {
-  std::string kernel;
-  runtime::DType dtype;
-  int64_t d;
-  bool causal;
-};
-
-/// Batch, lengths and heads of one problem.
-struct Problem {
-  int64_t b, sq, skv, h, hkv;
-};
-
-/// Query rows a benchmark checks (sampled: a float64 row costs Skv D).
-constexpr int64_t kSampledRows = 48;
-
-/// A tensor of 16-bit values uniform in [-1, 1), stored as bits.
-struct Bits16 {
-  runtime::DType dtype;
-  std::vector<uint16_t> bits;
-  Bits16(runtime::DType t, int64_t count, Random& random) : dtype(t), bits(count) {
-    for (uint16_t& x : bits)
-      x = t == runtime::DTYPE_F16 ? FloatToHalfBits(random.Uniform()) : FloatToBf16Bits(random.Uniform());
-  }
-  double operator[](int64_t i) const {
-    return dtype == runtime::DTYPE_F16 ? HalfBitsToFloat(bits[i]) : Bf16BitsToFloat(bits[i]);
-  }
-};
-
-/// One query row against float64: O's D elements and the LSE.
-void CheckRow(const Variant& v, const Problem& p, double scale, const Bits16& q, const Bits16& k,
-              const Bits16& val, const std::vector<uint16_t>& out, const std::vector<float>& lse,
-              int64_t b, int64_t h, int64_t i, Report& report) {
+void internal::CheckAttentionRow(const AttentionVariant& v, const AttentionProblem& p, double scale,
+                                 const Bits16& q, const Bits16& k, const Bits16& val,
+                                 const std::vector<uint16_t>& out, const std::vector<float>& lse,
+                                 int64_t b, int64_t h, int64_t i, Report& report) {
   const int64_t d = v.d, kvh = h / (p.h / p.hkv);
   const bool f16 = v.dtype == runtime::DTYPE_F16;
   auto qAt = [&](int64_t c) { return q[((b * p.sq + i) * p.h + h) * d + c]; };
@@ -117,8 +83,19 @@ void CheckRow(const Variant& v, const Problem& p, double scale, const Bits16& q,
                                                              std::ldexp(1 + std::fabs(ref), -12)));
 }
 
-absl::StatusOr<Report> RunFlashAttention(const LoadedKernel& kernel, const Variant& v,
-                                         const Problem& p, bool sampled,
+namespace {
+
+/// Query rows a benchmark checks (sampled: a float64 row costs Skv D).
+constexpr int64_t kSampledRows = 48;
+
+using runtime::DeviceBuffer;
+using runtime::KernelArg;
+using runtime::LoadedKernel;
+using runtime::ScalarArg;
+using runtime::TensorArg;
+
+absl::StatusOr<Report> RunFlashAttention(const LoadedKernel& kernel, const AttentionVariant& v,
+                                         const AttentionProblem& p, bool sampled,
                                          const RunOptions& options) {
   if (p.hkv < 1 || p.h % p.hkv != 0)
     return absl::InvalidArgumentError(
@@ -153,13 +130,13 @@ absl::StatusOr<Report> RunFlashAttention(const LoadedKernel& kernel, const Varia
   const double used = double(float(scale));
   if (sampled) {
     for (int64_t n = 0; n < kSampledRows; ++n)
-      CheckRow(v, p, used, q, k, val, out, lse, random.Index(p.b), random.Index(p.h),
-               random.Index(p.sq), report);
+      CheckAttentionRow(v, p, used, q, k, val, out, lse, random.Index(p.b), random.Index(p.h),
+                        random.Index(p.sq), report);
   } else {
     for (int64_t b = 0; b < p.b; ++b)
       for (int64_t h = 0; h < p.h; ++h)
         for (int64_t i = 0; i < p.sq; ++i)
-          CheckRow(v, p, used, q, k, val, out, lse, b, h, i, report);
+          CheckAttentionRow(v, p, used, q, k, val, out, lse, b, h, i, report);
   }
   report.correct = report.mismatches == 0;
   report.bytes = 2.0 * (2 * q.bits.size() + 2 * k.bits.size()) + 4.0 * lse.size();
@@ -169,7 +146,7 @@ absl::StatusOr<Report> RunFlashAttention(const LoadedKernel& kernel, const Varia
   return report;
 }
 
-Workload Make(const Variant& v, const Problem& p, bool benchmark) {
+Workload Make(const AttentionVariant& v, const AttentionProblem& p, bool benchmark) {
   std::string name = absl::StrFormat("%s/b%d_sq%d_skv%d_h%d_hkv%d", v.kernel, p.b, p.sq, p.skv,
                                      p.h, p.hkv);
   return MakeWorkload(name, v.kernel, /*conformance=*/!benchmark, benchmark,
@@ -184,23 +161,24 @@ std::vector<Workload> FlashAttentionWorkloads() {
   // Lengths that are not multiples of any block, Sq < Skv and Sq > Skv
   // (causal: the first Sq - Skv rows see no key), grouped-query heads (2:1,
   // 3:1), whole blocks, and one row against one key.
-  const Problem kConformance[] = {
+  const AttentionProblem kConformance[] = {
       {2, 77, 131, 4, 2}, {1, 200, 150, 2, 1}, {1, 128, 128, 3, 1}, {1, 1, 1, 1, 1}};
   std::vector<Workload> list;
-  auto addConformance = [&](const Variant& v) {
-    for (const Problem& p : kConformance) list.push_back(Make(v, p, /*benchmark=*/false));
+  auto addConformance = [&](const AttentionVariant& v) {
+    for (const AttentionProblem& p : kConformance) list.push_back(Make(v, p, /*benchmark=*/false));
   };
   // The example: f16, d128, not causal; one modest benchmark (it runs on
   // every target with the other examples).
-  Variant example{"flash_attention", runtime::DTYPE_F16, 128, false};
+  AttentionVariant example{"flash_attention", runtime::DTYPE_F16, 128, false};
   addConformance(example);
   list.push_back(Make(example, {4, 2048, 2048, 16, 16}, /*benchmark=*/true));
   for (runtime::DType dtype : {runtime::DTYPE_F16, runtime::DTYPE_BF16}) {
     for (int64_t d : {64, 128, 256}) {
       for (bool causal : {false, true}) {
-        Variant v{absl::StrCat("flash_attention_", dtype == runtime::DTYPE_F16 ? "f16" : "bf16",
-                               "_d", d, causal ? "_causal" : ""),
-                  dtype, d, causal};
+        AttentionVariant v{
+            absl::StrCat("flash_attention_", dtype == runtime::DTYPE_F16 ? "f16" : "bf16", "_d", d,
+                         causal ? "_causal" : ""),
+            dtype, d, causal};
         addConformance(v);
         // FlashAttention's benchmark: batch 8, 16 heads, 1k to 16k.
         if (d <= 128)

@@ -73,6 +73,11 @@ struct RunOptions {
   /// first candidate's family, `device_name` and the problem's sizes).
   runtime::TuneCache* tune_cache = nullptr;
   std::string device_name;
+  /// The other kernels a workload launches besides its own, by entry name,
+  /// of the same target (flash_decoding's combine); runners look them up in
+  /// the same bundle or build. Unset: a workload that needs one fails,
+  /// naming it.
+  std::function<absl::StatusOr<const runtime::LoadedKernel*>(const std::string& entry)> companion;
 };
 
 /// A kernel entry and a problem size with its check.

@@ -1,0 +1,180 @@
+//===- flash_decoding.cc - Attention for decode, split over the keys ------===//
+//
+// Flash-decoding: attention of a few new tokens per sequence (Sq, 1 to 8)
+// against a long key/value cache. One block per (sequence, query) pair
+// would leave the GPU idle at small batches, so the keys are split too:
+//
+//   - the split pass (FlashDecoding): a block takes one key head of one
+//     sequence with every query head that shares it (grouped-query
+//     attention: the H / Hkv heads are the rows of its tile, so each key and
+//     value byte is read once per key head) and one of P parts of the keys.
+//     It runs FlashAttention's online softmax over its part and writes the
+//     part's normalized output and log-sum-exp;
+//   - the combine (FlashDecodingCombine): a block per (sequence, token,
+//     head) weights each part by exp(its LSE - the largest), sums, and
+//     divides by the weights' sum.
+//
+// The new tokens are causal among themselves: token t (0-based) sees keys
+// 0 to Skv - Sq + t. Parts are whole steps of `bn` keys; a part past the
+// token's last key is empty (LSE -infinity, weight 0).
+//
+//   bazel run //examples:flash_decoding -- --target=sm_90a --emit=ptx
+//   bazel run //examples:flash_decoding     # run, check, time on a GPU
+//
+//===----------------------------------------------------------------------===//
+
+#include "examples/flash_decoding.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "examples/common/example.h"
+
+namespace tessera::examples {
+namespace {
+
+const double kInf = std::numeric_limits<double>::infinity();
+const double kLog2e = 1.4426950408889634, kLn2 = 0.6931471805599453;
+
+}  // namespace
+
+FlashDecodingConfig FlashDecodingConfig::ForTarget(const std::string& target) {
+  FlashDecodingConfig c;
+  // Targets without cp.async load each step in the loop: two stages.
+  if (target == "sm_60" || target == "sm_70") c.stages = 2;
+  return c;
+}
+
+Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
+  const int64_t D = c.headDim, BM = c.heads, BN = c.bn;
+  KernelBuilder T(name);
+  Dim B = Dim::Dynamic("B"), Sq = Dim::Dynamic("Sq"), Skv = Dim::Dynamic("Skv");
+  Dim H = Dim::Dynamic("H"), Hkv = Dim::Dynamic("Hkv"), P = Dim::Dynamic("P");
+  auto Q = T.Tensor("Q", {B, Sq, H, D}, c.dtype);
+  auto K = T.Tensor("K", {B, Skv, Hkv, D}, c.dtype), V = T.Tensor("V", {B, Skv, Hkv, D}, c.dtype);
+  auto OP = T.Tensor("OP", {B, Sq, H, P, D}, f32), LSEP = T.Tensor("LSEP", {B, Sq, P, H}, f32);
+  // The scale must be positive: the row maximum is taken before scaling.
+  Scalar scale = T.ScalarArg("scale", f32);
+  T.Launch({P, Hkv, B}, c.threads, [&](Index part, Index g, Index b) {
+    // Key heads divide the query heads, a group fits the tile's rows, and
+    // every token sees a key.
+    T.Require(Q.dim(2) % K.dim(2) == Index(0));
+    T.Require(Q.dim(2) <= K.dim(2) * BM);
+    T.Require(K.dim(1) >= Q.dim(1));
+    Index sq = Q.dim(1), skv = K.dim(1), parts = OP.dim(3);
+    Index group = Q.dim(2) / K.dim(2), h0 = g * group;
+    auto qs = T.AllocShared({BM, D}, c.dtype, "qs");
+    auto ks = T.AllocShared({BN, D}, c.dtype, "ks"), vs = T.AllocShared({BN, D}, c.dtype, "vs");
+    auto s = T.AllocFragment({BM, BN}, f32, "s"), p = T.AllocFragment({BM, BN}, c.dtype, "p");
+    auto o = T.AllocFragment({BM, D}, f32, "o");
+    auto m = T.AllocFragment({BM}, f32, "m");    // running row maximum (log2 units)
+    auto mx = T.AllocFragment({BM}, f32, "mx");  // step maximum, then alpha, then LSE
+    auto l = T.AllocFragment({BM}, f32, "l");    // running row sum, then its inverse
+    Scalar log2Scale = scale * kLog2e;
+    T.Serial(sq, [&](Index t) {
+      // This token's keys [0, end), and this block's steps of them.
+      Index end = skv - sq + t + 1;
+      Index steps = CeilDiv(end, Index(BN)), perPart = CeilDiv(steps, parts);
+      Index first = Min(steps, part * perPart);
+      // The group's heads are the tile's rows; rows past them read zero
+      // and are not written.
+      T.Copy(Q.Tile(b, t, h0, 0).Along({2, 3}).Until(h0 + group), qs);
+      T.Clear(o);
+      T.Clear(l);
+      T.Fill(m, -kInf);
+      T.Pipelined(Min(perPart, steps - first), c.stages, [&](Index j) {
+        Index col0 = (first + j) * BN;
+        T.Copy(K.Tile(b, col0, g, 0).Along({1, 3}), ks);
+        T.Copy(V.Tile(b, col0, g, 0).Along({1, 3}), vs);
+        T.Clear(s);
+        T.Gemm(qs, ks, s, /*transposeA=*/false, /*transposeB=*/true);
+        // Only the token's last step holds keys past its end.
+        T.If(col0 + BN > end, [&] {
+          T.Parallel({BM, BN}, [&](Index i, Index k) {
+            s(i, k) = Select(ToScalar(k, i32) < ToScalar(end - col0, i32), s(i, k), -kInf);
+          });
+        });
+        T.ReduceMax(s, mx);
+        T.Parallel({BM}, [&](Index i) {
+          Scalar top = Max(m(i), mx(i) * log2Scale);
+          mx(i) = Exp2(m(i) - top);
+          l(i) = l(i) * mx(i);
+          m(i) = top;
+        });
+        T.Parallel({BM, D}, [&](Index i, Index d) { o(i, d) = o(i, d) * mx(i); });
+        T.Parallel({BM, BN}, [&](Index i, Index k) { s(i, k) = Exp2(s(i, k) * log2Scale - m(i)); });
+        T.ReduceSum(s, l, /*clear=*/false);
+        T.Parallel({BM, BN}, [&](Index i, Index k) { p(i, k) = Cast(s(i, k), c.dtype); });
+        T.Gemm(p, vs, o);
+      });
+      // The part's LSE = ln(2^m l), -infinity (weight 0) for an empty part,
+      // whose output is 0.
+      T.Parallel({BM}, [&](Index i) {
+        Scalar seenAny = l(i) > 0.0;
+        mx(i) = Select(seenAny, m(i) * kLn2 + Log(l(i)), -kInf);
+        l(i) = Select(seenAny, 1.0 / l(i), 0.0);
+      });
+      T.Parallel({BM, D}, [&](Index i, Index d) { o(i, d) = o(i, d) * l(i); });
+      T.Copy(o, OP.Tile(b, t, h0, part, 0).Along({2, 4}).Until(h0 + group));
+      T.Copy(mx, LSEP.Tile(b, t, part, h0).Along({3}).Until(h0 + group));
+    });
+  });
+  return T.Build();
+}
+
+Kernel FlashDecodingCombine(DType dtype, int64_t D, const std::string& name) {
+  const int64_t BP = kMaxDecodingSplits;
+  KernelBuilder T(name);
+  Dim B = Dim::Dynamic("B"), Sq = Dim::Dynamic("Sq"), H = Dim::Dynamic("H"), P = Dim::Dynamic("P");
+  auto OP = T.Tensor("OP", {B, Sq, H, P, D}, f32), LSEP = T.Tensor("LSEP", {B, Sq, P, H}, f32);
+  auto O = T.Tensor("O", {B, Sq, H, D}, dtype), LSE = T.Tensor("LSE", {B, H, Sq}, f32);
+  T.Launch({H, Sq, B}, 128, [&](Index h, Index t, Index b) {
+    T.Require(LSEP.dim(2) <= Index(BP));
+    Index parts = LSEP.dim(2);
+    auto weight = T.AllocFragment({1, BP}, f32, "weight");
+    auto top = T.AllocFragment({1}, f32, "top"), total = T.AllocFragment({1}, f32, "total");
+    auto lses = T.AllocShared({BP, 1}, f32, "lses"),
+         weights = T.AllocShared({1, BP}, f32, "weights");
+    auto os = T.AllocShared({BP, D}, f32, "os");
+    auto out = T.AllocFragment({1, D}, dtype, "out");
+    // The head's column of LSEP, then along a row (reductions take the
+    // last axis).
+    T.Copy(LSEP.Tile(b, t, 0, h).Along({2, 3}), lses);
+    T.Copy(OP.Tile(b, t, h, 0, 0).Along({3, 4}), os);
+    T.Parallel({1, BP},
+               [&](Index i, Index q) { weight(i, q) = Select(q < parts, lses(q, 0), -kInf); });
+    T.ReduceMax(weight, top);
+    // Every token sees a key (Skv >= Sq), so some part's LSE is finite; a
+    // top of -infinity (partial results that say otherwise) gives 0.
+    T.Parallel({1}, [&](Index i) { top(i) = Select(top(i) == -kInf, 0.0, top(i)); });
+    T.Parallel({1, BP}, [&](Index i, Index q) { weight(i, q) = Exp(weight(i, q) - top(i)); });
+    T.ReduceSum(weight, total);
+    T.Copy(weight, weights);
+    T.Parallel({1, D}, [&](Index i, Index d) {
+      Scalar sum(0.0);
+      for (int64_t q = 0; q < BP; ++q) sum = sum + weights(0, q) * os(q, d);
+      out(i, d) = Cast(sum / total(i), dtype);
+    });
+    T.Parallel({1}, [&](Index i) { top(i) = top(i) + Log(total(i)); });
+    T.Copy(out, O.Tile(b, t, h, 0).Along({2, 3}));
+    T.Copy(top, LSE.Tile(b, h, t).Along({2}));
+  });
+  return T.Build();
+}
+
+Example FlashDecodingCombineExample() {
+  return {"flash_decoding_combine",
+          [](const std::string&) { return FlashDecodingCombine(f16, 128); }};
+}
+
+Example FlashDecodingExample() {
+  return {"flash_decoding",
+          [](const std::string& target) {
+            return FlashDecoding(FlashDecodingConfig::ForTarget(target));
+          },
+          {FlashDecodingCombineExample()}};
+}
+
+}  // namespace tessera::examples
+
+TESSERA_EXAMPLE_MAIN(tessera::examples::FlashDecodingExample())

@@ -1,0 +1,55 @@
+//===- flash_decoding.h - Split-KV attention for decode ---------*- C++ -*-===//
+//
+// Declares the two kernels of examples/flash_decoding.cc (the split pass
+// and the combine) and their knobs, for the workloads and the benchmarks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_EXAMPLES_FLASH_DECODING_H_
+#define TESSERA_EXAMPLES_FLASH_DECODING_H_
+
+#include <cstdint>
+#include <string>
+
+#include "frontend/Tessera.h"
+
+namespace tessera::examples {
+
+/// The split pass's knobs.
+struct FlashDecodingConfig {
+  /// Q, K, V and O's type (f16 or bf16) and the head dimension.
+  DType dtype = f16;
+  int64_t headDim = 128;
+  /// Query heads per block: the heads that share one key head (H / Hkv)
+  /// must fit (a precondition); the rest of the tile's rows idle.
+  int64_t heads = 16;
+  /// Keys per step of the key loop, its stages, and the block's threads.
+  int64_t bn = 64;
+  int stages = 4, threads = 128;
+
+  static FlashDecodingConfig ForTarget(const std::string& target);
+};
+
+/// The most splits the combine takes (the P of the partial results).
+inline constexpr int64_t kMaxDecodingSplits = 64;
+
+/// The split pass: for Q [B, Sq, H, D] (Sq new tokens, each seeing the keys
+/// up to its own position: key j for j <= Skv - Sq + s), K and V [B, Skv,
+/// Hkv, D], each block takes one key head of one sequence, all H / Hkv
+/// query heads that share it, and one of P parts of the keys (P, the
+/// splits, is the extent of the partial results: the launcher chooses it,
+/// see SplitsFor in examples/workloads/flash_decoding.cc): OP [B, Sq, H, P, D] (f32)
+/// gets each part's normalized output, LSEP [B, Sq, P, H] (f32) its natural
+/// log-sum-exp (-infinity for a part with no key). Arguments: Q, K, V, OP,
+/// LSEP, scale (a positive f32).
+Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name = "flash_decoding");
+
+/// The combine: O [B, Sq, H, D] (`dtype`) and LSE [B, H, Sq] (f32) from the
+/// split pass's OP and LSEP, each part weighted by exp(its LSE - the total
+/// LSE). Arguments: OP, LSEP, O, LSE. At most kMaxDecodingSplits parts.
+Kernel FlashDecodingCombine(DType dtype, int64_t headDim,
+                            const std::string& name = "flash_decoding_combine");
+
+}  // namespace tessera::examples
+
+#endif  // TESSERA_EXAMPLES_FLASH_DECODING_H_

@@ -1,0 +1,56 @@
+//===- attention_check.h - Attention rows against float64 -------*- C++ -*-===//
+//
+// Private to examples/workloads: the inputs and the float64 check of one
+// attention row that the FlashAttention and flash-decoding workloads share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_EXAMPLES_WORKLOADS_ATTENTION_CHECK_H_
+#define TESSERA_EXAMPLES_WORKLOADS_ATTENTION_CHECK_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "examples/workloads/internal.h"
+
+namespace tessera::workloads::internal {
+
+/// What a kernel computes: its element type, head dimension and mask.
+struct AttentionVariant {
+  std::string kernel;
+  runtime::DType dtype;
+  int64_t d;
+  bool causal;
+};
+
+/// Batch, lengths and heads of one problem.
+struct AttentionProblem {
+  int64_t b, sq, skv, h, hkv;
+};
+
+/// A tensor of 16-bit values uniform in [-1, 1), stored as bits.
+struct Bits16 {
+  runtime::DType dtype;
+  std::vector<uint16_t> bits;
+  Bits16(runtime::DType t, int64_t count, Random& random) : dtype(t), bits(count) {
+    for (uint16_t& x : bits)
+      x = t == runtime::DTYPE_F16 ? FloatToHalfBits(random.Uniform())
+                                  : FloatToBf16Bits(random.Uniform());
+  }
+  double operator[](int64_t i) const {
+    return dtype == runtime::DTYPE_F16 ? HalfBitsToFloat(bits[i]) : Bf16BitsToFloat(bits[i]);
+  }
+};
+
+/// Query row `i` of head `h` of sequence `b` against float64: O [B, Sq, H,
+/// D] (16-bit bits) and LSE [B, H, Sq]. Causal rows see keys j <= i + Skv -
+/// Sq; a row that sees none has O = 0 and LSE = +infinity.
+void CheckAttentionRow(const AttentionVariant& v, const AttentionProblem& p, double scale,
+                       const Bits16& q, const Bits16& k, const Bits16& val,
+                       const std::vector<uint16_t>& out, const std::vector<float>& lse, int64_t b,
+                       int64_t h, int64_t i, Report& report);
+
+}  // namespace tessera::workloads::internal
+
+#endif  // TESSERA_EXAMPLES_WORKLOADS_ATTENTION_CHECK_H_

@@ -1,0 +1,213 @@
+//===- flash_decoding.cc - The flash-decoding workloads -------------------===//
+//
+// This file implements the workloads of examples/flash_decoding.cc: the
+// split pass and its combine launched in turn (the combine is the runner's
+// companion kernel), O and LSE checked against float64 attention with the
+// new tokens causal among themselves; and the combine alone on random
+// partial results, some parts empty.
+//
+//===----------------------------------------------------------------------===//
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_format.h"
+#include "examples/workloads/attention_check.h"
+#include "examples/workloads/internal.h"
+#include "runtime/device.h"
+#include "runtime/launch.h"
+
+namespace tessera::workloads::internal {
+namespace {
+
+using runtime::DeviceBuffer;
+using runtime::KernelArg;
+using runtime::LoadedKernel;
+using runtime::ScalarArg;
+using runtime::TensorArg;
+
+constexpr int64_t kHeadDim = 128, kMaxSplits = 64;
+constexpr char kCombine[] = "flash_decoding_combine";
+
+/// The launcher's split count: enough blocks (sequences x key heads x
+/// parts) for two per multiprocessor, parts of at least 256 keys, at most
+/// the combine's 64.
+int64_t SplitsFor(const AttentionProblem& p, int64_t multiprocessors) {
+  int64_t blocks = std::max<int64_t>(1, p.b * p.hkv);
+  int64_t parts = (2 * multiprocessors + blocks - 1) / blocks;
+  parts = std::min(parts, std::max<int64_t>(1, p.skv / 256));
+  return std::clamp<int64_t>(parts, 1, kMaxSplits);
+}
+
+absl::StatusOr<Report> RunFlashDecoding(const LoadedKernel& split, const AttentionProblem& p,
+                                        bool sampled, const RunOptions& options) {
+  if (!options.companion)
+    return absl::FailedPreconditionError(
+        absl::StrFormat("flash_decoding: this runner gives no companion kernel (%s)", kCombine));
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* combine, options.companion(kCombine));
+  TESSERA_ASSIGN_OR_RETURN(runtime::Device device, runtime::Device::Open(0));
+  const int64_t parts = SplitsFor(p, device.sm_count()), d = kHeadDim;
+  const AttentionVariant v{"flash_decoding", runtime::DTYPE_F16, d, /*causal=*/true};
+  Report report;
+  report.target = split.spec().target();
+  report.detail = absl::StrFormat("%d parts", parts);
+  Random random(options.seed);
+  Bits16 q(v.dtype, p.b * p.sq * p.h * d, random), k(v.dtype, p.b * p.skv * p.hkv * d, random),
+      val(v.dtype, p.b * p.skv * p.hkv * d, random);
+  const double scale = 1.25 / std::sqrt(double(d));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dq, Upload(q.bits));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dk, Upload(k.bits));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dv, Upload(val.bits));
+  const int64_t rows = p.b * p.sq * p.h;
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dop, DeviceBuffer::Allocate(rows * parts * d * 4));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dlsep, DeviceBuffer::Allocate(rows * parts * 4));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dout, DeviceBuffer::Allocate(rows * d * 2));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dlse, DeviceBuffer::Allocate(rows * 4));
+  for (DeviceBuffer* poisoned : {&dop, &dlsep, &dout, &dlse})
+    TESSERA_RETURN_IF_ERROR(poisoned->Fill(kPoisonByte));
+  TensorArg op{dop.ptr(), runtime::DTYPE_F32, {p.b, p.sq, p.h, parts, d}};
+  TensorArg lsep{dlsep.ptr(), runtime::DTYPE_F32, {p.b, p.sq, parts, p.h}};
+  std::vector<KernelArg> splitArgs = {TensorArg{dq.ptr(), v.dtype, {p.b, p.sq, p.h, d}},
+                                      TensorArg{dk.ptr(), v.dtype, {p.b, p.skv, p.hkv, d}},
+                                      TensorArg{dv.ptr(), v.dtype, {p.b, p.skv, p.hkv, d}},
+                                      op,
+                                      lsep,
+                                      ScalarArg::F32(float(scale))};
+  std::vector<KernelArg> combineArgs = {
+      op, lsep, TensorArg{dout.ptr(), v.dtype, {p.b, p.sq, p.h, d}},
+      TensorArg{dlse.ptr(), runtime::DTYPE_F32, {p.b, p.h, p.sq}}};
+  TESSERA_ASSIGN_OR_RETURN(runtime::PackedLaunch packedSplit,
+                           runtime::PrepareLaunch(split.spec(), splitArgs));
+  TESSERA_ASSIGN_OR_RETURN(runtime::PackedLaunch packedCombine,
+                           runtime::PrepareLaunch(combine->spec(), combineArgs));
+  auto launch = [&]() -> absl::Status {
+    TESSERA_RETURN_IF_ERROR(runtime::Launch(split, packedSplit));
+    return runtime::Launch(*combine, packedCombine);
+  };
+  TESSERA_RETURN_IF_ERROR(launch());
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  std::vector<uint16_t> out(rows * d);
+  std::vector<float> lse(rows);
+  TESSERA_RETURN_IF_ERROR(dout.CopyToHost(out.data(), out.size() * 2));
+  TESSERA_RETURN_IF_ERROR(dlse.CopyToHost(lse.data(), lse.size() * 4));
+  const double used = double(float(scale));
+  if (sampled) {
+    for (int64_t n = 0; n < 32; ++n)
+      CheckAttentionRow(v, p, used, q, k, val, out, lse, random.Index(p.b), random.Index(p.h),
+                        random.Index(p.sq), report);
+  } else {
+    for (int64_t b = 0; b < p.b; ++b)
+      for (int64_t h = 0; h < p.h; ++h)
+        for (int64_t i = 0; i < p.sq; ++i)
+          CheckAttentionRow(v, p, used, q, k, val, out, lse, b, h, i, report);
+  }
+  report.correct = report.mismatches == 0;
+  // The bytes a decode step must touch: K and V once, Q, O and LSE.
+  report.bytes = 2.0 * (2 * q.bits.size() + 2 * k.bits.size()) + 4.0 * lse.size();
+  report.flops = 4.0 * p.b * p.h * p.sq * p.skv * d;
+  if (options.time && report.correct) {
+    TESSERA_ASSIGN_OR_RETURN(report.timing, runtime::TimeIt(launch, options.timing));
+  }
+  return report;
+}
+
+/// The combine alone: random partial outputs and LSEs in [-4, 4), a fifth
+/// of the parts empty (LSE -infinity, output 0); O and LSE of every row
+/// against float64.
+absl::StatusOr<Report> RunCombine(const LoadedKernel& kernel, int64_t b, int64_t sq, int64_t h,
+                                  int64_t parts, const RunOptions& options) {
+  const int64_t d = kHeadDim, rows = b * sq * h;
+  Report report;
+  report.target = kernel.spec().target();
+  Random random(options.seed);
+  std::vector<float> op(rows * parts * d), lsep(rows * parts);
+  for (float& x : op) x = random.Uniform();
+  for (float& x : lsep)
+    x = random.Uniform() < -0.6f ? -std::numeric_limits<float>::infinity() : 4 * random.Uniform();
+  // Every row keeps a part with keys (part 0 of row r: lsep[(t * parts) * h + hh]).
+  for (int64_t r = 0; r < b * sq; ++r)
+    for (int64_t hh = 0; hh < h; ++hh) lsep[(r * parts) * h + hh] = random.Uniform();
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dop, Upload(op));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dlsep, Upload(lsep));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dout, DeviceBuffer::Allocate(rows * d * 2));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dlse, DeviceBuffer::Allocate(rows * 4));
+  TESSERA_RETURN_IF_ERROR(dlse.Fill(kPoisonByte));
+  std::vector<KernelArg> args = {TensorArg{dop.ptr(), runtime::DTYPE_F32, {b, sq, h, parts, d}},
+                                 TensorArg{dlsep.ptr(), runtime::DTYPE_F32, {b, sq, parts, h}},
+                                 TensorArg{dout.ptr(), runtime::DTYPE_F16, {b, sq, h, d}},
+                                 TensorArg{dlse.ptr(), runtime::DTYPE_F32, {b, h, sq}}};
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
+                           TuneAndLaunch(kernel, args, options, dout, report));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  std::vector<uint16_t> out(rows * d);
+  std::vector<float> lse(rows);
+  TESSERA_RETURN_IF_ERROR(dout.CopyToHost(out.data(), out.size() * 2));
+  TESSERA_RETURN_IF_ERROR(dlse.CopyToHost(lse.data(), lse.size() * 4));
+  for (int64_t bt = 0; bt < b * sq; ++bt)
+    for (int64_t hh = 0; hh < h; ++hh) {
+      auto lseOf = [&](int64_t part) { return double(lsep[(bt * parts + part) * h + hh]); };
+      double top = -std::numeric_limits<double>::infinity(), total = 0;
+      for (int64_t part = 0; part < parts; ++part) top = std::max(top, lseOf(part));
+      for (int64_t part = 0; part < parts; ++part) total += std::exp(lseOf(part) - top);
+      const int64_t row = bt * h + hh;
+      for (int64_t c = 0; c < d; ++c) {
+        double ref = 0;
+        for (int64_t part = 0; part < parts; ++part)
+          ref += std::exp(lseOf(part) - top) * op[(row * parts + part) * d + c];
+        ref /= total;
+        // Outputs in [-1, 1): f16's rounding and the f32 sums.
+        CheckElement(report, row, c, HalfBitsToFloat(out[row * d + c]), ref, 0x1p-10);
+      }
+      int64_t t = bt % sq, batch = bt / sq;
+      double got = lse[(batch * h + hh) * sq + t], ref = top + std::log(total);
+      CheckElement(report, row, -1, got, ref, std::ldexp(1 + std::fabs(ref), -12));
+    }
+  report.correct = report.mismatches == 0;
+  report.bytes = 4.0 * (op.size() + lsep.size() + lse.size()) + 2.0 * out.size();
+  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
+  return report;
+}
+
+Workload Decode(const AttentionProblem& p, bool benchmark) {
+  return MakeWorkload(
+      absl::StrFormat("flash_decoding/b%d_sq%d_skv%d_h%d_hkv%d", p.b, p.sq, p.skv, p.h, p.hkv),
+      "flash_decoding", !benchmark, benchmark,
+      [p, benchmark](const LoadedKernel& kernel, const RunOptions& options) {
+        return RunFlashDecoding(kernel, p, /*sampled=*/benchmark, options);
+      });
+}
+
+}  // namespace
+
+std::vector<Workload> FlashDecodingWorkloads() {
+  std::vector<Workload> list;
+  // Conformance: one key; lengths not multiples of a step; GQA ratios 1, 4
+  // and 8; one and four new tokens; many parts (long keys, batch 1).
+  for (AttentionProblem p : {AttentionProblem{1, 1, 1, 4, 4}, AttentionProblem{2, 1, 777, 8, 2},
+                             AttentionProblem{3, 4, 300, 8, 1}, AttentionProblem{1, 2, 5000, 16, 2},
+                             AttentionProblem{2, 1, 1031, 8, 8}})
+    list.push_back(Decode(p, /*benchmark=*/false));
+  // Benchmarks: batch 1 to 64, keys 1k to 32k, 32 query heads over 8 key
+  // heads (Llama-3 8B), d128.
+  for (AttentionProblem p :
+       {AttentionProblem{1, 1, 8192, 32, 8}, AttentionProblem{4, 1, 8192, 32, 8},
+        AttentionProblem{16, 1, 4096, 32, 8}, AttentionProblem{64, 1, 1024, 32, 8},
+        AttentionProblem{4, 1, 32768, 32, 8}, AttentionProblem{16, 4, 8192, 32, 8}})
+    list.push_back(Decode(p, /*benchmark=*/true));
+  // The combine: odd sizes and all 64 parts; one benchmark.
+  struct Combine {
+    int64_t b, sq, h, parts;
+    bool conformance;
+  };
+  for (Combine c :
+       {Combine{2, 3, 5, 7, true}, Combine{1, 1, 3, 64, true}, Combine{64, 1, 32, 16, false}})
+    list.push_back(MakeWorkload(
+        absl::StrFormat("%s/b%d_sq%d_h%d_p%d", kCombine, c.b, c.sq, c.h, c.parts), kCombine,
+        c.conformance, !c.conformance, [c](const LoadedKernel& kernel, const RunOptions& options) {
+          return RunCombine(kernel, c.b, c.sq, c.h, c.parts, options);
+        }));
+  return list;
+}
+
+}  // namespace tessera::workloads::internal
