@@ -9,6 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 
@@ -31,12 +34,16 @@ constexpr int64_t kHeadDim = 128, kMaxSplits = 64;
 constexpr char kCombine[] = "flash_decoding_combine";
 
 /// The launcher's split count: enough blocks (sequences x key heads x
-/// parts) for two per multiprocessor, parts of at least 256 keys, at most
-/// the combine's 64.
+/// parts) for `perSm` per multiprocessor (2), parts of at least `minKeys`
+/// keys (256), at most the combine's 64. TESSERA_DECODE_SPLITS=perSm,minKeys
+/// overrides both (a tuning experiment).
 int64_t SplitsFor(const AttentionProblem& p, int64_t multiprocessors) {
+  int64_t perSm = 2, minKeys = 256;
+  if (const char* knobs = std::getenv("TESSERA_DECODE_SPLITS"))
+    std::sscanf(knobs, "%" SCNd64 ",%" SCNd64, &perSm, &minKeys);
   int64_t blocks = std::max<int64_t>(1, p.b * p.hkv);
-  int64_t parts = (2 * multiprocessors + blocks - 1) / blocks;
-  parts = std::min(parts, std::max<int64_t>(1, p.skv / 256));
+  int64_t parts = (perSm * multiprocessors + blocks - 1) / blocks;
+  parts = std::min(parts, std::max<int64_t>(1, p.skv / std::max<int64_t>(1, minKeys)));
   return std::clamp<int64_t>(parts, 1, kMaxSplits);
 }
 
