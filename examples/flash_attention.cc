@@ -24,6 +24,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "examples/common/example.h"
+#include "examples/online_softmax.h"
 
 namespace tessera::examples {
 
@@ -96,6 +97,7 @@ Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name) {
     auto mx = T.AllocFragment({BM}, f32, "mx");  // block maximum, then alpha, then LSE
     auto l = T.AllocFragment({BM}, f32, "l");    // running row sum, then its inverse
     Scalar log2Scale = scale * kLog2e;
+    OnlineSoftmax state{o, m, mx, l, BM, D, log2Scale};
     T.Copy(Q.Tile(b, row0, h, 0).Along({1, 3}), qs);
     T.Clear(o);
     T.Clear(l);
@@ -126,33 +128,11 @@ Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name) {
           s(i, k) = Select(ToScalar(k, i32) < limit, s(i, k), -kInf);
         });
       });
-      T.ReduceMax(s, mx);
-      T.Parallel({BM}, [&](Index i) {
-        // A row that has seen no key keeps its maximum at 0, not -inf, so
-        // that exp2 gives 0 there and never NaN.
-        Scalar top = Max(m(i), mx(i) * log2Scale);
-        top = Select(top == -kInf, 0.0, top);
-        mx(i) = Exp2(m(i) - top);
-        l(i) = l(i) * mx(i);
-        m(i) = top;
-      });
-      T.Parallel({BM, D}, [&](Index i, Index d) { o(i, d) = o(i, d) * mx(i); });
-      // One fused multiply-add and one exp2 an element.
-      T.Parallel({BM, BN}, [&](Index i, Index k) { s(i, k) = Exp2(s(i, k) * log2Scale - m(i)); });
-      T.ReduceSum(s, l, /*clear=*/false);
-      // P apart from the exponentials: on sm_90a the previous block's P V
-      // may still be reading P while they run.
-      T.Parallel({BM, BN}, [&](Index i, Index k) { p(i, k) = Cast(s(i, k), c.dtype); });
-      T.Gemm(p, vs, o);
+      OnlineSoftmaxStep(T, state, s, p, vs, c.dtype, BN);
     });
-    // LSE = ln(2^m l); a row that saw no key has l = 0: O = 0, LSE = +inf
-    // (FlashAttention-2's convention, so a backward pass's exp(S - LSE) is 0).
-    T.Parallel({BM}, [&](Index i) {
-      Scalar seenAny = l(i) > 0.0;
-      mx(i) = Select(seenAny, m(i) * kLn2 + Log(l(i)), kInf);
-      l(i) = Select(seenAny, 1.0 / l(i), 0.0);
-    });
-    T.Parallel({BM, D}, [&](Index i, Index d) { o(i, d) = o(i, d) * l(i); });
+    // A row that saw no key: O = 0, LSE = +inf (FlashAttention-2's
+    // convention, so a backward pass's exp(S - LSE) is 0).
+    FinishOnlineSoftmax(T, state, kInf);
     T.Copy(o, O.Tile(b, row0, h, 0).Along({1, 3}));
     T.Copy(mx, LSE.Tile(b, h, row0).Along({2}));
   });

@@ -29,12 +29,13 @@
 #include <limits>
 
 #include "examples/common/example.h"
+#include "examples/online_softmax.h"
 
 namespace tessera::examples {
 namespace {
 
 const double kInf = std::numeric_limits<double>::infinity();
-const double kLog2e = 1.4426950408889634, kLn2 = 0.6931471805599453;
+const double kLog2e = 1.4426950408889634;
 
 }  // namespace
 
@@ -70,7 +71,7 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
     auto m = T.AllocFragment({BM}, f32, "m");    // running row maximum (log2 units)
     auto mx = T.AllocFragment({BM}, f32, "mx");  // step maximum, then alpha, then LSE
     auto l = T.AllocFragment({BM}, f32, "l");    // running row sum, then its inverse
-    Scalar log2Scale = scale * kLog2e;
+    OnlineSoftmax state{o, m, mx, l, BM, D, scale * kLog2e};
     T.Serial(sq, [&](Index t) {
       // This token's keys [0, end), and this block's steps of them.
       Index end = skv - sq + t + 1;
@@ -94,27 +95,10 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
             s(i, k) = Select(ToScalar(k, i32) < ToScalar(end - col0, i32), s(i, k), -kInf);
           });
         });
-        T.ReduceMax(s, mx);
-        T.Parallel({BM}, [&](Index i) {
-          Scalar top = Max(m(i), mx(i) * log2Scale);
-          mx(i) = Exp2(m(i) - top);
-          l(i) = l(i) * mx(i);
-          m(i) = top;
-        });
-        T.Parallel({BM, D}, [&](Index i, Index d) { o(i, d) = o(i, d) * mx(i); });
-        T.Parallel({BM, BN}, [&](Index i, Index k) { s(i, k) = Exp2(s(i, k) * log2Scale - m(i)); });
-        T.ReduceSum(s, l, /*clear=*/false);
-        T.Parallel({BM, BN}, [&](Index i, Index k) { p(i, k) = Cast(s(i, k), c.dtype); });
-        T.Gemm(p, vs, o);
+        OnlineSoftmaxStep(T, state, s, p, vs, c.dtype, BN);
       });
-      // The part's LSE = ln(2^m l), -infinity (weight 0) for an empty part,
-      // whose output is 0.
-      T.Parallel({BM}, [&](Index i) {
-        Scalar seenAny = l(i) > 0.0;
-        mx(i) = Select(seenAny, m(i) * kLn2 + Log(l(i)), -kInf);
-        l(i) = Select(seenAny, 1.0 / l(i), 0.0);
-      });
-      T.Parallel({BM, D}, [&](Index i, Index d) { o(i, d) = o(i, d) * l(i); });
+      // An empty part: output 0, LSE -infinity (weight 0 in the combine).
+      FinishOnlineSoftmax(T, state, -kInf);
       T.Copy(o, OP.Tile(b, t, h0, part, 0).Along({2, 4}).Until(h0 + group));
       T.Copy(mx, LSEP.Tile(b, t, part, h0).Along({3}).Until(h0 + group));
     });

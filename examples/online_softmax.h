@@ -1,0 +1,74 @@
+//===- online_softmax.h - FlashAttention's online softmax -------*- C++ -*-===//
+//
+// The online softmax over blocks of keys that the attention examples share
+// (examples/flash_attention.cc, examples/flash_decoding.cc): per query row
+// a running maximum m (in log2 units) and sum l, the output rescaled as
+// each block raises the maximum, and O / l with the row's log-sum-exp at
+// the end.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_EXAMPLES_ONLINE_SOFTMAX_H_
+#define TESSERA_EXAMPLES_ONLINE_SOFTMAX_H_
+
+#include <cstdint>
+#include <limits>
+
+#include "frontend/Tessera.h"
+
+namespace tessera::examples {
+
+/// The fragments of one tile of query rows: O [rows, D] (f32); m, the
+/// running row maximum of c S (c = scale log2 e); mx, the block's maximum,
+/// then the rescale factor, then the LSE; l, the running row sum, then its
+/// inverse. `log2Scale` is c.
+struct OnlineSoftmax {
+  Buffer o, m, mx, l;
+  int64_t rows, headDim;
+  Scalar log2Scale;
+};
+
+/// One block of keys: S (scores, masked to -infinity) in `s` [rows, bn];
+/// rescales O and l to the new maximum, P = exp2(c S - m) (one FMA and one
+/// exp2 an element) into `p` (the P V operand's type), and O += P V.
+inline void OnlineSoftmaxStep(KernelBuilder& T, const OnlineSoftmax& st, const Buffer& s,
+                              const Buffer& p, const Buffer& vs, DType dtype, int64_t bn) {
+  const double kInf = std::numeric_limits<double>::infinity();
+  const Buffer &o = st.o, &m = st.m, &mx = st.mx, &l = st.l;
+  const Scalar log2Scale = st.log2Scale;
+  T.ReduceMax(s, mx);
+  T.Parallel({st.rows}, [&](Index i) {
+    // A row that has seen no key keeps its maximum at 0, not -inf, so
+    // that exp2 gives 0 there and never NaN.
+    Scalar top = Max(m(i), mx(i) * log2Scale);
+    top = Select(top == -kInf, 0.0, top);
+    mx(i) = Exp2(m(i) - top);
+    l(i) = l(i) * mx(i);
+    m(i) = top;
+  });
+  T.Parallel({st.rows, st.headDim}, [&](Index i, Index d) { o(i, d) = o(i, d) * mx(i); });
+  // One fused multiply-add and one exp2 an element.
+  T.Parallel({st.rows, bn}, [&](Index i, Index k) { s(i, k) = Exp2(s(i, k) * log2Scale - m(i)); });
+  T.ReduceSum(s, l, /*clear=*/false);
+  // P apart from the exponentials: on sm_90a the previous block's P V
+  // may still be reading P while they run.
+  T.Parallel({st.rows, bn}, [&](Index i, Index k) { p(i, k) = Cast(s(i, k), dtype); });
+  T.Gemm(p, vs, o);
+}
+
+/// After the last block: O / l, and the natural LSE = ln(2^m l) in mx. A
+/// row that saw no key has l = 0: O = 0 and LSE `emptyLse`.
+inline void FinishOnlineSoftmax(KernelBuilder& T, const OnlineSoftmax& st, double emptyLse) {
+  const double kLn2 = 0.6931471805599453;
+  const Buffer &o = st.o, &m = st.m, &mx = st.mx, &l = st.l;
+  T.Parallel({st.rows}, [&](Index i) {
+    Scalar seenAny = l(i) > 0.0;
+    mx(i) = Select(seenAny, m(i) * kLn2 + Log(l(i)), emptyLse);
+    l(i) = Select(seenAny, 1.0 / l(i), 0.0);
+  });
+  T.Parallel({st.rows, st.headDim}, [&](Index i, Index d) { o(i, d) = o(i, d) * l(i); });
+}
+
+}  // namespace tessera::examples
+
+#endif  // TESSERA_EXAMPLES_ONLINE_SOFTMAX_H_
