@@ -227,21 +227,32 @@ bool AddGemvW4A16Variants(runtime::KernelBundle& bundle, const std::string& targ
 /// Tuning variants of the examples, the bf16 GEMM, the fused epilogues and
 /// the softmax shapes the issues measure beside the defaults.
 /// Flash-decoding's split pass (examples/flash_decoding.cc) over keys per
-/// step, stages and threads: flash_decoding__<bn>_s<stages>_t<threads>.
+/// step, stages and threads, and for one token:
+/// flash_decoding__[one_]h<heads>_<bn>_s<stages>_t<threads>.
 bool AddFlashDecodingVariants(runtime::KernelBundle& bundle, const std::string& target) {
   struct Knobs {
     int64_t bn;
     int stages, threads;
   };
-  for (Knobs k : {Knobs{128, 3, 128}, Knobs{64, 6, 128}, Knobs{64, 4, 256}, Knobs{128, 4, 256},
-                  Knobs{32, 8, 128}}) {
+  struct Variant {
+    bool one;
+    int64_t heads;
+    Knobs k;
+  };
+  // Tokens one after another (cp.async, 16 rows on mma.sync); one token
+  // (the key loop at the top level), on sm_90a with 64 rows a warp-
+  // specialized loop of TMA loads and wgmmas.
+  for (Variant v : {Variant{false, 16, {128, 3, 128}}, Variant{false, 16, {64, 3, 128}},
+                    Variant{false, 16, {64, 2, 128}}, Variant{true, 16, {64, 4, 128}},
+                    Variant{true, 16, {128, 3, 128}}, Variant{true, 64, {64, 4, 128}},
+                    Variant{true, 64, {128, 3, 128}}, Variant{true, 64, {64, 6, 128}},
+                    Variant{true, 64, {128, 4, 128}}}) {
     examples::FlashDecodingConfig c = examples::FlashDecodingConfig::ForTarget(target);
-    c.bn = k.bn, c.stages = k.stages, c.threads = k.threads;
-    if (!Add(bundle,
-             examples::FlashDecoding(
-                 c, absl::StrCat("flash_decoding__", k.bn, "_s", k.stages, "_t", k.threads)),
-             target))
-      return false;
+    c.bn = v.k.bn, c.stages = v.k.stages, c.threads = v.k.threads, c.oneToken = v.one;
+    c.heads = v.heads;
+    std::string name = absl::StrCat("flash_decoding__", v.one ? "one_" : "", "h", v.heads, "_",
+                                    v.k.bn, "_s", v.k.stages, "_t", v.k.threads);
+    if (!Add(bundle, examples::FlashDecoding(c, name), target)) return false;
   }
   return true;
 }

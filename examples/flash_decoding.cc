@@ -72,7 +72,7 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
     auto mx = T.AllocFragment({BM}, f32, "mx");  // step maximum, then alpha, then LSE
     auto l = T.AllocFragment({BM}, f32, "l");    // running row sum, then its inverse
     OnlineSoftmax state{o, m, mx, l, BM, D, scale * kLog2e};
-    T.Serial(sq, [&](Index t) {
+    auto token = [&](Index t) {
       // This token's keys [0, end), and this block's steps of them.
       Index end = skv - sq + t + 1;
       Index steps = CeilDiv(end, Index(BN)), perPart = CeilDiv(steps, parts);
@@ -101,7 +101,15 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
       FinishOnlineSoftmax(T, state, -kInf);
       T.Copy(o, OP.Tile(b, t, h0, part, 0).Along({2, 4}).Until(h0 + group));
       T.Copy(mx, LSEP.Tile(b, t, part, h0).Along({3}).Until(h0 + group));
-    });
+    };
+    // One token: the key loop at the kernel's top level (on sm_90a it may
+    // then be warp-specialized, with TMA loads).
+    if (c.oneToken) {
+      T.Require(Q.dim(1) == Index(1));
+      token(Index(0));
+    } else {
+      T.Serial(sq, token);
+    }
   });
   return T.Build();
 }

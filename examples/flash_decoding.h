@@ -26,6 +26,9 @@ struct FlashDecodingConfig {
   /// Keys per step of the key loop, its stages, and the block's threads.
   int64_t bn = 64;
   int stages = 4, threads = 128;
+  /// A kernel for one new token (Sq = 1, a precondition), without the loop
+  /// over tokens.
+  bool oneToken = false;
 
   static FlashDecodingConfig ForTarget(const std::string& target);
 };

@@ -71,9 +71,9 @@ Kernel GemmW4A16(Dim M, Dim N, Dim K, const W4A16Config& config, const std::stri
 /// `bn` columns, `words` packed rows of Wq (8 * words rows of W) per k-tile,
 /// which divide or are a multiple of the 16 words of a group.
 struct W4A16DecodeConfig {
-  // One row, 512 rows of W by 64 columns a step, eight warps: the fastest
+  // One row, 512 rows of W by 32 columns a step, eight warps: the fastest
   // of the variants (benchmarks/variants.cc) at M = 1 and K >= 8192.
-  int64_t rows = 1, bn = 64, words = 64;
+  int64_t rows = 1, bn = 32, words = 64;
   int stages = 4, threads = 256;
 
   static W4A16DecodeConfig ForTarget(const std::string& target) {
