@@ -224,11 +224,9 @@ bool AddGemvW4A16Variants(runtime::KernelBundle& bundle, const std::string& targ
   return true;
 }
 
-/// Tuning variants of the examples, the bf16 GEMM, the fused epilogues and
-/// the softmax shapes the issues measure beside the defaults.
 /// Flash-decoding's split pass (examples/flash_decoding.cc) over keys per
 /// step, stages and threads, and for one token:
-/// flash_decoding__[one_]h<heads>_<bn>_s<stages>_t<threads>.
+/// flash_decoding[_one]__h<heads>_<bn>_s<stages>_t<threads>.
 bool AddFlashDecodingVariants(runtime::KernelBundle& bundle, const std::string& target) {
   struct Knobs {
     int64_t bn;
@@ -250,13 +248,15 @@ bool AddFlashDecodingVariants(runtime::KernelBundle& bundle, const std::string& 
     examples::FlashDecodingConfig c = examples::FlashDecodingConfig::ForTarget(target);
     c.bn = v.k.bn, c.stages = v.k.stages, c.threads = v.k.threads, c.oneToken = v.one;
     c.heads = v.heads;
-    std::string name = absl::StrCat("flash_decoding__", v.one ? "one_" : "", "h", v.heads, "_",
-                                    v.k.bn, "_s", v.k.stages, "_t", v.k.threads);
+    std::string name = absl::StrCat(v.one ? "flash_decoding_one__" : "flash_decoding__", "h",
+                                    v.heads, "_", v.k.bn, "_s", v.k.stages, "_t", v.k.threads);
     if (!Add(bundle, examples::FlashDecoding(c, name), target)) return false;
   }
   return true;
 }
 
+/// Tuning variants of the examples, the bf16 GEMM, the fused epilogues and
+/// the softmax shapes the issues measure beside the defaults.
 bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
   struct Knobs {
     int64_t block;

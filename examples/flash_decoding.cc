@@ -136,8 +136,8 @@ Kernel FlashDecodingCombine(DType dtype, int64_t D, const std::string& name) {
     T.Parallel({1, BP},
                [&](Index i, Index q) { weight(i, q) = Select(q < parts, lses(q, 0), -kInf); });
     T.ReduceMax(weight, top);
-    // Every token sees a key (Skv >= Sq), so some part's LSE is finite; a
-    // top of -infinity (partial results that say otherwise) gives 0.
+    // Every token sees a key (Skv >= Sq), so some part's LSE is finite;
+    // partial results that say otherwise give O = 0 and LSE -infinity.
     T.Parallel({1}, [&](Index i) { top(i) = Select(top(i) == -kInf, 0.0, top(i)); });
     T.Parallel({1, BP}, [&](Index i, Index q) { weight(i, q) = Exp(weight(i, q) - top(i)); });
     T.ReduceSum(weight, total);
@@ -145,7 +145,7 @@ Kernel FlashDecodingCombine(DType dtype, int64_t D, const std::string& name) {
     T.Parallel({1, D}, [&](Index i, Index d) {
       Scalar sum(0.0);
       for (int64_t q = 0; q < BP; ++q) sum = sum + weights(0, q) * os(q, d);
-      out(i, d) = Cast(sum / total(i), dtype);
+      out(i, d) = Cast(Select(total(i) > 0.0, sum / total(i), 0.0), dtype);
     });
     T.Parallel({1}, [&](Index i) { top(i) = top(i) + Log(total(i)); });
     T.Copy(out, O.Tile(b, t, h, 0).Along({2, 3}));
@@ -157,6 +157,18 @@ Kernel FlashDecodingCombine(DType dtype, int64_t D, const std::string& name) {
 Example FlashDecodingCombineExample() {
   return {"flash_decoding_combine",
           [](const std::string&) { return FlashDecodingCombine(f16, 128); }};
+}
+
+Example FlashDecodingOneExample() {
+  return {"flash_decoding_one",
+          [](const std::string& target) {
+            FlashDecodingConfig c = FlashDecodingConfig::ForTarget(target);
+            c.oneToken = true;
+            // 64 rows on sm_90a: wgmma, so the key loop is warp-specialized.
+            if (target == "sm_90a") c.heads = 64;
+            return FlashDecoding(c, "flash_decoding_one");
+          },
+          {FlashDecodingCombineExample()}};
 }
 
 Example FlashDecodingExample() {

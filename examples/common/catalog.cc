@@ -22,6 +22,7 @@ Example GemmW4A16Example();
 Example GemvW4A16Example();
 Example FlashDecodingExample();
 Example FlashDecodingCombineExample();
+Example FlashDecodingOneExample();
 Example GemmSplitKExample();
 Example PagedGatherExample();
 Example SoftmaxVarlenExample();
@@ -47,6 +48,7 @@ const std::vector<Example>& AllExamples() {
                                                          GemvW4A16Example(),
                                                          FlashDecodingExample(),
                                                          FlashDecodingCombineExample(),
+                                                         FlashDecodingOneExample(),
                                                          SoftmaxVarlenExample()};
   return *examples;
 }
