@@ -27,6 +27,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "examples/common/example.h"
 #include "examples/online_softmax.h"
@@ -51,8 +53,18 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
   KernelBuilder T(name);
   Dim B = Dim::Dynamic("B"), Sq = Dim::Dynamic("Sq"), Skv = Dim::Dynamic("Skv");
   Dim H = Dim::Dynamic("H"), Hkv = Dim::Dynamic("Hkv"), P = Dim::Dynamic("P");
+  const bool paged = c.pageSize > 0;
   auto Q = T.Tensor("Q", {B, Sq, H, D}, c.dtype);
-  auto K = T.Tensor("K", {B, Skv, Hkv, D}, c.dtype), V = T.Tensor("V", {B, Skv, Hkv, D}, c.dtype);
+  // Contiguous K and V [B, Skv, Hkv, D], or page pools [pages, page size,
+  // Hkv, D] with a block table [B, max pages] and lengths [B] (i32).
+  std::vector<Dim> kvShape = {B, Skv, Hkv, D};
+  if (paged) kvShape = {Dim::Dynamic("PAGES"), c.pageSize, Hkv, D};
+  auto K = T.Tensor("K", kvShape, c.dtype), V = T.Tensor("V", kvShape, c.dtype);
+  std::optional<Tensor> Table, Lens;
+  if (paged) {
+    Table = T.Tensor("Table", {B, Dim::Dynamic("MP")}, i32);
+    Lens = T.Tensor("Lens", {B}, i32);
+  }
   auto OP = T.Tensor("OP", {B, Sq, H, P, D}, f32), LSEP = T.Tensor("LSEP", {B, Sq, P, H}, f32);
   // The scale must be positive: the row maximum is taken before scaling.
   Scalar scale = T.ScalarArg("scale", f32);
@@ -61,8 +73,13 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
     // every token sees a key.
     T.Require(Q.dim(2) % K.dim(2) == Index(0));
     T.Require(Q.dim(2) <= K.dim(2) * BM);
-    T.Require(K.dim(1) >= Q.dim(1));
-    Index sq = Q.dim(1), skv = K.dim(1), parts = OP.dim(3);
+    // Paged: a step's keys lie in one page. A sequence shorter than Sq
+    // leaves its first tokens without keys (O = 0).
+    if (paged)
+      T.Require(Index(c.pageSize % BN) == Index(0));
+    else
+      T.Require(K.dim(1) >= Q.dim(1));
+    Index sq = Q.dim(1), skv = paged ? (*Lens)(b) : K.dim(1), parts = OP.dim(3);
     Index group = Q.dim(2) / K.dim(2), h0 = g * group;
     auto qs = T.AllocShared({BM, D}, c.dtype, "qs");
     auto ks = T.AllocShared({BN, D}, c.dtype, "ks"), vs = T.AllocShared({BN, D}, c.dtype, "vs");
@@ -85,8 +102,14 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
       T.Fill(m, -kInf);
       T.Pipelined(Min(perPart, steps - first), c.stages, [&](Index j) {
         Index col0 = (first + j) * BN;
-        T.Copy(K.Tile(b, col0, g, 0).Along({1, 3}), ks);
-        T.Copy(V.Tile(b, col0, g, 0).Along({1, 3}), vs);
+        if (paged) {
+          Index page = (*Table)(b, col0 / c.pageSize), row = col0 % c.pageSize;
+          T.Copy(K.Tile(page, row, g, 0).Along({1, 3}), ks);
+          T.Copy(V.Tile(page, row, g, 0).Along({1, 3}), vs);
+        } else {
+          T.Copy(K.Tile(b, col0, g, 0).Along({1, 3}), ks);
+          T.Copy(V.Tile(b, col0, g, 0).Along({1, 3}), vs);
+        }
         T.Clear(s);
         T.Gemm(qs, ks, s, /*transposeA=*/false, /*transposeB=*/true);
         // Only the token's last step holds keys past its end.
@@ -136,8 +159,8 @@ Kernel FlashDecodingCombine(DType dtype, int64_t D, const std::string& name) {
     T.Parallel({1, BP},
                [&](Index i, Index q) { weight(i, q) = Select(q < parts, lses(q, 0), -kInf); });
     T.ReduceMax(weight, top);
-    // Every token sees a key (Skv >= Sq), so some part's LSE is finite;
-    // partial results that say otherwise give O = 0 and LSE -infinity.
+    // A token that sees no key (a paged sequence shorter than Sq) has no
+    // part with a finite LSE: O = 0.
     T.Parallel({1}, [&](Index i) { top(i) = Select(top(i) == -kInf, 0.0, top(i)); });
     T.Parallel({1, BP}, [&](Index i, Index q) { weight(i, q) = Exp(weight(i, q) - top(i)); });
     T.ReduceSum(weight, total);
@@ -147,7 +170,9 @@ Kernel FlashDecodingCombine(DType dtype, int64_t D, const std::string& name) {
       for (int64_t q = 0; q < BP; ++q) sum = sum + weights(0, q) * os(q, d);
       out(i, d) = Cast(Select(total(i) > 0.0, sum / total(i), 0.0), dtype);
     });
-    T.Parallel({1}, [&](Index i) { top(i) = top(i) + Log(total(i)); });
+    // A token that sees no key: LSE +infinity (FlashAttention's convention).
+    T.Parallel({1},
+               [&](Index i) { top(i) = Select(total(i) > 0.0, top(i) + Log(total(i)), kInf); });
     T.Copy(out, O.Tile(b, t, h, 0).Along({2, 3}));
     T.Copy(top, LSE.Tile(b, h, t).Along({2}));
   });
@@ -167,6 +192,18 @@ Example FlashDecodingOneExample() {
             // 64 rows on sm_90a: wgmma, so the key loop is warp-specialized.
             if (target == "sm_90a") c.heads = 64;
             return FlashDecoding(c, "flash_decoding_one");
+          },
+          {FlashDecodingCombineExample()}};
+}
+
+Example FlashDecodingPagedExample() {
+  return {"flash_decoding_paged",
+          [](const std::string& target) {
+            FlashDecodingConfig c = FlashDecodingConfig::ForTarget(target);
+            c.pageSize = 64;
+            // sm_70's quadpair MMAs spill at 64 keys a step with the table.
+            if (target == "sm_70") c.bn = 32;
+            return FlashDecoding(c, "flash_decoding_paged");
           },
           {FlashDecodingCombineExample()}};
 }

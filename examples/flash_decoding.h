@@ -29,6 +29,9 @@ struct FlashDecodingConfig {
   /// A kernel for one new token (Sq = 1, a precondition), without the loop
   /// over tokens.
   bool oneToken = false;
+  /// Rows of a page of the paged cache (a multiple of `bn`), or 0 for
+  /// contiguous K and V.
+  int64_t pageSize = 0;
 
   static FlashDecodingConfig ForTarget(const std::string& target);
 };
@@ -44,12 +47,16 @@ inline constexpr int64_t kMaxDecodingSplits = 64;
 /// see SplitsFor in examples/workloads/flash_decoding.cc): OP [B, Sq, H, P, D] (f32)
 /// gets each part's normalized output, LSEP [B, Sq, P, H] (f32) its natural
 /// log-sum-exp (-infinity for a part with no key). Arguments: Q, K, V, OP,
-/// LSEP, scale (a positive f32).
+/// LSEP, scale (a positive f32). Paged (config.pageSize): K and V are page
+/// pools [pages, pageSize, Hkv, D], and Table [B, max pages] (i32: the
+/// sequence's pages in order) and Lens [B] (i32: its length, Skv) follow V;
+/// a sequence shorter than Sq leaves its first tokens with no key (O = 0).
 Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name = "flash_decoding");
 
 /// The combine: O [B, Sq, H, D] (`dtype`) and LSE [B, H, Sq] (f32) from the
 /// split pass's OP and LSEP, each part weighted by exp(its LSE - the total
-/// LSE). Arguments: OP, LSEP, O, LSE. At most kMaxDecodingSplits parts.
+/// LSE); a token whose parts are all empty gets O = 0 and LSE +infinity.
+/// Arguments: OP, LSEP, O, LSE. At most kMaxDecodingSplits parts.
 Kernel FlashDecodingCombine(DType dtype, int64_t headDim,
                             const std::string& name = "flash_decoding_combine");
 

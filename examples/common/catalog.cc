@@ -23,6 +23,7 @@ Example GemvW4A16Example();
 Example FlashDecodingExample();
 Example FlashDecodingCombineExample();
 Example FlashDecodingOneExample();
+Example FlashDecodingPagedExample();
 Example GemmSplitKExample();
 Example PagedGatherExample();
 Example SoftmaxVarlenExample();
@@ -49,6 +50,7 @@ const std::vector<Example>& AllExamples() {
                                                          FlashDecodingExample(),
                                                          FlashDecodingCombineExample(),
                                                          FlashDecodingOneExample(),
+                                                         FlashDecodingPagedExample(),
                                                          SoftmaxVarlenExample()};
   return *examples;
 }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "examples/workloads/internal.h"
@@ -33,6 +34,7 @@ struct AttentionProblem {
 struct Bits16 {
   runtime::DType dtype;
   std::vector<uint16_t> bits;
+  Bits16(runtime::DType t, std::vector<uint16_t> b) : dtype(t), bits(std::move(b)) {}
   Bits16(runtime::DType t, int64_t count, Random& random) : dtype(t), bits(count) {
     for (uint16_t& x : bits)
       x = t == runtime::DTYPE_F16 ? FloatToHalfBits(random.Uniform())

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "examples/workloads/attention_check.h"
@@ -126,6 +127,119 @@ absl::StatusOr<Report> RunFlashDecoding(const LoadedKernel& split, const std::st
   return report;
 }
 
+/// A paged cache: sequences of lengths `lens` (B of them), pages of
+/// `pageSize` rows shuffled through a pool with spare pages, table entries
+/// past a sequence's pages -1 (never read). Each sequence is checked
+/// against float64 attention over its own keys, gathered.
+absl::StatusOr<Report> RunPagedDecoding(const LoadedKernel& split, const std::string& kernel,
+                                        int64_t pageSize, const std::vector<int64_t>& lens,
+                                        int64_t sq, int64_t h, int64_t hkv, bool sampled,
+                                        const RunOptions& options) {
+  if (!options.companion)
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: this runner gives no companion kernel (%s)", kernel, kCombine));
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* combine, options.companion(kCombine));
+  TESSERA_ASSIGN_OR_RETURN(runtime::Device device, runtime::Device::Open(0));
+  const int64_t b = int64_t(lens.size()), d = kHeadDim;
+  const int64_t longest = *std::max_element(lens.begin(), lens.end());
+  const int64_t parts = SplitsFor({b, sq, longest, h, hkv}, device.sm_count());
+  const runtime::DType f16 = runtime::DTYPE_F16;
+  Report report;
+  report.target = split.spec().target();
+  report.detail = absl::StrFormat("%d parts", parts);
+  Random random(options.seed);
+  // Pages: each sequence's in a shuffled order through the pool, one spare.
+  int64_t maxPages = 0, pages = 1;
+  for (int64_t len : lens) {
+    maxPages = std::max(maxPages, (len + pageSize - 1) / pageSize + 1);
+    pages += (len + pageSize - 1) / pageSize;
+  }
+  std::vector<int32_t> order(pages);
+  for (int64_t i = 0; i < pages; ++i) order[i] = int32_t(i);
+  for (int64_t i = pages - 1; i > 0; --i) std::swap(order[i], order[random.Index(i + 1)]);
+  std::vector<int32_t> table(b * maxPages, -1);
+  for (int64_t s = 0, next = 0; s < b; ++s)
+    for (int64_t k = 0; k < (lens[s] + pageSize - 1) / pageSize; ++k)
+      table[s * maxPages + k] = order[next++];
+  const int64_t pageElems = pageSize * hkv * d;
+  Bits16 q(f16, b * sq * h * d, random), kp(f16, pages * pageElems, random),
+      vp(f16, pages * pageElems, random);
+  const double scale = 1.25 / std::sqrt(double(d));
+  std::vector<int32_t> lens32(lens.begin(), lens.end());
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dq, Upload(q.bits));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dk, Upload(kp.bits));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dv, Upload(vp.bits));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dtable, Upload(table));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dlens, Upload(lens32));
+  const int64_t rows = b * sq * h;
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dop, DeviceBuffer::Allocate(rows * parts * d * 4));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dlsep, DeviceBuffer::Allocate(rows * parts * 4));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dout, DeviceBuffer::Allocate(rows * d * 2));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dlse, DeviceBuffer::Allocate(rows * 4));
+  for (DeviceBuffer* poisoned : {&dlsep, &dout, &dlse})
+    TESSERA_RETURN_IF_ERROR(poisoned->Fill(kPoisonByte));
+  TensorArg op{dop.ptr(), runtime::DTYPE_F32, {b, sq, h, parts, d}};
+  TensorArg lsep{dlsep.ptr(), runtime::DTYPE_F32, {b, sq, parts, h}};
+  std::vector<KernelArg> splitArgs = {TensorArg{dq.ptr(), f16, {b, sq, h, d}},
+                                      TensorArg{dk.ptr(), f16, {pages, pageSize, hkv, d}},
+                                      TensorArg{dv.ptr(), f16, {pages, pageSize, hkv, d}},
+                                      TensorArg{dtable.ptr(), runtime::DTYPE_I32, {b, maxPages}},
+                                      TensorArg{dlens.ptr(), runtime::DTYPE_I32, {b}},
+                                      op,
+                                      lsep,
+                                      ScalarArg::F32(float(scale))};
+  std::vector<KernelArg> combineArgs = {op, lsep, TensorArg{dout.ptr(), f16, {b, sq, h, d}},
+                                        TensorArg{dlse.ptr(), runtime::DTYPE_F32, {b, h, sq}}};
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
+                           TuneAndLaunch(split, splitArgs, options, dop, report));
+  TESSERA_ASSIGN_OR_RETURN(runtime::PackedLaunch packedSplit,
+                           runtime::PrepareLaunch(chosen->spec(), splitArgs));
+  TESSERA_ASSIGN_OR_RETURN(runtime::PackedLaunch packedCombine,
+                           runtime::PrepareLaunch(combine->spec(), combineArgs));
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(*combine, packedCombine));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  std::vector<uint16_t> out(rows * d);
+  std::vector<float> lse(rows);
+  TESSERA_RETURN_IF_ERROR(dout.CopyToHost(out.data(), out.size() * 2));
+  TESSERA_RETURN_IF_ERROR(dlse.CopyToHost(lse.data(), lse.size() * 4));
+  // Each sequence as a batch of one: its Q rows, its keys gathered from the
+  // pages, its O and LSE rows.
+  const AttentionVariant v{kernel, f16, d, /*causal=*/true};
+  Random pick(options.seed + 5);
+  for (int64_t s = 0; s < b; ++s) {
+    const int64_t len = lens[s];
+    std::vector<uint16_t> ks(len * hkv * d), vs(len * hkv * d);
+    for (int64_t j = 0; j < len; ++j) {
+      int64_t from = table[s * maxPages + j / pageSize] * pageElems + (j % pageSize) * hkv * d;
+      std::copy_n(kp.bits.begin() + from, hkv * d, ks.begin() + j * hkv * d);
+      std::copy_n(vp.bits.begin() + from, hkv * d, vs.begin() + j * hkv * d);
+    }
+    Bits16 qs(f16, std::vector<uint16_t>(q.bits.begin() + s * sq * h * d,
+                                         q.bits.begin() + (s + 1) * sq * h * d));
+    std::vector<uint16_t> os(out.begin() + s * sq * h * d, out.begin() + (s + 1) * sq * h * d);
+    std::vector<float> ls(lse.begin() + s * h * sq, lse.begin() + (s + 1) * h * sq);
+    const AttentionProblem one{1, sq, len, h, hkv};
+    for (int64_t hh = 0; hh < h; ++hh)
+      for (int64_t t = 0; t < sq; ++t)
+        if (!sampled || pick.Index(h * sq) < 2)
+          CheckAttentionRow(v, one, double(float(scale)), qs, Bits16(f16, ks), Bits16(f16, vs), os,
+                            ls, 0, hh, t, report);
+  }
+  report.correct = report.mismatches == 0;
+  int64_t keys = 0;
+  for (int64_t len : lens) keys += len;
+  report.bytes = 2.0 * (2 * q.bits.size() + 2 * keys * hkv * d) + 4.0 * lse.size();
+  report.flops = 4.0 * h * sq * keys * d;
+  if (options.time && report.correct) {
+    auto launch = [&]() -> absl::Status {
+      TESSERA_RETURN_IF_ERROR(runtime::Launch(*chosen, packedSplit));
+      return runtime::Launch(*combine, packedCombine);
+    };
+    TESSERA_ASSIGN_OR_RETURN(report.timing, runtime::TimeIt(launch, options.timing));
+  }
+  return report;
+}
+
 /// The combine alone: random partial outputs and LSEs in [-4, 4), a fifth
 /// of the parts empty (LSE -infinity: weight 0 whatever their output); O
 /// and LSE of every row against float64.
@@ -219,6 +333,30 @@ std::vector<Workload> FlashDecodingWorkloads() {
       if (!oneToken || p.sq == 1) list.push_back(Decode(kernel, p, /*benchmark=*/false));
     for (const AttentionProblem& p : benchmarks)
       if (!oneToken || p.sq == 1) list.push_back(Decode(kernel, p, /*benchmark=*/true));
+  }
+  // Paged (64 rows a page): lengths 1, odd, not multiples of a page, one
+  // sequence much longer than the others; GQA 1 and 4; one and three new
+  // tokens (a sequence shorter than three leaves its first tokens no key).
+  // Benchmarks: batch 4 and 16, 8k keys each.
+  struct Paged {
+    std::vector<int64_t> lens;
+    int64_t sq, h, hkv;
+    bool benchmark;
+  };
+  for (const Paged& p :
+       {Paged{{1, 70, 4000, 129}, 1, 8, 2, false}, Paged{{300, 2, 64, 1000}, 3, 4, 4, false},
+        Paged{std::vector<int64_t>(4, 8192), 1, 32, 8, true},
+        Paged{std::vector<int64_t>(16, 8192), 1, 32, 8, true}}) {
+    std::string lens;
+    for (int64_t len : p.lens) lens += absl::StrFormat("%s%d", lens.empty() ? "" : "_", len);
+    if (p.benchmark) lens = absl::StrFormat("%dx%d", p.lens.size(), p.lens[0]);
+    list.push_back(MakeWorkload(
+        absl::StrFormat("flash_decoding_paged/lens%s_sq%d_h%d_hkv%d", lens, p.sq, p.h, p.hkv),
+        "flash_decoding_paged", !p.benchmark, p.benchmark,
+        [p](const LoadedKernel& split, const RunOptions& options) {
+          return RunPagedDecoding(split, "flash_decoding_paged", /*pageSize=*/64, p.lens, p.sq, p.h,
+                                  p.hkv, p.benchmark, options);
+        }));
   }
   // The combine: odd sizes and all 64 parts; one benchmark.
   struct Combine {
