@@ -253,6 +253,7 @@ absl::Status PackTensorMaps(const CompiledKernel& kernel,
     PackedLaunch::TensorMapParam out;
     out.dtype = tensor->dtype;
     out.address = tensor->ptr;
+    out.param = map.param();
     out.swizzle_bytes = map.swizzle_bytes();
     const int64_t element = DTypeBytes(tensor->dtype);
     int64_t stride = element;
@@ -282,12 +283,16 @@ absl::Status PackArguments(const CompiledKernel& kernel, absl::Span<const Kernel
                            absl::Span<const std::string> dim_names, PackedLaunch& packed,
                            std::vector<std::optional<int64_t>>& scalars) {
   int next_dynamic = 0;
+  packed.pointer_slots.assign(kernel.params_size(), -1);
+  packed.pointer_alignments.assign(kernel.params_size(), 0);
   for (int i = 0; i < kernel.params_size(); ++i) {
     const Param& param = kernel.params(i);
     const std::string type = FormatParamType(param, dim_names, &next_dynamic);
     absl::Status status;
     if (param.kind() == Param::KIND_TENSOR) {
       if (const auto* tensor = std::get_if<TensorArg>(&args[i])) {
+        packed.pointer_slots[i] = static_cast<int>(packed.slots.size());
+        packed.pointer_alignments[i] = std::max<int64_t>(param.alignment(), 1);
         status = PackTensor(packed, param, *tensor);
       } else {
         status =
@@ -479,6 +484,43 @@ absl::Status EncodeTensorMaps(const CudaDriver& driver, PackedLaunch& packed) {
     }
   }
   packed.tensor_maps_encoded = true;
+  return absl::OkStatus();
+}
+
+absl::Status RebindPointers(PackedLaunch& packed, absl::Span<const CUdeviceptr> pointers) {
+  size_t tensors = 0;
+  for (int slot : packed.pointer_slots) tensors += slot >= 0;
+  if (pointers.size() != tensors) {
+    return absl::InvalidArgumentError(absl::StrCat("RebindPointers: the launch has ", tensors,
+                                                   " tensor arguments, got ", pointers.size(),
+                                                   " pointers"));
+  }
+  // Check every pointer before writing any.
+  for (size_t i = 0, next = 0; i < packed.pointer_slots.size(); ++i) {
+    if (packed.pointer_slots[i] < 0) continue;
+    const CUdeviceptr ptr = pointers[next++];
+    const uint64_t old = packed.slots[packed.pointer_slots[i]];
+    const int64_t alignment = packed.pointer_alignments[i];
+    if (ptr == 0 && old != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("RebindPointers: argument ", i, ": null pointer for a non-empty tensor"));
+    }
+    if (ptr % static_cast<uint64_t>(alignment) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("RebindPointers: argument %d: pointer 0x%x is not aligned to %d bytes", i,
+                          ptr, alignment));
+    }
+  }
+  for (size_t i = 0, next = 0; i < packed.pointer_slots.size(); ++i) {
+    if (packed.pointer_slots[i] < 0) continue;
+    const CUdeviceptr ptr = pointers[next++];
+    packed.slots[packed.pointer_slots[i]] = static_cast<uint64_t>(ptr);
+    for (PackedLaunch::TensorMapParam& map : packed.tensor_maps) {
+      if (map.param != static_cast<int>(i) || map.address == ptr) continue;
+      map.address = ptr;
+      packed.tensor_maps_encoded = false;
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -102,11 +102,17 @@ struct PackedLaunch {
     std::vector<cuuint64_t> dims, strides_bytes;
     std::vector<cuuint32_t> box;
     int swizzle_bytes = 0;
+    /// The kernel parameter (tensor argument) it describes.
+    int param = -1;
   };
   std::vector<TensorMapParam> tensor_maps;
   bool tensor_maps_encoded = false;
   /// The slot of a stream-K kernel's workspace pointer (set by Launch), or -1.
   int workspace_slot = -1;
+  /// Per kernel parameter: the slot of its pointer (a tensor), or -1.
+  std::vector<int> pointer_slots;
+  /// Per kernel parameter: its alignment in bytes (a tensor), else 0.
+  std::vector<int64_t> pointer_alignments;
 };
 
 /// Checks `args` against `kernel`'s params (count, kind, dtype, rank, static
@@ -127,6 +133,14 @@ absl::Status Launch(const LoadedKernel& kernel,
 /// Encodes the tensor maps of a prepared launch with the driver (a host-side
 /// call; no GPU work). Launch does it once per PackedLaunch.
 absl::Status EncodeTensorMaps(const CudaDriver& driver, PackedLaunch& packed);
+
+/// Points a prepared launch at other tensors of the same shapes, types and
+/// strides (the next decode step's buffers): `pointers` holds one address
+/// per tensor argument, in argument order, scalars skipped. Checks their
+/// number and alignment (an error names the argument) and rewrites only
+/// the pointer slots; tensor maps of a moved tensor are encoded again at
+/// the next Launch. Makes no CUDA call.
+absl::Status RebindPointers(PackedLaunch& packed, absl::Span<const CUdeviceptr> pointers);
 
 /// Launches an already prepared launch (e.g. in a timing loop).
 absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,

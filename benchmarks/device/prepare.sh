@@ -8,9 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rm -rf .device && mkdir -p .device/bundles
-bazel build --config=portable //benchmarks:device_runner //benchmarks:gemm_probe \
+bazel build --config=portable //benchmarks:device_runner //benchmarks:gemm_probe //benchmarks:launch_overhead \
   //benchmarks:mma_peak //benchmarks:sfu_peak //tests/runtime:runtime_gpu_test //tools:tessera-run
-cp bazel-bin/benchmarks/device_runner bazel-bin/benchmarks/gemm_probe \
+cp bazel-bin/benchmarks/device_runner bazel-bin/benchmarks/gemm_probe bazel-bin/benchmarks/launch_overhead \
   bazel-bin/benchmarks/mma_peak bazel-bin/benchmarks/sfu_peak bazel-bin/tools/tessera-run .device/
 cp bazel-bin/tests/runtime/runtime_gpu_test .device/
 bazel build //examples:all_examples //tests/conformance:write_bundles //benchmarks:variants

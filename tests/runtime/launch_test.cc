@@ -68,6 +68,37 @@ TEST(PrepareLaunch, PacksPointersDynamicDimsAndScalarsInParamOrder) {
   }
 }
 
+TEST(RebindPointers, RewritesOnlyThePointerSlots) {
+  absl::StatusOr<PackedLaunch> packed =
+      PrepareLaunch(VectorAddKernel(), VectorAddArgs(1000, 1000, 1000));
+  ASSERT_TRUE(packed.ok()) << packed.status();
+  const std::vector<uint64_t> before = packed->slots;
+  const CUdeviceptr moved[] = {kBase + 0x400000, kBase + 0x500000, kBase + 0x600000};
+  ASSERT_TRUE(RebindPointers(*packed, moved).ok());
+  // A, N_A, B, N_B, C, N_C, alpha: pointers moved, the rest as packed.
+  EXPECT_EQ(SlotAs<uint64_t>(*packed, 0), kBase + 0x400000);
+  EXPECT_EQ(SlotAs<uint64_t>(*packed, 2), kBase + 0x500000);
+  EXPECT_EQ(SlotAs<uint64_t>(*packed, 4), kBase + 0x600000);
+  for (size_t i : {1, 3, 5, 6}) EXPECT_EQ(packed->slots[i], before[i]) << i;
+  EXPECT_EQ(packed->kernel_params[0], &packed->slots[0]);
+}
+
+TEST(RebindPointers, RefusesAMisalignedNullOrMissingPointerAndWritesNothing) {
+  absl::StatusOr<PackedLaunch> packed =
+      PrepareLaunch(VectorAddKernel(), VectorAddArgs(1000, 1000, 1000));
+  ASSERT_TRUE(packed.ok()) << packed.status();
+  const std::vector<uint64_t> before = packed->slots;
+  const CUdeviceptr misaligned[] = {kBase + 0x400000, kBase + 0x500004, kBase};
+  EXPECT_THAT(RebindPointers(*packed, misaligned).message(),
+              HasSubstr("argument 1: pointer 0x7f0000500004 is not aligned to 16 bytes"));
+  const CUdeviceptr null[] = {kBase, kBase, 0};
+  EXPECT_THAT(RebindPointers(*packed, null).message(), HasSubstr("argument 2: null pointer"));
+  const CUdeviceptr two[] = {kBase, kBase};
+  EXPECT_THAT(RebindPointers(*packed, two).message(),
+              HasSubstr("the launch has 3 tensor arguments, got 2 pointers"));
+  EXPECT_EQ(packed->slots, before);
+}
+
 TEST(PrepareLaunch, EvaluatesGridFromDynamicDims) {
   absl::StatusOr<PackedLaunch> packed =
       PrepareLaunch(VectorAddKernel(), VectorAddArgs(1000, 1000, 1000));
