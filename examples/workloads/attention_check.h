@@ -53,6 +53,12 @@ void CheckAttentionRow(const AttentionVariant& v, const AttentionProblem& p, dou
                        const std::vector<uint16_t>& out, const std::vector<float>& lse, int64_t b,
                        int64_t h, int64_t i, Report& report);
 
+/// Every row (b, h, i) of O and LSE, or `sampled` rows drawn from `random`.
+void CheckAttentionRows(const AttentionVariant& v, const AttentionProblem& p, double scale,
+                        const Bits16& q, const Bits16& k, const Bits16& val,
+                        const std::vector<uint16_t>& out, const std::vector<float>& lse,
+                        int64_t sampled, Random& random, Report& report);
+
 }  // namespace tessera::workloads::internal
 
 #endif  // TESSERA_EXAMPLES_WORKLOADS_ATTENTION_CHECK_H_

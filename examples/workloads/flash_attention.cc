@@ -83,6 +83,22 @@ void internal::CheckAttentionRow(const AttentionVariant& v, const AttentionProbl
                                                              std::ldexp(1 + std::fabs(ref), -12)));
 }
 
+void internal::CheckAttentionRows(const AttentionVariant& v, const AttentionProblem& p,
+                                  double scale, const Bits16& q, const Bits16& k, const Bits16& val,
+                                  const std::vector<uint16_t>& out, const std::vector<float>& lse,
+                                  int64_t sampled, Random& random, Report& report) {
+  if (sampled > 0) {
+    for (int64_t n = 0; n < sampled; ++n)
+      CheckAttentionRow(v, p, scale, q, k, val, out, lse, random.Index(p.b), random.Index(p.h),
+                        random.Index(p.sq), report);
+    return;
+  }
+  for (int64_t b = 0; b < p.b; ++b)
+    for (int64_t h = 0; h < p.h; ++h)
+      for (int64_t i = 0; i < p.sq; ++i)
+        CheckAttentionRow(v, p, scale, q, k, val, out, lse, b, h, i, report);
+}
+
 namespace {
 
 /// Query rows a benchmark checks (sampled: a float64 row costs Skv D).
@@ -128,16 +144,7 @@ absl::StatusOr<Report> RunFlashAttention(const LoadedKernel& kernel, const Atten
   TESSERA_RETURN_IF_ERROR(dlse.CopyToHost(lse.data(), lse.size() * 4));
   // The f32 scale the kernel received, as the reference's.
   const double used = double(float(scale));
-  if (sampled) {
-    for (int64_t n = 0; n < kSampledRows; ++n)
-      CheckAttentionRow(v, p, used, q, k, val, out, lse, random.Index(p.b), random.Index(p.h),
-                        random.Index(p.sq), report);
-  } else {
-    for (int64_t b = 0; b < p.b; ++b)
-      for (int64_t h = 0; h < p.h; ++h)
-        for (int64_t i = 0; i < p.sq; ++i)
-          CheckAttentionRow(v, p, used, q, k, val, out, lse, b, h, i, report);
-  }
+  CheckAttentionRows(v, p, used, q, k, val, out, lse, sampled ? kSampledRows : 0, random, report);
   report.correct = report.mismatches == 0;
   report.bytes = 2.0 * (2 * q.bits.size() + 2 * k.bits.size()) + 4.0 * lse.size();
   // FlashAttention's count: 4 b h Sq Skv D, half of it when causal.

@@ -49,13 +49,78 @@ int64_t SplitsFor(const AttentionProblem& p, int64_t multiprocessors) {
   return std::clamp<int64_t>(parts, 1, kMaxSplits);
 }
 
+/// The combine kernel the runner gives (RunOptions::companion).
+absl::StatusOr<const LoadedKernel*> CombineFor(const std::string& kernel,
+                                               const RunOptions& options) {
+  if (!options.companion)
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: this runner gives no companion kernel (%s)", kernel, kCombine));
+  return options.companion(kCombine);
+}
+
+/// One decode step: the split pass over `inputs` (Q, K, V and, paged, the
+/// table and lengths) into partial results of `parts` parts, then the
+/// combine into O [B, Sq, H, D] and LSE [B, H, Sq], poisoned before. The
+/// split pass is tuned first when the options name candidates (ranked
+/// alone: the combine is the same after each).
+struct DecodeStep {
+  std::vector<DeviceBuffer> buffers;  // OP, LSEP, O, LSE
+  runtime::PackedLaunch split, combine;
+  const LoadedKernel* splitKernel = nullptr;
+  const LoadedKernel* combineKernel = nullptr;
+  std::vector<uint16_t> out;
+  std::vector<float> lse;
+
+  absl::Status Launch() {
+    TESSERA_RETURN_IF_ERROR(runtime::Launch(*splitKernel, split));
+    return runtime::Launch(*combineKernel, combine);
+  }
+};
+
+absl::StatusOr<DecodeStep> RunDecodeStep(const LoadedKernel& split, const LoadedKernel& combine,
+                                         std::vector<KernelArg> inputs, float scale, int64_t b,
+                                         int64_t sq, int64_t h, int64_t parts,
+                                         const RunOptions& options, Report& report) {
+  const int64_t d = kHeadDim, rows = b * sq * h;
+  DecodeStep step;
+  step.combineKernel = &combine;
+  for (int64_t bytes : {rows * parts * d * 4, rows * parts * 4, rows * d * 2, rows * 4}) {
+    TESSERA_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::Allocate(bytes));
+    TESSERA_RETURN_IF_ERROR(buffer.Fill(kPoisonByte));
+    step.buffers.push_back(std::move(buffer));
+  }
+  TensorArg op{step.buffers[0].ptr(), runtime::DTYPE_F32, {b, sq, h, parts, d}};
+  TensorArg lsep{step.buffers[1].ptr(), runtime::DTYPE_F32, {b, sq, parts, h}};
+  std::vector<KernelArg> splitArgs = std::move(inputs);
+  splitArgs.insert(splitArgs.end(), {op, lsep, ScalarArg::F32(scale)});
+  std::vector<KernelArg> combineArgs = {
+      op, lsep, TensorArg{step.buffers[2].ptr(), runtime::DTYPE_F16, {b, sq, h, d}},
+      TensorArg{step.buffers[3].ptr(), runtime::DTYPE_F32, {b, h, sq}}};
+  TESSERA_ASSIGN_OR_RETURN(step.splitKernel,
+                           TuneAndLaunch(split, splitArgs, options, step.buffers[0], report));
+  TESSERA_ASSIGN_OR_RETURN(step.split, runtime::PrepareLaunch(step.splitKernel->spec(), splitArgs));
+  TESSERA_ASSIGN_OR_RETURN(step.combine, runtime::PrepareLaunch(combine.spec(), combineArgs));
+  TESSERA_RETURN_IF_ERROR(runtime::Launch(combine, step.combine));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  step.out.resize(rows * d);
+  step.lse.resize(rows);
+  TESSERA_RETURN_IF_ERROR(step.buffers[2].CopyToHost(step.out.data(), step.out.size() * 2));
+  TESSERA_RETURN_IF_ERROR(step.buffers[3].CopyToHost(step.lse.data(), step.lse.size() * 4));
+  return step;
+}
+
+/// Times both kernels together when asked and correct.
+absl::Status TimeDecodeStep(DecodeStep& step, const RunOptions& options, Report& report) {
+  if (!options.time || !report.correct) return absl::OkStatus();
+  TESSERA_ASSIGN_OR_RETURN(report.timing,
+                           runtime::TimeIt([&] { return step.Launch(); }, options.timing));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Report> RunFlashDecoding(const LoadedKernel& split, const std::string& kernel,
                                         const AttentionProblem& p, bool sampled,
                                         const RunOptions& options) {
-  if (!options.companion)
-    return absl::FailedPreconditionError(
-        absl::StrFormat("flash_decoding: this runner gives no companion kernel (%s)", kCombine));
-  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* combine, options.companion(kCombine));
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* combine, CombineFor(kernel, options));
   TESSERA_ASSIGN_OR_RETURN(runtime::Device device, runtime::Device::Open(0));
   const int64_t parts = SplitsFor(p, device.sm_count()), d = kHeadDim;
   const AttentionVariant v{kernel, runtime::DTYPE_F16, d, /*causal=*/true};
@@ -69,61 +134,21 @@ absl::StatusOr<Report> RunFlashDecoding(const LoadedKernel& split, const std::st
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dq, Upload(q.bits));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dk, Upload(k.bits));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dv, Upload(val.bits));
-  const int64_t rows = p.b * p.sq * p.h;
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dop, DeviceBuffer::Allocate(rows * parts * d * 4));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dlsep, DeviceBuffer::Allocate(rows * parts * 4));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dout, DeviceBuffer::Allocate(rows * d * 2));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dlse, DeviceBuffer::Allocate(rows * 4));
-  TESSERA_RETURN_IF_ERROR(dlsep.Fill(kPoisonByte));
-  TensorArg op{dop.ptr(), runtime::DTYPE_F32, {p.b, p.sq, p.h, parts, d}};
-  TensorArg lsep{dlsep.ptr(), runtime::DTYPE_F32, {p.b, p.sq, parts, p.h}};
-  std::vector<KernelArg> splitArgs = {TensorArg{dq.ptr(), v.dtype, {p.b, p.sq, p.h, d}},
-                                      TensorArg{dk.ptr(), v.dtype, {p.b, p.skv, p.hkv, d}},
-                                      TensorArg{dv.ptr(), v.dtype, {p.b, p.skv, p.hkv, d}},
-                                      op,
-                                      lsep,
-                                      ScalarArg::F32(float(scale))};
-  std::vector<KernelArg> combineArgs = {
-      op, lsep, TensorArg{dout.ptr(), v.dtype, {p.b, p.sq, p.h, d}},
-      TensorArg{dlse.ptr(), runtime::DTYPE_F32, {p.b, p.h, p.sq}}};
-  // Tuning (--autotune) ranks the split pass's candidates alone: the combine
-  // is the same after each.
-  for (DeviceBuffer* poisoned : {&dout, &dlse})
-    TESSERA_RETURN_IF_ERROR(poisoned->Fill(kPoisonByte));
-  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
-                           TuneAndLaunch(split, splitArgs, options, dop, report));
-  TESSERA_ASSIGN_OR_RETURN(runtime::PackedLaunch packedSplit,
-                           runtime::PrepareLaunch(chosen->spec(), splitArgs));
-  TESSERA_ASSIGN_OR_RETURN(runtime::PackedLaunch packedCombine,
-                           runtime::PrepareLaunch(combine->spec(), combineArgs));
-  auto launch = [&]() -> absl::Status {
-    TESSERA_RETURN_IF_ERROR(runtime::Launch(*chosen, packedSplit));
-    return runtime::Launch(*combine, packedCombine);
-  };
-  TESSERA_RETURN_IF_ERROR(runtime::Launch(*combine, packedCombine));
-  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
-  std::vector<uint16_t> out(rows * d);
-  std::vector<float> lse(rows);
-  TESSERA_RETURN_IF_ERROR(dout.CopyToHost(out.data(), out.size() * 2));
-  TESSERA_RETURN_IF_ERROR(dlse.CopyToHost(lse.data(), lse.size() * 4));
+  TESSERA_ASSIGN_OR_RETURN(DecodeStep step,
+                           RunDecodeStep(split, *combine,
+                                         {TensorArg{dq.ptr(), v.dtype, {p.b, p.sq, p.h, d}},
+                                          TensorArg{dk.ptr(), v.dtype, {p.b, p.skv, p.hkv, d}},
+                                          TensorArg{dv.ptr(), v.dtype, {p.b, p.skv, p.hkv, d}}},
+                                         float(scale), p.b, p.sq, p.h, parts, options, report));
+  const std::vector<uint16_t>& out = step.out;
+  const std::vector<float>& lse = step.lse;
   const double used = double(float(scale));
-  if (sampled) {
-    for (int64_t n = 0; n < 32; ++n)
-      CheckAttentionRow(v, p, used, q, k, val, out, lse, random.Index(p.b), random.Index(p.h),
-                        random.Index(p.sq), report);
-  } else {
-    for (int64_t b = 0; b < p.b; ++b)
-      for (int64_t h = 0; h < p.h; ++h)
-        for (int64_t i = 0; i < p.sq; ++i)
-          CheckAttentionRow(v, p, used, q, k, val, out, lse, b, h, i, report);
-  }
+  CheckAttentionRows(v, p, used, q, k, val, out, lse, sampled ? 32 : 0, random, report);
   report.correct = report.mismatches == 0;
   // The bytes a decode step must touch: K and V once, Q, O and LSE.
   report.bytes = 2.0 * (2 * q.bits.size() + 2 * k.bits.size()) + 4.0 * lse.size();
   report.flops = 4.0 * p.b * p.h * p.sq * p.skv * d;
-  if (options.time && report.correct) {
-    TESSERA_ASSIGN_OR_RETURN(report.timing, runtime::TimeIt(launch, options.timing));
-  }
+  TESSERA_RETURN_IF_ERROR(TimeDecodeStep(step, options, report));
   return report;
 }
 
@@ -135,10 +160,7 @@ absl::StatusOr<Report> RunPagedDecoding(const LoadedKernel& split, const std::st
                                         int64_t pageSize, const std::vector<int64_t>& lens,
                                         int64_t sq, int64_t h, int64_t hkv, bool sampled,
                                         const RunOptions& options) {
-  if (!options.companion)
-    return absl::FailedPreconditionError(
-        absl::StrFormat("%s: this runner gives no companion kernel (%s)", kernel, kCombine));
-  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* combine, options.companion(kCombine));
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* combine, CombineFor(kernel, options));
   TESSERA_ASSIGN_OR_RETURN(runtime::Device device, runtime::Device::Open(0));
   const int64_t b = int64_t(lens.size()), d = kHeadDim;
   const int64_t longest = *std::max_element(lens.begin(), lens.end());
@@ -171,37 +193,16 @@ absl::StatusOr<Report> RunPagedDecoding(const LoadedKernel& split, const std::st
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dv, Upload(vp.bits));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dtable, Upload(table));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dlens, Upload(lens32));
-  const int64_t rows = b * sq * h;
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dop, DeviceBuffer::Allocate(rows * parts * d * 4));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dlsep, DeviceBuffer::Allocate(rows * parts * 4));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dout, DeviceBuffer::Allocate(rows * d * 2));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dlse, DeviceBuffer::Allocate(rows * 4));
-  for (DeviceBuffer* poisoned : {&dlsep, &dout, &dlse})
-    TESSERA_RETURN_IF_ERROR(poisoned->Fill(kPoisonByte));
-  TensorArg op{dop.ptr(), runtime::DTYPE_F32, {b, sq, h, parts, d}};
-  TensorArg lsep{dlsep.ptr(), runtime::DTYPE_F32, {b, sq, parts, h}};
-  std::vector<KernelArg> splitArgs = {TensorArg{dq.ptr(), f16, {b, sq, h, d}},
+  TESSERA_ASSIGN_OR_RETURN(
+      DecodeStep step, RunDecodeStep(split, *combine,
+                                     {TensorArg{dq.ptr(), f16, {b, sq, h, d}},
                                       TensorArg{dk.ptr(), f16, {pages, pageSize, hkv, d}},
                                       TensorArg{dv.ptr(), f16, {pages, pageSize, hkv, d}},
                                       TensorArg{dtable.ptr(), runtime::DTYPE_I32, {b, maxPages}},
-                                      TensorArg{dlens.ptr(), runtime::DTYPE_I32, {b}},
-                                      op,
-                                      lsep,
-                                      ScalarArg::F32(float(scale))};
-  std::vector<KernelArg> combineArgs = {op, lsep, TensorArg{dout.ptr(), f16, {b, sq, h, d}},
-                                        TensorArg{dlse.ptr(), runtime::DTYPE_F32, {b, h, sq}}};
-  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
-                           TuneAndLaunch(split, splitArgs, options, dop, report));
-  TESSERA_ASSIGN_OR_RETURN(runtime::PackedLaunch packedSplit,
-                           runtime::PrepareLaunch(chosen->spec(), splitArgs));
-  TESSERA_ASSIGN_OR_RETURN(runtime::PackedLaunch packedCombine,
-                           runtime::PrepareLaunch(combine->spec(), combineArgs));
-  TESSERA_RETURN_IF_ERROR(runtime::Launch(*combine, packedCombine));
-  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
-  std::vector<uint16_t> out(rows * d);
-  std::vector<float> lse(rows);
-  TESSERA_RETURN_IF_ERROR(dout.CopyToHost(out.data(), out.size() * 2));
-  TESSERA_RETURN_IF_ERROR(dlse.CopyToHost(lse.data(), lse.size() * 4));
+                                      TensorArg{dlens.ptr(), runtime::DTYPE_I32, {b}}},
+                                     float(scale), b, sq, h, parts, options, report));
+  const std::vector<uint16_t>& out = step.out;
+  const std::vector<float>& lse = step.lse;
   // Each sequence as a batch of one: its Q rows, its keys gathered from the
   // pages, its O and LSE rows.
   const AttentionVariant v{kernel, f16, d, /*causal=*/true};
@@ -230,13 +231,7 @@ absl::StatusOr<Report> RunPagedDecoding(const LoadedKernel& split, const std::st
   for (int64_t len : lens) keys += len;
   report.bytes = 2.0 * (2 * q.bits.size() + 2 * keys * hkv * d) + 4.0 * lse.size();
   report.flops = 4.0 * h * sq * keys * d;
-  if (options.time && report.correct) {
-    auto launch = [&]() -> absl::Status {
-      TESSERA_RETURN_IF_ERROR(runtime::Launch(*chosen, packedSplit));
-      return runtime::Launch(*combine, packedCombine);
-    };
-    TESSERA_ASSIGN_OR_RETURN(report.timing, runtime::TimeIt(launch, options.timing));
-  }
+  TESSERA_RETURN_IF_ERROR(TimeDecodeStep(step, options, report));
   return report;
 }
 
