@@ -26,9 +26,7 @@ Kernel GemmW4A16(Dim M, Dim N, Dim K, const W4A16Config& c, const std::string& n
   auto X = T.Tensor("X", {M, K}, f16), Wq = T.Tensor("Wq", {packed, N}, i32);
   auto S = T.Tensor("S", {groups, N}, f16), Y = T.Tensor("Y", {M, N}, f16);
   T.Launch({CeilDiv(N, c.bn), CeilDiv(M, c.bm)}, c.threads, [&](Index bx, Index by) {
-    // Wq holds K / 8 words a column and S one row per group of 128.
-    T.Require(Wq.dim(0) * kW4PerWord == X.dim(1));
-    T.Require(And(S.dim(0) * kW4Group >= X.dim(1), (S.dim(0) - 1) * kW4Group < X.dim(1)));
+    RequireW4A16Shapes(T, X, Wq, S);
     auto Xs = T.AllocShared({c.bm, c.bk}, f16, "Xs");
     auto Qs = T.AllocShared({c.bk / kW4PerWord, c.bn}, i32, "Qs");
     auto Ss = T.AllocShared({1, c.bn}, f16, "Ss");

@@ -48,6 +48,14 @@ inline std::array<Scalar, kW4PerWord> UnpackW4(const Scalar& word) {
 /// 16^-e for nibble i of UnpackW4.
 inline double UnpackedScale(int i) { return 1.0 / double(int64_t(1) << (4 * (i < 5 ? i : i - 5))); }
 
+/// States (inside Launch's body) that Wq holds K / 8 words a column and S
+/// one row per group of 128 rows, K being X's second dimension.
+inline void RequireW4A16Shapes(KernelBuilder& T, const Tensor& X, const Tensor& Wq, const Tensor& S,
+                               SourceLoc loc = {}) {
+  T.Require(Wq.dim(0) * kW4PerWord == X.dim(1), loc);
+  T.Require(And(S.dim(0) * kW4Group >= X.dim(1), (S.dim(0) - 1) * kW4Group < X.dim(1)), loc);
+}
+
 /// The knobs of the W4A16 GEMM: the k-tile `bk` divides the group (128)
 /// and is a multiple of 8.
 struct W4A16Config {

@@ -44,9 +44,7 @@ Kernel GemvW4A16(Dim M, Dim N, Dim K, const W4A16DecodeConfig& c, const std::str
   const int64_t bk = c.words * kW4PerWord, wordsPerGroup = kW4Group / kW4PerWord;
   const int64_t scaleRows = std::max<int64_t>(1, bk / kW4Group);
   T.Launch({CeilDiv(N, c.bn), CeilDiv(M, c.rows)}, c.threads, [&](Index bx, Index by) {
-    // Wq holds K / 8 words a column and S one row per group of 128.
-    T.Require(Wq.dim(0) * kW4PerWord == X.dim(1));
-    T.Require(And(S.dim(0) * kW4Group >= X.dim(1), (S.dim(0) - 1) * kW4Group < X.dim(1)));
+    RequireW4A16Shapes(T, X, Wq, S);
     auto Xs = T.AllocShared({c.rows, bk}, f16, "Xs");
     auto Qs = T.AllocShared({c.words, c.bn}, i32, "Qs");
     auto Ss = T.AllocShared({scaleRows, c.bn}, f16, "Ss");
