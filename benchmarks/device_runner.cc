@@ -142,23 +142,11 @@ int main(int argc, char** argv) {
     cache = *std::move(loaded);
   }
   // Kernels that workloads launch besides their own (flash_decoding's
-  // combine), found by entry and target in the bundles, loaded once.
-  std::map<std::pair<std::string, std::string>, runtime::LoadedKernel> companions;
-  auto companionFor = [&](const std::string& target) {
-    return [&, target](const std::string& entry) -> absl::StatusOr<const runtime::LoadedKernel*> {
-      auto key = std::make_pair(target, entry);
-      if (auto it = companions.find(key); it != companions.end()) return &it->second;
-      for (const runtime::KernelBundle& bundle : read)
-        for (const runtime::CompiledKernel& spec : bundle.kernels()) {
-          if (spec.entry() != entry || spec.target() != target) continue;
-          absl::StatusOr<runtime::LoadedKernel> loaded = runtime::LoadedKernel::Load(spec);
-          if (!loaded.ok()) return loaded.status();
-          return &companions.emplace(key, *std::move(loaded)).first->second;
-        }
-      return absl::NotFoundError(
-          absl::StrFormat("no companion kernel %s for %s in the bundles given", entry, target));
-    };
-  };
+  // combine), found by entry and target in the bundles.
+  std::vector<const runtime::CompiledKernel*> specs;
+  for (const runtime::KernelBundle& bundle : read)
+    for (const runtime::CompiledKernel& spec : bundle.kernels()) specs.push_back(&spec);
+  workloads::CompanionKernels companions(std::move(specs));
   int failures = 0, passes = 0;
   for (const runtime::KernelBundle& bundle : read) {
     for (const runtime::CompiledKernel& spec : bundle.kernels()) {
@@ -226,7 +214,7 @@ int main(int argc, char** argv) {
         options.tune_candidates = candidates;
         options.tune_cache = &cache;
         options.device_name = device->name();
-        options.companion = companionFor(spec.target());
+        options.companion = companions.For(spec.target());
         absl::StatusOr<workloads::Report> report = w->run(*kernel, options);
         if (!report.ok()) {
           std::printf("%-8s %-34s FAIL %s\n", spec.target().c_str(), w->name.c_str(),

@@ -9,7 +9,6 @@
 #include "examples/common/driver.h"
 
 #include <cstdio>
-#include <map>
 
 #include "absl/strings/str_format.h"
 #include "driver/Compiler.h"
@@ -59,26 +58,14 @@ bool RunWorkloads(const runtime::CompiledKernel& kernel, const std::string& whic
                 std::string(loaded.status().message()).c_str());
     return false;
   }
-  // Companions, loaded on first use (std::map: pointers stay valid).
-  std::map<std::string, runtime::LoadedKernel> companions;
-  auto companion = [&](const std::string& entry) -> absl::StatusOr<const runtime::LoadedKernel*> {
-    if (auto it = companions.find(entry); it != companions.end()) return &it->second;
-    for (const runtime::CompiledKernel* other : others) {
-      if (other->entry() != entry || other->target() != kernel.target()) continue;
-      absl::StatusOr<runtime::LoadedKernel> loaded = runtime::LoadedKernel::Load(*other);
-      if (!loaded.ok()) return loaded.status();
-      return &companions.emplace(entry, *std::move(loaded)).first->second;
-    }
-    return absl::NotFoundError(
-        absl::StrFormat("no companion kernel %s for %s", entry, kernel.target()));
-  };
+  workloads::CompanionKernels companions(others);
   bool ok = true;
   for (const workloads::Workload* w : workloads::WorkloadsForKernel(kernel.entry())) {
     if ((which == "conformance" && !w->conformance) || (which == "benchmark" && !w->benchmark))
       continue;
     workloads::RunOptions options;
     options.time = time && w->benchmark;
-    options.companion = companion;
+    options.companion = companions.For(kernel.target());
     absl::StatusOr<workloads::Report> report = w->run(*loaded, options);
     if (!report.ok()) {
       std::printf("%-8s %-34s FAIL %s\n", kernel.target().c_str(), w->name.c_str(),

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "examples/workloads/internal.h"
+#include "runtime/buffer.h"
+#include "runtime/launch.h"
 
 namespace tessera::workloads::internal {
 
@@ -44,6 +46,19 @@ struct Bits16 {
     return dtype == runtime::DTYPE_F16 ? HalfBitsToFloat(bits[i]) : Bf16BitsToFloat(bits[i]);
   }
 };
+
+/// Q [B, Sq, H, D], K and V [B, Skv, Hkv, D] of random values in [-1, 1)
+/// (drawn in that order), on the host and the device, and a scale that is
+/// not 1/sqrt(D) (so a kernel that ignores its scale argument fails).
+struct AttentionInputs {
+  Bits16 q, k, val;
+  runtime::DeviceBuffer dq, dk, dv;
+  double scale;
+  /// The tensor arguments Q, K and V.
+  std::vector<runtime::KernelArg> Args(const AttentionVariant& v, const AttentionProblem& p) const;
+};
+absl::StatusOr<AttentionInputs> MakeAttentionInputs(const AttentionVariant& v,
+                                                    const AttentionProblem& p, Random& random);
 
 /// Query row `i` of head `h` of sequence `b` against float64: O [B, Sq, H,
 /// D] (16-bit bits) and LSE [B, H, Sq]. Causal rows see keys j <= i + Skv -

@@ -83,6 +83,30 @@ void internal::CheckAttentionRow(const AttentionVariant& v, const AttentionProbl
                                                              std::ldexp(1 + std::fabs(ref), -12)));
 }
 
+absl::StatusOr<AttentionInputs> internal::MakeAttentionInputs(const AttentionVariant& v,
+                                                              const AttentionProblem& p,
+                                                              Random& random) {
+  Bits16 q(v.dtype, p.b * p.sq * p.h * v.d, random), k(v.dtype, p.b * p.skv * p.hkv * v.d, random),
+      val(v.dtype, p.b * p.skv * p.hkv * v.d, random);
+  TESSERA_ASSIGN_OR_RETURN(runtime::DeviceBuffer dq, Upload(q.bits));
+  TESSERA_ASSIGN_OR_RETURN(runtime::DeviceBuffer dk, Upload(k.bits));
+  TESSERA_ASSIGN_OR_RETURN(runtime::DeviceBuffer dv, Upload(val.bits));
+  return AttentionInputs{std::move(q),
+                         std::move(k),
+                         std::move(val),
+                         std::move(dq),
+                         std::move(dk),
+                         std::move(dv),
+                         1.25 / std::sqrt(double(v.d))};
+}
+
+std::vector<runtime::KernelArg> AttentionInputs::Args(const AttentionVariant& v,
+                                                      const AttentionProblem& p) const {
+  return {runtime::TensorArg{dq.ptr(), v.dtype, {p.b, p.sq, p.h, v.d}},
+          runtime::TensorArg{dk.ptr(), v.dtype, {p.b, p.skv, p.hkv, v.d}},
+          runtime::TensorArg{dv.ptr(), v.dtype, {p.b, p.skv, p.hkv, v.d}}};
+}
+
 void internal::CheckAttentionRows(const AttentionVariant& v, const AttentionProblem& p,
                                   double scale, const Bits16& q, const Bits16& k, const Bits16& val,
                                   const std::vector<uint16_t>& out, const std::vector<float>& lse,
@@ -120,21 +144,16 @@ absl::StatusOr<Report> RunFlashAttention(const LoadedKernel& kernel, const Atten
   report.target = kernel.spec().target();
   Random random(options.seed);
   const int64_t d = v.d;
-  Bits16 q(v.dtype, p.b * p.sq * p.h * d, random), k(v.dtype, p.b * p.skv * p.hkv * d, random),
-      val(v.dtype, p.b * p.skv * p.hkv * d, random);
-  const double scale = 1.25 / std::sqrt(double(d));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dq, Upload(q.bits));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dk, Upload(k.bits));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dv, Upload(val.bits));
+  TESSERA_ASSIGN_OR_RETURN(AttentionInputs in, MakeAttentionInputs(v, p, random));
+  const Bits16 &q = in.q, &k = in.k, &val = in.val;
+  const double scale = in.scale;
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dout, DeviceBuffer::Allocate(q.bits.size() * 2));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dlse, DeviceBuffer::Allocate(p.b * p.h * p.sq * 4));
   TESSERA_RETURN_IF_ERROR(dlse.Fill(kPoisonByte));
-  std::vector<KernelArg> args = {TensorArg{dq.ptr(), v.dtype, {p.b, p.sq, p.h, d}},
-                                 TensorArg{dk.ptr(), v.dtype, {p.b, p.skv, p.hkv, d}},
-                                 TensorArg{dv.ptr(), v.dtype, {p.b, p.skv, p.hkv, d}},
-                                 TensorArg{dout.ptr(), v.dtype, {p.b, p.sq, p.h, d}},
-                                 TensorArg{dlse.ptr(), runtime::DTYPE_F32, {p.b, p.h, p.sq}},
-                                 ScalarArg::F32(float(scale))};
+  std::vector<KernelArg> args = in.Args(v, p);
+  args.insert(args.end(), {TensorArg{dout.ptr(), v.dtype, {p.b, p.sq, p.h, d}},
+                           TensorArg{dlse.ptr(), runtime::DTYPE_F32, {p.b, p.h, p.sq}},
+                           ScalarArg::F32(float(scale))});
   TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
                            TuneAndLaunch(kernel, args, options, dout, report));
   TESSERA_RETURN_IF_ERROR(runtime::Synchronize());

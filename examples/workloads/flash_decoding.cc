@@ -128,18 +128,12 @@ absl::StatusOr<Report> RunFlashDecoding(const LoadedKernel& split, const std::st
   report.target = split.spec().target();
   report.detail = absl::StrFormat("%d parts", parts);
   Random random(options.seed);
-  Bits16 q(v.dtype, p.b * p.sq * p.h * d, random), k(v.dtype, p.b * p.skv * p.hkv * d, random),
-      val(v.dtype, p.b * p.skv * p.hkv * d, random);
-  const double scale = 1.25 / std::sqrt(double(d));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dq, Upload(q.bits));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dk, Upload(k.bits));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dv, Upload(val.bits));
-  TESSERA_ASSIGN_OR_RETURN(DecodeStep step,
-                           RunDecodeStep(split, *combine,
-                                         {TensorArg{dq.ptr(), v.dtype, {p.b, p.sq, p.h, d}},
-                                          TensorArg{dk.ptr(), v.dtype, {p.b, p.skv, p.hkv, d}},
-                                          TensorArg{dv.ptr(), v.dtype, {p.b, p.skv, p.hkv, d}}},
-                                         float(scale), p.b, p.sq, p.h, parts, options, report));
+  TESSERA_ASSIGN_OR_RETURN(AttentionInputs in, MakeAttentionInputs(v, p, random));
+  const Bits16 &q = in.q, &k = in.k, &val = in.val;
+  const double scale = in.scale;
+  TESSERA_ASSIGN_OR_RETURN(
+      DecodeStep step, RunDecodeStep(split, *combine, in.Args(v, p), float(scale), p.b, p.sq, p.h,
+                                     parts, options, report));
   const std::vector<uint16_t>& out = step.out;
   const std::vector<float>& lse = step.lse;
   const double used = double(float(scale));
@@ -171,18 +165,18 @@ absl::StatusOr<Report> RunPagedDecoding(const LoadedKernel& split, const std::st
   report.detail = absl::StrFormat("%d parts", parts);
   Random random(options.seed);
   // Pages: each sequence's in a shuffled order through the pool, one spare.
+  auto pagesOf = [&](int64_t len) { return (len + pageSize - 1) / pageSize; };
   int64_t maxPages = 0, pages = 1;
   for (int64_t len : lens) {
-    maxPages = std::max(maxPages, (len + pageSize - 1) / pageSize + 1);
-    pages += (len + pageSize - 1) / pageSize;
+    maxPages = std::max(maxPages, pagesOf(len) + 1);
+    pages += pagesOf(len);
   }
   std::vector<int32_t> order(pages);
   for (int64_t i = 0; i < pages; ++i) order[i] = int32_t(i);
   for (int64_t i = pages - 1; i > 0; --i) std::swap(order[i], order[random.Index(i + 1)]);
   std::vector<int32_t> table(b * maxPages, -1);
   for (int64_t s = 0, next = 0; s < b; ++s)
-    for (int64_t k = 0; k < (lens[s] + pageSize - 1) / pageSize; ++k)
-      table[s * maxPages + k] = order[next++];
+    for (int64_t k = 0; k < pagesOf(lens[s]); ++k) table[s * maxPages + k] = order[next++];
   const int64_t pageElems = pageSize * hkv * d;
   Bits16 q(f16, b * sq * h * d, random), kp(f16, pages * pageElems, random),
       vp(f16, pages * pageElems, random);
@@ -215,6 +209,7 @@ absl::StatusOr<Report> RunPagedDecoding(const LoadedKernel& split, const std::st
       std::copy_n(kp.bits.begin() + from, hkv * d, ks.begin() + j * hkv * d);
       std::copy_n(vp.bits.begin() + from, hkv * d, vs.begin() + j * hkv * d);
     }
+    const Bits16 keysOf(f16, std::move(ks)), valuesOf(f16, std::move(vs));
     Bits16 qs(f16, std::vector<uint16_t>(q.bits.begin() + s * sq * h * d,
                                          q.bits.begin() + (s + 1) * sq * h * d));
     std::vector<uint16_t> os(out.begin() + s * sq * h * d, out.begin() + (s + 1) * sq * h * d);
@@ -223,8 +218,8 @@ absl::StatusOr<Report> RunPagedDecoding(const LoadedKernel& split, const std::st
     for (int64_t hh = 0; hh < h; ++hh)
       for (int64_t t = 0; t < sq; ++t)
         if (!sampled || pick.Index(h * sq) < 2)
-          CheckAttentionRow(v, one, double(float(scale)), qs, Bits16(f16, ks), Bits16(f16, vs), os,
-                            ls, 0, hh, t, report);
+          CheckAttentionRow(v, one, double(float(scale)), qs, keysOf, valuesOf, os, ls, 0, hh, t,
+                            report);
   }
   report.correct = report.mismatches == 0;
   int64_t keys = 0;

@@ -405,6 +405,22 @@ const std::vector<Workload>& AllWorkloads() {
   return *workloads;
 }
 
+std::function<absl::StatusOr<const runtime::LoadedKernel*>(const std::string&)>
+CompanionKernels::For(const std::string& target) {
+  return [this, target](const std::string& entry) -> absl::StatusOr<const runtime::LoadedKernel*> {
+    auto key = std::make_pair(target, entry);
+    if (auto it = loaded_.find(key); it != loaded_.end()) return &it->second;
+    for (const runtime::CompiledKernel* spec : specs_) {
+      if (spec->entry() != entry || spec->target() != target) continue;
+      absl::StatusOr<runtime::LoadedKernel> kernel = runtime::LoadedKernel::Load(*spec);
+      if (!kernel.ok()) return kernel.status();
+      return &loaded_.emplace(key, *std::move(kernel)).first->second;
+    }
+    return absl::NotFoundError(
+        absl::StrFormat("no companion kernel %s for %s among the kernels given", entry, target));
+  };
+}
+
 std::vector<const Workload*> WorkloadsForKernel(const std::string& kernel) {
   // A tuning variant "vector_add__b4096_t256" runs vector_add's workloads.
   std::string base = kernel.substr(0, kernel.find("__"));

@@ -12,8 +12,10 @@
 #define TESSERA_EXAMPLES_WORKLOADS_WORKLOADS_H_
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -91,6 +93,23 @@ struct Workload {
   /// Part of the benchmarks (large sizes).
   bool benchmark = false;
   std::function<absl::StatusOr<Report>(const runtime::LoadedKernel&, const RunOptions&)> run;
+};
+
+/// The companions a runner gives its workloads (RunOptions::companion):
+/// among `specs`, the kernel of an entry and target, loaded on first use
+/// and kept (the specs outlive this object).
+class CompanionKernels {
+ public:
+  explicit CompanionKernels(std::vector<const runtime::CompiledKernel*> specs)
+      : specs_(std::move(specs)) {}
+  /// The lookup for the workloads of a kernel of `target`.
+  std::function<absl::StatusOr<const runtime::LoadedKernel*>(const std::string& entry)> For(
+      const std::string& target);
+
+ private:
+  std::vector<const runtime::CompiledKernel*> specs_;
+  // std::map: a loaded kernel's address stays valid as others are added.
+  std::map<std::pair<std::string, std::string>, runtime::LoadedKernel> loaded_;
 };
 
 /// Every workload of every example kernel.
