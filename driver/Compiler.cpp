@@ -370,6 +370,15 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
   // theirs; a module built by hand may not be).
   if (mlir::failed(mlir::verify(module)))
     return mlir::failure();
+  for (tile::KernelOp kernel : module.getOps<tile::KernelOp>()) {
+    int64_t operations = 0;
+    kernel.getBody().walk(
+        [&](mlir::Operation *op) { operations += !op->hasTrait<mlir::OpTrait::IsTerminator>(); });
+    if (operations > kMaxKernelOperations)
+      return kernel.emitError() << "kernel '" << kernel.getSymName() << "' holds " << operations
+                                << " operations, more than the " << kMaxKernelOperations
+                                << " Tessera compiles in one kernel; split it";
+  }
   ComputeCapability cc;
   const Backend *backend = getBackendFor(module, &cc);
   if (!backend)
@@ -469,7 +478,8 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
     if (ptxas.empty()) {
       module.emitError() << "no ptxas that assembles for " << result.target
                          << " was found; run tools/setup.sh (it installs CUDA 12's ptxas for "
-                            "sm_60/sm_70) or pass --ptxas=PATH";
+                            "sm_60/sm_70), or name one: CompileOptions::ptxasPath in the C++ "
+                            "API, --ptxas=PATH in tessera-compile";
       return mlir::failure();
     }
     auto cubin = assemblePtx(ptxas, result.ptx, result.target, result.ptxasLog);

@@ -20,6 +20,11 @@
 
 namespace tessera::compiler {
 
+/// The most operations one tile.kernel may hold (its body, nested bodies
+/// included): the passes' time grows faster than linearly in a kernel's
+/// size, and kernels are a few hundred operations.
+inline constexpr int64_t kMaxKernelOperations = 10000;
+
 /// The stages a compilation can print.
 enum class Stage {
   /// Tile IR after layout inference, shared memory planning and each

@@ -5,6 +5,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Twine.h"
 
+#include <algorithm>
+
 namespace tessera::compiler {
 
 namespace {
@@ -16,9 +18,26 @@ bool isNamePart(char c) {
          c == '@' || c == '^';
 }
 
+/// The first line of `text` longer than kMaxSourceLineBytes.
+std::optional<UnsafeSource> findLongLine(llvm::StringRef text) {
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = std::min(text.find('\n', start), text.size());
+    if (end - start > kMaxSourceLineBytes)
+      return UnsafeSource{start,
+                          ("a line of " + llvm::Twine(end - start) + " bytes, longer than the " +
+                           llvm::Twine(kMaxSourceLineBytes) + " Tessera parses")
+                              .str()};
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 std::optional<UnsafeSource> findUnsafeSource(llvm::StringRef text) {
+  if (std::optional<UnsafeSource> longLine = findLongLine(text))
+    return longLine;
   int64_t depth = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
@@ -60,6 +79,24 @@ std::optional<UnsafeSource> findUnsafeSource(llvm::StringRef text) {
     }
   }
   return std::nullopt;
+}
+
+void printUnsafeSource(llvm::raw_ostream &os, llvm::StringRef name, llvm::StringRef text,
+                       const UnsafeSource &unsafe) {
+  size_t offset = std::min(unsafe.offset, text.size());
+  size_t lineStart = text.rfind('\n', offset);
+  lineStart = lineStart == llvm::StringRef::npos ? 0 : lineStart + 1;
+  size_t lineEnd = std::min(text.find('\n', offset), text.size());
+  size_t line = 1 + text.take_front(lineStart).count('\n');
+  size_t column = offset - lineStart;
+  os << name << ":" << line << ":" << column + 1 << ": error: " << unsafe.message << "\n";
+  // The line around the column: at most 40 bytes before it, 120 in all.
+  constexpr size_t kBefore = 40, kShown = 120;
+  size_t from = column > kBefore ? offset - kBefore : lineStart;
+  size_t to = std::min(lineEnd, from + kShown);
+  os << (from > lineStart ? "..." : "") << text.slice(from, to) << (to < lineEnd ? "..." : "")
+     << "\n"
+     << std::string((from > lineStart ? 3 : 0) + (offset - from), ' ') << "^\n";
 }
 
 } // namespace tessera::compiler

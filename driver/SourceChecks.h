@@ -11,6 +11,7 @@
 #define TESSERA_DRIVER_SOURCECHECKS_H
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstddef>
 #include <optional>
@@ -22,8 +23,13 @@ namespace tessera::compiler {
 /// per level, and thousands overflow its stack.
 inline constexpr int64_t kMaxSourceNesting = 256;
 
+/// The longest line a tool parses. A diagnostic echoes its line, so an error
+/// on a longer one would print all of it; no tile module needs such lines.
+inline constexpr size_t kMaxSourceLineBytes = size_t(64) << 10;
+
 /// What in `text` MLIR's parser cannot read safely: the offset and a
-/// message, or none. Outside strings and comments: nesting deeper than
+/// message, or none. A line longer than kMaxSourceLineBytes; outside strings
+/// and comments: nesting deeper than
 /// kMaxSourceNesting; a dense array of anything but i1 to i64, f32 and f64
 /// (`array<index: ...>`, or an alias of index, on which MLIR 22's parser
 /// dereferences a null type).
@@ -32,6 +38,12 @@ struct UnsafeSource {
   std::string message;
 };
 std::optional<UnsafeSource> findUnsafeSource(llvm::StringRef text);
+
+/// Prints `unsafe` as a located error, `name:line:col: error: message`, and
+/// at most 120 columns of its line around the column with a caret (the
+/// offending line may be long).
+void printUnsafeSource(llvm::raw_ostream &os, llvm::StringRef name, llvm::StringRef text,
+                       const UnsafeSource &unsafe);
 
 } // namespace tessera::compiler
 

@@ -18,16 +18,14 @@ namespace {
 /// Launch's body and outside Parallel bodies (whose indices differ per
 /// thread); otherwise an error naming the author's line.
 bool controlFlowHere(BuilderState &s, const char *what, const SourceLoc &loc) {
-  std::string where = std::string(" (") + (loc.file ? loc.file : "<unknown>") + ":" +
-                      std::to_string(loc.line) + ")\n";
   if (BuilderState::current != &s) {
-    s.errors += std::string("tessera: ") + what +
-                " is only valid inside KernelBuilder::Launch's body" + where;
+    s.error(std::string(what) + " is only valid inside KernelBuilder::Launch's body", s.loc(loc));
     return false;
   }
   if (s.inParallel()) {
-    s.errors += std::string("tessera: ") + what +
-                " inside a Parallel body; conditions there differ per element: use Select" + where;
+    s.error(std::string(what) +
+                " inside a Parallel body; conditions there differ per element: use Select",
+            s.loc(loc));
     return false;
   }
   return true;
@@ -38,7 +36,8 @@ bool controlFlowHere(BuilderState &s, const char *what, const SourceLoc &loc) {
 void KernelBuilder::If(const Scalar &condition, std::function<void()> then,
                        std::function<void()> otherwise, SourceLoc loc) {
   BuilderState &s = *state_;
-  if (!controlFlowHere(s, "If", loc) || !s.takes(condition, s.loc(loc)))
+  if (!controlFlowHere(s, "If", loc) || !s.takes(condition, s.loc(loc)) ||
+      !s.nestable("If", s.loc(loc)))
     return;
   if (!then) {
     s.error("If without a then-body (an empty std::function)", s.loc(loc));
@@ -70,7 +69,8 @@ void KernelBuilder::If(const Scalar &condition, std::function<void()> then,
 
 void KernelBuilder::Serial(const Index &count, std::function<void(Index)> body, SourceLoc loc) {
   BuilderState &s = *state_;
-  if (!controlFlowHere(s, "Serial", loc) || !s.takes(count, s.loc(loc)))
+  if (!controlFlowHere(s, "Serial", loc) || !s.takes(count, s.loc(loc)) ||
+      !s.nestable("Serial", s.loc(loc)))
     return;
   if (!body) {
     s.error("Serial without a body (an empty std::function)", s.loc(loc));
@@ -89,7 +89,7 @@ void KernelBuilder::Serial(const Index &count, std::function<void(Index)> body, 
 
 void KernelBuilder::Unroll(int64_t count, std::function<void(Index)> body, SourceLoc loc) {
   BuilderState &s = *state_;
-  if (!controlFlowHere(s, "Unroll", loc))
+  if (!controlFlowHere(s, "Unroll", loc) || !s.nestable("Unroll", s.loc(loc)))
     return;
   if (!body) {
     s.error("Unroll without a body (an empty std::function)", s.loc(loc));

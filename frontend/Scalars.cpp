@@ -486,7 +486,7 @@ ElementRef &ElementRef::operator=(const Scalar &value) {
   mlir::Type type = mlir::cast<tile::BufferType>(buffer.getType()).getElementType();
   mlir::Value v = s.materialize(value, type);
   if (v.getType() != type) {
-    s.errors += "tessera: storing a value of another element type into a buffer; use Cast\n";
+    s.error("storing a value of another element type into a buffer; use Cast");
     v = s.materialize(Scalar(0.0), type);
   }
   llvm::SmallVector<mlir::Value> indices;

@@ -115,6 +115,11 @@ absl::StatusOr<compiler::CompiledModule> compileText(const std::string &text,
     }
     return mlir::success();
   });
+  // KernelBuilder bounds what it builds; this guards the parser all the
+  // same (its recursion is what deep IR would overflow).
+  if (std::optional<compiler::UnsafeSource> unsafe = compiler::findUnsafeSource(text))
+    return absl::InvalidArgumentError("the kernel's IR cannot be parsed safely: " +
+                                      unsafe->message);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(text, &context);
   if (!module)
@@ -124,6 +129,9 @@ absl::StatusOr<compiler::CompiledModule> compileText(const std::string &text,
   compileOptions.assemble = options.assemble;
   compileOptions.fastMath = options.fastMath;
   compileOptions.optLevel = options.optLevel;
+  compileOptions.ptxasPath = options.ptxasPath;
+  if (!options.libdevicePath.empty())
+    compileOptions.libdevicePath = options.libdevicePath;
   compileOptions.keepStages = std::move(keep);
   auto compiled = compiler::compileModule(*module, compileOptions);
   if (mlir::failed(compiled))
@@ -197,17 +205,20 @@ KernelBuilder::KernelBuilder(std::string name, SourceLoc loc)
   state_->context->getOrLoadDialect<tile::TileDialect>();
   state_->context->printOpOnDiagnostic(false);
   state_->builder = std::make_unique<mlir::OpBuilder>(state_->context.get());
-  state_->module = mlir::ModuleOp::create(state_->b().getUnknownLoc());
+  // The module takes the builder's line: what the compiler reports about
+  // the module as a whole (no ptxas, a failed code generation) names it.
+  state_->module = mlir::ModuleOp::create(state_->loc(loc));
+  state_->createdAt = loc;
   state_->name = std::move(name);
   state_->owner = std::make_shared<HandleOwner>();
   state_->owner->kernel = state_->name;
   state_->errors = std::move(BuilderState::orphanErrors);
   BuilderState::orphanErrors.clear();
   if (!isKernelIdentifier(state_->name))
-    state_->errors += std::string(loc.file ? loc.file : "<unknown>") + ":" +
-                      std::to_string(loc.line) + ": tessera: kernel name '" + state_->name +
+    state_->error("kernel name '" + state_->name +
                       "' is not an identifier (ASCII letters, digits and '_', not starting "
-                      "with a digit): it becomes the kernel's PTX entry\n";
+                      "with a digit): it becomes the kernel's PTX entry",
+                  state_->loc(loc));
   state_->previousLatest = BuilderState::latest;
   BuilderState::latest = state_.get();
 }
@@ -262,9 +273,9 @@ tessera::Tensor KernelBuilder::Tensor(const std::string &name, std::vector<Dim> 
     }
     if (dim.name().empty()) {
       // Dim(-4): a negative static size, not a dynamic dimension.
-      state_->errors += "tessera: tensor '" + name + "' has dimension " +
-                        std::to_string(dim.size()) +
-                        "; sizes are positive, or Dim::Dynamic(name)\n";
+      state_->error("tensor '" + name + "' has dimension " + std::to_string(dim.size()) +
+                        "; sizes are positive, or Dim::Dynamic(name)",
+                    state_->loc(loc));
       dims.push_back(1);
       continue;
     }
@@ -301,6 +312,13 @@ namespace {
 
 void launchImpl(BuilderState &s, const std::vector<GridExtent> &grid, int threads,
                 const std::function<void(llvm::ArrayRef<Index>)> &body, const SourceLoc &where) {
+  if (s.kernel) {
+    auto first = mlir::dyn_cast<mlir::FileLineColLoc>(s.kernel.getLoc());
+    s.error("Launch is called a second time; kernel '" + s.name + "' has one Launch" +
+                (first ? ", at line " + std::to_string(first.getLine()) : std::string()),
+            s.loc(where));
+    return;
+  }
   mlir::MLIRContext *ctx = s.context.get();
   mlir::OpBuilder &b = s.b();
   llvm::SmallVector<mlir::Type> inputs;
@@ -312,8 +330,9 @@ void launchImpl(BuilderState &s, const std::vector<GridExtent> &grid, int thread
   llvm::SmallVector<mlir::AffineExpr> extents;
   for (const GridExtent &extent : grid) {
     if (extent.divisor() < 1) {
-      s.errors += "tessera: grid extent CeilDiv by a tile of " + std::to_string(extent.divisor()) +
-                  "; tiles must be positive\n";
+      s.error("grid extent CeilDiv by a tile of " + std::to_string(extent.divisor()) +
+                  "; tiles must be positive",
+              s.loc(where));
       extents.push_back(mlir::getAffineConstantExpr(1, ctx));
       continue;
     }
@@ -323,8 +342,9 @@ void launchImpl(BuilderState &s, const std::vector<GridExtent> &grid, int thread
     }
     auto it = s.symbols.find(extent.dim()->name());
     if (it == s.symbols.end()) {
-      s.errors += "tessera: grid extent uses dimension '" + extent.dim()->name() +
-                  "', which no tensor argument has\n";
+      s.error("grid extent uses dimension '" + extent.dim()->name() +
+                  "', which no tensor argument has",
+              s.loc(where));
       extents.push_back(mlir::getAffineConstantExpr(1, ctx));
       continue;
     }
@@ -380,11 +400,8 @@ namespace {
 /// it and the author's line (Build reports it) and false: nothing is built.
 bool ready(BuilderState &s, const char *what, const SourceLoc &loc,
            std::initializer_list<const Buffer *> buffers = {}) {
-  std::string where = std::string(" (") + (loc.file ? loc.file : "<unknown>") + ":" +
-                      std::to_string(loc.line) + ")\n";
   if (BuilderState::current != &s) {
-    s.errors += std::string("tessera: ") + what +
-                " is only valid inside KernelBuilder::Launch's body" + where;
+    s.error(std::string(what) + " is only valid inside KernelBuilder::Launch's body", s.loc(loc));
     return false;
   }
   for (const Buffer *buffer : buffers)
@@ -392,8 +409,8 @@ bool ready(BuilderState &s, const char *what, const SourceLoc &loc,
       return false;
   for (const Buffer *buffer : buffers)
     if (!buffer->handle()) {
-      s.errors += std::string("tessera: ") + what +
-                  " uses a buffer that was not allocated inside Launch's body" + where;
+      s.error(std::string(what) + " uses a buffer that was not allocated inside Launch's body",
+              s.loc(loc));
       return false;
     }
   return true;
@@ -506,8 +523,7 @@ namespace {
 /// Launch's body; otherwise an error and null.
 tile::KernelOp scheduledKernel(BuilderState &s, const char *what, const SourceLoc &loc) {
   if (!s.kernel)
-    s.errors += std::string("tessera: ") + what + " is called inside Launch's body (" +
-                (loc.file ? loc.file : "<unknown>") + ":" + std::to_string(loc.line) + ")\n";
+    s.error(std::string(what) + " is called inside Launch's body", s.loc(loc));
   return s.kernel;
 }
 
@@ -555,7 +571,7 @@ namespace {
 void parallelImpl(BuilderState &s, const std::vector<int64_t> &extents,
                   const std::function<void(llvm::ArrayRef<Index>)> &body,
                   const SourceLoc &where) {
-  if (!ready(s, "Parallel", where))
+  if (!ready(s, "Parallel", where) || !s.nestable("Parallel", s.loc(where)))
     return;
   auto loop = tile::ParallelOp::create(s.b(), s.loc(where), extents);
   mlir::OpBuilder::InsertionGuard guard(s.b());
@@ -572,7 +588,9 @@ void parallelImpl(BuilderState &s, const std::vector<int64_t> &extents,
 void KernelBuilder::Parallel(std::vector<int64_t> extents, std::function<void(Index)> body,
                              SourceLoc loc) {
   if (extents.size() != 1) {
-    state_->errors += "tessera: Parallel with a one-index body needs one extent\n";
+    state_->error("Parallel with a one-index body needs one extent, not " +
+                      std::to_string(extents.size()),
+                  state_->loc(loc));
     return;
   }
   parallelImpl(*state_, extents, [&](llvm::ArrayRef<Index> ivs) { body(ivs[0]); }, loc);
@@ -581,7 +599,9 @@ void KernelBuilder::Parallel(std::vector<int64_t> extents, std::function<void(In
 void KernelBuilder::Parallel(std::vector<int64_t> extents, std::function<void(Index, Index)> body,
                              SourceLoc loc) {
   if (extents.size() != 2) {
-    state_->errors += "tessera: Parallel with a two-index body needs two extents\n";
+    state_->error("Parallel with a two-index body needs two extents, not " +
+                      std::to_string(extents.size()),
+                  state_->loc(loc));
     return;
   }
   parallelImpl(*state_, extents, [&](llvm::ArrayRef<Index> ivs) { body(ivs[0], ivs[1]); }, loc);
@@ -635,7 +655,8 @@ void KernelBuilder::ReduceAbsSum(const Buffer &src, const Buffer &dst, bool clea
 
 void KernelBuilder::Pipelined(const Index &count, int stages, std::function<void(Index)> body,
                               SourceLoc loc) {
-  if (!ready(*state_, "Pipelined", loc) || !state_->takes(count, state_->loc(loc)))
+  if (!ready(*state_, "Pipelined", loc) || !state_->takes(count, state_->loc(loc)) ||
+      !state_->nestable("Pipelined", state_->loc(loc)))
     return;
   BuilderState &s = *state_;
   auto loop = tile::PipelinedOp::create(s.b(), s.loc(loc), s.materialize(count), stages);
@@ -656,8 +677,9 @@ void KernelBuilder::Pipelined(const GridExtent &count, int stages,
     return;
   BuilderState &s = *state_;
   if (count.divisor() < 1) {
-    s.errors += "tessera: Pipelined count CeilDiv by a tile of " +
-                std::to_string(count.divisor()) + "; tiles must be positive\n";
+    s.error("Pipelined count CeilDiv by a tile of " + std::to_string(count.divisor()) +
+                "; tiles must be positive",
+            s.loc(loc));
     return;
   }
   if (!count.dim()) {
@@ -666,8 +688,9 @@ void KernelBuilder::Pipelined(const GridExtent &count, int stages,
   }
   auto it = s.symbols.find(count.dim()->name());
   if (it == s.symbols.end()) {
-    s.errors += "tessera: Pipelined count uses dimension '" + count.dim()->name() +
-                "', which no tensor argument has\n";
+    s.error("Pipelined count uses dimension '" + count.dim()->name() +
+                "', which no tensor argument has",
+            s.loc(loc));
     return;
   }
   auto [argument, axis] = s.dynamicDims[it->second.front()];
@@ -689,8 +712,11 @@ Kernel KernelBuilder::Build() {
   kernel.impl_->status = absl::OkStatus();
   kernel.impl_->name = state_->name;
   if (!state_->kernel) {
-    kernel.impl_->status =
-        absl::FailedPreconditionError("kernel '" + state_->name + "' was never launched");
+    const SourceLoc &at = state_->createdAt;
+    kernel.impl_->status = absl::FailedPreconditionError(
+        std::string(at.file ? at.file : "<unknown>") + ":" + std::to_string(at.line) +
+        ": tessera: kernel '" + state_->name +
+        "' was never launched; KernelBuilder::Launch builds its body");
     return kernel;
   }
   if (!state_->errors.empty()) {

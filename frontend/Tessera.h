@@ -464,6 +464,13 @@ struct CompileOptions {
   /// LLVM's passes: 2 the kernel pipeline (default), 1 and 3 LLVM's O1 and
   /// O3 pipelines (slower to compile), 0 none.
   int optLevel = 2;
+  /// The ptxas that `assemble` runs; empty: the one tessera-compile finds
+  /// (CUDA's for sm_80 and later, CUDA 12's from tools/setup.sh for sm_60
+  /// and sm_70).
+  std::string ptxasPath;
+  /// libdevice's bitcode, for exact math (fastMath = false); empty: CUDA's
+  /// at /usr/local/cuda/nvvm/libdevice/libdevice.10.bc.
+  std::string libdevicePath;
 };
 
 /// A built kernel: tile IR that compiles for any registered target.

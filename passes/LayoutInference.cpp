@@ -283,7 +283,8 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
     diag << "; use more threads per block or smaller tiles";
     for (const Live *fragment : live)
       diag.attachNote(AllocFragmentOp(fragment->alloc).getLoc())
-          << "fragment of " << fragment->words << " registers per thread";
+          << "fragment of " << fragment->words << " registers per thread: "
+          << describeBuffer(AllocFragmentOp(fragment->alloc).getResult());
     diag.attachNote(order[peakAt->begin]->getLoc()) << "all of them live here";
     return failure();
   }

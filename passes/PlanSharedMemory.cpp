@@ -215,7 +215,9 @@ struct PlanSharedMemory : tessera::impl::TilePlanSharedMemoryBase<PlanSharedMemo
            << alloc.getType() << ", " << bytes << " bytes)";
     });
     for (auto &[alloc, bytes] : buffers)
-      diag.attachNote(alloc.getLoc()) << "shared buffer of " << bytes << " bytes allocated here";
+      diag.attachNote(alloc.getLoc())
+          << "shared buffer of " << bytes << " bytes allocated here ("
+          << (alloc.getName() ? *alloc.getName() : StringRef("<unnamed>")) << ")";
     return failure();
   }
 };

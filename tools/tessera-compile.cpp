@@ -144,14 +144,13 @@ int main(int argc, char **argv) {
     return fail(error);
   std::optional<tessera::compiler::UnsafeSource> unsafe =
       tessera::compiler::findUnsafeSource(input->getBuffer());
-  const char *start = input->getBufferStart();
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   if (unsafe) {
-    sourceMgr.PrintMessage(llvm::errs(), llvm::SMLoc::getFromPointer(start + unsafe->offset),
-                           llvm::SourceMgr::DK_Error, unsafe->message);
+    tessera::compiler::printUnsafeSource(llvm::errs(), input->getBufferIdentifier(),
+                                         input->getBuffer(), *unsafe);
     return 1;
   }
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);

@@ -39,11 +39,8 @@ int main(int argc, char **argv) {
   // refused first, with its location (as tessera-compile does).
   if (std::optional<tessera::compiler::UnsafeSource> unsafe =
           tessera::compiler::findUnsafeSource(input->getBuffer())) {
-    const char *start = input->getBufferStart();
-    llvm::SourceMgr sourceMgr;
-    sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-    sourceMgr.PrintMessage(llvm::errs(), llvm::SMLoc::getFromPointer(start + unsafe->offset),
-                           llvm::SourceMgr::DK_Error, unsafe->message);
+    tessera::compiler::printUnsafeSource(llvm::errs(), input->getBufferIdentifier(),
+                                         input->getBuffer(), *unsafe);
     return 1;
   }
   std::unique_ptr<llvm::ToolOutputFile> output = mlir::openOutputFile(outputFilename, &error);

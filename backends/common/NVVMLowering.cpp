@@ -485,8 +485,8 @@ static mlir::LogicalResult linkLibdevice(mlir::ModuleOp where, llvm::Module &mod
     return mlir::success();
   if (options.libdevicePath.empty())
     return where.emitError() << "the kernel calls libdevice math functions, but no libdevice "
-                                "path is set (--libdevice=/usr/local/cuda/nvvm/libdevice/"
-                                "libdevice.10.bc)";
+                                "path is set (CompileOptions::libdevicePath in the C++ API, "
+                                "--libdevice=PATH in tessera-compile)";
   auto buffer = llvm::MemoryBuffer::getFile(options.libdevicePath);
   if (!buffer)
     return where.emitError() << "cannot read libdevice at '" << options.libdevicePath

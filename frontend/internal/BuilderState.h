@@ -12,8 +12,9 @@
 
 #include "frontend/Tessera.h"
 
-#include "driver/Compiler.h"
 #include "backends/common/Dialects.h"
+#include "driver/Compiler.h"
+#include "driver/SourceChecks.h"
 #include "ir/TileDialect.h"
 
 #include "mlir/IR/Builders.h"
@@ -74,6 +75,8 @@ struct BuilderState {
   int numDynamicDims = 0;
   int bufferCount = 0;
   std::string errors;
+  /// Where the KernelBuilder was created.
+  SourceLoc createdAt;
 
   /// The state whose Launch body is being built on this thread, if any.
   static thread_local BuilderState *current;
@@ -244,13 +247,35 @@ struct BuilderState {
     // int64 have no integer value (the cast would be undefined).
     double constant = s.constant();
     if (!(constant >= -0x1p63 && constant < 0x1p63)) {
-      errors += "tessera: the constant " + std::to_string(constant) + " has no value of type " +
-                stringify(type) + "\n";
+      error("the constant " + std::to_string(constant) + " has no value of type " +
+            stringify(type));
       constant = 0;
     }
     return mlir::arith::ConstantOp::create(b(), here(),
                                            b().getIntegerAttr(type, int64_t(constant)));
   }
+  /// Whether statement `what` may open a body here: at most
+  /// kMaxStatementNesting bodies (If, Serial, Unroll, Parallel, Pipelined)
+  /// nest, as deeper IR would exhaust the stack of the passes and the
+  /// parser. Otherwise an error at `at` (once a kernel) and false: the
+  /// statement and its body are not built.
+  static constexpr int kMaxStatementNesting = 64;
+  bool nestable(const char *what, mlir::Location at) {
+    int depth = 0;
+    for (mlir::Operation *op = b().getInsertionBlock()->getParentOp();
+         op && !mlir::isa<tile::KernelOp>(op); op = op->getParentOp())
+      ++depth;
+    if (depth < kMaxStatementNesting)
+      return true;
+    if (!nestingReported)
+      error(std::string(what) + " nested " + std::to_string(depth + 1) +
+                " bodies deep, more than the " + std::to_string(kMaxStatementNesting) +
+                " Tessera compiles",
+            at);
+    nestingReported = true;
+    return false;
+  }
+  bool nestingReported = false;
   /// Records an author's error at the current statement's line (Build
   /// reports it).
   void error(const std::string &message) { error(message, here()); }

@@ -138,11 +138,13 @@ std::string ErrorOf(const std::function<void(KernelBuilder&, Buffer, Index)>& bo
 }
 
 TEST(ControlFlow, MisuseIsAnErrorInKernelStatus) {
+  const int ifLine = __LINE__ + 2;
   std::string message = ErrorOf([](KernelBuilder& T, Buffer y, Index) {
     T.Parallel({32}, [&](Index i) { T.If(i > Index(3), [&] {}); });
   });
-  EXPECT_NE(message.find("If inside a Parallel body; conditions there differ per element: use "
-                         "Select (tests/frontend/control_flow_test.cc:"),
+  EXPECT_NE(message.find("tests/frontend/control_flow_test.cc:" + std::to_string(ifLine) +
+                         ": tessera: If inside a Parallel body; conditions there differ per "
+                         "element: use Select"),
             std::string::npos)
       << message;
   message = ErrorOf(

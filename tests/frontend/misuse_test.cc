@@ -7,12 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <functional>
 #include <optional>
 #include <string>
 
 #include "frontend/Tessera.h"
-#include "runtime/kernel.pb.h"
 #include "gtest/gtest.h"
+#include "runtime/kernel.pb.h"
 
 namespace tessera {
 namespace {
@@ -290,6 +291,105 @@ TEST(Frontend, ErrorsInNamedExpressionsNameTheExpressionsLine) {
   ExpectMessageAt(message, maxLine, "Max of scalars of types f32 and i32; Cast one");
   ExpectMessageAt(message, bitcastLine, "Bitcast");
   ExpectMessageAt(message, parallelLine, "Scalar + of scalars of types f32 and i32");
+}
+
+TEST(Frontend, StructuralErrorsNameTheAuthorsLine) {
+  // A second Launch, a builder never launched, a negative dimension and a
+  // Parallel whose extents do not match its body: each names its line.
+  int secondLine = 0, firstLine = 0, dimLine = 0, parallelLine = 0;
+  KernelBuilder T("structure");
+  dimLine = __LINE__ + 1;
+  auto A = T.Tensor("A", {Dim(-7)}, f32);
+  auto B = T.Tensor("B", {Dim(64)}, f32);
+  auto body = [&](Index) {
+    auto a = T.AllocFragment({64}, f32, "a");
+    T.Copy(B.Tile(0), a);
+    parallelLine = __LINE__ + 1;
+    T.Parallel({64}, [&](Index i, Index j) { a(i) = a(j); });
+    T.Copy(a, B.Tile(0));
+  };
+  firstLine = __LINE__ + 1;
+  T.Launch({1}, 64, body);
+  secondLine = __LINE__ + 1;
+  T.Launch({1}, 64, body);
+  (void)A;
+  std::string message(T.Build().status().message());
+  ExpectMessageAt(message, dimLine, "tensor 'A' has dimension -7");
+  ExpectMessageAt(message, parallelLine, "Parallel with a two-index body needs two extents, not 1");
+  ExpectMessageAt(message, secondLine,
+                  "Launch is called a second time; kernel 'structure' has one Launch, at line " +
+                      std::to_string(firstLine));
+  EXPECT_EQ(message.find("redefinition"), std::string::npos) << message;
+
+  int unlaunchedLine = __LINE__ + 1;
+  KernelBuilder unlaunched("unlaunched");
+  Kernel kernel = unlaunched.Build();
+  EXPECT_EQ(kernel.status().code(), absl::StatusCode::kFailedPrecondition);
+  ExpectMessageAt(std::string(kernel.status().message()), unlaunchedLine,
+                  "kernel 'unlaunched' was never launched");
+}
+
+TEST(Frontend, ResourceErrorsNameEachBuffer) {
+  // Over the shared memory and over the register budget: the error and each
+  // note name the buffers, at the author's lines (not loc(unknown)).
+  auto compileError = [](int64_t elements, bool shared) {
+    KernelBuilder T("resources");
+    auto A = T.Tensor("A", {Dim(elements)}, f32);
+    T.Launch({1}, 32, [&](Index) {
+      Buffer first = shared ? T.AllocShared({elements}, f32, "first")
+                            : T.AllocFragment({elements}, f32, "first");
+      Buffer second = shared ? T.AllocShared({elements}, f32, "second")
+                             : T.AllocFragment({elements}, f32, "second");
+      T.Copy(A.Tile(0), first);
+      T.Copy(first, second);
+      T.Copy(second, A.Tile(0));
+    });
+    Kernel kernel = T.Build();
+    EXPECT_TRUE(kernel.status().ok()) << kernel.status();
+    absl::StatusOr<runtime::CompiledKernel> compiled = kernel.Compile({"sm_80"});
+    EXPECT_FALSE(compiled.ok());
+    return compiled.ok() ? std::string() : std::string(compiled.status().message());
+  };
+  std::string shared = compileError(1 << 16, /*shared=*/true);
+  EXPECT_EQ(shared.find("loc(unknown)"), std::string::npos) << shared;
+  for (const char *name : {"(first)", "(second)"})
+    EXPECT_NE(shared.find(std::string("bytes allocated here ") + name), std::string::npos)
+        << shared;
+  std::string registers = compileError(4096, /*shared=*/false);
+  EXPECT_EQ(registers.find("loc(unknown)"), std::string::npos) << registers;
+  for (const char *name : {"'first'", "'second'"})
+    EXPECT_NE(registers.find(std::string("registers per thread: ") + name), std::string::npos)
+        << registers;
+}
+
+TEST(Frontend, NestingPastTheLimitIsAnError) {
+  // Bodies nest at most 64 deep (deeper IR would exhaust the parser's
+  // stack): 64 nested Ifs compile; 4000 stop at the 65th with its line.
+  auto nested = [](int depth, int *line) {
+    KernelBuilder T("nested");
+    auto A = T.Tensor("A", {Dim(64)}, f32);
+    T.Launch({1}, 64, [&](Index bx) {
+      auto a = T.AllocFragment({64}, f32, "a");
+      T.Copy(A.Tile(0), a);
+      std::function<void(int)> nest = [&](int level) {
+        if (level == depth) {
+          T.Copy(a, A.Tile(0));
+          return;
+        }
+        *line = __LINE__ + 1;
+        T.If(bx < Index(5), [&] { nest(level + 1); });
+      };
+      nest(0);
+    });
+    return T.Build();
+  };
+  int line = 0;
+  Kernel fits = nested(64, &line);
+  ASSERT_TRUE(fits.status().ok()) << fits.status();
+  EXPECT_TRUE(fits.Compile({"sm_80"}).ok());
+  Kernel deep = nested(4000, &line);
+  ExpectMessageAt(std::string(deep.status().message()), line,
+                  "If nested 65 bodies deep, more than the 64 Tessera compiles");
 }
 
 } // namespace

@@ -48,6 +48,25 @@ tile.kernel @distribution_vector_zero() grid(affine_map<()[] -> (1)>) threads(32
 
 // -----
 
+// Kernel names become PTX entries: identifiers only.
+// expected-error @+1 {{'tile.kernel' op name 'a b' is not an identifier}}
+tile.kernel @"a b"() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op name '9lives' is not an identifier}}
+tile.kernel @"9lives"() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op name 'a.b' is not an identifier}}
+tile.kernel @"a.b"() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) {
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // #tile.mma_layout
 //===----------------------------------------------------------------------===//

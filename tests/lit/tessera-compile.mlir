@@ -61,6 +61,12 @@
 // RUN: printf '!i = index\nfunc.func private @f() attributes {a = array <!i: 1>}\n' > %t.indexarray2.mlir
 // RUN: not %tessera-compile %t.indexarray2.mlir 2>&1 | FileCheck %s --check-prefix=INDEXARRAY2 \
 // RUN:   --implicit-check-not="Stack dump"
+// RUN: sh -c "printf 'module {\n'; head -c 70000 /dev/zero | tr '\\0' ' '; printf 'x\n}\n'" > %t.long.mlir
+// RUN: not %tessera-compile %t.long.mlir 2>&1 | FileCheck %s --check-prefix=LONG
+// RUN: not %tessera-opt %t.long.mlir 2>&1 | FileCheck %s --check-prefix=LONG
+// RUN: not %tessera-compile %t.long.mlir 2>&1 | wc -c | FileCheck %s --check-prefix=LONGSIZE
+// RUN: sh -c "echo 'module {'; echo '  tile.kernel @many() grid(affine_map<()[] -> (1)>) threads(32) blocks(%%bx) {'; for i in \$(seq 10001); do echo '    arith.constant 1 : index'; done; echo '  }'; echo '}'" > %t.many.mlir
+// RUN: not %tessera-compile %t.many.mlir --target=sm_80 2>&1 | FileCheck %s --check-prefix=MANY
 // RUN: sh -c '%tessera-compile %s > /dev/full; echo "exit $?"' 2>&1 | FileCheck %s --check-prefix=FULL
 // RUN: rm -f %t.link && ln -s %t.elsewhere %t.link
 // RUN: not %tessera-compile %s --bundle=%t.link -o /dev/null 2>&1 | FileCheck %s --check-prefix=LINK
@@ -71,6 +77,9 @@
 // DEEP: deep.mlir:2:256: error: nesting deeper than 256 levels of (, [ and {, the most Tessera parses
 // INDEXARRAY: indexarray.mlir:1:40: error: a dense array of 'index' elements; MLIR's parser reads i1, i8, i16, i32, i64, f32 and f64 arrays safely
 // INDEXARRAY2: indexarray2.mlir:2:40: error: a dense array of '!i' elements
+// LONG: long.mlir:2:1: error: a line of 70001 bytes, longer than the 65536 Tessera parses
+// LONGSIZE: {{^ *[0-9]{1,3}$}}
+// MANY: many.mlir:2:3: error: kernel 'many' holds 10001 operations, more than the 10000 Tessera compiles in one kernel; split it
 // FULL: tessera-compile: cannot write standard output: No space left on device
 // FULL-NEXT: exit 1
 // LINK: tessera-compile: FAILED_PRECONDITION: cannot write {{.*}}.link: it exists and is not a regular file
