@@ -97,6 +97,10 @@ bool knownNonNegative(const Index &i) {
 /// kernels' index math has always compiled to), else the signed one.
 template <typename UnsignedOp, typename SignedOp>
 Index signAware(const Index &a, const Index &b, const char *what) {
+  // Both belong to the kernel being built before either's IR is read (a
+  // handle of a destroyed builder points at freed IR).
+  if (!state(what, a, b))
+    return Index(int64_t(0));
   if (knownNonNegative(a) && knownNonNegative(b))
     return indexBinary<UnsignedOp>(a, b, what);
   return indexBinary<SignedOp>(a, b, what);

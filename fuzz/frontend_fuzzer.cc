@@ -31,10 +31,17 @@
 // together: Build() or Compile() must then return an error, never crash.
 // The calls stay inside Launch's body, where the API says they belong.
 //
+// One input in four also misuses the API: the kernel's name is taken from a
+// table of names PTX cannot hold (or from the bytes); handles of another
+// KernelBuilder, alive or already destroyed, join the pools the statements
+// draw from; and the built Kernel is moved from and then used.
+//
 //===----------------------------------------------------------------------===//
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +80,37 @@ const std::vector<int> kThreads = {32, 64, 128, 256, 384, 512, 1024, 96, 0, 2048
 const std::vector<int64_t> kConstants = {0, 1, 2, 3, 16, 64, 128, -1};
 const std::vector<int> kStages = {1, 2, 3, 4, 5, 0, 40};
 const std::vector<const char *> kTargets = {"sm_60", "sm_70", "sm_80", "sm_90a"};
+/// Kernel names: good ones and what a PTX entry cannot be.
+const std::vector<const char *> kNames = {"fuzz",        "_k2",    "a b", "a-b", "q\"x", "a@b",
+                                          "caf\xc3\xa9", "9lives", "a.b", "",    "\x01", "$x"};
+
+/// Handles made by another KernelBuilder: a tensor, a fragment and a block
+/// index of its kernel.
+struct ForeignHandles {
+  std::unique_ptr<KernelBuilder> builder;
+  std::optional<Tensor> tensor;
+  std::optional<Buffer> buffer;
+  std::optional<Index> index;
+};
+
+/// Builds another kernel and keeps its handles; with `destroy`, its builder
+/// is gone before they are used.
+std::unique_ptr<ForeignHandles> makeForeign(bool destroy) {
+  auto foreign = std::make_unique<ForeignHandles>();
+  foreign->builder = std::make_unique<KernelBuilder>("other");
+  KernelBuilder &T = *foreign->builder;
+  foreign->tensor = T.Tensor("f0", {Dim(64)}, f32);
+  T.Launch({1}, 64, [&](Index bx) {
+    foreign->buffer = T.AllocFragment({64}, f32, "foreign");
+    foreign->index = bx;
+    T.Copy(foreign->tensor->Tile(0), *foreign->buffer);
+    T.Copy(*foreign->buffer, foreign->tensor->Tile(0));
+  });
+  (void)T.Build();
+  if (destroy)
+    foreign->builder.reset();
+  return foreign;
+}
 
 /// The generator's state while it writes one kernel.
 struct Program {
@@ -89,6 +127,8 @@ struct Program {
   bool hasScalar = false;
   Scalar scalar = Scalar(0.0);
   int depth = 0;
+  /// Another builder's handles, which the statements may draw (misuse).
+  const ForeignHandles *foreign = nullptr;
 
   Index index() {
     switch (in.pick(10)) {
@@ -479,6 +519,13 @@ struct Program {
 
   void body(const std::vector<Index> &blocks) {
     indices = blocks;
+    if (foreign) {
+      tensors.push_back(*foreign->tensor);
+      tensorRanks.push_back(1);
+      buffers.push_back(*foreign->buffer);
+      bufferRanks.push_back(1);
+      indices.push_back(*foreign->index);
+    }
     int count = 1 + int(in.pick(12));
     for (int i = 0; i < count && !in.done(); ++i)
       statement();
@@ -532,16 +579,33 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   Choices in(data, size);
   const char *target = kTargets[in.pick(kTargets.size())];
+  const bool misuse = in.pick(4) == 0;
+  std::string name = "fuzz";
+  std::unique_ptr<ForeignHandles> foreign;
+  if (misuse) {
+    name = in.pick(3) == 0 ? std::string(1, char(in.byte())) + char(in.byte()) : in.from(kNames);
+    if (in.flag())
+      foreign = makeForeign(/*destroy=*/in.flag());
+  }
+  CompileOptions options;
+  options.target = target;
   Kernel kernel = [&] {
-    KernelBuilder T("fuzz");
+    KernelBuilder T(name);
     Program program{in, T};
+    program.foreign = foreign.get();
     program.run();
     return T.Build();
   }();
+  if (misuse) {
+    // The moved-from Kernel answers every call with an error.
+    Kernel moved = std::move(kernel);
+    (void)kernel.status(); // NOLINT: used after the move on purpose
+    (void)kernel.Compile(options);
+    (void)kernel.GetKernelSource(Stage::kPTX, options);
+    kernel = std::move(moved);
+  }
   if (!kernel.status().ok())
     return 0;
-  CompileOptions options;
-  options.target = target;
   (void)kernel.Compile(options);
   return 0;
 }

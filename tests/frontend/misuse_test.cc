@@ -392,5 +392,41 @@ TEST(Frontend, NestingPastTheLimitIsAnError) {
                   "If nested 65 bodies deep, more than the 64 Tessera compiles");
 }
 
+TEST(Frontend, SignedIndexOpsOfADestroyedBuilderAreErrors) {
+  // Min, Max, / and % look at their operands' IR to choose unsigned or
+  // signed operations: with a destroyed builder's Index that IR is freed,
+  // so the ownership check comes first (the frontend fuzzer found it).
+  std::optional<Index> stale;
+  {
+    KernelBuilder first("first");
+    auto X = first.Tensor("X", {Dim(64)}, f32);
+    first.Launch({4}, 32, [&](Index bx) {
+      stale = bx;
+      auto f = first.AllocFragment({16}, f32, "f");
+      first.Copy(X.Tile(bx * 16), f);
+      first.Copy(f, X.Tile(bx * 16));
+    });
+    ASSERT_TRUE(first.Build().status().ok());
+  }
+  KernelBuilder second("second");
+  auto Y = second.Tensor("Y", {Dim(64)}, f32);
+  int line = 0;
+  second.Launch({4}, 32, [&](Index bx) {
+    auto f = second.AllocFragment({16}, f32, "f");
+    line = __LINE__ + 1;
+    Index mixed = Max(*stale, bx) + Min(bx, *stale) + *stale / bx + bx % *stale;
+    second.Copy(Y.Tile(mixed * 0), f);
+    second.Copy(f, Y.Tile(bx * 16));
+  });
+  std::string message(second.Build().status().message());
+  // Max and Min report at their call's line, / and % at the statement's.
+  size_t count = 0;
+  for (size_t at = message.find("Index belongs to kernel 'first'"); at != std::string::npos;
+       at = message.find("Index belongs to kernel 'first'", at + 1))
+    ++count;
+  EXPECT_EQ(count, 4u) << message;
+  ExpectMessageAt(message, line, "Index belongs to kernel 'first'");
+}
+
 } // namespace
 } // namespace tessera
