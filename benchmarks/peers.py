@@ -9,7 +9,8 @@ workloads whose name contains A or B; --sync-each-run waits for each timed
 run before the next (see time_op); --gemm-shapes=MxNxK,... times the matmuls at
 those shapes instead of the issue's (device_runner's flag of that name);
 --attention times only torch's scaled_dot_product_attention on its cuDNN and
-flash backends at FlashAttention's benchmark sizes; --inputs=torch draws the inputs the way
+flash backends at FlashAttention's benchmark sizes; --decode SDPA at one query token for
+flash_decoding's; --mla the absorbed MLA decode for mla_decode's; --inputs=torch draws the inputs the way
 torch users often do, torch.rand in the 16-bit type scaled to [-1, 1), instead
 of the default, the distribution of Tessera's device_runner: uniform in
 [-1, 1) in float32, rounded to the type (run 103 in RESULTS.md: the two
@@ -253,6 +254,56 @@ def decode_peers(want, report):
                 sys.stdout.flush()
 
 
+def mla_peers(want, report):
+    """--mla: the absorbed MLA decode on torch for mla_decode's benchmarks
+    (bf16, one latent cache a sequence of 512 + 64 columns, contiguous, not
+    paged): SDPA with every query head on one key head (K the whole rows, V
+    their first 512 columns; backends that take a value dimension unlike
+    the keys'), and the plain matmul-softmax-matmul. TB/s counts Q, the
+    cache once and O, as device_runner does."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    backends = (("sdpa", None), ("sdpa cudnn", SDPBackend.CUDNN_ATTENTION),
+                ("sdpa efficient", SDPBackend.EFFICIENT_ATTENTION))
+    for b, skv, sq, h in ((4, 8192, 1, 16), (64, 4096, 1, 16), (64, 4096, 2, 16),
+                          (128, 1024, 1, 128)):
+        workload = f"mla_decode/lens{b}x{skv}_sq{sq}_h{h}"
+        if not want(workload):
+            continue
+        d, dv = 576, 512
+        q = uniform(b, sq, h, d, dtype=torch.bfloat16).transpose(1, 2)
+        kv = uniform(b, skv, 1, d, dtype=torch.bfloat16).transpose(1, 2)
+        v = kv[..., :dv]
+        scale = 1.25 / d ** 0.5
+        nbytes = 2.0 * (b * sq * h * d + b * skv * d + b * sq * h * dv)
+        mask = torch.ones(sq, skv, dtype=torch.bool, device="cuda").tril(skv - sq)
+
+        def sdpa():
+            return torch.nn.functional.scaled_dot_product_attention(
+                q, kv, v, attn_mask=mask if sq > 1 else None, scale=scale, enable_gqa=True)
+
+        def plain():
+            s = torch.matmul(q, kv.transpose(-1, -2)).float() * scale
+            if sq > 1:
+                s = s.masked_fill(~mask, float("-inf"))
+            return torch.matmul(torch.softmax(s, dim=-1).to(torch.bfloat16), v)
+
+        for peer, backend in backends + (("torch matmul", "plain"),):
+            try:
+                run = plain if backend == "plain" else sdpa
+                if backend in (None, "plain"):
+                    run()
+                    ms = time_op(run)
+                else:
+                    with sdpa_kernel([backend]):
+                        run()
+                        ms = time_op(run)
+                report(peer, workload, ms, nbytes / (ms * 1e-3) / 1e12, "TB/s")
+            except RuntimeError as e:
+                print(f"{peer},{workload},failed: {str(e).splitlines()[0][:80]}")
+                sys.stdout.flush()
+
+
 def main():
     gemm_only = "--gemm-only" in sys.argv
     only = [a[len("--only="):].split(",") for a in sys.argv if a.startswith("--only=")]
@@ -281,6 +332,9 @@ def main():
         return
     if "--decode" in sys.argv:
         decode_peers(want, report)
+        return
+    if "--mla" in sys.argv:
+        mla_peers(want, report)
         return
     for n in (1 << 28, (1 << 28) - 3):
         if want(f"vector_add/n={n}") or "--vector-add-only" in sys.argv:

@@ -137,8 +137,8 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
   return T.Build();
 }
 
-Kernel FlashDecodingCombine(DType dtype, int64_t D, const std::string& name) {
-  const int64_t BP = kMaxDecodingSplits;
+Kernel FlashDecodingCombine(DType dtype, int64_t D, const std::string& name, int64_t maxParts) {
+  const int64_t BP = maxParts;
   KernelBuilder T(name);
   Dim B = Dim::Dynamic("B"), Sq = Dim::Dynamic("Sq"), H = Dim::Dynamic("H"), P = Dim::Dynamic("P");
   auto OP = T.Tensor("OP", {B, Sq, H, P, D}, f32), LSEP = T.Tensor("LSEP", {B, Sq, P, H}, f32);

@@ -56,9 +56,11 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name = "fl
 /// The combine: O [B, Sq, H, D] (`dtype`) and LSE [B, H, Sq] (f32) from the
 /// split pass's OP and LSEP, each part weighted by exp(its LSE - the total
 /// LSE); a token whose parts are all empty gets O = 0 and LSE +infinity.
-/// Arguments: OP, LSEP, O, LSE. At most kMaxDecodingSplits parts.
+/// Arguments: OP, LSEP, O, LSE. At most `maxParts` parts (the partial
+/// outputs of one head stay in shared memory: maxParts x headDim x 4 bytes).
 Kernel FlashDecodingCombine(DType dtype, int64_t headDim,
-                            const std::string& name = "flash_decoding_combine");
+                            const std::string& name = "flash_decoding_combine",
+                            int64_t maxParts = kMaxDecodingSplits);
 
 }  // namespace tessera::examples
 

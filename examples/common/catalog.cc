@@ -27,6 +27,8 @@ Example FlashDecodingPagedExample();
 Example GemmSplitKExample();
 Example PagedGatherExample();
 Example SoftmaxVarlenExample();
+Example MlaDecodeExample();
+Example MlaDecodeCombineExample();
 
 const std::vector<std::string>& AllTargets() {
   static const auto* targets = new std::vector<std::string>{"sm_60", "sm_70", "sm_80", "sm_90a"};
@@ -51,7 +53,9 @@ const std::vector<Example>& AllExamples() {
                                                          FlashDecodingCombineExample(),
                                                          FlashDecodingOneExample(),
                                                          FlashDecodingPagedExample(),
-                                                         SoftmaxVarlenExample()};
+                                                         SoftmaxVarlenExample(),
+                                                         MlaDecodeExample(),
+                                                         MlaDecodeCombineExample()};
   return *examples;
 }
 

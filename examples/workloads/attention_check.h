@@ -19,12 +19,15 @@
 
 namespace tessera::workloads::internal {
 
-/// What a kernel computes: its element type, head dimension and mask.
+/// What a kernel computes: its element type, head dimension and mask; the
+/// values' (and the output's) dimension where it is not d: MLA's 512 of
+/// the 576 its scores take (the first dv of a key's columns).
 struct AttentionVariant {
   std::string kernel;
   runtime::DType dtype;
   int64_t d;
   bool causal;
+  int64_t dv = 0;
 };
 
 /// Batch, lengths and heads of one problem.

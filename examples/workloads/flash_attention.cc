@@ -34,7 +34,7 @@ void internal::CheckAttentionRow(const AttentionVariant& v, const AttentionProbl
                                  const Bits16& q, const Bits16& k, const Bits16& val,
                                  const std::vector<uint16_t>& out, const std::vector<float>& lse,
                                  int64_t b, int64_t h, int64_t i, Report& report) {
-  const int64_t d = v.d, kvh = h / (p.h / p.hkv);
+  const int64_t d = v.d, dv = v.dv ? v.dv : v.d, kvh = h / (p.h / p.hkv);
   const bool f16 = v.dtype == runtime::DTYPE_F16;
   auto qAt = [&](int64_t c) { return q[((b * p.sq + i) * p.h + h) * d + c]; };
   auto kvAt = [&](const Bits16& t, int64_t j, int64_t c) {
@@ -51,14 +51,14 @@ void internal::CheckAttentionRow(const AttentionVariant& v, const AttentionProbl
   }
   for (int64_t j = 0; j < seen; ++j) sum += s[j] = std::exp(s[j] - top);
   int64_t row = (b * p.sq + i) * p.h + h;
-  for (int64_t c = 0; c < d; ++c) {
+  for (int64_t c = 0; c < dv; ++c) {
     double ref = 0, magnitude = 0;
     for (int64_t j = 0; j < seen; ++j) {
       ref += s[j] * kvAt(val, j, c);
       magnitude += s[j] * std::fabs(kvAt(val, j, c));
     }
     if (seen > 0) ref /= sum, magnitude /= sum;
-    double got = f16 ? HalfBitsToFloat(out[row * d + c]) : Bf16BitsToFloat(out[row * d + c]);
+    double got = f16 ? HalfBitsToFloat(out[row * dv + c]) : Bf16BitsToFloat(out[row * dv + c]);
     // P is rounded to the type before P V (half an ulp: 2^-11 f16, 2^-8
     // bf16), exp2 is approximate and O is rounded once: 4x and 2x margins.
     double bound = f16 ? std::ldexp(magnitude, -9) + std::ldexp(std::fabs(ref), -10)

@@ -1,10 +1,10 @@
 //===- flash_decoding.cc - The flash-decoding workloads -------------------===//
 //
-// This file implements the workloads of examples/flash_decoding.cc: the
-// split pass and its combine launched in turn (the combine is the runner's
-// companion kernel), O and LSE checked against float64 attention with the
-// new tokens causal among themselves; and the combine alone on random
-// partial results, some parts empty.
+// This file implements the workloads of examples/flash_decoding.cc and
+// examples/mla_decode.cc: a split pass and its combine launched in turn
+// (the combine is the runner's companion kernel), O and LSE checked against
+// float64 attention with the new tokens causal among themselves; and the
+// combine alone on random partial results, some parts empty.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,17 +50,47 @@ int64_t SplitsFor(const AttentionProblem& p, int64_t multiprocessors) {
 }
 
 /// The combine kernel the runner gives (RunOptions::companion).
-absl::StatusOr<const LoadedKernel*> CombineFor(const std::string& kernel,
-                                               const RunOptions& options) {
+absl::StatusOr<const LoadedKernel*> CombineFor(const std::string& kernel, const RunOptions& options,
+                                               const char* combine = kCombine) {
   if (!options.companion)
     return absl::FailedPreconditionError(
-        absl::StrFormat("%s: this runner gives no companion kernel (%s)", kernel, kCombine));
-  return options.companion(kCombine);
+        absl::StrFormat("%s: this runner gives no companion kernel (%s)", kernel, combine));
+  return options.companion(combine);
+}
+
+/// Sequences of lengths `lens` in pages of `pageSize` rows, each sequence's
+/// pages in a shuffled order through a pool with one spare page; table
+/// entries past a sequence's pages are -1 (never read).
+struct PagedCache {
+  int64_t pages = 1, maxPages = 0, pageSize;
+  std::vector<int32_t> table;
+  /// The pool row holding key j of sequence s.
+  int64_t Row(int64_t s, int64_t j) const {
+    return table[s * maxPages + j / pageSize] * pageSize + j % pageSize;
+  }
+};
+PagedCache ShufflePages(const std::vector<int64_t>& lens, int64_t pageSize, Random& random) {
+  PagedCache cache;
+  cache.pageSize = pageSize;
+  auto pagesOf = [&](int64_t len) { return (len + pageSize - 1) / pageSize; };
+  for (int64_t len : lens) {
+    cache.maxPages = std::max(cache.maxPages, pagesOf(len) + 1);
+    cache.pages += pagesOf(len);
+  }
+  std::vector<int32_t> order(cache.pages);
+  for (int64_t i = 0; i < cache.pages; ++i) order[i] = int32_t(i);
+  for (int64_t i = cache.pages - 1; i > 0; --i) std::swap(order[i], order[random.Index(i + 1)]);
+  cache.table.assign(lens.size() * cache.maxPages, -1);
+  for (int64_t s = 0, next = 0; s < int64_t(lens.size()); ++s)
+    for (int64_t k = 0; k < pagesOf(lens[s]); ++k)
+      cache.table[s * cache.maxPages + k] = order[next++];
+  return cache;
 }
 
 /// One decode step: the split pass over `inputs` (Q, K, V and, paged, the
 /// table and lengths) into partial results of `parts` parts, then the
-/// combine into O [B, Sq, H, D] and LSE [B, H, Sq], poisoned before. The
+/// combine into O [B, Sq, H, d] (`dtype`) and LSE [B, H, Sq], poisoned
+/// before. The
 /// split pass is tuned first when the options name candidates (ranked
 /// alone: the combine is the same after each).
 struct DecodeStep {
@@ -79,9 +109,9 @@ struct DecodeStep {
 
 absl::StatusOr<DecodeStep> RunDecodeStep(const LoadedKernel& split, const LoadedKernel& combine,
                                          std::vector<KernelArg> inputs, float scale, int64_t b,
-                                         int64_t sq, int64_t h, int64_t parts,
-                                         const RunOptions& options, Report& report) {
-  const int64_t d = kHeadDim, rows = b * sq * h;
+                                         int64_t sq, int64_t h, int64_t d, runtime::DType dtype,
+                                         int64_t parts, const RunOptions& options, Report& report) {
+  const int64_t rows = b * sq * h;
   DecodeStep step;
   step.combineKernel = &combine;
   for (int64_t bytes : {rows * parts * d * 4, rows * parts * 4, rows * d * 2, rows * 4}) {
@@ -94,7 +124,7 @@ absl::StatusOr<DecodeStep> RunDecodeStep(const LoadedKernel& split, const Loaded
   std::vector<KernelArg> splitArgs = std::move(inputs);
   splitArgs.insert(splitArgs.end(), {op, lsep, ScalarArg::F32(scale)});
   std::vector<KernelArg> combineArgs = {
-      op, lsep, TensorArg{step.buffers[2].ptr(), runtime::DTYPE_F16, {b, sq, h, d}},
+      op, lsep, TensorArg{step.buffers[2].ptr(), dtype, {b, sq, h, d}},
       TensorArg{step.buffers[3].ptr(), runtime::DTYPE_F32, {b, h, sq}}};
   TESSERA_ASSIGN_OR_RETURN(step.splitKernel,
                            TuneAndLaunch(split, splitArgs, options, step.buffers[0], report));
@@ -133,7 +163,7 @@ absl::StatusOr<Report> RunFlashDecoding(const LoadedKernel& split, const std::st
   const double scale = in.scale;
   TESSERA_ASSIGN_OR_RETURN(
       DecodeStep step, RunDecodeStep(split, *combine, in.Args(v, p), float(scale), p.b, p.sq, p.h,
-                                     parts, options, report));
+                                     d, runtime::DTYPE_F16, parts, options, report));
   const std::vector<uint16_t>& out = step.out;
   const std::vector<float>& lse = step.lse;
   const double used = double(float(scale));
@@ -164,19 +194,9 @@ absl::StatusOr<Report> RunPagedDecoding(const LoadedKernel& split, const std::st
   report.target = split.spec().target();
   report.detail = absl::StrFormat("%d parts", parts);
   Random random(options.seed);
-  // Pages: each sequence's in a shuffled order through the pool, one spare.
-  auto pagesOf = [&](int64_t len) { return (len + pageSize - 1) / pageSize; };
-  int64_t maxPages = 0, pages = 1;
-  for (int64_t len : lens) {
-    maxPages = std::max(maxPages, pagesOf(len) + 1);
-    pages += pagesOf(len);
-  }
-  std::vector<int32_t> order(pages);
-  for (int64_t i = 0; i < pages; ++i) order[i] = int32_t(i);
-  for (int64_t i = pages - 1; i > 0; --i) std::swap(order[i], order[random.Index(i + 1)]);
-  std::vector<int32_t> table(b * maxPages, -1);
-  for (int64_t s = 0, next = 0; s < b; ++s)
-    for (int64_t k = 0; k < pagesOf(lens[s]); ++k) table[s * maxPages + k] = order[next++];
+  const PagedCache cache = ShufflePages(lens, pageSize, random);
+  const int64_t pages = cache.pages, maxPages = cache.maxPages;
+  const std::vector<int32_t>& table = cache.table;
   const int64_t pageElems = pageSize * hkv * d;
   Bits16 q(f16, b * sq * h * d, random), kp(f16, pages * pageElems, random),
       vp(f16, pages * pageElems, random);
@@ -194,7 +214,7 @@ absl::StatusOr<Report> RunPagedDecoding(const LoadedKernel& split, const std::st
                                       TensorArg{dv.ptr(), f16, {pages, pageSize, hkv, d}},
                                       TensorArg{dtable.ptr(), runtime::DTYPE_I32, {b, maxPages}},
                                       TensorArg{dlens.ptr(), runtime::DTYPE_I32, {b}}},
-                                     float(scale), b, sq, h, parts, options, report));
+                                     float(scale), b, sq, h, d, f16, parts, options, report));
   const std::vector<uint16_t>& out = step.out;
   const std::vector<float>& lse = step.lse;
   // Each sequence as a batch of one: its Q rows, its keys gathered from the
@@ -205,7 +225,7 @@ absl::StatusOr<Report> RunPagedDecoding(const LoadedKernel& split, const std::st
     const int64_t len = lens[s];
     std::vector<uint16_t> ks(len * hkv * d), vs(len * hkv * d);
     for (int64_t j = 0; j < len; ++j) {
-      int64_t from = table[s * maxPages + j / pageSize] * pageElems + (j % pageSize) * hkv * d;
+      int64_t from = cache.Row(s, j) * hkv * d;
       std::copy_n(kp.bits.begin() + from, hkv * d, ks.begin() + j * hkv * d);
       std::copy_n(vp.bits.begin() + from, hkv * d, vs.begin() + j * hkv * d);
     }
@@ -230,12 +250,90 @@ absl::StatusOr<Report> RunPagedDecoding(const LoadedKernel& split, const std::st
   return report;
 }
 
+/// MLA decode (examples/mla_decode.cc) over a paged latent cache of 512 +
+/// 64 columns a row (bf16, 64 rows a page) for sequences of lengths `lens`
+/// and `h` query heads: the split pass and its combine, each sequence
+/// checked against float64 attention whose keys are the gathered latent
+/// rows and whose values are their first 512 columns.
+absl::StatusOr<Report> RunMlaDecoding(const LoadedKernel& split, const std::vector<int64_t>& lens,
+                                      int64_t sq, int64_t h, bool sampled,
+                                      const RunOptions& options) {
+  constexpr int64_t kLatent = 512, kRope = 64, kPage = 64, kHeadsPerBlock = 16;
+  const int64_t d = kLatent + kRope, b = int64_t(lens.size());
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* combine,
+                           CombineFor("mla_decode", options, "mla_decode_combine"));
+  TESSERA_ASSIGN_OR_RETURN(runtime::Device device, runtime::Device::Open(0));
+  const int64_t longest = *std::max_element(lens.begin(), lens.end());
+  const int64_t groups = (h + kHeadsPerBlock - 1) / kHeadsPerBlock;
+  // The combine keeps a head's parts in shared memory: 32 where a block
+  // has 96 KiB or more, else 16 (MlaDecodeMaxParts in examples/mla_decode.cc;
+  // more would fail its precondition).
+  const std::string& target = split.spec().target();
+  const int64_t maxParts = target == "sm_70" || target == "sm_80" || target == "sm_90a" ? 32 : 16;
+  const int64_t parts =
+      std::min(maxParts, SplitsFor({b, sq, longest, groups, 1}, device.sm_count()));
+  const runtime::DType bf16 = runtime::DTYPE_BF16;
+  Report report;
+  report.target = split.spec().target();
+  report.detail = absl::StrFormat("%d parts", parts);
+  Random random(options.seed);
+  const PagedCache cache = ShufflePages(lens, kPage, random);
+  Bits16 q(bf16, b * sq * h * d, random), kv(bf16, cache.pages * kPage * d, random);
+  const double scale = 1.25 / std::sqrt(double(d));
+  std::vector<int32_t> lens32(lens.begin(), lens.end());
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dq, Upload(q.bits));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dkv, Upload(kv.bits));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dtable, Upload(cache.table));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dlens, Upload(lens32));
+  TESSERA_ASSIGN_OR_RETURN(
+      DecodeStep step,
+      RunDecodeStep(split, *combine,
+                    {TensorArg{dq.ptr(), bf16, {b, sq, h, d}},
+                     TensorArg{dkv.ptr(), bf16, {cache.pages, kPage, d}},
+                     TensorArg{dtable.ptr(), runtime::DTYPE_I32, {b, cache.maxPages}},
+                     TensorArg{dlens.ptr(), runtime::DTYPE_I32, {b}}},
+                    float(scale), b, sq, h, kLatent, bf16, parts, options, report));
+  const AttentionVariant v{"mla_decode", bf16, d, /*causal=*/true, /*dv=*/kLatent};
+  Random pick(options.seed + 5);
+  for (int64_t s = 0; s < b; ++s) {
+    const int64_t len = lens[s];
+    std::vector<uint16_t> keys(len * d);
+    for (int64_t j = 0; j < len; ++j)
+      std::copy_n(kv.bits.begin() + cache.Row(s, j) * d, d, keys.begin() + j * d);
+    const Bits16 keysOf(bf16, std::move(keys));
+    Bits16 qs(bf16, std::vector<uint16_t>(q.bits.begin() + s * sq * h * d,
+                                          q.bits.begin() + (s + 1) * sq * h * d));
+    std::vector<uint16_t> os(step.out.begin() + s * sq * h * kLatent,
+                             step.out.begin() + (s + 1) * sq * h * kLatent);
+    std::vector<float> ls(step.lse.begin() + s * h * sq, step.lse.begin() + (s + 1) * h * sq);
+    const AttentionProblem one{1, sq, len, h, 1};
+    for (int64_t hh = 0; hh < h; ++hh)
+      for (int64_t t = 0; t < sq; ++t)
+        if (!sampled || pick.Index(h * sq) < 2)
+          CheckAttentionRow(v, one, double(float(scale)), qs, keysOf, keysOf, os, ls, 0, hh, t,
+                            report);
+  }
+  report.correct = report.mismatches == 0;
+  int64_t keys = 0;
+  for (int64_t len : lens) keys += len;
+  // The latent cache once, Q, O and LSE.
+  report.bytes = 2.0 * (q.bits.size() + keys * d + step.out.size()) + 4.0 * step.lse.size();
+  report.flops = 2.0 * h * sq * keys * (d + kLatent);
+  TESSERA_RETURN_IF_ERROR(TimeDecodeStep(step, options, report));
+  return report;
+}
+
 /// The combine alone: random partial outputs and LSEs in [-4, 4), a fifth
 /// of the parts empty (LSE -infinity: weight 0 whatever their output); O
-/// and LSE of every row against float64.
+/// and LSE of every row against float64. O [B, Sq, H, d] of `dtype`.
 absl::StatusOr<Report> RunCombine(const LoadedKernel& kernel, int64_t b, int64_t sq, int64_t h,
-                                  int64_t parts, const RunOptions& options) {
-  const int64_t d = kHeadDim, rows = b * sq * h;
+                                  int64_t parts, int64_t d, runtime::DType dtype,
+                                  const RunOptions& options) {
+  const int64_t rows = b * sq * h;
+  const bool f16 = dtype == runtime::DTYPE_F16;
+  // Outputs in [-1, 1): the type's rounding (half an ulp at 1) and the f32
+  // sums, twice over.
+  const double bound = f16 ? 0x1p-10 : 0x1p-7;
   Report report;
   report.target = kernel.spec().target();
   Random random(options.seed);
@@ -253,7 +351,7 @@ absl::StatusOr<Report> RunCombine(const LoadedKernel& kernel, int64_t b, int64_t
   TESSERA_RETURN_IF_ERROR(dlse.Fill(kPoisonByte));
   std::vector<KernelArg> args = {TensorArg{dop.ptr(), runtime::DTYPE_F32, {b, sq, h, parts, d}},
                                  TensorArg{dlsep.ptr(), runtime::DTYPE_F32, {b, sq, parts, h}},
-                                 TensorArg{dout.ptr(), runtime::DTYPE_F16, {b, sq, h, d}},
+                                 TensorArg{dout.ptr(), dtype, {b, sq, h, d}},
                                  TensorArg{dlse.ptr(), runtime::DTYPE_F32, {b, h, sq}}};
   TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
                            TuneAndLaunch(kernel, args, options, dout, report));
@@ -274,10 +372,9 @@ absl::StatusOr<Report> RunCombine(const LoadedKernel& kernel, int64_t b, int64_t
         for (int64_t part = 0; part < parts; ++part)
           ref += std::exp(lseOf(part) - top) * op[(row * parts + part) * d + c];
         ref /= total;
-        // Outputs in [-1, 1): f16's rounding and the f32 sums.
+        double got = f16 ? HalfBitsToFloat(out[row * d + c]) : Bf16BitsToFloat(out[row * d + c]);
         report.max_error =
-            std::max(report.max_error,
-                     CheckElement(report, row, c, HalfBitsToFloat(out[row * d + c]), ref, 0x1p-10));
+            std::max(report.max_error, CheckElement(report, row, c, got, ref, bound));
       }
       int64_t t = bt % sq, batch = bt / sq;
       double got = lse[(batch * h + hh) * sq + t], ref = top + std::log(total);
@@ -285,7 +382,7 @@ absl::StatusOr<Report> RunCombine(const LoadedKernel& kernel, int64_t b, int64_t
           std::max(report.max_error,
                    CheckElement(report, row, -1, got, ref, std::ldexp(1 + std::fabs(ref), -12)));
     }
-  report.tolerance = 0x1p-10;
+  report.tolerance = bound;
   report.correct = report.mismatches == 0;
   report.bytes = 4.0 * (op.size() + lsep.size() + lse.size()) + 2.0 * out.size();
   TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
@@ -348,17 +445,48 @@ std::vector<Workload> FlashDecodingWorkloads() {
                                   p.hkv, p.benchmark, options);
         }));
   }
-  // The combine: odd sizes and all 64 parts; one benchmark.
+  // MLA decode: lengths 1, odd, not multiples of a page, one much longer;
+  // 16 heads (DeepSeek-V3 under 8-way tensor parallelism), 20 (a group cut
+  // short) and 128 (all of them); one and two new tokens. Benchmarks: the
+  // 16 and 128 heads at batch 4 to 128.
+  struct Mla {
+    std::vector<int64_t> lens;
+    int64_t sq, h;
+    bool benchmark;
+  };
+  for (const Mla& m : {Mla{{1, 70, 4000, 129}, 1, 16, false}, Mla{{300, 2, 64, 1000}, 2, 20, false},
+                       Mla{{3000}, 1, 128, false}, Mla{std::vector<int64_t>(4, 8192), 1, 16, true},
+                       Mla{std::vector<int64_t>(64, 4096), 1, 16, true},
+                       Mla{std::vector<int64_t>(64, 4096), 2, 16, true},
+                       Mla{std::vector<int64_t>(128, 1024), 1, 128, true}}) {
+    std::string lens;
+    for (int64_t len : m.lens) lens += absl::StrFormat("%s%d", lens.empty() ? "" : "_", len);
+    if (m.benchmark) lens = absl::StrFormat("%dx%d", m.lens.size(), m.lens[0]);
+    list.push_back(MakeWorkload(
+        absl::StrFormat("mla_decode/lens%s_sq%d_h%d", lens, m.sq, m.h), "mla_decode", !m.benchmark,
+        m.benchmark, [m](const LoadedKernel& split, const RunOptions& options) {
+          return RunMlaDecoding(split, m.lens, m.sq, m.h, m.benchmark, options);
+        }));
+  }
+  // The combines: odd sizes and all parts (64; MLA's 16, the most every
+  // target takes); one benchmark each.
   struct Combine {
-    int64_t b, sq, h, parts;
+    const char* kernel;
+    int64_t b, sq, h, parts, d;
+    runtime::DType dtype;
     bool conformance;
   };
-  for (Combine c :
-       {Combine{2, 3, 5, 7, true}, Combine{1, 1, 3, 64, true}, Combine{64, 1, 32, 16, false}})
+  const runtime::DType f16 = runtime::DTYPE_F16, bf16 = runtime::DTYPE_BF16;
+  for (Combine c : {Combine{kCombine, 2, 3, 5, 7, kHeadDim, f16, true},
+                    Combine{kCombine, 1, 1, 3, 64, kHeadDim, f16, true},
+                    Combine{kCombine, 64, 1, 32, 16, kHeadDim, f16, false},
+                    Combine{"mla_decode_combine", 2, 2, 5, 7, 512, bf16, true},
+                    Combine{"mla_decode_combine", 1, 1, 3, 16, 512, bf16, true},
+                    Combine{"mla_decode_combine", 64, 1, 16, 8, 512, bf16, false}})
     list.push_back(MakeWorkload(
-        absl::StrFormat("%s/b%d_sq%d_h%d_p%d", kCombine, c.b, c.sq, c.h, c.parts), kCombine,
+        absl::StrFormat("%s/b%d_sq%d_h%d_p%d", c.kernel, c.b, c.sq, c.h, c.parts), c.kernel,
         c.conformance, !c.conformance, [c](const LoadedKernel& kernel, const RunOptions& options) {
-          return RunCombine(kernel, c.b, c.sq, c.h, c.parts, options);
+          return RunCombine(kernel, c.b, c.sq, c.h, c.parts, c.d, c.dtype, options);
         }));
   return list;
 }

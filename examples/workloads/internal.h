@@ -171,7 +171,8 @@ std::vector<Workload> PagedGatherWorkloads();
 /// The workloads of the quantized-weight GEMMs (examples/gemm_w4a16.cc):
 /// workloads_quant.cc.
 std::vector<Workload> QuantWorkloads();
-/// examples/flash_decoding.cc: the split pass with its combine, and the combine alone.
+/// examples/flash_decoding.cc and examples/mla_decode.cc: each split pass with its combine,
+/// and the combine alone.
 std::vector<Workload> FlashDecodingWorkloads();
 /// A benchmark of a data-type GEMM entry at m x n x k, or nullopt.
 std::optional<Workload> DtypeGemmBenchmarkAt(const std::string& kernel, int64_t m, int64_t n,
