@@ -23,6 +23,7 @@
 #include "examples/gemm.h"
 #include "examples/gemm_split_k.h"
 #include "examples/gemm_w4a16.h"
+#include "examples/mla_decode.h"
 #include "examples/softmax.h"
 #include "frontend/Tessera.h"
 #include "runtime/bundle.h"
@@ -255,6 +256,28 @@ bool AddFlashDecodingVariants(runtime::KernelBundle& bundle, const std::string& 
   return true;
 }
 
+/// MLA decode's split pass (examples/mla_decode.cc) over heads a block,
+/// keys a step, stages and threads, and for one token:
+/// mla_decode[_one]__h<heads>_<bn>_s<stages>_t<threads>.
+bool AddMlaDecodeVariants(runtime::KernelBundle& bundle, const std::string& target) {
+  struct Variant {
+    bool one;
+    int64_t heads, bn;
+    int stages, threads;
+  };
+  for (Variant v : {Variant{false, 16, 32, 4, 128}, Variant{false, 16, 64, 2, 256},
+                    Variant{false, 32, 64, 2, 256}, Variant{false, 32, 32, 3, 256},
+                    Variant{true, 16, 64, 2, 128}, Variant{true, 16, 64, 2, 256}}) {
+    examples::MlaDecodeConfig c = examples::MlaDecodeConfig::ForTarget(target);
+    c.heads = v.heads, c.bn = v.bn, c.stages = v.stages, c.threads = v.threads;
+    c.oneToken = v.one;
+    std::string name = absl::StrCat(v.one ? "mla_decode_one__" : "mla_decode__", "h", v.heads, "_",
+                                    v.bn, "_s", v.stages, "_t", v.threads);
+    if (!Add(bundle, examples::MlaDecode(c, name), target)) return false;
+  }
+  return true;
+}
+
 /// Tuning variants of the examples, the bf16 GEMM, the fused epilogues and
 /// the softmax shapes the issues measure beside the defaults.
 bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
@@ -426,6 +449,7 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
   if (target == "sm_90a" && !AddW4A16Variants(bundle, target)) return false;
   if (target == "sm_90a" && !AddGemvW4A16Variants(bundle, target)) return false;
   if (target == "sm_90a" && !AddFlashDecodingVariants(bundle, target)) return false;
+  if (target == "sm_90a" && !AddMlaDecodeVariants(bundle, target)) return false;
   if ((target == "sm_90a" || target == "sm_80") && !AddAttentionVariants(bundle, target))
     return false;
   // The data types' GEMMs beside torch._int_mm and torch.matmul with TF32
