@@ -147,6 +147,25 @@ absl::Status TimeDecodeStep(DecodeStep& step, const RunOptions& options, Report&
   return absl::OkStatus();
 }
 
+/// Checks sequence `s` of a paged decode step as a batch of one: its Q
+/// rows, its keys and values gathered (`keys`, `values`), its O and LSE
+/// rows; every (head, token) row, or about two of each head's tokens when
+/// `sampled`.
+void CheckPagedSequence(const AttentionVariant& v, const AttentionProblem& one, int64_t s,
+                        double scale, const Bits16& q, const Bits16& keys, const Bits16& values,
+                        const DecodeStep& step, bool sampled, Random& pick, Report& report) {
+  const int64_t rows = one.sq * one.h, dv = v.dv ? v.dv : v.d;
+  Bits16 qs(q.dtype, std::vector<uint16_t>(q.bits.begin() + s * rows * v.d,
+                                           q.bits.begin() + (s + 1) * rows * v.d));
+  std::vector<uint16_t> os(step.out.begin() + s * rows * dv,
+                           step.out.begin() + (s + 1) * rows * dv);
+  std::vector<float> ls(step.lse.begin() + s * rows, step.lse.begin() + (s + 1) * rows);
+  for (int64_t hh = 0; hh < one.h; ++hh)
+    for (int64_t t = 0; t < one.sq; ++t)
+      if (!sampled || pick.Index(rows) < 2)
+        CheckAttentionRow(v, one, scale, qs, keys, values, os, ls, 0, hh, t, report);
+}
+
 absl::StatusOr<Report> RunFlashDecoding(const LoadedKernel& split, const std::string& kernel,
                                         const AttentionProblem& p, bool sampled,
                                         const RunOptions& options) {
@@ -215,8 +234,6 @@ absl::StatusOr<Report> RunPagedDecoding(const LoadedKernel& split, const std::st
                                       TensorArg{dtable.ptr(), runtime::DTYPE_I32, {b, maxPages}},
                                       TensorArg{dlens.ptr(), runtime::DTYPE_I32, {b}}},
                                      float(scale), b, sq, h, d, f16, parts, options, report));
-  const std::vector<uint16_t>& out = step.out;
-  const std::vector<float>& lse = step.lse;
   // Each sequence as a batch of one: its Q rows, its keys gathered from the
   // pages, its O and LSE rows.
   const AttentionVariant v{kernel, f16, d, /*causal=*/true};
@@ -229,22 +246,14 @@ absl::StatusOr<Report> RunPagedDecoding(const LoadedKernel& split, const std::st
       std::copy_n(kp.bits.begin() + from, hkv * d, ks.begin() + j * hkv * d);
       std::copy_n(vp.bits.begin() + from, hkv * d, vs.begin() + j * hkv * d);
     }
-    const Bits16 keysOf(f16, std::move(ks)), valuesOf(f16, std::move(vs));
-    Bits16 qs(f16, std::vector<uint16_t>(q.bits.begin() + s * sq * h * d,
-                                         q.bits.begin() + (s + 1) * sq * h * d));
-    std::vector<uint16_t> os(out.begin() + s * sq * h * d, out.begin() + (s + 1) * sq * h * d);
-    std::vector<float> ls(lse.begin() + s * h * sq, lse.begin() + (s + 1) * h * sq);
-    const AttentionProblem one{1, sq, len, h, hkv};
-    for (int64_t hh = 0; hh < h; ++hh)
-      for (int64_t t = 0; t < sq; ++t)
-        if (!sampled || pick.Index(h * sq) < 2)
-          CheckAttentionRow(v, one, double(float(scale)), qs, keysOf, valuesOf, os, ls, 0, hh, t,
-                            report);
+    CheckPagedSequence(v, {1, sq, len, h, hkv}, s, double(float(scale)), q,
+                       Bits16(f16, std::move(ks)), Bits16(f16, std::move(vs)), step, sampled, pick,
+                       report);
   }
   report.correct = report.mismatches == 0;
   int64_t keys = 0;
   for (int64_t len : lens) keys += len;
-  report.bytes = 2.0 * (2 * q.bits.size() + 2 * keys * hkv * d) + 4.0 * lse.size();
+  report.bytes = 2.0 * (2 * q.bits.size() + 2 * keys * hkv * d) + 4.0 * step.lse.size();
   report.flops = 4.0 * h * sq * keys * d;
   TESSERA_RETURN_IF_ERROR(TimeDecodeStep(step, options, report));
   return report;
@@ -301,17 +310,8 @@ absl::StatusOr<Report> RunMlaDecoding(const LoadedKernel& split, const std::vect
     for (int64_t j = 0; j < len; ++j)
       std::copy_n(kv.bits.begin() + cache.Row(s, j) * d, d, keys.begin() + j * d);
     const Bits16 keysOf(bf16, std::move(keys));
-    Bits16 qs(bf16, std::vector<uint16_t>(q.bits.begin() + s * sq * h * d,
-                                          q.bits.begin() + (s + 1) * sq * h * d));
-    std::vector<uint16_t> os(step.out.begin() + s * sq * h * kLatent,
-                             step.out.begin() + (s + 1) * sq * h * kLatent);
-    std::vector<float> ls(step.lse.begin() + s * h * sq, step.lse.begin() + (s + 1) * h * sq);
-    const AttentionProblem one{1, sq, len, h, 1};
-    for (int64_t hh = 0; hh < h; ++hh)
-      for (int64_t t = 0; t < sq; ++t)
-        if (!sampled || pick.Index(h * sq) < 2)
-          CheckAttentionRow(v, one, double(float(scale)), qs, keysOf, keysOf, os, ls, 0, hh, t,
-                            report);
+    CheckPagedSequence(v, {1, sq, len, h, 1}, s, double(float(scale)), q, keysOf, keysOf, step,
+                       sampled, pick, report);
   }
   report.correct = report.mismatches == 0;
   int64_t keys = 0;
