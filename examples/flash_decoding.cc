@@ -196,17 +196,29 @@ Example FlashDecodingOneExample() {
           {FlashDecodingCombineExample()}};
 }
 
-Example FlashDecodingPagedExample() {
-  return {"flash_decoding_paged",
-          [](const std::string& target) {
+namespace {
+
+/// The paged split pass for pages of `pageSize` rows (16: vLLM's default,
+/// 64, 256), as `name`.
+Example PagedExample(const std::string& name, int64_t pageSize) {
+  return {name,
+          [name, pageSize](const std::string& target) {
             FlashDecodingConfig c = FlashDecodingConfig::ForTarget(target);
-            c.pageSize = 64;
-            // sm_70's quadpair MMAs spill at 64 keys a step with the table.
+            c.pageSize = pageSize;
+            // sm_70's quadpair MMAs spill at 64 keys a step with the table;
+            // a step's keys lie in one page.
             if (target == "sm_70") c.bn = 32;
-            return FlashDecoding(c, "flash_decoding_paged");
+            c.bn = std::min(c.bn, pageSize);
+            return FlashDecoding(c, name);
           },
           {FlashDecodingCombineExample()}};
 }
+
+}  // namespace
+
+Example FlashDecodingPagedExample() { return PagedExample("flash_decoding_paged", 64); }
+Example FlashDecodingPaged16Example() { return PagedExample("flash_decoding_paged16", 16); }
+Example FlashDecodingPaged256Example() { return PagedExample("flash_decoding_paged256", 256); }
 
 Example FlashDecodingExample() {
   return {"flash_decoding",

@@ -24,6 +24,8 @@ Example FlashDecodingExample();
 Example FlashDecodingCombineExample();
 Example FlashDecodingOneExample();
 Example FlashDecodingPagedExample();
+Example FlashDecodingPaged16Example();
+Example FlashDecodingPaged256Example();
 Example GemmSplitKExample();
 Example PagedGatherExample();
 Example SoftmaxVarlenExample();
@@ -53,6 +55,8 @@ const std::vector<Example>& AllExamples() {
                                                          FlashDecodingCombineExample(),
                                                          FlashDecodingOneExample(),
                                                          FlashDecodingPagedExample(),
+                                                         FlashDecodingPaged16Example(),
+                                                         FlashDecodingPaged256Example(),
                                                          SoftmaxVarlenExample(),
                                                          MlaDecodeExample(),
                                                          MlaDecodeCombineExample()};

@@ -90,9 +90,8 @@ PagedCache ShufflePages(const std::vector<int64_t>& lens, int64_t pageSize, Rand
 /// One decode step: the split pass over `inputs` (Q, K, V and, paged, the
 /// table and lengths) into partial results of `parts` parts, then the
 /// combine into O [B, Sq, H, d] (`dtype`) and LSE [B, H, Sq], poisoned
-/// before. The
-/// split pass is tuned first when the options name candidates (ranked
-/// alone: the combine is the same after each).
+/// before. The split pass is tuned first when the options name candidates
+/// (ranked alone: the combine is the same after each).
 struct DecodeStep {
   std::vector<DeviceBuffer> buffers;  // OP, LSEP, O, LSE
   runtime::PackedLaunch split, combine;
@@ -424,25 +423,34 @@ std::vector<Workload> FlashDecodingWorkloads() {
   // Paged (64 rows a page): lengths 1, odd, not multiples of a page, one
   // sequence much longer than the others; GQA 1 and 4; one and three new
   // tokens (a sequence shorter than three leaves its first tokens no key).
-  // Benchmarks: batch 4 and 16, 8k keys each.
+  // Pages of 16 and 256 rows (flash_decoding_paged16, _paged256): the
+  // first two. Benchmarks: batch 4 and 16, 8k keys each; batch 4 for the
+  // other page sizes.
   struct Paged {
+    const char* kernel;
+    int64_t pageSize;
     std::vector<int64_t> lens;
     int64_t sq, h, hkv;
     bool benchmark;
   };
-  for (const Paged& p :
-       {Paged{{1, 70, 4000, 129}, 1, 8, 2, false}, Paged{{300, 2, 64, 1000}, 3, 4, 4, false},
-        Paged{std::vector<int64_t>(4, 8192), 1, 32, 8, true},
-        Paged{std::vector<int64_t>(16, 8192), 1, 32, 8, true}}) {
+  std::vector<Paged> paged;
+  for (auto [kernel, pageSize] : {std::pair<const char*, int64_t>{"flash_decoding_paged", 64},
+                                  {"flash_decoding_paged16", 16},
+                                  {"flash_decoding_paged256", 256}}) {
+    paged.push_back({kernel, pageSize, {1, 70, 4000, 129}, 1, 8, 2, false});
+    paged.push_back({kernel, pageSize, {300, 2, 64, 1000}, 3, 4, 4, false});
+    paged.push_back({kernel, pageSize, std::vector<int64_t>(4, 8192), 1, 32, 8, true});
+  }
+  paged.push_back({"flash_decoding_paged", 64, std::vector<int64_t>(16, 8192), 1, 32, 8, true});
+  for (const Paged& p : paged) {
     std::string lens;
     for (int64_t len : p.lens) lens += absl::StrFormat("%s%d", lens.empty() ? "" : "_", len);
     if (p.benchmark) lens = absl::StrFormat("%dx%d", p.lens.size(), p.lens[0]);
     list.push_back(MakeWorkload(
-        absl::StrFormat("flash_decoding_paged/lens%s_sq%d_h%d_hkv%d", lens, p.sq, p.h, p.hkv),
-        "flash_decoding_paged", !p.benchmark, p.benchmark,
-        [p](const LoadedKernel& split, const RunOptions& options) {
-          return RunPagedDecoding(split, "flash_decoding_paged", /*pageSize=*/64, p.lens, p.sq, p.h,
-                                  p.hkv, p.benchmark, options);
+        absl::StrFormat("%s/lens%s_sq%d_h%d_hkv%d", p.kernel, lens, p.sq, p.h, p.hkv), p.kernel,
+        !p.benchmark, p.benchmark, [p](const LoadedKernel& split, const RunOptions& options) {
+          return RunPagedDecoding(split, p.kernel, p.pageSize, p.lens, p.sq, p.h, p.hkv,
+                                  p.benchmark, options);
         }));
   }
   // MLA decode: lengths 1, odd, not multiples of a page, one much longer;
