@@ -92,8 +92,8 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
     auto token = [&](Index t) {
       // This token's keys [0, end), and this block's steps of them.
       Index end = skv - sq + t + 1;
-      Index steps = CeilDiv(end, Index(BN)), perPart = CeilDiv(steps, parts);
-      Index first = Min(steps, part * perPart);
+      DecodePart keys = DecodePartOf(end, part, parts, BN);
+      Index steps = keys.steps, perPart = keys.perPart, first = keys.first;
       // The group's heads are the tile's rows; rows past them read zero
       // and are not written.
       T.Copy(Q.Tile(b, t, h0, 0).Along({2, 3}).Until(h0 + group), qs);
@@ -112,12 +112,7 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
         }
         T.Clear(s);
         T.Gemm(qs, ks, s, /*transposeA=*/false, /*transposeB=*/true);
-        // Only the token's last step holds keys past its end.
-        T.If(col0 + BN > end, [&] {
-          T.Parallel({BM, BN}, [&](Index i, Index k) {
-            s(i, k) = Select(ToScalar(k, i32) < ToScalar(end - col0, i32), s(i, k), -kInf);
-          });
-        });
+        MaskKeysPastEnd(T, s, BM, BN, col0, end);
         OnlineSoftmaxStep(T, state, s, p, vs, c.dtype, BN);
       });
       // An empty part: output 0, LSE -infinity (weight 0 in the combine).

@@ -9,6 +9,7 @@
 #define TESSERA_EXAMPLES_FLASH_DECODING_H_
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "frontend/Tessera.h"
@@ -35,6 +36,30 @@ struct FlashDecodingConfig {
 
   static FlashDecodingConfig ForTarget(const std::string& target);
 };
+
+/// A decode block's share of a token's keys: the token sees `keys` keys in
+/// steps of `bn`, the steps split into `parts` runs of `perPart`, and part
+/// `part` starts at step `first` (its count: Min(perPart, steps - first)).
+struct DecodePart {
+  Index steps, perPart, first;
+};
+inline DecodePart DecodePartOf(const Index& keys, const Index& part, const Index& parts,
+                               int64_t bn) {
+  Index steps = CeilDiv(keys, Index(bn)), perPart = CeilDiv(steps, parts);
+  return {steps, perPart, Min(steps, part * perPart)};
+}
+
+/// Scores of keys at or past `end` to -infinity in the step of `bn` keys
+/// from `col0` (only a token's last step holds any): S is [rows, bn].
+inline void MaskKeysPastEnd(KernelBuilder& T, const Buffer& s, int64_t rows, int64_t bn,
+                            const Index& col0, const Index& end) {
+  T.If(col0 + bn > end, [&] {
+    T.Parallel({rows, bn}, [&](Index i, Index k) {
+      s(i, k) = Select(ToScalar(k, i32) < ToScalar(end - col0, i32), s(i, k),
+                       -std::numeric_limits<double>::infinity());
+    });
+  });
+}
 
 /// The most splits the combine takes (the P of the partial results).
 inline constexpr int64_t kMaxDecodingSplits = 64;

@@ -82,8 +82,8 @@ Kernel MlaDecode(const MlaDecodeConfig& c, const std::string& name) {
     auto token = [&](Index t) {
       // This token's keys [0, end), and this block's steps of them.
       Index end = skv - sq + t + 1;
-      Index steps = CeilDiv(Max(end, Index(0)), Index(BN)), perPart = CeilDiv(steps, parts);
-      Index first = Min(steps, part * perPart);
+      DecodePart keys = DecodePartOf(Max(end, Index(0)), part, parts, BN);
+      Index steps = keys.steps, perPart = keys.perPart, first = keys.first;
       // Rows past the last head read zero and are not written.
       T.Copy(Q.Tile(b, t, h0, 0).Along({2, 3}).Until(heads), qn);
       T.Copy(Q.Tile(b, t, h0, L).Along({2, 3}).Until(heads), qr);
@@ -98,12 +98,7 @@ Kernel MlaDecode(const MlaDecodeConfig& c, const std::string& name) {
         T.Clear(s);
         T.Gemm(qn, kn, s, /*transposeA=*/false, /*transposeB=*/true);
         T.Gemm(qr, kr, s, /*transposeA=*/false, /*transposeB=*/true);
-        // Only the token's last step holds keys past its end.
-        T.If(col0 + BN > end, [&] {
-          T.Parallel({BM, BN}, [&](Index i, Index k) {
-            s(i, k) = Select(ToScalar(k, i32) < ToScalar(end - col0, i32), s(i, k), -kInf);
-          });
-        });
+        MaskKeysPastEnd(T, s, BM, BN, col0, end);
         OnlineSoftmaxStep(T, state, s, p, kn, c.dtype, BN);
       });
       // An empty part: output 0, LSE -infinity (weight 0 in the combine).
