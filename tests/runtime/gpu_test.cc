@@ -154,6 +154,57 @@ TEST_F(GpuTest, LaunchesVectorAddThroughTheJit) {
   EXPECT_LE(timing->median_ms, timing->max_ms);
 }
 
+// A prepared launch on a stream under capture becomes a CUDA graph node
+// (Launch makes no synchronous call), and the graph replays it: after the
+// inputs change, a replay computes from the new ones.
+TEST_F(GpuTest, PreparedLaunchIsCapturedInACudaGraphAndReplayed) {
+  absl::StatusOr<LoadedKernel> kernel = LoadedKernel::Load(VectorAdd());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  const CudaDriver& driver = kernel->driver();
+  constexpr int64_t kN = 777;
+  const size_t bytes = kN * sizeof(float);
+  std::vector<float> a(kN), b(kN), c(kN);
+  for (int64_t i = 0; i < kN; ++i) a[i] = 0.25f * i, b[i] = 3.0f - i;
+  auto A = DeviceBuffer::Allocate(bytes), B = DeviceBuffer::Allocate(bytes),
+       C = DeviceBuffer::Allocate(bytes);
+  ASSERT_TRUE(A.ok() && B.ok() && C.ok());
+  ASSERT_TRUE(A->CopyFromHost(a.data(), bytes).ok());
+  ASSERT_TRUE(B->CopyFromHost(b.data(), bytes).ok());
+  ASSERT_TRUE(C->Fill32(0x7FC00000u).ok());  // NaN poison.
+  absl::StatusOr<PackedLaunch> packed = PrepareLaunch(
+      kernel->spec(), {TensorArg{A->ptr(), DTYPE_F32, {kN}}, TensorArg{B->ptr(), DTYPE_F32, {kN}},
+                       TensorArg{C->ptr(), DTYPE_F32, {kN}}, ScalarArg::F32(2.0f)});
+  ASSERT_TRUE(packed.ok()) << packed.status();
+
+  CUstream stream = nullptr;
+  ASSERT_EQ(driver.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  ASSERT_EQ(driver.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
+  absl::Status captured = Launch(*kernel, *packed, stream);
+  CUgraph graph = nullptr;
+  ASSERT_EQ(driver.cuStreamEndCapture(stream, &graph), CUDA_SUCCESS);
+  ASSERT_TRUE(captured.ok()) << captured;
+  CUgraphExec exec = nullptr;
+  ASSERT_EQ(driver.cuGraphInstantiate(&exec, graph, 0), CUDA_SUCCESS);
+  // Capturing ran nothing: C still holds the poison.
+  ASSERT_EQ(driver.cuStreamSynchronize(stream), CUDA_SUCCESS);
+  ASSERT_TRUE(C->CopyToHost(c.data(), bytes).ok());
+  EXPECT_TRUE(std::isnan(c[0]));
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) {
+      for (int64_t i = 0; i < kN; ++i) a[i] = -1.5f * i;
+      ASSERT_TRUE(A->CopyFromHost(a.data(), bytes).ok());
+    }
+    ASSERT_EQ(driver.cuGraphLaunch(exec, stream), CUDA_SUCCESS);
+    ASSERT_EQ(driver.cuStreamSynchronize(stream), CUDA_SUCCESS);
+    ASSERT_TRUE(C->CopyToHost(c.data(), bytes).ok());
+    for (int64_t i = 0; i < kN; ++i)
+      ASSERT_EQ(c[i], a[i] + 2.0f * b[i]) << "round " << round << ", i = " << i;
+  }
+  EXPECT_EQ(driver.cuGraphExecDestroy(exec), CUDA_SUCCESS);
+  EXPECT_EQ(driver.cuGraphDestroy(graph), CUDA_SUCCESS);
+  EXPECT_EQ(driver.cuStreamDestroy(stream), CUDA_SUCCESS);
+}
+
 // With sync_each_run, TimeIt waits for each timed run before it asks for
 // the next launch: the previous launch's work has finished every time.
 TEST_F(GpuTest, TimeItCanWaitForEachRun) {
