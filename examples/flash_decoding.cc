@@ -103,9 +103,12 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
       T.Pipelined(Min(perPart, steps - first), c.stages, [&](Index j) {
         Index col0 = (first + j) * BN;
         if (paged) {
+          // Rows of the last page past the sequence's end read as zero: a
+          // reused page may hold anything there (NaN times P's 0 is NaN).
           Index page = (*Table)(b, col0 / c.pageSize), row = col0 % c.pageSize;
-          T.Copy(K.Tile(page, row, g, 0).Along({1, 3}), ks);
-          T.Copy(V.Tile(page, row, g, 0).Along({1, 3}), vs);
+          Index rowsEnd = row + (end - col0);
+          T.Copy(K.Tile(page, row, g, 0).Along({1, 3}).Until(rowsEnd), ks);
+          T.Copy(V.Tile(page, row, g, 0).Along({1, 3}).Until(rowsEnd), vs);
         } else {
           T.Copy(K.Tile(b, col0, g, 0).Along({1, 3}), ks);
           T.Copy(V.Tile(b, col0, g, 0).Along({1, 3}), vs);

@@ -92,9 +92,12 @@ Kernel MlaDecode(const MlaDecodeConfig& c, const std::string& name) {
       T.Fill(m, -kInf);
       T.Pipelined(Min(perPart, steps - first), c.stages, [&](Index j) {
         Index col0 = (first + j) * BN;
+        // Rows of the last page past the sequence's end read as zero: a
+        // reused page may hold anything there (NaN times P's 0 is NaN).
         Index page = Table(b, col0 / c.pageSize), row = col0 % c.pageSize;
-        T.Copy(KV.Tile(page, row, 0).Along({1, 2}), kn);
-        T.Copy(KV.Tile(page, row, L).Along({1, 2}), kr);
+        Index rowsEnd = row + (end - col0);
+        T.Copy(KV.Tile(page, row, 0).Along({1, 2}).Until(rowsEnd), kn);
+        T.Copy(KV.Tile(page, row, L).Along({1, 2}).Until(rowsEnd), kr);
         T.Clear(s);
         T.Gemm(qn, kn, s, /*transposeA=*/false, /*transposeB=*/true);
         T.Gemm(qr, kr, s, /*transposeA=*/false, /*transposeB=*/true);

@@ -17,6 +17,7 @@ namespace detail {
 
 thread_local BuilderState *BuilderState::current = nullptr;
 thread_local BuilderState *BuilderState::latest = nullptr;
+thread_local std::vector<BuilderState *> BuilderState::live;
 thread_local std::string BuilderState::orphanErrors;
 
 void recordMisuse(const std::string &message) {
@@ -219,7 +220,7 @@ KernelBuilder::KernelBuilder(std::string name, SourceLoc loc)
                       "' is not an identifier (ASCII letters, digits and '_', not starting "
                       "with a digit): it becomes the kernel's PTX entry",
                   state_->loc(loc));
-  state_->previousLatest = BuilderState::latest;
+  BuilderState::live.push_back(state_.get());
   BuilderState::latest = state_.get();
 }
 
@@ -228,8 +229,9 @@ KernelBuilder::~KernelBuilder() {
   state_->owner->alive = false;
   if (BuilderState::current == state_.get())
     BuilderState::current = nullptr;
-  if (BuilderState::latest == state_.get())
-    BuilderState::latest = state_->previousLatest;
+  // Builders may end in any order: `latest` is the newest still alive.
+  llvm::erase(BuilderState::live, state_.get());
+  BuilderState::latest = BuilderState::live.empty() ? nullptr : BuilderState::live.back();
 }
 
 namespace {
@@ -310,12 +312,20 @@ Scalar KernelBuilder::ScalarArg(const std::string &name, DType dtype, SourceLoc 
 
 namespace {
 
-void launchImpl(BuilderState &s, const std::vector<GridExtent> &grid, int threads,
+/// Builds the kernel of a Launch whose body takes `indices` block indices.
+void launchImpl(BuilderState &s, const std::vector<GridExtent> &grid, int threads, size_t indices,
                 const std::function<void(llvm::ArrayRef<Index>)> &body, const SourceLoc &where) {
   if (s.kernel) {
     auto first = mlir::dyn_cast<mlir::FileLineColLoc>(s.kernel.getLoc());
     s.error("Launch is called a second time; kernel '" + s.name + "' has one Launch" +
-                (first ? ", at line " + std::to_string(first.getLine()) : std::string()),
+                (first ? ", at " + first.getFilename().str() + ":" + std::to_string(first.getLine())
+                       : std::string()),
+            s.loc(where));
+    return;
+  }
+  if (grid.size() != indices) {
+    s.error("Launch with a body of " + std::to_string(indices) + " block indices needs " +
+                std::to_string(indices) + " grid extents, not " + std::to_string(grid.size()),
             s.loc(where));
     return;
   }
@@ -380,17 +390,19 @@ void launchImpl(BuilderState &s, const std::vector<GridExtent> &grid, int thread
 
 void KernelBuilder::Launch(std::vector<GridExtent> grid, int threads,
                            std::function<void(Index)> body, SourceLoc loc) {
-  launchImpl(*state_, grid, threads, [&](llvm::ArrayRef<Index> ids) { body(ids[0]); }, loc);
+  launchImpl(
+      *state_, grid, threads, 1, [&](llvm::ArrayRef<Index> ids) { body(ids[0]); }, loc);
 }
 void KernelBuilder::Launch(std::vector<GridExtent> grid, int threads,
                            std::function<void(Index, Index)> body, SourceLoc loc) {
-  launchImpl(*state_, grid, threads, [&](llvm::ArrayRef<Index> ids) { body(ids[0], ids[1]); },
-             loc);
+  launchImpl(
+      *state_, grid, threads, 2, [&](llvm::ArrayRef<Index> ids) { body(ids[0], ids[1]); }, loc);
 }
 void KernelBuilder::Launch(std::vector<GridExtent> grid, int threads,
                            std::function<void(Index, Index, Index)> body, SourceLoc loc) {
-  launchImpl(*state_, grid, threads,
-             [&](llvm::ArrayRef<Index> ids) { body(ids[0], ids[1], ids[2]); }, loc);
+  launchImpl(
+      *state_, grid, threads, 3, [&](llvm::ArrayRef<Index> ids) { body(ids[0], ids[1], ids[2]); },
+      loc);
 }
 
 namespace {
@@ -716,7 +728,7 @@ Kernel KernelBuilder::Build() {
     kernel.impl_->status = absl::FailedPreconditionError(
         std::string(at.file ? at.file : "<unknown>") + ":" + std::to_string(at.line) +
         ": tessera: kernel '" + state_->name +
-        "' was never launched; KernelBuilder::Launch builds its body");
+        "' was never launched; KernelBuilder::Launch builds its body\n" + state_->errors);
     return kernel;
   }
   if (!state_->errors.empty()) {

@@ -183,7 +183,9 @@ struct Program {
 
   /// Offsets for a tile of `rank` dimensions (sometimes one too many).
   TileRef tile(size_t t) {
-    TileRef ref{tensors[t].argument(), {}};
+    // Through Tensor::Tile: the tile carries its tensor's builder, so a
+    // foreign tensor's tile meets the ownership check.
+    TileRef ref = tensors[t].Tile();
     int rank = tensorRanks[t] + (in.pick(8) == 0 ? 1 : 0);
     for (int i = 0; i < rank; ++i)
       ref.offsets.push_back(index());
@@ -583,7 +585,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string name = "fuzz";
   std::unique_ptr<ForeignHandles> foreign;
   if (misuse) {
-    name = in.pick(3) == 0 ? std::string(1, char(in.byte())) + char(in.byte()) : in.from(kNames);
+    if (in.pick(3) == 0) {
+      char first = char(in.byte()), second = char(in.byte());
+      name = std::string{first, second};
+    } else {
+      name = in.from(kNames);
+    }
     if (in.flag())
       foreign = makeForeign(/*destroy=*/in.flag());
   }

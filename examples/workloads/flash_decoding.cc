@@ -68,6 +68,15 @@ struct PagedCache {
   int64_t Row(int64_t s, int64_t j) const {
     return table[s * maxPages + j / pageSize] * pageSize + j % pageSize;
   }
+  /// Sets the rows of each sequence's last page past its length (of
+  /// `rowElements` 16-bit values each in `pool`) to NaN: a kernel must not
+  /// let them into its sums (P's zeros times NaN are NaN).
+  void PoisonTails(const std::vector<int64_t>& lens, int64_t rowElements, Bits16& pool) const {
+    const uint16_t nan = pool.dtype == runtime::DTYPE_F16 ? 0x7E00 : 0x7FC0;
+    for (int64_t s = 0; s < int64_t(lens.size()); ++s)
+      for (int64_t j = lens[s]; j % pageSize != 0; ++j)
+        std::fill_n(pool.bits.begin() + Row(s, j) * rowElements, rowElements, nan);
+  }
 };
 PagedCache ShufflePages(const std::vector<int64_t>& lens, int64_t pageSize, Random& random) {
   PagedCache cache;
@@ -148,7 +157,7 @@ absl::Status TimeDecodeStep(DecodeStep& step, const RunOptions& options, Report&
 
 /// Checks sequence `s` of a paged decode step as a batch of one: its Q
 /// rows, its keys and values gathered (`keys`, `values`), its O and LSE
-/// rows; every (head, token) row, or about two of each head's tokens when
+/// rows; every (head, token) row, or about two of the sequence's rows when
 /// `sampled`.
 void CheckPagedSequence(const AttentionVariant& v, const AttentionProblem& one, int64_t s,
                         double scale, const Bits16& q, const Bits16& keys, const Bits16& values,
@@ -218,6 +227,8 @@ absl::StatusOr<Report> RunPagedDecoding(const LoadedKernel& split, const std::st
   const int64_t pageElems = pageSize * hkv * d;
   Bits16 q(f16, b * sq * h * d, random), kp(f16, pages * pageElems, random),
       vp(f16, pages * pageElems, random);
+  cache.PoisonTails(lens, hkv * d, kp);
+  cache.PoisonTails(lens, hkv * d, vp);
   const double scale = 1.25 / std::sqrt(double(d));
   std::vector<int32_t> lens32(lens.begin(), lens.end());
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dq, Upload(q.bits));
@@ -279,7 +290,7 @@ absl::StatusOr<Report> RunMlaDecoding(const LoadedKernel& split, const std::vect
   const std::string& target = split.spec().target();
   const int64_t maxParts = target == "sm_70" || target == "sm_80" || target == "sm_90a" ? 32 : 16;
   const int64_t parts =
-      std::min(maxParts, SplitsFor({b, sq, longest, groups, 1}, device.sm_count()));
+      std::min(maxParts, SplitsFor({b, sq, longest, groups, groups}, device.sm_count()));
   const runtime::DType bf16 = runtime::DTYPE_BF16;
   Report report;
   report.target = split.spec().target();
@@ -287,6 +298,7 @@ absl::StatusOr<Report> RunMlaDecoding(const LoadedKernel& split, const std::vect
   Random random(options.seed);
   const PagedCache cache = ShufflePages(lens, kPage, random);
   Bits16 q(bf16, b * sq * h * d, random), kv(bf16, cache.pages * kPage * d, random);
+  cache.PoisonTails(lens, d, kv);
   const double scale = 1.25 / std::sqrt(double(d));
   std::vector<int32_t> lens32(lens.begin(), lens.end());
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dq, Upload(q.bits));

@@ -86,9 +86,9 @@ struct BuilderState {
   /// Misuse recorded while no KernelBuilder was alive on this thread; the
   /// next one created adopts it.
   static thread_local std::string orphanErrors;
-  /// `latest` when this state's KernelBuilder was created (restored when it
-  /// ends).
-  BuilderState *previousLatest = nullptr;
+  /// The states of this thread's live KernelBuilders, in creation order
+  /// (`latest` is the last; builders may end in any order).
+  static thread_local std::vector<BuilderState *> live;
 
   mlir::Location loc(const SourceLoc &where) {
     return mlir::FileLineColLoc::get(context.get(), where.file ? where.file : "<unknown>",

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -317,7 +318,8 @@ TEST(Frontend, StructuralErrorsNameTheAuthorsLine) {
   ExpectMessageAt(message, dimLine, "tensor 'A' has dimension -7");
   ExpectMessageAt(message, parallelLine, "Parallel with a two-index body needs two extents, not 1");
   ExpectMessageAt(message, secondLine,
-                  "Launch is called a second time; kernel 'structure' has one Launch, at line " +
+                  "Launch is called a second time; kernel 'structure' has one Launch, at "
+                  "tests/frontend/misuse_test.cc:" +
                       std::to_string(firstLine));
   EXPECT_EQ(message.find("redefinition"), std::string::npos) << message;
 
@@ -426,6 +428,39 @@ TEST(Frontend, SignedIndexOpsOfADestroyedBuilderAreErrors) {
     ++count;
   EXPECT_EQ(count, 4u) << message;
   ExpectMessageAt(message, line, "Index belongs to kernel 'first'");
+}
+
+TEST(Frontend, LaunchBodyAndGridMustAgree) {
+  // A body of two block indices over a grid of one reads no index that is
+  // not there: an error at the Launch's line.
+  KernelBuilder T("arity");
+  auto A = T.Tensor("A", {Dim(64)}, f32);
+  int line = __LINE__ + 1;
+  T.Launch({1}, 64, [&](Index x, Index y) {
+    auto a = T.AllocFragment({64}, f32, "a");
+    T.Copy(A.Tile(x + y), a);
+  });
+  Kernel kernel = T.Build();
+  ExpectMessageAt(std::string(kernel.status().message()), line,
+                  "Launch with a body of 2 block indices needs 2 grid extents, not 1");
+}
+
+TEST(Frontend, BuildersMayEndInAnyOrder) {
+  // A ends before B: misuse after both are gone goes to the next builder,
+  // not to freed state.
+  auto a = std::make_unique<KernelBuilder>("a");
+  auto b = std::make_unique<KernelBuilder>("b");
+  a.reset();
+  b.reset();
+  int line = __LINE__ + 1;
+  Scalar stray = Exp(Scalar(1.0));
+  (void)stray;
+  KernelBuilder next("next");
+  Kernel kernel = next.Build();
+  std::string message(kernel.status().message());
+  EXPECT_NE(message.find("Exp is only valid inside KernelBuilder::Launch's body"),
+            std::string::npos)
+      << "line " << line << ": " << message;
 }
 
 } // namespace

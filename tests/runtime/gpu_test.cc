@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -177,13 +178,21 @@ TEST_F(GpuTest, PreparedLaunchIsCapturedInACudaGraphAndReplayed) {
   ASSERT_TRUE(packed.ok()) << packed.status();
 
   CUstream stream = nullptr;
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  // Released however the test ends.
+  auto release = absl::MakeCleanup([&] {
+    if (exec != nullptr) driver.cuGraphExecDestroy(exec);
+    if (graph != nullptr) driver.cuGraphDestroy(graph);
+    if (stream != nullptr) driver.cuStreamDestroy(stream);
+  });
   ASSERT_EQ(driver.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   ASSERT_EQ(driver.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
   absl::Status captured = Launch(*kernel, *packed, stream);
-  CUgraph graph = nullptr;
-  ASSERT_EQ(driver.cuStreamEndCapture(stream, &graph), CUDA_SUCCESS);
+  CUresult ended = driver.cuStreamEndCapture(stream, &graph);
+  // Launch's own error first: a failed launch invalidates the capture.
   ASSERT_TRUE(captured.ok()) << captured;
-  CUgraphExec exec = nullptr;
+  ASSERT_EQ(ended, CUDA_SUCCESS);
   ASSERT_EQ(driver.cuGraphInstantiate(&exec, graph, 0), CUDA_SUCCESS);
   // Capturing ran nothing: C still holds the poison.
   ASSERT_EQ(driver.cuStreamSynchronize(stream), CUDA_SUCCESS);
@@ -200,9 +209,6 @@ TEST_F(GpuTest, PreparedLaunchIsCapturedInACudaGraphAndReplayed) {
     for (int64_t i = 0; i < kN; ++i)
       ASSERT_EQ(c[i], a[i] + 2.0f * b[i]) << "round " << round << ", i = " << i;
   }
-  EXPECT_EQ(driver.cuGraphExecDestroy(exec), CUDA_SUCCESS);
-  EXPECT_EQ(driver.cuGraphDestroy(graph), CUDA_SUCCESS);
-  EXPECT_EQ(driver.cuStreamDestroy(stream), CUDA_SUCCESS);
 }
 
 // With sync_each_run, TimeIt waits for each timed run before it asks for
