@@ -20,7 +20,6 @@
 
 #include <algorithm>
 #include <iterator>
-#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "examples/common/example.h"
@@ -68,8 +67,6 @@ std::string FlashAttentionName(const FlashAttentionConfig& c) {
 }
 
 Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name) {
-  const double kInf = std::numeric_limits<double>::infinity();
-  const double kLog2e = 1.4426950408889634;
   const int64_t D = c.headDim, BM = c.bm, BN = c.bn;
   KernelBuilder T(name.empty() ? FlashAttentionName(c) : name);
   Dim B = Dim::Dynamic("B"), Sq = Dim::Dynamic("Sq"), Skv = Dim::Dynamic("Skv");

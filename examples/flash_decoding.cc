@@ -26,7 +26,6 @@
 #include "examples/flash_decoding.h"
 
 #include <algorithm>
-#include <limits>
 #include <optional>
 #include <vector>
 
@@ -34,13 +33,6 @@
 #include "examples/online_softmax.h"
 
 namespace tessera::examples {
-namespace {
-
-const double kInf = std::numeric_limits<double>::infinity();
-const double kLog2e = 1.4426950408889634;
-
-}  // namespace
-
 FlashDecodingConfig FlashDecodingConfig::ForTarget(const std::string& target) {
   FlashDecodingConfig c;
   // Targets without cp.async load each step in the loop: two stages.

@@ -22,20 +22,11 @@
 
 #include "examples/mla_decode.h"
 
-#include <limits>
-
 #include "examples/common/example.h"
 #include "examples/flash_decoding.h"
 #include "examples/online_softmax.h"
 
 namespace tessera::examples {
-namespace {
-
-const double kInf = std::numeric_limits<double>::infinity();
-const double kLog2e = 1.4426950408889634;
-
-}  // namespace
-
 MlaDecodeConfig MlaDecodeConfig::ForTarget(const std::string& target) {
   // 16 heads on 4 warps of mma.sync (O is 64 registers a thread; 64 heads
   // would need wgmma's two warpgroups to split O's columns, which the

@@ -18,6 +18,11 @@
 
 namespace tessera::examples {
 
+/// The attention examples' constants: masked scores are -infinity, and
+/// exp(x) is computed as exp2(x log2 e).
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+inline constexpr double kLog2e = 1.4426950408889634;
+
 /// The fragments of one tile of query rows: O [rows, D] (f32); m, the
 /// running row maximum of c S (c = scale log2 e); mx, the block's maximum,
 /// then the rescale factor, then the LSE; l, the running row sum, then its
@@ -33,7 +38,6 @@ struct OnlineSoftmax {
 /// exp2 an element) into `p` (the P V operand's type), and O += P V.
 inline void OnlineSoftmaxStep(KernelBuilder& T, const OnlineSoftmax& st, const Buffer& s,
                               const Buffer& p, const Buffer& vs, DType dtype, int64_t bn) {
-  const double kInf = std::numeric_limits<double>::infinity();
   const Buffer &o = st.o, &m = st.m, &mx = st.mx, &l = st.l;
   const Scalar log2Scale = st.log2Scale;
   T.ReduceMax(s, mx);

@@ -9,7 +9,6 @@
 #include "frontend/internal/BuilderState.h"
 
 #include <algorithm>
-#include <cctype>
 
 namespace tessera {
 
@@ -184,20 +183,6 @@ absl::StatusOr<runtime::CompiledKernel> Kernel::Compile(const CompileOptions &op
 // KernelBuilder
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// Whether `name` is an identifier PTX and MLIR symbols both take as they
-/// are: [A-Za-z_][A-Za-z0-9_]*.
-bool isKernelIdentifier(const std::string &name) {
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
-    return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-  });
-}
-
-} // namespace
-
 KernelBuilder::KernelBuilder(std::string name, SourceLoc loc)
     : state_(std::make_unique<BuilderState>()) {
   mlir::DialectRegistry registry;
@@ -209,17 +194,13 @@ KernelBuilder::KernelBuilder(std::string name, SourceLoc loc)
   // The module takes the builder's line: what the compiler reports about
   // the module as a whole (no ptxas, a failed code generation) names it.
   state_->module = mlir::ModuleOp::create(state_->loc(loc));
-  state_->createdAt = loc;
   state_->name = std::move(name);
   state_->owner = std::make_shared<HandleOwner>();
   state_->owner->kernel = state_->name;
   state_->errors = std::move(BuilderState::orphanErrors);
   BuilderState::orphanErrors.clear();
-  if (!isKernelIdentifier(state_->name))
-    state_->error("kernel name '" + state_->name +
-                      "' is not an identifier (ASCII letters, digits and '_', not starting "
-                      "with a digit): it becomes the kernel's PTX entry",
-                  state_->loc(loc));
+  if (!tile::isKernelName(state_->name))
+    state_->error("kernel name '" + state_->name + "' " + tile::kKernelNameRule, state_->loc(loc));
   BuilderState::live.push_back(state_.get());
   BuilderState::latest = state_.get();
 }
@@ -724,11 +705,11 @@ Kernel KernelBuilder::Build() {
   kernel.impl_->status = absl::OkStatus();
   kernel.impl_->name = state_->name;
   if (!state_->kernel) {
-    const SourceLoc &at = state_->createdAt;
-    kernel.impl_->status = absl::FailedPreconditionError(
-        std::string(at.file ? at.file : "<unknown>") + ":" + std::to_string(at.line) +
-        ": tessera: kernel '" + state_->name +
-        "' was never launched; KernelBuilder::Launch builds its body\n" + state_->errors);
+    // At the builder's line (the module's), after any other error.
+    state_->error("kernel '" + state_->name +
+                      "' was never launched; KernelBuilder::Launch builds its body",
+                  state_->module->getLoc());
+    kernel.impl_->status = absl::FailedPreconditionError(state_->errors);
     return kernel;
   }
   if (!state_->errors.empty()) {

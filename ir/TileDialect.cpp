@@ -435,16 +435,14 @@ std::string KernelOp::getArgumentName(unsigned i) {
   return "arg" + std::to_string(i);
 }
 
+bool tessera::tile::isKernelName(StringRef name) {
+  return !name.empty() && !llvm::isDigit(name.front()) &&
+         llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
 LogicalResult KernelOp::verify() {
-  // The name becomes the PTX entry: LLVM's NVPTX backend aborts on a space,
-  // '-', '"' or a non-ASCII byte, and ptxas rejects a leading digit or '.'.
-  StringRef name = getSymName();
-  bool identifier = !name.empty() && !llvm::isDigit(name.front()) &&
-                    llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
-  if (!identifier)
-    return emitOpError() << "name '" << name
-                         << "' is not an identifier (ASCII letters, digits and '_', not starting "
-                            "with a digit): it becomes the kernel's PTX entry";
+  if (!isKernelName(getSymName()))
+    return emitOpError() << "name '" << getSymName() << "' " << kKernelNameRule;
   for (auto [i, input] : llvm::enumerate(getFunctionType().getInputs())) {
     if (isa<TileTensorType>(input) || input.isIndex() ||
         (input.isIntOrFloat() && isSupportedElementType(input) && !isStorageOnlyType(input)))

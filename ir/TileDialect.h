@@ -75,6 +75,16 @@ inline constexpr const char *kElementTypes =
 /// and gemms touch them.
 bool isStorageOnlyType(mlir::Type type);
 
+/// True for the names a tile.kernel may have: [A-Za-z_][A-Za-z0-9_]*. The
+/// name becomes the PTX entry: LLVM's NVPTX backend aborts on a space, '-',
+/// '"' or a non-ASCII byte, and ptxas rejects a leading digit or '.'.
+bool isKernelName(llvm::StringRef name);
+
+/// What a kernel's name must be, as the messages say it.
+inline constexpr const char *kKernelNameRule =
+    "is not an identifier (ASCII letters, digits and '_', not starting with a digit): it "
+    "becomes the kernel's PTX entry";
+
 } // namespace tessera::tile
 
 #endif // TESSERA_IR_TILEDIALECT_H

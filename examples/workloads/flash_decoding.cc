@@ -68,6 +68,15 @@ struct PagedCache {
   int64_t Row(int64_t s, int64_t j) const {
     return table[s * maxPages + j / pageSize] * pageSize + j % pageSize;
   }
+  /// Sequence s's first `len` rows of `pool` (`rowElements` values each),
+  /// gathered in order from its pages.
+  Bits16 Gather(const Bits16& pool, int64_t s, int64_t len, int64_t rowElements) const {
+    std::vector<uint16_t> rows(len * rowElements);
+    for (int64_t j = 0; j < len; ++j)
+      std::copy_n(pool.bits.begin() + Row(s, j) * rowElements, rowElements,
+                  rows.begin() + j * rowElements);
+    return Bits16(pool.dtype, std::move(rows));
+  }
   /// Sets the rows of each sequence's last page past its length (of
   /// `rowElements` 16-bit values each in `pool`) to NaN: a kernel must not
   /// let them into its sums (P's zeros times NaN are NaN).
@@ -248,18 +257,10 @@ absl::StatusOr<Report> RunPagedDecoding(const LoadedKernel& split, const std::st
   // pages, its O and LSE rows.
   const AttentionVariant v{kernel, f16, d, /*causal=*/true};
   Random pick(options.seed + 5);
-  for (int64_t s = 0; s < b; ++s) {
-    const int64_t len = lens[s];
-    std::vector<uint16_t> ks(len * hkv * d), vs(len * hkv * d);
-    for (int64_t j = 0; j < len; ++j) {
-      int64_t from = cache.Row(s, j) * hkv * d;
-      std::copy_n(kp.bits.begin() + from, hkv * d, ks.begin() + j * hkv * d);
-      std::copy_n(vp.bits.begin() + from, hkv * d, vs.begin() + j * hkv * d);
-    }
-    CheckPagedSequence(v, {1, sq, len, h, hkv}, s, double(float(scale)), q,
-                       Bits16(f16, std::move(ks)), Bits16(f16, std::move(vs)), step, sampled, pick,
-                       report);
-  }
+  for (int64_t s = 0; s < b; ++s)
+    CheckPagedSequence(v, {1, sq, lens[s], h, hkv}, s, double(float(scale)), q,
+                       cache.Gather(kp, s, lens[s], hkv * d), cache.Gather(vp, s, lens[s], hkv * d),
+                       step, sampled, pick, report);
   report.correct = report.mismatches == 0;
   int64_t keys = 0;
   for (int64_t len : lens) keys += len;
@@ -316,12 +317,8 @@ absl::StatusOr<Report> RunMlaDecoding(const LoadedKernel& split, const std::vect
   const AttentionVariant v{"mla_decode", bf16, d, /*causal=*/true, /*dv=*/kLatent};
   Random pick(options.seed + 5);
   for (int64_t s = 0; s < b; ++s) {
-    const int64_t len = lens[s];
-    std::vector<uint16_t> keys(len * d);
-    for (int64_t j = 0; j < len; ++j)
-      std::copy_n(kv.bits.begin() + cache.Row(s, j) * d, d, keys.begin() + j * d);
-    const Bits16 keysOf(bf16, std::move(keys));
-    CheckPagedSequence(v, {1, sq, len, h, 1}, s, double(float(scale)), q, keysOf, keysOf, step,
+    const Bits16 latent = cache.Gather(kv, s, lens[s], d);
+    CheckPagedSequence(v, {1, sq, lens[s], h, 1}, s, double(float(scale)), q, latent, latent, step,
                        sampled, pick, report);
   }
   report.correct = report.mismatches == 0;

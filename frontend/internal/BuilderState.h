@@ -75,8 +75,6 @@ struct BuilderState {
   int numDynamicDims = 0;
   int bufferCount = 0;
   std::string errors;
-  /// Where the KernelBuilder was created.
-  SourceLoc createdAt;
 
   /// The state whose Launch body is being built on this thread, if any.
   static thread_local BuilderState *current;

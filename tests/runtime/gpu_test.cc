@@ -94,6 +94,28 @@ class GpuTest : public ::testing::Test {
     return kernel;
   }
 
+  /// vector_add's A and B on the device and C poisoned with NaN.
+  struct VectorAddBuffers {
+    DeviceBuffer A, B, C;
+    /// vector_add's arguments over them: C = A + alpha B, n elements.
+    std::vector<KernelArg> Args(int64_t n, float alpha) const {
+      return {TensorArg{A.ptr(), DTYPE_F32, {n}}, TensorArg{B.ptr(), DTYPE_F32, {n}},
+              TensorArg{C.ptr(), DTYPE_F32, {n}}, ScalarArg::F32(alpha)};
+    }
+  };
+  static absl::StatusOr<VectorAddBuffers> UploadVectorAdd(const std::vector<float>& a,
+                                                          const std::vector<float>& b) {
+    const size_t bytes = a.size() * sizeof(float);
+    auto A = DeviceBuffer::Allocate(bytes), B = DeviceBuffer::Allocate(bytes),
+         C = DeviceBuffer::Allocate(bytes);
+    for (const auto* buffer : {&A, &B, &C})
+      if (!buffer->ok()) return buffer->status();
+    for (absl::Status s : {A->CopyFromHost(a.data(), bytes), B->CopyFromHost(b.data(), bytes),
+                           C->Fill32(0x7FC00000u)})
+      if (!s.ok()) return s;
+    return VectorAddBuffers{*std::move(A), *std::move(B), *std::move(C)};
+  }
+
   std::unique_ptr<Device> device_;
 };
 
@@ -131,19 +153,11 @@ TEST_F(GpuTest, LaunchesVectorAddThroughTheJit) {
   constexpr int64_t kN = 1000;
   std::vector<float> a(kN), b(kN), c(kN);
   for (int64_t i = 0; i < kN; ++i) a[i] = i, b[i] = 2 * i;
-  const size_t bytes = kN * sizeof(float);
-  auto A = DeviceBuffer::Allocate(bytes), B = DeviceBuffer::Allocate(bytes),
-       C = DeviceBuffer::Allocate(bytes);
-  ASSERT_TRUE(A.ok() && B.ok() && C.ok());
-  ASSERT_TRUE(A->CopyFromHost(a.data(), bytes).ok());
-  ASSERT_TRUE(B->CopyFromHost(b.data(), bytes).ok());
-  ASSERT_TRUE(C->Fill32(0x7FC00000u).ok());  // NaN poison.
-
-  const std::vector<KernelArg> args = {
-      TensorArg{A->ptr(), DTYPE_F32, {kN}}, TensorArg{B->ptr(), DTYPE_F32, {kN}},
-      TensorArg{C->ptr(), DTYPE_F32, {kN}}, ScalarArg::F32(0.5f)};
+  absl::StatusOr<VectorAddBuffers> buffers = UploadVectorAdd(a, b);
+  ASSERT_TRUE(buffers.ok()) << buffers.status();
+  const std::vector<KernelArg> args = buffers->Args(kN, 0.5f);
   ASSERT_TRUE(Launch(*kernel, args).ok());
-  ASSERT_TRUE(C->CopyToHost(c.data(), bytes).ok());
+  ASSERT_TRUE(buffers->C.CopyToHost(c.data(), kN * sizeof(float)).ok());
   for (int64_t i = 0; i < kN; ++i) ASSERT_EQ(c[i], 2.0f * i) << "i = " << i;
 
   absl::StatusOr<TimingResult> timing =
@@ -166,15 +180,10 @@ TEST_F(GpuTest, PreparedLaunchIsCapturedInACudaGraphAndReplayed) {
   const size_t bytes = kN * sizeof(float);
   std::vector<float> a(kN), b(kN), c(kN);
   for (int64_t i = 0; i < kN; ++i) a[i] = 0.25f * i, b[i] = 3.0f - i;
-  auto A = DeviceBuffer::Allocate(bytes), B = DeviceBuffer::Allocate(bytes),
-       C = DeviceBuffer::Allocate(bytes);
-  ASSERT_TRUE(A.ok() && B.ok() && C.ok());
-  ASSERT_TRUE(A->CopyFromHost(a.data(), bytes).ok());
-  ASSERT_TRUE(B->CopyFromHost(b.data(), bytes).ok());
-  ASSERT_TRUE(C->Fill32(0x7FC00000u).ok());  // NaN poison.
-  absl::StatusOr<PackedLaunch> packed = PrepareLaunch(
-      kernel->spec(), {TensorArg{A->ptr(), DTYPE_F32, {kN}}, TensorArg{B->ptr(), DTYPE_F32, {kN}},
-                       TensorArg{C->ptr(), DTYPE_F32, {kN}}, ScalarArg::F32(2.0f)});
+  absl::StatusOr<VectorAddBuffers> buffers = UploadVectorAdd(a, b);
+  ASSERT_TRUE(buffers.ok()) << buffers.status();
+  DeviceBuffer &A = buffers->A, &C = buffers->C;
+  absl::StatusOr<PackedLaunch> packed = PrepareLaunch(kernel->spec(), buffers->Args(kN, 2.0f));
   ASSERT_TRUE(packed.ok()) << packed.status();
 
   CUstream stream = nullptr;
@@ -196,16 +205,16 @@ TEST_F(GpuTest, PreparedLaunchIsCapturedInACudaGraphAndReplayed) {
   ASSERT_EQ(driver.cuGraphInstantiate(&exec, graph, 0), CUDA_SUCCESS);
   // Capturing ran nothing: C still holds the poison.
   ASSERT_EQ(driver.cuStreamSynchronize(stream), CUDA_SUCCESS);
-  ASSERT_TRUE(C->CopyToHost(c.data(), bytes).ok());
+  ASSERT_TRUE(C.CopyToHost(c.data(), bytes).ok());
   EXPECT_TRUE(std::isnan(c[0]));
   for (int round = 0; round < 2; ++round) {
     if (round == 1) {
       for (int64_t i = 0; i < kN; ++i) a[i] = -1.5f * i;
-      ASSERT_TRUE(A->CopyFromHost(a.data(), bytes).ok());
+      ASSERT_TRUE(A.CopyFromHost(a.data(), bytes).ok());
     }
     ASSERT_EQ(driver.cuGraphLaunch(exec, stream), CUDA_SUCCESS);
     ASSERT_EQ(driver.cuStreamSynchronize(stream), CUDA_SUCCESS);
-    ASSERT_TRUE(C->CopyToHost(c.data(), bytes).ok());
+    ASSERT_TRUE(C.CopyToHost(c.data(), bytes).ok());
     for (int64_t i = 0; i < kN; ++i)
       ASSERT_EQ(c[i], a[i] + 2.0f * b[i]) << "round " << round << ", i = " << i;
   }
