@@ -43,6 +43,8 @@ inline constexpr char kCudaDriverLibrary[] = "libcuda.so.1";
   X(cuDevicePrimaryCtxRelease)                   \
   X(cuCtxSetCurrent)                             \
   X(cuCtxGetDevice)                              \
+  X(cuCtxGetCurrent)                             \
+  X(cuPointerGetAttribute)                       \
   X(cuCtxSynchronize)                            \
   X(cuMemAlloc)                                  \
   X(cuMemFree)                                   \

@@ -1,0 +1,211 @@
+"""Tessera from Python: load kernel files, call kernels on PyTorch tensors,
+compile tile IR for the GPU at hand.
+
+    import tessera
+    bundle = tessera.load("sm_90a.pb")          # or tessera.compile(tile_ir_text)
+    bundle["gemm_f16"](a, b, c)                  # torch CUDA tensors, torch's stream
+
+Kernels write into the tensors they are given (no copies); every argument is
+checked before the launch, and a mistake raises tessera.Error naming the
+kernel and the parameter. tessera.ops registers the examples' GEMM and
+FlashAttention as torch.library custom operators.
+"""
+
+import ctypes
+import json
+import sys
+
+from . import _args
+from . import _bridge
+from ._bridge import Error
+from .compiler import CompileError, compile, compiler_path  # noqa: A004 (tessera.compile)
+
+__all__ = ["Bundle", "CompileError", "Error", "Kernel", "Prepared", "compile", "compiler_path",
+           "device_capability", "load", "synchronize", "target_for_capability"]
+
+
+def device_capability(device=0):
+    """Compute capability of CUDA device `device` as major * 10 + minor (90 for an H100)."""
+    lib = _bridge.library()
+    capability = ctypes.c_int(0)
+    _bridge.check(lib, lib.tessera_device_capability(int(device), ctypes.byref(capability)))
+    return capability.value
+
+
+def target_for_capability(capability):
+    """The backend target whose kernels run best on a device of `capability`:
+    sm_90a on compute capability 9.0 (its wgmma and TMA code runs there only),
+    else the newest of sm_80, sm_70, sm_60 at or below it (PTX that the
+    driver's JIT compiles for any newer GPU)."""
+    if capability == 90:
+        return "sm_90a"
+    for floor, target in ((80, "sm_80"), (70, "sm_70"), (60, "sm_60")):
+        if capability >= floor:
+            return target
+    raise Error(f"compute capability {capability // 10}.{capability % 10} is below sm_60, the "
+                "oldest target Tessera builds for", "FAILED_PRECONDITION")
+
+
+def synchronize(device=0):
+    """Waits for all work on `device`; a kernel fault surfaces here as an Error."""
+    lib = _bridge.library()
+    _bridge.check(lib, lib.tessera_device_synchronize(int(device)))
+
+
+def _raw_stream(stream, infos, device):
+    """The CUstream of a launch: `stream` as given (an int, or an object with
+    .cuda_stream such as torch.cuda.Stream); by default torch's current stream
+    of the tensors' device when they are torch tensors, else the default stream."""
+    if stream is None:
+        if infos and infos[0].is_torch:
+            torch = sys.modules["torch"]
+            index = device if device is not None else torch.cuda.current_device()
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+            return int(raw(index)) if raw else int(torch.cuda.current_stream(index).cuda_stream)
+        return 0
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        return stream
+    handle = getattr(stream, "cuda_stream", None)
+    if handle is None:
+        raise Error(f"stream: expects an int (a CUstream) or an object with .cuda_stream, got "
+                    f"{type(stream).__name__}")
+    return int(handle)
+
+
+class Kernel:
+    """One kernel of a Bundle. Call it with one value per parameter, in order."""
+
+    def __init__(self, bundle, index, description):
+        self._bundle = bundle
+        self._index = index
+        self.entry = description["entry"]
+        self.target = description["target"]
+        self.signature = description["signature"]
+        self.params = description["params"]
+
+    def __repr__(self):
+        return f"<tessera.Kernel {self.signature.split(' grid ')[0]} {self.target}>"
+
+    def _build(self, values):
+        return _args.build(self.entry, self.params, values)
+
+    def check(self, *values):
+        """Checks `values` as a launch would (dtypes, shapes, alignment,
+        preconditions) without the GPU; raises Error on a mismatch."""
+        args, _keep, _infos, _device = self._build(values)
+        lib = _bridge.library()
+        _bridge.check(lib, lib.tessera_check(self._bundle._handle, self._index, args, len(args)))
+
+    def __call__(self, *values, stream=None):
+        """Launches on `stream` (asynchronous): see _raw_stream for the default."""
+        args, _keep, infos, device = self._build(values)
+        raw = _raw_stream(stream, infos, device)
+        lib = _bridge.library()
+        _bridge.check(lib, lib.tessera_launch(self._bundle._handle, self._index, args, len(args),
+                                              raw))
+
+    def prepare(self, *values):
+        """A Prepared launch of these arguments: checked and packed once,
+        launched many times, pointed at other tensors of the same shapes."""
+        args, _keep, infos, device = self._build(values)
+        lib = _bridge.library()
+        handle = ctypes.c_void_p()
+        _bridge.check(lib, lib.tessera_prepare(self._bundle._handle, self._index, args, len(args),
+                                               ctypes.byref(handle)))
+        return Prepared(self, handle, infos, device)
+
+
+class Prepared:
+    """A launch checked and packed once (Kernel.prepare)."""
+
+    def __init__(self, kernel, handle, infos, device):
+        self._kernel = kernel
+        self._handle = handle
+        self._lib = _bridge.library()
+        self._tensors = [i for i, p in enumerate(kernel.params) if p["kind"] == "tensor"]
+        self._infos = infos
+        self._device = device
+        self._addresses = (ctypes.c_uint64 * len(self._tensors))()
+
+    def rebind(self, *tensors):
+        """Points the launch at other tensors (one per tensor parameter, in
+        order) of the same shapes and dtypes as those it was prepared with."""
+        if len(tensors) != len(self._tensors):
+            raise Error(f"{self._kernel.entry}: rebind takes {len(self._tensors)} tensors, got "
+                        f"{len(tensors)}")
+        for slot, (value, old) in enumerate(zip(tensors, self._infos)):
+            name = self._kernel.params[self._tensors[slot]]["name"]
+            info = _args.tensor_info(value, f"{self._kernel.entry}: argument '{name}'")
+            if info.shape != old.shape or info.dtype != old.dtype or info.device != old.device:
+                raise Error(f"{self._kernel.entry}: argument '{name}': shape {info.shape}, "
+                            f"dtype number {info.dtype}, device {info.device} differ from the "
+                            f"prepared {old.shape}, {old.dtype}, {old.device}")
+            self._addresses[slot] = info.address
+        _bridge.check(self._lib, self._lib.tessera_rebind(self._handle, self._addresses,
+                                                          len(self._tensors)))
+
+    def __call__(self, stream=None):
+        raw = _raw_stream(stream, self._infos, self._device)
+        _bridge.check(self._lib, self._lib.tessera_prepared_launch(self._handle, raw))
+
+    def __del__(self):
+        handle = getattr(self, "_handle", None)
+        if handle:
+            self._lib.tessera_prepared_free(handle)
+            self._handle = None
+
+
+class Bundle:
+    """The kernels of one kernel file. Index it by entry name."""
+
+    def __init__(self, path):
+        lib = _bridge.library()
+        handle = ctypes.c_void_p()
+        _bridge.check(lib, lib.tessera_bundle_open(str(path).encode(), ctypes.byref(handle)))
+        self._lib = lib
+        self._handle = handle
+        self.path = str(path)
+        described = json.loads(lib.tessera_bundle_describe(handle).decode())
+        # A file may hold one entry built for several targets: those are
+        # "entry@target"; a unique entry is also its plain name.
+        kernels = [Kernel(self, i, d) for i, d in enumerate(described)]
+        counts = {}
+        for k in kernels:
+            counts[k.entry] = counts.get(k.entry, 0) + 1
+        self._kernels = {}
+        for k in kernels:
+            self._kernels[k.entry if counts[k.entry] == 1 else f"{k.entry}@{k.target}"] = k
+
+    def names(self):
+        """The kernels' entry names, in file order."""
+        return list(self._kernels)
+
+    def __contains__(self, name):
+        return name in self._kernels
+
+    def __getitem__(self, name):
+        kernel = self._kernels.get(name)
+        if kernel is None:
+            raise Error(f"{self.path} has no kernel '{name}' (it has: {', '.join(self._kernels)})",
+                        "NOT_FOUND")
+        return kernel
+
+    def __iter__(self):
+        return iter(self._kernels.values())
+
+    def __len__(self):
+        return len(self._kernels)
+
+    def __repr__(self):
+        return f"<tessera.Bundle {self.path}: {len(self)} kernels>"
+
+    def __del__(self):
+        handle = getattr(self, "_handle", None)
+        if handle:
+            self._lib.tessera_bundle_close(handle)
+            self._handle = None
+
+
+def load(path):
+    """Reads and validates a kernel file (a bundle or one kernel): a Bundle."""
+    return Bundle(path)

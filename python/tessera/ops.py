@@ -1,0 +1,162 @@
+"""tessera.ops: Tessera's GEMM and FlashAttention forward as torch.library
+custom operators (torch.ops.tessera.gemm, torch.ops.tessera.flash_attention),
+with fake (meta) implementations, so they trace under torch.compile, and
+autograd where a backward exists.
+
+    import tessera.ops
+    c = tessera.ops.gemm(a, b)                          # f16 or bf16, [M, K] @ [K, N]
+    o, lse = tessera.ops.flash_attention(q, k, v, causal=True)
+
+The kernels come from the ops bundles (`bazel build //python:ops_kernels`,
+one file per target), found at $TESSERA_OPS_DIR, next to this package in
+ops/, or in the checkout's bazel-bin/python/ops/; the device's target picks
+the file (tessera.target_for_capability).
+"""
+
+import math
+import os
+import threading
+from typing import Optional, Tuple
+
+import torch
+
+import tessera
+
+__all__ = ["flash_attention", "gemm", "kernel_for"]
+
+_DTYPES = {torch.float16: "f16", torch.bfloat16: "bf16"}
+_lock = threading.Lock()
+_bundles = {}
+
+
+def ops_dir():
+    """The directory of the ops bundles (see the module's documentation)."""
+    explicit = os.environ.get("TESSERA_OPS_DIR")
+    if explicit:
+        return explicit
+    here = os.path.dirname(os.path.abspath(tessera.__file__))
+    packaged = os.path.join(here, "ops")
+    if os.path.isdir(packaged):
+        return packaged
+    return os.path.join(os.path.dirname(os.path.dirname(here)), "bazel-bin", "python", "ops")
+
+
+def kernel_for(device, name):
+    """Kernel `name` of the ops bundle of `device`'s target (a tessera.Kernel)."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    with _lock:
+        bundle = _bundles.get(index)
+        if bundle is None:
+            target = tessera.target_for_capability(tessera.device_capability(index))
+            bundle = _bundles[index] = tessera.load(os.path.join(ops_dir(), target + ".pb"))
+    return bundle[name]
+
+
+def _check_gemm(a, b):
+    torch._check(a.dim() == 2 and b.dim() == 2,
+                 lambda: f"tessera.ops.gemm: expects 2-D a and b, got {a.dim()}-D and {b.dim()}-D")
+    torch._check(a.shape[1] == b.shape[0],
+                 lambda: f"tessera.ops.gemm: a is {tuple(a.shape)} but b is {tuple(b.shape)} "
+                 "(a's columns must equal b's rows)")
+    torch._check(a.dtype == b.dtype and a.dtype in _DTYPES,
+                 lambda: f"tessera.ops.gemm: a and b must both be float16 or bfloat16, got "
+                 f"{a.dtype} and {b.dtype}")
+    torch._check(a.device == b.device,
+                 lambda: f"tessera.ops.gemm: a is on {a.device}, b on {b.device}")
+
+
+@torch.library.custom_op("tessera::gemm", mutates_args=())
+def gemm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """C = A B for A [M, K] and B [K, N] of float16 or bfloat16 (f32 accumulation)."""
+    _check_gemm(a, b)
+    c = torch.empty((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
+    if c.numel() == 0:
+        return c
+    if a.shape[1] == 0:
+        return c.zero_()
+    kernel_for(a.device, "gemm_" + _DTYPES[a.dtype])(a.contiguous(), b.contiguous(), c)
+    return c
+
+
+@gemm.register_fake
+def _gemm_fake(a, b):
+    _check_gemm(a, b)
+    return a.new_empty((a.shape[0], b.shape[1]))
+
+
+def _gemm_setup_context(ctx, inputs, output):
+    ctx.save_for_backward(*inputs)
+
+
+def _gemm_backward(ctx, grad):
+    a, b = ctx.saved_tensors
+    grad = grad.contiguous()
+    grad_a = gemm(grad, b.t().contiguous()) if ctx.needs_input_grad[0] else None
+    grad_b = gemm(a.t().contiguous(), grad) if ctx.needs_input_grad[1] else None
+    return grad_a, grad_b
+
+
+gemm.register_autograd(_gemm_backward, setup_context=_gemm_setup_context)
+
+
+def _check_attention(q, k, v):
+    torch._check(q.dim() == 4 and k.dim() == 4 and v.dim() == 4,
+                 lambda: "tessera.ops.flash_attention: expects q [B, Sq, H, D] and k, v "
+                 f"[B, Skv, Hkv, D], got {q.dim()}-D, {k.dim()}-D, {v.dim()}-D")
+    torch._check(k.shape == v.shape,
+                 lambda: f"tessera.ops.flash_attention: k is {tuple(k.shape)} but v is "
+                 f"{tuple(v.shape)}")
+    torch._check(q.shape[0] == k.shape[0] and q.shape[3] == k.shape[3],
+                 lambda: f"tessera.ops.flash_attention: q is {tuple(q.shape)} but k is "
+                 f"{tuple(k.shape)} (batch and head dim must match)")
+    torch._check(k.shape[2] > 0 and q.shape[2] % k.shape[2] == 0,
+                 lambda: f"tessera.ops.flash_attention: {q.shape[2]} query heads do not share "
+                 f"{k.shape[2]} key heads evenly")
+    torch._check(q.dtype == k.dtype == v.dtype and q.dtype in _DTYPES,
+                 lambda: "tessera.ops.flash_attention: q, k and v must all be float16 or "
+                 f"bfloat16, got {q.dtype}, {k.dtype}, {v.dtype}")
+    torch._check(q.device == k.device == v.device,
+                 lambda: "tessera.ops.flash_attention: q, k and v must be on one device")
+
+
+@torch.library.custom_op("tessera::flash_attention", mutates_args=())
+def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                    scale: Optional[float] = None,
+                    causal: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
+    """O = softmax(scale Q K^T + mask) V and the rows' natural log-sum-exp:
+    q [B, Sq, H, D], k and v [B, Skv, Hkv, D] (Hkv divides H), D in 64, 128,
+    256; scale defaults to 1 / sqrt(D); causal aligns the mask bottom right.
+    Returns O [B, Sq, H, D] and LSE [B, H, Sq] (float32)."""
+    _check_attention(q, k, v)
+    batch, queries, heads, head_dim = q.shape
+    o = torch.empty_like(q, memory_format=torch.contiguous_format)
+    lse = torch.empty((batch, heads, queries), dtype=torch.float32, device=q.device)
+    if o.numel() == 0:
+        return o, lse
+    if k.shape[1] == 0:  # No key for any row: O = 0, LSE = +inf, as the kernels define it.
+        return o.zero_(), lse.fill_(math.inf)
+    name = f"flash_attention_{_DTYPES[q.dtype]}_d{head_dim}" + ("_causal" if causal else "")
+    kernel = kernel_for(q.device, name)
+    kernel(q.contiguous(), k.contiguous(), v.contiguous(), o, lse,
+           float(1.0 / math.sqrt(head_dim) if scale is None else scale))
+    return o, lse
+
+
+@flash_attention.register_fake
+def _flash_attention_fake(q, k, v, scale=None, causal=False):
+    _check_attention(q, k, v)
+    batch, queries, heads, _ = q.shape
+    return (q.new_empty(q.shape),
+            q.new_empty((batch, heads, queries), dtype=torch.float32))
+
+
+def _attention_setup_context(ctx, inputs, output):
+    pass
+
+
+def _attention_backward(ctx, grad_o, grad_lse):
+    raise NotImplementedError("tessera.ops.flash_attention has no backward pass yet; use it "
+                              "under torch.no_grad() or for inference")
+
+
+flash_attention.register_autograd(_attention_backward, setup_context=_attention_setup_context)

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs a Python test of the bridge in Bazel's runfiles (the working directory
+# of a test): the package from python/, the bridge library, tessera-compile
+# and the ops bundles found there, the compile cache in the test's own
+# temporary directory.
+set -euo pipefail
+export PYTHONPATH="$PWD/python"
+export TESSERA_BRIDGE_LIBRARY="$PWD/python/libtessera_bridge.so"
+export TESSERA_COMPILE="$PWD/tools/tessera-compile"
+export TESSERA_OPS_DIR="$PWD/python/ops"
+export TESSERA_CACHE_DIR="${TEST_TMPDIR:-$(mktemp -d)}/cache"
+exec python3 "$@"

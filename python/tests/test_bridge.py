@@ -1,0 +1,201 @@
+"""The Python package without a GPU: kernel files, argument checks with the
+runtime's own errors, tessera.compile and its cache, and (where torch is
+installed) the ops' fake implementations. Runs in CI (python/tests/run.sh)."""
+
+import os
+import tempfile
+import unittest
+
+import tessera
+import tessera.compiler
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+AXPY = open(os.path.join(HERE, "testdata", "axpy.mlir")).read()
+OPS_SM90 = os.path.join(os.environ.get("TESSERA_OPS_DIR", ""), "sm_90a.pb")
+
+try:
+    import torch
+except ImportError:  # CI installs no torch: those cases say so and skip.
+    torch = None
+
+
+class Device:
+    """A stand-in for a device array: only __cuda_array_interface__."""
+
+    def __init__(self, shape, typestr="<f2", address=1 << 20, strides=None):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr,
+                                         "data": (address, False), "strides": strides,
+                                         "version": 3}
+
+
+class Host:
+    __array_interface__ = {"shape": (4,), "typestr": "<f4"}
+
+
+class BundleTest(unittest.TestCase):
+    def setUp(self):
+        self.bundle = tessera.load(OPS_SM90)
+
+    def test_describes_its_kernels(self):
+        self.assertIn("gemm_f16", self.bundle.names())
+        gemm = self.bundle["gemm_f16"]
+        self.assertEqual(gemm.target, "sm_90a")
+        self.assertEqual([p["name"] for p in gemm.params], ["A", "B", "C"])
+        self.assertEqual(gemm.params[0]["shape"], [-1, -1])
+        self.assertEqual(gemm.params[0]["dtype"], "f16")
+        attention = self.bundle["flash_attention_bf16_d128_causal"]
+        self.assertEqual(attention.params[5], {"name": "scale", "kind": "scalar", "dtype": "f32",
+                                               "dtype_number": 3, "shape": [], "alignment": 0})
+
+    def test_unknown_kernel_lists_the_entries(self):
+        with self.assertRaises(tessera.Error) as caught:
+            self.bundle["gemm_f32"]
+        self.assertEqual(caught.exception.code, "NOT_FOUND")
+        self.assertIn("gemm_f16", str(caught.exception))
+
+    def test_missing_and_damaged_files(self):
+        with self.assertRaises(tessera.Error) as caught:
+            tessera.load("/nonexistent/kernels.pb")
+        self.assertEqual(caught.exception.code, "NOT_FOUND")
+        with tempfile.NamedTemporaryFile(suffix=".pb") as f:
+            data = open(OPS_SM90, "rb").read()
+            f.write(data[:40] + bytes([data[40] ^ 1]) + data[41:])
+            f.flush()
+            with self.assertRaises(tessera.Error) as caught:
+                tessera.load(f.name)
+            self.assertEqual(caught.exception.code, "DATA_LOSS")
+
+
+class ArgumentTest(unittest.TestCase):
+    """What a launch refuses, before the GPU: Kernel.check."""
+
+    def setUp(self):
+        self.gemm = tessera.load(OPS_SM90)["gemm_f16"]
+
+    def refused(self, *args):
+        with self.assertRaises(tessera.Error) as caught:
+            self.gemm.check(*args)
+        return str(caught.exception)
+
+    def test_good_arguments_pass(self):
+        self.gemm.check(Device((100, 64)), Device((64, 72)), Device((100, 72)))
+
+    def test_shapes_dtypes_and_alignment_are_the_runtimes_errors(self):
+        self.assertIn("dimension K: A.shape[1] has 64 but B.shape[0] has 65",
+                      self.refused(Device((100, 64)), Device((65, 72)), Device((100, 72))))
+        self.assertIn("expects element type f16, got f32",
+                      self.refused(Device((100, 64), "<f4"), Device((64, 72)), Device((100, 72))))
+        self.assertIn("not aligned to 16 bytes",
+                      self.refused(Device((100, 64), address=(1 << 20) + 2), Device((64, 72)),
+                                   Device((100, 72))))
+        self.assertIn("rank", self.refused(Device((100,)), Device((64, 72)), Device((100, 72))))
+
+    def test_python_side_refusals_name_the_parameter(self):
+        self.assertIn("takes 3 arguments (A, B, C), got 1", self.refused(Device((100, 64))))
+        self.assertIn("argument 'A': a host array",
+                      self.refused(Host(), Device((64, 72)), Device((100, 72))))
+        self.assertIn("argument 'B': not contiguous",
+                      self.refused(Device((100, 64)), Device((64, 72), strides=(2, 128)),
+                                   Device((100, 72))))
+        self.assertIn("argument 'A': expects a tensor",
+                      self.refused(1.5, Device((64, 72)), Device((100, 72))))
+        self.assertIn("element type '<c8'",
+                      self.refused(Device((100, 64), "<c8"), Device((64, 72)), Device((100, 72))))
+
+    def test_launch_without_a_gpu_is_an_error_not_a_crash(self):
+        with self.assertRaises(tessera.Error) as caught:
+            self.gemm(Device((100, 64)), Device((64, 72)), Device((100, 72)))
+        self.assertTrue(caught.exception.code in ("FAILED_PRECONDITION", "UNAVAILABLE",
+                                                  "INVALID_ARGUMENT"), caught.exception.code)
+
+    def test_bad_stream_is_refused(self):
+        with self.assertRaises(tessera.Error) as caught:
+            self.gemm(Device((100, 64)), Device((64, 72)), Device((100, 72)), stream="s")
+        self.assertIn("stream", str(caught.exception))
+
+
+class CompileTest(unittest.TestCase):
+    def setUp(self):
+        self.cache = tempfile.mkdtemp()
+
+    def test_compiles_and_checks_scalars(self):
+        axpy = tessera.compile(AXPY, target="sm_80", cache_directory=self.cache)["axpy"]
+        self.assertEqual(axpy.target, "sm_80")
+        axpy.check(Device((1000,), "<f4"), Device((1000,), "<f4"), 2.0)
+        axpy.check(Device((1000,), "<f4"), Device((1000,), "<f4"), 2)
+        with self.assertRaises(tessera.Error) as caught:
+            axpy.check(Device((1000,), "<f4"), Device((1000,), "<f4"), True)
+        self.assertIn("argument 'alpha': a scalar f32 parameter takes a number, got bool",
+                      str(caught.exception))
+        with self.assertRaises(tessera.Error) as caught:
+            axpy.check(Device((1000,), "<f4"), Device((1001,), "<f4"), 2.0)
+        self.assertIn("dimension N: X has 1000 but Y has 1001", str(caught.exception))
+
+    def test_cache_is_keyed_by_source_target_and_options(self):
+        before = dict(tessera.compiler.stats)
+        first = tessera.compile(AXPY, target="sm_80", cache_directory=self.cache)
+        again = tessera.compile(AXPY, target="sm_80", cache_directory=self.cache)
+        self.assertEqual(first.path, again.path)
+        other = tessera.compile(AXPY, target="sm_70", cache_directory=self.cache)
+        exact = tessera.compile(AXPY, target="sm_80", fast_math=False, cache_directory=self.cache)
+        edited = tessera.compile(AXPY.replace("arith.addf %m, %v", "arith.subf %m, %v"),
+                                 target="sm_80", cache_directory=self.cache)
+        self.assertEqual(len({first.path, other.path, exact.path, edited.path}), 4)
+        self.assertEqual(other["axpy"].target, "sm_70")
+        self.assertEqual(tessera.compiler.stats["compiles"] - before["compiles"], 4)
+        self.assertEqual(tessera.compiler.stats["hits"] - before["hits"], 1)
+
+    def test_damaged_cache_entry_is_compiled_again(self):
+        first = tessera.compile(AXPY, target="sm_80", cache_directory=self.cache)
+        with open(first.path, "r+b") as f:
+            f.seek(50)
+            f.write(b"\xff\xff")
+        again = tessera.compile(AXPY, target="sm_80", cache_directory=self.cache)
+        self.assertEqual(again["axpy"].entry, "axpy")
+
+    def test_bad_ir_gives_located_diagnostics(self):
+        with self.assertRaises(tessera.CompileError) as caught:
+            tessera.compile(AXPY.replace("arith.mulf %alpha, %u", "arith.mulf %alpha, %nope"),
+                            target="sm_80", cache_directory=self.cache)
+        self.assertRegex(str(caught.exception), r"<stdin>:15:\d+: error: use of undeclared SSA value")
+        with self.assertRaises(tessera.CompileError) as caught:
+            tessera.compile(AXPY, target="sm_42", cache_directory=self.cache)
+        self.assertIn("sm_42", caught.exception.diagnostics)
+        with self.assertRaises(tessera.Error):
+            tessera.compile(42, target="sm_80", cache_directory=self.cache)
+
+
+class TargetTest(unittest.TestCase):
+    def test_capabilities_map_to_targets(self):
+        self.assertEqual(tessera.target_for_capability(90), "sm_90a")
+        self.assertEqual(tessera.target_for_capability(89), "sm_80")
+        self.assertEqual(tessera.target_for_capability(100), "sm_80")
+        self.assertEqual(tessera.target_for_capability(75), "sm_70")
+        self.assertEqual(tessera.target_for_capability(61), "sm_60")
+        with self.assertRaises(tessera.Error):
+            tessera.target_for_capability(52)
+
+
+@unittest.skipIf(torch is None, "torch is not installed here: the ops' fake implementations "
+                 "are tested on the GPU machine (python/tests/test_torch_gpu.py)")
+class FakeTest(unittest.TestCase):
+    def test_fake_implementations_give_shapes_and_check_inputs(self):
+        import tessera.ops  # noqa: F401 (registers the ops)
+        a = torch.empty(100, 64, dtype=torch.float16, device="meta")
+        b = torch.empty(64, 72, dtype=torch.float16, device="meta")
+        self.assertEqual(torch.ops.tessera.gemm(a, b).shape, (100, 72))
+        with self.assertRaisesRegex(RuntimeError, "a's columns must equal b's rows"):
+            torch.ops.tessera.gemm(a, a)
+        q = torch.empty(2, 300, 8, 128, dtype=torch.bfloat16, device="meta")
+        k = torch.empty(2, 333, 2, 128, dtype=torch.bfloat16, device="meta")
+        o, lse = torch.ops.tessera.flash_attention(q, k, k)
+        self.assertEqual((o.shape, lse.shape, lse.dtype), (q.shape, (2, 8, 300), torch.float32))
+
+    def test_cpu_tensors_are_refused(self):
+        a = torch.randn(16, 16).half()
+        with self.assertRaisesRegex(tessera.Error, "argument 'A': a tensor on cpu"):
+            tessera.load(OPS_SM90)["gemm_f16"](a, a, a)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

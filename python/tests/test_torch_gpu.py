@@ -1,0 +1,167 @@
+"""The Python package on a GPU with torch: kernels from the ops bundles and
+from tessera.compile against float64 references (random inputs, outputs
+poisoned first, sizes off the tiles), tessera.ops under autograd and
+torch.compile, streams, prepared launches and the errors a user meets.
+Tagged requires-gpu; on the GPU machine: python3 python/tests/test_torch_gpu.py."""
+
+import math
+import os
+import unittest
+
+import tessera
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+AXPY = open(os.path.join(HERE, "testdata", "axpy.mlir")).read()
+
+try:
+    import torch
+    import tessera.ops
+    SKIP = None if torch.cuda.is_available() else "torch sees no CUDA device"
+except ImportError:
+    torch, SKIP = None, "torch is not installed"
+
+
+def gemm_reference(a, b):
+    return a.double() @ b.double()
+
+
+def attention_reference(q, k, v, scale, causal):
+    """O and LSE in float64 for q [B, Sq, H, D], k, v [B, Skv, Hkv, D]."""
+    q, k, v = (x.double() for x in (q, k, v))
+    group = q.shape[2] // k.shape[2]
+    k = k.repeat_interleave(group, dim=2)
+    v = v.repeat_interleave(group, dim=2)
+    scores = torch.einsum("bqhd,bkhd->bhqk", q, k) * scale
+    if causal:
+        sq, skv = q.shape[1], k.shape[1]
+        rows = torch.arange(sq, device=q.device)[:, None]
+        cols = torch.arange(skv, device=q.device)[None, :]
+        scores = scores.masked_fill(cols > rows + skv - sq, -math.inf)
+    lse = torch.logsumexp(scores, dim=-1)
+    o = torch.einsum("bhqk,bkhd->bqhd", torch.softmax(scores, dim=-1), v)
+    return o, lse
+
+
+def assert_close(test, got, want, atol, rtol, what):
+    error = (got.double() - want).abs()
+    bound = atol + rtol * want.abs()
+    worst = (error - bound).max().item()
+    test.assertTrue(torch.isfinite(got).all().item(), f"{what}: non-finite values")
+    test.assertLessEqual(worst, 0.0, f"{what}: max error {error.max().item():.3g} over the bound")
+
+
+@unittest.skipIf(SKIP, SKIP)
+class KernelTest(unittest.TestCase):
+    def setUp(self):
+        torch.manual_seed(0)
+        self.device = torch.device("cuda", torch.cuda.current_device())
+
+    def test_compiled_kernel_runs_with_a_scalar_and_a_tail(self):
+        axpy = tessera.compile(AXPY)["axpy"]
+        x = torch.randn(5000, device=self.device)  # Not a multiple of the 1024-element tile.
+        y = torch.randn(5000, device=self.device)
+        want = 1.5 * x.double() + y.double()
+        axpy(x, y, 1.5)
+        assert_close(self, y, want, 1e-6, 1e-6, "axpy")
+
+    def test_gemm_kernel_into_a_poisoned_output(self):
+        gemm = tessera.ops.kernel_for(self.device, "gemm_f16")
+        a = torch.randn(333, 200, device=self.device).half()
+        b = torch.randn(200, 264, device=self.device).half()
+        c = torch.full((333, 264), math.nan, device=self.device).half()
+        gemm(a, b, c)
+        assert_close(self, c, gemm_reference(a, b), 2e-2, 1e-2, "gemm_f16")
+
+    def test_side_stream_and_prepared_launch(self):
+        gemm = tessera.ops.kernel_for(self.device, "gemm_f16")
+        a1, a2 = (torch.randn(256, 128, device=self.device).half() for _ in range(2))
+        b = torch.randn(128, 192, device=self.device).half()
+        c1, c2 = (torch.full((256, 192), math.nan, device=self.device).half() for _ in range(2))
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            prepared = gemm.prepare(a1, b, c1)
+            prepared()  # torch's current stream: the side stream here.
+            prepared.rebind(a2, b, c2)
+            prepared(stream=side)
+        side.synchronize()
+        assert_close(self, c1, gemm_reference(a1, b), 2e-2, 1e-2, "prepared")
+        assert_close(self, c2, gemm_reference(a2, b), 2e-2, 1e-2, "rebound")
+        with self.assertRaisesRegex(tessera.Error, "differ from the prepared"):
+            prepared.rebind(a2[:128], b, c2)
+
+    def test_errors_a_user_meets(self):
+        gemm = tessera.ops.kernel_for(self.device, "gemm_f16")
+        a = torch.randn(64, 64, device=self.device).half()
+        with self.assertRaisesRegex(tessera.Error, "argument 'A': a tensor on cpu"):
+            gemm(a.cpu(), a, a)
+        with self.assertRaisesRegex(tessera.Error, "argument 'B': not contiguous"):
+            gemm(a, a.t(), a)
+        with self.assertRaisesRegex(tessera.Error, "expects element type f16, got f32"):
+            gemm(a.float(), a, a)
+        with self.assertRaisesRegex(RuntimeError, "must both be float16 or bfloat16"):
+            tessera.ops.gemm(a.float(), a.float())
+        with self.assertRaisesRegex(RuntimeError, "head dim"):
+            tessera.ops.flash_attention(torch.empty(1, 4, 2, 64, device=self.device).half(),
+                                        torch.empty(1, 4, 2, 128, device=self.device).half(),
+                                        torch.empty(1, 4, 2, 128, device=self.device).half())
+        tessera.synchronize(self.device.index)
+
+
+@unittest.skipIf(SKIP, SKIP)
+class OpsTest(unittest.TestCase):
+    def setUp(self):
+        torch.manual_seed(1)
+        self.device = torch.device("cuda", torch.cuda.current_device())
+
+    def test_gemm_values_and_gradients(self):
+        for dtype, tol in ((torch.float16, 1e-2), (torch.bfloat16, 2e-2)):
+            a = torch.randn(300, 136, device=self.device, dtype=dtype, requires_grad=True)
+            b = torch.randn(136, 200, device=self.device, dtype=dtype, requires_grad=True)
+            c = tessera.ops.gemm(a, b)
+            assert_close(self, c, gemm_reference(a, b), 2 * tol, tol, f"gemm {dtype}")
+            grad = torch.randn_like(c)
+            c.backward(grad)
+            assert_close(self, a.grad, grad.double() @ b.double().t(), 4 * tol, tol, "dA")
+            assert_close(self, b.grad, a.double().t() @ grad.double(), 4 * tol, tol, "dB")
+
+    def test_gemm_under_torch_compile(self):
+        a = torch.randn(512, 256, device=self.device).half()
+        b = torch.randn(256, 384, device=self.device).half()
+        compiled = torch.compile(lambda x, y: torch.relu(tessera.ops.gemm(x, y)) * 2,
+                                 fullgraph=True)
+        eager = torch.relu(tessera.ops.gemm(a, b)) * 2
+        self.assertTrue(torch.equal(compiled(a, b), eager))
+
+    def test_attention_against_float64(self):
+        cases = [(torch.float16, 128, False, 300, 333), (torch.bfloat16, 64, True, 200, 200),
+                 (torch.float16, 256, True, 77, 130), (torch.bfloat16, 128, True, 130, 70)]
+        for dtype, head_dim, causal, sq, skv in cases:
+            q = torch.randn(2, sq, 8, head_dim, device=self.device, dtype=dtype)
+            k = torch.randn(2, skv, 2, head_dim, device=self.device, dtype=dtype)
+            v = torch.randn(2, skv, 2, head_dim, device=self.device, dtype=dtype)
+            scale = 1.0 / math.sqrt(head_dim)
+            o, lse = tessera.ops.flash_attention(q, k, v, causal=causal)
+            want_o, want_lse = attention_reference(q, k, v, scale, causal)
+            what = f"attention {dtype} d{head_dim} causal={causal} {sq}x{skv}"
+            tol = 1e-2 if dtype == torch.float16 else 3e-2
+            seen = torch.isfinite(want_lse)  # Causal rows that see no key: LSE +inf, O 0.
+            assert_close(self, o, torch.where(seen.transpose(1, 2)[..., None], want_o, 0.0),
+                         tol, tol, what + " O")
+            self.assertTrue(torch.equal(torch.isinf(lse), ~seen), what + " LSE inf")
+            assert_close(self, lse[seen], want_lse[seen], 1e-3, 1e-3, what + " LSE")
+
+    def test_attention_under_torch_compile_and_no_backward(self):
+        q = torch.randn(1, 128, 4, 128, device=self.device).half()
+        k = torch.randn(1, 256, 4, 128, device=self.device).half()
+        compiled = torch.compile(lambda a, b: tessera.ops.flash_attention(a, b, b)[0] + 1,
+                                 fullgraph=True)
+        self.assertTrue(torch.equal(compiled(q, k), tessera.ops.flash_attention(q, k, k)[0] + 1))
+        q.requires_grad_(True)
+        o, _ = tessera.ops.flash_attention(q, k, k)
+        with self.assertRaisesRegex(NotImplementedError, "no backward"):
+            o.sum().backward()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
