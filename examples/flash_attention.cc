@@ -137,9 +137,30 @@ Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name) {
 }
 
 Example FlashAttentionExample() {
-  return {"flash_attention", [](const std::string& target) {
-            return FlashAttention(FlashAttentionConfig::ForTarget(target), "flash_attention");
-          }};
+  Example example{"flash_attention", [](const std::string& target) {
+                    return FlashAttention(FlashAttentionConfig::ForTarget(target),
+                                          "flash_attention");
+                  }};
+  example.knobs = {{"dtype", "f16 or bf16"},
+                   {"head-dim", "64, 128 or 256 (any multiple of 16 compiles)"},
+                   {"causal", "mask keys after the query (true or false)"},
+                   {"bm", "query rows per block"},
+                   {"bn", "keys per step of the key loop"},
+                   {"stages", "stages of the key loop"},
+                   {"threads", "threads per block"}};
+  // With knobs the kernel is flash_attention_<dtype>_d<D>[_causal], whose
+  // workloads (conformance and benchmark shapes) fit its interface.
+  example.configure = [](const std::string& target, KnobValues& knobs) {
+    DType dtype = knobs.Float16("dtype", f16);
+    int64_t headDim = knobs.Int("head-dim", 128);
+    FlashAttentionConfig c =
+        FlashAttentionConfig::ForTarget(target, dtype, headDim, knobs.Bool("causal", false));
+    c.bm = knobs.Int("bm", c.bm), c.bn = knobs.Int("bn", c.bn);
+    c.stages = static_cast<int>(knobs.Int("stages", c.stages));
+    c.threads = static_cast<int>(knobs.Int("threads", c.threads));
+    return FlashAttention(c);
+  };
+  return example;
 }
 
 }  // namespace tessera::examples

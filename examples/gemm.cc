@@ -55,9 +55,24 @@ Kernel GemmDynamic(const GemmConfig& c, const std::string& name) {
 }
 
 Example GemmExample() {
-  return {"gemm_f16", [](const std::string& target) {
-            return GemmDynamic(GemmConfig::ForTarget(target), "gemm_f16");
-          }};
+  Example example{"gemm_f16", [](const std::string& target) {
+                    return GemmDynamic(GemmConfig::ForTarget(target), "gemm_f16");
+                  }};
+  example.knobs = {{"dtype", "f16 or bf16 (the kernel becomes gemm_bf16)"},
+                   {"bm", "rows of C per block"},
+                   {"bn", "columns of C per block"},
+                   {"bk", "depth of a k-step"},
+                   {"stages", "shared-memory stages of the k-loop"},
+                   {"threads", "threads per block"}};
+  example.configure = [](const std::string& target, KnobValues& knobs) {
+    GemmConfig c = GemmConfig::ForTarget(target);
+    c.dtype = knobs.Float16("dtype", c.dtype);
+    c.bm = knobs.Int("bm", c.bm), c.bn = knobs.Int("bn", c.bn), c.bk = knobs.Int("bk", c.bk);
+    c.stages = static_cast<int>(knobs.Int("stages", c.stages));
+    c.threads = static_cast<int>(knobs.Int("threads", c.threads));
+    return GemmDynamic(c, c.dtype == bf16 ? "gemm_bf16" : "gemm_f16");
+  };
+  return example;
 }
 
 }  // namespace tessera::examples

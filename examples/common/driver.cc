@@ -28,6 +28,8 @@ absl::StatusOr<CompileSummary> CompileExample(const Example& example, const Kern
   summary.assembled = options.assemble ? "yes" : "no ptxas for " + target;
   absl::StatusOr<runtime::CompiledKernel> compiled = kernel.Compile(options);
   if (!compiled.ok()) return compiled.status();
+  // A configured example (knobs) may be another kernel of its family.
+  summary.example = compiled->entry();
   summary.kernel = std::move(*compiled);
   return summary;
 }

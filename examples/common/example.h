@@ -10,13 +10,43 @@
 #ifndef TESSERA_EXAMPLES_COMMON_EXAMPLE_H_
 #define TESSERA_EXAMPLES_COMMON_EXAMPLE_H_
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "frontend/Tessera.h"
 
 namespace tessera::examples {
+
+/// The values of an example's knobs given on its command line
+/// (`--bm=64 --dtype=bf16 --causal`): typed getters that fall back to the
+/// default when a knob is absent and record the first malformed value.
+class KnobValues {
+ public:
+  /// Records `--name=value` (a bare `--name` is "true").
+  void Set(const std::string& name, const std::string& value) { values_[name] = value; }
+  bool empty() const { return values_.empty(); }
+  /// A positive integer (tile extents, stages, threads).
+  int64_t Int(const std::string& name, int64_t fallback);
+  /// true, false, 1 or 0.
+  bool Bool(const std::string& name, bool fallback);
+  /// f16 or bf16.
+  DType Float16(const std::string& name, DType fallback);
+  /// The first malformed value ("--bm=abc: expects a positive integer"), or "".
+  const std::string& error() const { return error_; }
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::string error_;
+};
+
+/// A command-line knob of an example: `--name=value`.
+struct Knob {
+  std::string name;
+  std::string help;
+};
 
 /// An example kernel in its default configuration.
 struct Example {
@@ -29,6 +59,12 @@ struct Example {
   /// Kernels its workloads launch besides it (flash_decoding's combine),
   /// compiled with it by its binary; the catalog lists them as examples too.
   std::vector<Example> companions = {};
+  /// Knobs a user may set on the example binary's command line, and the
+  /// build that reads them (the default configuration where none is set).
+  /// A knob that changes the kernel's interface (its dtype, head dimension)
+  /// changes its entry name to the one whose workloads fit.
+  std::vector<Knob> knobs = {};
+  std::function<Kernel(const std::string& target, KnobValues& knobs)> configure = nullptr;
 };
 
 /// The targets every example is built for.

@@ -7,16 +7,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "examples/common/example.h"
-
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "driver/Compiler.h"
 #include "examples/common/driver.h"
+#include "examples/common/example.h"
 #include "examples/workloads/workloads.h"
 #include "runtime/bundle.h"
 #include "runtime/device.h"
@@ -43,15 +43,69 @@ int Fail(const std::string& message) {
   return 1;
 }
 
+/// Parses `--name=value` or a bare `--name` for one of `example`'s knobs.
+bool ParseKnob(const char* arg, const Example& example, KnobValues& knobs) {
+  if (std::strncmp(arg, "--", 2) != 0) return false;
+  std::string text = arg + 2;
+  size_t equals = text.find('=');
+  std::string name = text.substr(0, equals);
+  for (const Knob& knob : example.knobs) {
+    if (knob.name != name) continue;
+    knobs.Set(name, equals == std::string::npos ? "true" : text.substr(equals + 1));
+    return true;
+  }
+  return false;
+}
+
+std::string KnobHelp(const Example& example) {
+  std::string help;
+  for (const Knob& knob : example.knobs)
+    help += absl::StrFormat("  --%-10s %s\n", knob.name + "=", knob.help);
+  return help.empty()
+             ? ""
+             : "Knobs of this example (default: the target's tuned configuration):\n" + help;
+}
+
 }  // namespace
+
+int64_t KnobValues::Int(const std::string& name, int64_t fallback) {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(it->second, &value) || value <= 0) {
+    if (error_.empty())
+      error_ = absl::StrFormat("--%s=%s: expects a positive integer", name, it->second);
+    return fallback;
+  }
+  return value;
+}
+
+bool KnobValues::Bool(const std::string& name, bool fallback) {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  if (it->second == "true" || it->second == "1") return true;
+  if (it->second == "false" || it->second == "0") return false;
+  if (error_.empty()) error_ = absl::StrFormat("--%s=%s: expects true or false", name, it->second);
+  return fallback;
+}
+
+DType KnobValues::Float16(const std::string& name, DType fallback) {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  if (it->second == "f16") return f16;
+  if (it->second == "bf16") return bf16;
+  if (error_.empty()) error_ = absl::StrFormat("--%s=%s: expects f16 or bf16", name, it->second);
+  return fallback;
+}
 
 int ExampleMain(int argc, char** argv, const Example& example) {
   std::string target, emit, bundle, workloadFilter = "all";
   bool remarks = false;
+  KnobValues knobs;
   for (int i = 1; i < argc; ++i) {
     if (ParseFlag(argv[i], "--target", &target) || ParseFlag(argv[i], "--emit", &emit) ||
         ParseFlag(argv[i], "--bundle", &bundle) ||
-        ParseFlag(argv[i], "--workloads", &workloadFilter))
+        ParseFlag(argv[i], "--workloads", &workloadFilter) || ParseKnob(argv[i], example, knobs))
       continue;
     if (std::strcmp(argv[i], "--remarks") == 0) {
       remarks = true;
@@ -64,8 +118,8 @@ int ExampleMain(int argc, char** argv, const Example& example) {
           "[--workloads=all|conformance|benchmark] [--remarks]\n"
           "Without --emit: compiles the kernel and, where a GPU is present, runs, checks\n"
           "and times it (target defaults to the GPU's, else sm_90a). --remarks prints to\n"
-          "stderr why an atom, strategy or schedule was not used.\n",
-          argv[0]);
+          "stderr why an atom, strategy or schedule was not used.\n%s",
+          argv[0], KnobHelp(example).c_str());
       return 0;
     }
     return Fail(absl::StrFormat("%s: unknown argument '%s' (see --help)", example.name, argv[i]));
@@ -81,7 +135,8 @@ int ExampleMain(int argc, char** argv, const Example& example) {
   absl::StatusOr<runtime::Device> device = runtime::Device::Open(0);
   if (target.empty()) target = device.ok() ? TargetForDevice(*device) : "sm_90a";
 
-  Kernel kernel = example.build(target);
+  Kernel kernel = knobs.empty() ? example.build(target) : example.configure(target, knobs);
+  if (!knobs.error().empty()) return Fail(absl::StrFormat("%s: %s", example.name, knobs.error()));
   if (!kernel.status().ok())
     return Fail(absl::StrFormat("%s: %s", example.name, kernel.status().message()));
   if (remarks) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "examples/common/example.h"
 #include "examples/gemm.h"
 #include "gtest/gtest.h"
 #include "runtime/kernel.pb.h"
@@ -101,5 +102,48 @@ TEST(Knobs, AnyGemmKnobsGiveAKernelOrAnError) {
   EXPECT_GT(rejected, 0);
 }
 
+/// The example binaries' command-line knobs: typed values, the first
+/// malformed one reported, and a knob that changes the interface renames
+/// the kernel to the family member whose workloads fit.
+TEST(Knobs, ExampleKnobsConfigureTheKernelAndNameIt) {
+  const Example* gemm = nullptr;
+  const Example* attention = nullptr;
+  for (const Example& example : AllExamples()) {
+    if (example.name == "gemm_f16") gemm = &example;
+    if (example.name == "flash_attention") attention = &example;
+  }
+  ASSERT_NE(gemm, nullptr);
+  ASSERT_NE(attention, nullptr);
+  ASSERT_TRUE(gemm->configure && attention->configure);
+
+  KnobValues gemmKnobs;
+  gemmKnobs.Set("dtype", "bf16");
+  gemmKnobs.Set("stages", "3");
+  Kernel kernel = gemm->configure("sm_80", gemmKnobs);
+  EXPECT_EQ(gemmKnobs.error(), "");
+  EXPECT_TRUE(kernel.status().ok()) << kernel.status().message();
+  EXPECT_EQ(kernel.name(), "gemm_bf16");
+
+  KnobValues attentionKnobs;
+  attentionKnobs.Set("dtype", "bf16");
+  attentionKnobs.Set("head-dim", "64");
+  attentionKnobs.Set("causal", "true");
+  EXPECT_EQ(attention->configure("sm_90a", attentionKnobs).name(),
+            "flash_attention_bf16_d64_causal");
+  EXPECT_EQ(attentionKnobs.error(), "");
+
+  KnobValues bad;
+  bad.Set("bm", "abc");
+  gemm->configure("sm_80", bad);
+  EXPECT_EQ(bad.error(), "--bm=abc: expects a positive integer");
+  KnobValues badType;
+  badType.Set("dtype", "f32");
+  gemm->configure("sm_80", badType);
+  EXPECT_EQ(badType.error(), "--dtype=f32: expects f16 or bf16");
+  KnobValues badBool;
+  badBool.Set("causal", "maybe");
+  attention->configure("sm_80", badBool);
+  EXPECT_EQ(badBool.error(), "--causal=maybe: expects true or false");
+}
 }  // namespace
 }  // namespace tessera::examples
