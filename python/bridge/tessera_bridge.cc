@@ -101,6 +101,28 @@ std::string DescribeKernels(const std::vector<CompiledKernel>& kernels) {
   return json + "]";
 }
 
+/// Puts back the calling thread's current context on scope exit: the
+/// bridge makes a device's primary context current to load and launch, and
+/// the caller's (PyTorch's current device) must not change under it.
+class CurrentContextGuard {
+ public:
+  CurrentContextGuard() {
+    absl::StatusOr<const CudaDriver*> driver = CudaDriver::Load();  // Cached after the first.
+    if (driver.ok() && (*driver)->cuCtxGetCurrent(&saved_) == CUDA_SUCCESS) driver_ = *driver;
+  }
+  ~CurrentContextGuard() {
+    CUcontext now = nullptr;
+    if (driver_ != nullptr && driver_->cuCtxGetCurrent(&now) == CUDA_SUCCESS && now != saved_)
+      driver_->cuCtxSetCurrent(saved_);
+  }
+  CurrentContextGuard(const CurrentContextGuard&) = delete;
+  CurrentContextGuard& operator=(const CurrentContextGuard&) = delete;
+
+ private:
+  const CudaDriver* driver_ = nullptr;
+  CUcontext saved_ = nullptr;
+};
+
 /// The devices opened so far, by ordinal. Never destroyed: the primary
 /// contexts stay retained until the process ends, as PyTorch's do.
 absl::StatusOr<const Device*> OpenDevice(int ordinal) {
@@ -157,7 +179,8 @@ std::string ParamName(const CompiledKernel& kernel, int i) {
 }
 
 /// The ordinal of the device that holds every tensor of a launch (asked of
-/// the driver, which also refuses host memory). Without tensors: the
+/// the driver, which refuses pageable host memory; pinned host memory mapped
+/// for the device passes, as the device can read it). Without tensors: the
 /// current context's device, else 0.
 absl::StatusOr<int> LaunchDevice(const CudaDriver& driver, const CompiledKernel& kernel,
                                  const std::vector<KernelArg>& args) {
@@ -195,7 +218,8 @@ std::string LaunchKey(const std::vector<KernelArg>& args) {
   std::string key;
   for (const KernelArg& arg : args) {
     if (const auto* tensor = std::get_if<TensorArg>(&arg)) {
-      absl::StrAppend(&key, "t", static_cast<int>(tensor->dtype), ":");
+      // A null pointer (an empty tensor's) packs differently: its own entry.
+      absl::StrAppend(&key, tensor->ptr == 0 ? "z" : "t", static_cast<int>(tensor->dtype), ":");
       for (int64_t dim : tensor->shape) absl::StrAppend(&key, dim, ",");
     } else {
       const auto& scalar = std::get<ScalarArg>(arg);
@@ -353,7 +377,10 @@ int tessera_bundle_open(const char* path, TesseraBundle** out) {
   return 0;
 }
 
-void tessera_bundle_close(TesseraBundle* bundle) { delete bundle; }
+void tessera_bundle_close(TesseraBundle* bundle) {
+  CurrentContextGuard context_guard;
+  delete bundle;
+}
 
 const char* tessera_bundle_describe(const TesseraBundle* bundle) {
   return bundle == nullptr ? "[]" : bundle->description.c_str();
@@ -373,6 +400,7 @@ int tessera_check(const TesseraBundle* bundle, int index, const TesseraArg* args
 
 int tessera_launch(TesseraBundle* bundle, int index, const TesseraArg* args, int num_args,
                    uint64_t stream) {
+  CurrentContextGuard context_guard;
   if (bundle == nullptr) return Fail(absl::InvalidArgumentError("null bundle"));
   absl::Status status = Launch(*bundle, index, args, num_args, stream);
   return status.ok() ? 0 : Fail(status);
@@ -380,6 +408,7 @@ int tessera_launch(TesseraBundle* bundle, int index, const TesseraArg* args, int
 
 int tessera_prepare(TesseraBundle* bundle, int index, const TesseraArg* args, int num_args,
                     TesseraPrepared** out) {
+  CurrentContextGuard context_guard;
   if (bundle == nullptr || out == nullptr) return Fail(absl::InvalidArgumentError("null bundle"));
   *out = nullptr;
   absl::StatusOr<CheckedLaunch> checked = CheckLaunch(*bundle, index, args, num_args);
@@ -410,6 +439,7 @@ int tessera_rebind(TesseraPrepared* prepared, const uint64_t* addresses, int num
 }
 
 int tessera_prepared_launch(TesseraPrepared* prepared, uint64_t stream) {
+  CurrentContextGuard context_guard;
   if (prepared == nullptr) return Fail(absl::InvalidArgumentError("null prepared launch"));
   TesseraBundle& bundle = *prepared->bundle;
   absl::MutexLock lock(&bundle.mutex);
@@ -423,6 +453,7 @@ int tessera_prepared_launch(TesseraPrepared* prepared, uint64_t stream) {
 void tessera_prepared_free(TesseraPrepared* prepared) { delete prepared; }
 
 int tessera_device_capability(int ordinal, int* capability) {
+  CurrentContextGuard context_guard;
   if (capability == nullptr) return Fail(absl::InvalidArgumentError("null capability"));
   absl::StatusOr<const Device*> device = OpenDevice(ordinal);
   if (!device.ok()) return Fail(device.status());
@@ -431,6 +462,7 @@ int tessera_device_capability(int ordinal, int* capability) {
 }
 
 int tessera_device_synchronize(int ordinal) {
+  CurrentContextGuard context_guard;
   absl::StatusOr<const Device*> device = OpenDevice(ordinal);
   if (!device.ok()) return Fail(device.status());
   if (absl::Status status = (*device)->MakeCurrent(); !status.ok()) return Fail(status);

@@ -69,13 +69,16 @@ int tessera_check(const TesseraBundle* bundle, int index, const TesseraArg* args
 /* Checks, then launches kernel `index` on `stream` (a CUstream; 0 the
  * default stream) on the device that holds the tensors (all on one), loading
  * the kernel there on first use. Asynchronous. Launches with the same shapes
- * and scalars as an earlier one reuse its packed arguments. */
+ * and scalars as an earlier one reuse its packed arguments. The calling
+ * thread's current context is left as it was. A stream-K kernel's workspace
+ * is one per kernel and device: launch such a kernel on one stream at a time. */
 int tessera_launch(TesseraBundle* bundle, int index, const TesseraArg* args, int num_args,
                    uint64_t stream);
 
 /* A launch checked and packed once: tessera_rebind points it at other
  * tensors of the same shapes (one address per tensor argument, in order),
- * tessera_prepared_launch launches it. The bundle must outlive it. */
+ * tessera_prepared_launch launches it. The bundle must outlive it; one
+ * prepared launch is used by one thread at a time. */
 int tessera_prepare(TesseraBundle* bundle, int index, const TesseraArg* args, int num_args,
                     TesseraPrepared** out);
 int tessera_rebind(TesseraPrepared* prepared, const uint64_t* addresses, int num_addresses);

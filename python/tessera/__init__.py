@@ -72,11 +72,30 @@ def _raw_stream(stream, infos, device):
     return int(handle)
 
 
+class _Handle:
+    """Owns a native bundle: closed when the last Bundle, Kernel or Prepared
+    that uses it goes (they refer to it, not to each other: no cycle)."""
+
+    __slots__ = ("lib", "ptr")
+
+    def __init__(self, lib, ptr):
+        self.lib = lib
+        self.ptr = ptr
+
+    def __del__(self):
+        ptr, self.ptr = self.ptr, None
+        if ptr:
+            try:
+                self.lib.tessera_bundle_close(ptr)
+            except Exception:  # noqa: BLE001 (interpreter shutdown: nothing left to free into)
+                pass
+
+
 class Kernel:
     """One kernel of a Bundle. Call it with one value per parameter, in order."""
 
-    def __init__(self, bundle, index, description):
-        self._bundle = bundle
+    def __init__(self, handle, index, description):
+        self._handle = handle
         self._index = index
         self.entry = description["entry"]
         self.target = description["target"]
@@ -94,15 +113,14 @@ class Kernel:
         preconditions) without the GPU; raises Error on a mismatch."""
         args, _keep, _infos, _device = self._build(values)
         lib = _bridge.library()
-        _bridge.check(lib, lib.tessera_check(self._bundle._handle, self._index, args, len(args)))
+        _bridge.check(lib, lib.tessera_check(self._handle.ptr, self._index, args, len(args)))
 
     def __call__(self, *values, stream=None):
         """Launches on `stream` (asynchronous): see _raw_stream for the default."""
         args, _keep, infos, device = self._build(values)
         raw = _raw_stream(stream, infos, device)
         lib = _bridge.library()
-        _bridge.check(lib, lib.tessera_launch(self._bundle._handle, self._index, args, len(args),
-                                              raw))
+        _bridge.check(lib, lib.tessera_launch(self._handle.ptr, self._index, args, len(args), raw))
 
     def prepare(self, *values):
         """A Prepared launch of these arguments: checked and packed once,
@@ -110,7 +128,7 @@ class Kernel:
         args, _keep, infos, device = self._build(values)
         lib = _bridge.library()
         handle = ctypes.c_void_p()
-        _bridge.check(lib, lib.tessera_prepare(self._bundle._handle, self._index, args, len(args),
+        _bridge.check(lib, lib.tessera_prepare(self._handle.ptr, self._index, args, len(args),
                                                ctypes.byref(handle)))
         return Prepared(self, handle, infos, device)
 
@@ -149,10 +167,12 @@ class Prepared:
         _bridge.check(self._lib, self._lib.tessera_prepared_launch(self._handle, raw))
 
     def __del__(self):
-        handle = getattr(self, "_handle", None)
+        handle, self._handle = getattr(self, "_handle", None), None
         if handle:
-            self._lib.tessera_prepared_free(handle)
-            self._handle = None
+            try:
+                self._lib.tessera_prepared_free(handle)
+            except Exception:  # noqa: BLE001 (interpreter shutdown)
+                pass
 
 
 class Bundle:
@@ -162,13 +182,12 @@ class Bundle:
         lib = _bridge.library()
         handle = ctypes.c_void_p()
         _bridge.check(lib, lib.tessera_bundle_open(str(path).encode(), ctypes.byref(handle)))
-        self._lib = lib
-        self._handle = handle
+        self._handle = _Handle(lib, handle.value)
         self.path = str(path)
         described = json.loads(lib.tessera_bundle_describe(handle).decode())
         # A file may hold one entry built for several targets: those are
         # "entry@target"; a unique entry is also its plain name.
-        kernels = [Kernel(self, i, d) for i, d in enumerate(described)]
+        kernels = [Kernel(self._handle, i, d) for i, d in enumerate(described)]
         counts = {}
         for k in kernels:
             counts[k.entry] = counts.get(k.entry, 0) + 1
@@ -198,12 +217,6 @@ class Bundle:
 
     def __repr__(self):
         return f"<tessera.Bundle {self.path}: {len(self)} kernels>"
-
-    def __del__(self):
-        handle = getattr(self, "_handle", None)
-        if handle:
-            self._lib.tessera_bundle_close(handle)
-            self._handle = None
 
 
 def load(path):

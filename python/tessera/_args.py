@@ -28,6 +28,8 @@ _TORCH_DTYPES = {
 _TYPESTRS = {"<f2": 1, "<f4": 3, "<f8": 4, "<i4": 5, "<i8": 6, "|i1": 7, "|u1": 10}
 _ITEMSIZES = {1: 2, 2: 2, 3: 4, 4: 8, 5: 4, 6: 8, 7: 1, 8: 1, 9: 1, 10: 1}
 _FLOAT_DTYPES = {1, 2, 3, 4, 8, 9}
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_INT_RANGES = {5: (-(1 << 31), (1 << 31) - 1), 7: (-128, 127), 10: (0, 255)}
 
 
 class TensorInfo:
@@ -86,7 +88,10 @@ def tensor_info(value, where):
     if dtype is None:
         raise Error(f"{where}: element type {typestr!r} has no Tessera equivalent")
     strides = interface.get("strides")
-    if strides is not None and tuple(strides) != _contiguous_strides(shape, _ITEMSIZES[dtype]):
+    # A stride of a dimension of extent 1 is never used: any value is contiguous.
+    if strides is not None and any(
+            d != 1 and s != c
+            for d, s, c in zip(shape, strides, _contiguous_strides(shape, _ITEMSIZES[dtype]))):
         raise Error(f"{where}: not contiguous (shape {shape}, strides {tuple(strides)} bytes); "
                     "Tessera kernels read row-major tensors")
     return TensorInfo(dtype, shape, address, None, False)
@@ -99,7 +104,12 @@ def scalar_arg(value, param, where):
         raise Error(f"{where}: a scalar {param['dtype']} parameter takes a number, got "
                     f"{type(value).__name__}")
     arg = _bridge.Arg(kind=_bridge.ARG_SCALAR, dtype=dtype)
-    if isinstance(value, numbers.Integral):
+    if isinstance(value, numbers.Integral) and not (dtype in _FLOAT_DTYPES and
+                                                    not _INT64_MIN <= int(value) <= _INT64_MAX):
+        low, high = _INT_RANGES.get(dtype, (_INT64_MIN, _INT64_MAX))
+        if not low <= int(value) <= high:
+            raise Error(f"{where}: {value} is out of the range of {param['dtype']} "
+                        f"[{low}, {high}]", "OUT_OF_RANGE")
         arg.int_value = int(value)
     elif dtype in _FLOAT_DTYPES:
         arg.is_float = 1

@@ -24,6 +24,9 @@ stats = {"hits": 0, "compiles": 0}
 _CACHE_FORMAT = "tessera-compile-cache-v1"
 _identities = {}
 _identities_lock = threading.Lock()
+# Bundles this process loaded from the cache, by path and modification time:
+# a repeated compile returns the loaded kernels instead of loading them again.
+_loaded = {}
 
 
 class CompileError(Error):
@@ -123,12 +126,17 @@ def compile(source, target=None, *, fast_math=None, opt_level=None, assemble=Fal
     directory = os.path.join(cache_directory or cache_dir(), "kernels", key[:2])
     path = os.path.join(directory, key + ".pb")
     if cache and os.path.exists(path):
-        try:
-            bundle = load(path)
+        stamp = (path, os.stat(path).st_mtime_ns)
+        bundle = _loaded.get(stamp)
+        if bundle is None:
+            try:
+                bundle = load(path)
+            except Error:
+                bundle = None  # A damaged entry: compiled again and replaced below.
+        if bundle is not None:
+            _loaded[stamp] = bundle
             stats["hits"] += 1
             return bundle
-        except Error:
-            pass  # A damaged entry: compiled again and replaced below.
     os.makedirs(directory, exist_ok=True)
     fd, temporary = tempfile.mkstemp(prefix=key[:16], suffix=".tmp", dir=directory)
     os.close(fd)
@@ -136,10 +144,14 @@ def compile(source, target=None, *, fast_math=None, opt_level=None, assemble=Fal
         result = subprocess.run([compiler, "-", f"--bundle={temporary}", "-o", os.devnull] + flags,
                                 input=source.encode(), capture_output=True)
         stats["compiles"] += 1
+        diagnostics = result.stderr.decode("utf-8", "replace").strip()
+        if result.returncode < 0:
+            raise Error(f"tessera-compile ({target}) was killed by signal {-result.returncode}"
+                        + (f": {diagnostics.splitlines()[-1]}" if diagnostics else ""), "INTERNAL")
         if result.returncode != 0:
-            diagnostics = result.stderr.decode("utf-8", "replace").strip()
             first = diagnostics.splitlines()[0] if diagnostics else "no diagnostics"
             raise CompileError(f"tessera-compile ({target}) refused the IR: {first}", diagnostics)
+        os.chmod(temporary, 0o644)  # mkstemp's 0600 would hide the entry from other users.
         os.replace(temporary, path)
     finally:
         if os.path.exists(temporary):

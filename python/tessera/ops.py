@@ -65,17 +65,32 @@ def _check_gemm(a, b):
                  lambda: f"tessera.ops.gemm: a is on {a.device}, b on {b.device}")
 
 
+# The GEMM kernels read K and N in multiples of 8 (16-byte rows for their
+# vector and bulk copies); other sizes are zero-padded up to them.
+_GEMM_MULTIPLE = 8
+
+
+def _padded(x, rows, cols):
+    if tuple(x.shape) == (rows, cols):
+        return x.contiguous()
+    out = x.new_zeros((rows, cols))
+    out[:x.shape[0], :x.shape[1]] = x
+    return out
+
+
 @torch.library.custom_op("tessera::gemm", mutates_args=())
 def gemm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """C = A B for A [M, K] and B [K, N] of float16 or bfloat16 (f32 accumulation)."""
+    """C = A B for A [M, K] and B [K, N] of float16 or bfloat16 (f32
+    accumulation). K and N that are not multiples of 8 cost a zero-padded
+    copy of the operands (and of C's columns)."""
     _check_gemm(a, b)
-    c = torch.empty((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
-    if c.numel() == 0:
-        return c
-    if a.shape[1] == 0:
-        return c.zero_()
-    kernel_for(a.device, "gemm_" + _DTYPES[a.dtype])(a.contiguous(), b.contiguous(), c)
-    return c
+    (m, k), n = a.shape, b.shape[1]
+    if m == 0 or n == 0 or k == 0:
+        return torch.zeros((m, n), dtype=a.dtype, device=a.device)
+    k8, n8 = -(-k // _GEMM_MULTIPLE) * _GEMM_MULTIPLE, -(-n // _GEMM_MULTIPLE) * _GEMM_MULTIPLE
+    c = torch.empty((m, n8), dtype=a.dtype, device=a.device)
+    kernel_for(a.device, "gemm_" + _DTYPES[a.dtype])(_padded(a, m, k8), _padded(b, k8, n8), c)
+    return c if n8 == n else c[:, :n].contiguous()
 
 
 @gemm.register_fake
@@ -109,7 +124,12 @@ def _check_attention(q, k, v):
     torch._check(q.shape[0] == k.shape[0] and q.shape[3] == k.shape[3],
                  lambda: f"tessera.ops.flash_attention: q is {tuple(q.shape)} but k is "
                  f"{tuple(k.shape)} (batch and head dim must match)")
-    torch._check(k.shape[2] > 0 and q.shape[2] % k.shape[2] == 0,
+    torch._check(q.shape[3] in (64, 128, 256),
+                 lambda: f"tessera.ops.flash_attention: head dim {q.shape[3]} has no kernel "
+                 "(64, 128 and 256 do)")
+    torch._check(k.shape[2] > 0,
+                 lambda: "tessera.ops.flash_attention: k and v have no heads")
+    torch._check(q.shape[2] % k.shape[2] == 0,
                  lambda: f"tessera.ops.flash_attention: {q.shape[2]} query heads do not share "
                  f"{k.shape[2]} key heads evenly")
     torch._check(q.dtype == k.dtype == v.dtype and q.dtype in _DTYPES,

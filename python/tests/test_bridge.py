@@ -7,6 +7,7 @@ import tempfile
 import unittest
 
 import tessera
+import tessera._args
 import tessera.compiler
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -102,6 +103,22 @@ class ArgumentTest(unittest.TestCase):
         self.assertIn("element type '<c8'",
                       self.refused(Device((100, 64), "<c8"), Device((64, 72)), Device((100, 72))))
 
+    def test_strides_of_unit_dimensions_do_not_matter(self):
+        self.gemm.check(Device((1, 64), strides=(0, 2)), Device((64, 72)), Device((1, 72)))
+
+    def test_integer_scalars_out_of_range_are_refused(self):
+        bundle = tessera.load(os.path.join(os.environ.get("TESSERA_OPS_DIR", ""), "sm_80.pb"))
+        self.assertIn("gemm_bf16", bundle)
+        for value in (2**63, -(2**63) - 1):
+            with self.assertRaises(tessera.Error) as caught:
+                tessera._args.scalar_arg(value, {"dtype": "i64", "dtype_number": 6}, "k: 'n'")
+            self.assertEqual(caught.exception.code, "OUT_OF_RANGE")
+        with self.assertRaisesRegex(tessera.Error, r"300 is out of the range of i8 \[-128, 127\]"):
+            tessera._args.scalar_arg(300, {"dtype": "i8", "dtype_number": 7}, "k: 'n'")
+        self.assertEqual(
+            tessera._args.scalar_arg(2**31 - 1, {"dtype": "i32", "dtype_number": 5}, "").int_value,
+            2**31 - 1)
+
     def test_launch_without_a_gpu_is_an_error_not_a_crash(self):
         with self.assertRaises(tessera.Error) as caught:
             self.gemm(Device((100, 64)), Device((64, 72)), Device((100, 72)))
@@ -127,6 +144,7 @@ class CompileTest(unittest.TestCase):
             axpy.check(Device((1000,), "<f4"), Device((1000,), "<f4"), True)
         self.assertIn("argument 'alpha': a scalar f32 parameter takes a number, got bool",
                       str(caught.exception))
+        axpy.check(Device((1000,), "<f4"), Device((1000,), "<f4"), 10**30)  # A float, not wrapped.
         with self.assertRaises(tessera.Error) as caught:
             axpy.check(Device((1000,), "<f4"), Device((1001,), "<f4"), 2.0)
         self.assertIn("dimension N: X has 1000 but Y has 1001", str(caught.exception))

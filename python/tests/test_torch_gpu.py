@@ -125,6 +125,40 @@ class OpsTest(unittest.TestCase):
             assert_close(self, a.grad, grad.double() @ b.double().t(), 4 * tol, tol, "dA")
             assert_close(self, b.grad, a.double().t() @ grad.double(), 4 * tol, tol, "dB")
 
+    def test_gemm_sizes_off_the_multiple_of_8(self):
+        for m, k, n in ((1, 3, 5), (77, 130, 9), (5, 8, 8)):
+            a = torch.randn(m, k, device=self.device).half()
+            b = torch.randn(k, n, device=self.device).half()
+            assert_close(self, tessera.ops.gemm(a, b), gemm_reference(a, b), 1e-2, 1e-2,
+                         f"gemm {m}x{k}x{n}")
+        empty = tessera.ops.gemm(torch.randn(4, 0, device=self.device).half(),
+                                 torch.randn(0, 6, device=self.device).half())
+        self.assertTrue(torch.equal(empty, torch.zeros(4, 6, device=self.device).half()))
+
+    def test_fake_implementations_on_meta_tensors(self):
+        a = torch.empty(100, 64, dtype=torch.float16, device="meta")
+        b = torch.empty(64, 72, dtype=torch.float16, device="meta")
+        self.assertEqual(torch.ops.tessera.gemm(a, b).shape, (100, 72))
+        with self.assertRaisesRegex(RuntimeError, "a's columns must equal b's rows"):
+            torch.ops.tessera.gemm(a, a)
+        q = torch.empty(2, 300, 8, 128, dtype=torch.bfloat16, device="meta")
+        k = torch.empty(2, 333, 2, 128, dtype=torch.bfloat16, device="meta")
+        o, lse = torch.ops.tessera.flash_attention(q, k, k)
+        self.assertEqual((o.shape, lse.shape, lse.dtype), (q.shape, (2, 8, 300), torch.float32))
+        with self.assertRaisesRegex(RuntimeError, "head dim 96 has no kernel"):
+            q96 = torch.empty(1, 4, 2, 96, dtype=torch.float16, device="meta")
+            torch.ops.tessera.flash_attention(q96, q96, q96)
+
+    def test_empty_then_full_launches_of_one_kernel(self):
+        axpy = tessera.compile(AXPY)["axpy"]
+        x = torch.randn(100, device=self.device)
+        axpy(x[:0], x[:0], 1.0)  # Zero elements at a non-null address,
+        axpy(torch.empty(0, device=self.device), torch.empty(0, device=self.device), 1.0)  # null.
+        y = torch.randn(100, device=self.device)
+        want = 3.0 * x.double() + y.double()
+        axpy(x, y, 3.0)
+        assert_close(self, y, want, 1e-6, 1e-6, "axpy after empty launches")
+
     def test_gemm_under_torch_compile(self):
         a = torch.randn(512, 256, device=self.device).half()
         b = torch.randn(256, 384, device=self.device).half()
