@@ -29,10 +29,12 @@ struct FlashAttentionConfig {
   int64_t bm = 128, bn = 64;
   int stages = 2, threads = 128;
 
-  /// The knobs for a target and problem: mma.sync and wgmma targets take
-  /// 128 query rows per block over 8 warps and 64 keys per step (64 rows,
-  /// 4 warps and 32 keys at head dimension 256); sm_70 32 rows of f16 (16
-  /// at 256, causal or bf16); sm_60 (FMA) and other targets 16 rows.
+  /// The knobs for a target and problem: on sm_90a 128 query rows and 128
+  /// keys a step over two consumer warpgroups; on the other mma.sync targets
+  /// the fastest spill-free blocks timed per head dimension and mask (64 or
+  /// 128 rows, 64 or 128 keys, 128 or 256 threads); at head dimension 256
+  /// 64 rows, 32 keys and 4 warps everywhere; sm_70 32 rows of f16 (16 at
+  /// 256, causal or bf16); sm_60 (FMA) and other targets 16 rows.
   static FlashAttentionConfig ForTarget(const std::string& target, DType dtype = f16,
                                         int64_t headDim = 128, bool causal = false);
 };

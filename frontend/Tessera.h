@@ -590,7 +590,7 @@ public:
             bool transposeB = false, const std::string &atom = "", SourceLoc loc = {});
   /// The same with a precision for f32 tiles (Precision::kTF32: tensor cores
   /// may round A and B to TF32). C's type follows A and B: f32 or f16 for
-  /// f16, bf16 and FP8; f32 for f32; f64 for f64; i32 for i8 and u8. FP8,
+  /// f16 and FP8, f32 for bf16 and f32; f64 for f64; i32 for i8 and u8. FP8,
   /// i8 and u8 tensor cores read K-major operands: A M x K, B N x K
   /// (transposeB).
   void Gemm(const Buffer &a, const Buffer &b, const Buffer &c, Precision precision,

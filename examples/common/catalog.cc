@@ -31,6 +31,9 @@ Example PagedGatherExample();
 Example SoftmaxVarlenExample();
 Example MlaDecodeExample();
 Example MlaDecodeCombineExample();
+Example FlashAttentionBwdExample();
+Example FlashAttentionBwdPreExample();
+Example FlashAttentionBwdDqExample();
 
 const std::vector<std::string>& AllTargets() {
   static const auto* targets = new std::vector<std::string>{"sm_60", "sm_70", "sm_80", "sm_90a"};
@@ -59,7 +62,10 @@ const std::vector<Example>& AllExamples() {
                                                          FlashDecodingPaged256Example(),
                                                          SoftmaxVarlenExample(),
                                                          MlaDecodeExample(),
-                                                         MlaDecodeCombineExample()};
+                                                         MlaDecodeCombineExample(),
+                                                         FlashAttentionBwdExample(),
+                                                         FlashAttentionBwdPreExample(),
+                                                         FlashAttentionBwdDqExample()};
   return *examples;
 }
 

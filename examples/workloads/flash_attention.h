@@ -22,6 +22,12 @@ namespace tessera::workloads {
 /// checked).
 std::vector<Workload> FlashAttentionWorkloads();
 
+/// The workloads of `flash_attention_bwd` (the backward's dK/dV kernel; its
+/// _pre and _dq kernels are companions): odd lengths, grouped heads and a
+/// determinism check for conformance, one modest benchmark (every element
+/// checked against float64 gradients).
+std::vector<Workload> FlashAttentionBwdWorkloads();
+
 }  // namespace tessera::workloads
 
 #endif  // TESSERA_EXAMPLES_WORKLOADS_FLASH_ATTENTION_H_

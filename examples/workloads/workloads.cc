@@ -399,6 +399,7 @@ const std::vector<Workload>& AllWorkloads() {
   for (Workload& w : SoftmaxVarlenWorkloads()) list->push_back(std::move(w));
   for (Workload& w : AttentionWorkloads()) list->push_back(std::move(w));
   for (Workload& w : FlashAttentionWorkloads()) list->push_back(std::move(w));
+  for (Workload& w : FlashAttentionBwdWorkloads()) list->push_back(std::move(w));
   for (Workload& w : FlashDecodingWorkloads()) list->push_back(std::move(w));
   return list;
   }();
