@@ -5,6 +5,7 @@
 // tuned defaults. tessera.ops picks a kernel by name:
 //   gemm_f16, gemm_bf16                 C[M, N] = A[M, K] B[K, N]
 //   flash_attention_<dtype>_d<D>[_causal]  for D in 64, 128, 256
+//   flash_attention_bwd_<dtype>_d<D>[_causal][_pre|_dq]  the backward, D 64, 128
 //
 //   ops_bundles DIR
 //
@@ -16,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "examples/common/example.h"
 #include "examples/flash_attention.h"
+#include "examples/flash_attention_bwd.h"
 #include "examples/gemm.h"
 #include "frontend/Tessera.h"
 #include "runtime/bundle.h"
@@ -57,6 +59,12 @@ int main(int argc, char** argv) {
         for (bool causal : {false, true}) {
           auto config = examples::FlashAttentionConfig::ForTarget(target, dtype, headDim, causal);
           ok &= Add(bundle, examples::FlashAttention(config), target);
+          if (headDim > 128) continue;  // The backward's register budget stops at 128.
+          auto bwd = examples::FlashAttentionBwdConfig::ForTarget(target, dtype, headDim, causal);
+          std::string base = examples::FlashAttentionBwdName(bwd);
+          ok &= Add(bundle, examples::FlashAttentionBwdPre(bwd, base + "_pre"), target);
+          ok &= Add(bundle, examples::FlashAttentionBwdDq(bwd, base + "_dq"), target);
+          ok &= Add(bundle, examples::FlashAttentionBwdDkDv(bwd, base), target);
         }
       }
     }

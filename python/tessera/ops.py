@@ -1,7 +1,9 @@
 """tessera.ops: Tessera's GEMM and FlashAttention forward as torch.library
 custom operators (torch.ops.tessera.gemm, torch.ops.tessera.flash_attention),
 with fake (meta) implementations, so they trace under torch.compile, and
-autograd where a backward exists.
+autograd: gemm's backward is two GEMMs, flash_attention's the deterministic
+three-kernel backward (head dims 64 and 128; a gradient of the LSE output
+counts too).
 
     import tessera.ops
     c = tessera.ops.gemm(a, b)                          # f16 or bf16, [M, K] @ [K, N]
@@ -22,7 +24,7 @@ import torch
 
 import tessera
 
-__all__ = ["flash_attention", "gemm", "kernel_for"]
+__all__ = ["flash_attention", "flash_attention_backward", "gemm", "kernel_for"]
 
 _DTYPES = {torch.float16: "f16", torch.bfloat16: "bf16"}
 _lock = threading.Lock()
@@ -171,12 +173,50 @@ def _flash_attention_fake(q, k, v, scale=None, causal=False):
 
 
 def _attention_setup_context(ctx, inputs, output):
-    pass
+    q, k, v, scale, causal = inputs
+    o, lse = output
+    ctx.save_for_backward(q, k, v, o, lse)
+    ctx.scale = 1.0 / math.sqrt(q.shape[3]) if scale is None else scale
+    ctx.causal = causal
+
+
+@torch.library.custom_op("tessera::flash_attention_backward", mutates_args=())
+def flash_attention_backward(grad_o: torch.Tensor, grad_lse: torch.Tensor, q: torch.Tensor,
+                             k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, lse: torch.Tensor,
+                             scale: float,
+                             causal: bool) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """dQ, dK, dV of flash_attention (deterministic: three kernels, no atomics;
+    head dims 64 and 128): D = rowsum(dO * O), then dQ, then dK and dV. A
+    gradient reaching the LSE enters through D: dLSE_i / dS_ij = P_ij, so
+    dS = P (dP - (D - dLSE))."""
+    batch, queries, heads, head_dim = q.shape
+    torch._check(head_dim in (64, 128),
+                 lambda: f"tessera.ops.flash_attention: no backward for head dim {head_dim} "
+                 "(64 and 128 have one)")
+    grad_q, grad_k, grad_v = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    if q.numel() == 0 or k.numel() == 0:
+        return grad_q.zero_(), grad_k.zero_(), grad_v.zero_()
+    base = f"flash_attention_bwd_{_DTYPES[q.dtype]}_d{head_dim}" + ("_causal" if causal else "")
+    rows = torch.empty((batch, heads, queries), dtype=torch.float32, device=q.device)
+    grad_o, q, k, v = (x.contiguous() for x in (grad_o, q, k, v))
+    kernel_for(q.device, base + "_pre")(o.contiguous(), grad_o, rows)
+    rows -= grad_lse
+    inputs = (q, k, v, grad_o, lse.contiguous(), rows)
+    kernel_for(q.device, base + "_dq")(*inputs, grad_q, float(scale))
+    kernel_for(q.device, base)(*inputs, grad_k, grad_v, float(scale))
+    return grad_q, grad_k, grad_v
+
+
+@flash_attention_backward.register_fake
+def _flash_attention_backward_fake(grad_o, grad_lse, q, k, v, o, lse, scale, causal):
+    return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 
 
 def _attention_backward(ctx, grad_o, grad_lse):
-    raise NotImplementedError("tessera.ops.flash_attention has no backward pass yet; use it "
-                              "under torch.no_grad() or for inference")
+    q, k, v, o, lse = ctx.saved_tensors
+    grad_q, grad_k, grad_v = flash_attention_backward(grad_o, grad_lse, q, k, v, o, lse,
+                                                      ctx.scale, ctx.causal)
+    return grad_q, grad_k, grad_v, None, None
 
 
 flash_attention.register_autograd(_attention_backward, setup_context=_attention_setup_context)

@@ -37,8 +37,12 @@ def attention_reference(q, k, v, scale, causal):
         rows = torch.arange(sq, device=q.device)[:, None]
         cols = torch.arange(skv, device=q.device)[None, :]
         scores = scores.masked_fill(cols > rows + skv - sq, -math.inf)
-    lse = torch.logsumexp(scores, dim=-1)
-    o = torch.einsum("bhqk,bkhd->bqhd", torch.softmax(scores, dim=-1), v)
+    # Rows that see no key: O = 0 and LSE = +inf, with gradients that stay
+    # finite (their scores are replaced by zeros before the softmax).
+    seen = torch.isfinite(scores).any(dim=-1, keepdim=True)
+    scores = torch.where(seen, scores, 0.0)
+    lse = torch.where(seen[..., 0], torch.logsumexp(scores, dim=-1), math.inf)
+    o = torch.einsum("bhqk,bkhd->bqhd", torch.softmax(scores, dim=-1) * seen, v)
     return o, lse
 
 
@@ -185,17 +189,43 @@ class OpsTest(unittest.TestCase):
             self.assertTrue(torch.equal(torch.isinf(lse), ~seen), what + " LSE inf")
             assert_close(self, lse[seen], want_lse[seen], 1e-3, 1e-3, what + " LSE")
 
-    def test_attention_under_torch_compile_and_no_backward(self):
+    def test_attention_under_torch_compile(self):
         q = torch.randn(1, 128, 4, 128, device=self.device).half()
         k = torch.randn(1, 256, 4, 128, device=self.device).half()
         compiled = torch.compile(lambda a, b: tessera.ops.flash_attention(a, b, b)[0] + 1,
                                  fullgraph=True)
         self.assertTrue(torch.equal(compiled(q, k), tessera.ops.flash_attention(q, k, k)[0] + 1))
-        q.requires_grad_(True)
-        o, _ = tessera.ops.flash_attention(q, k, k)
-        with self.assertRaisesRegex(NotImplementedError, "no backward"):
-            o.sum().backward()
 
+    def test_attention_gradients_against_float64_and_deterministic(self):
+        cases = [(torch.float16, 128, False, 200, 150, 4, 2), (torch.bfloat16, 64, True, 77, 131, 3, 1),
+                 (torch.float16, 64, True, 130, 70, 2, 2)]
+        for dtype, head_dim, causal, sq, skv, heads, kv_heads in cases:
+            what = f"attention backward {dtype} d{head_dim} causal={causal} {sq}x{skv}"
+            q, k, v = (torch.randn(2, n, h, head_dim, device=self.device, dtype=dtype)
+                       for n, h in ((sq, heads), (skv, kv_heads), (skv, kv_heads)))
+            grad_o = torch.randn(2, sq, heads, head_dim, device=self.device, dtype=dtype)
+            grad_lse = torch.randn(2, heads, sq, device=self.device)
+            scale = 1.0 / math.sqrt(head_dim)
+
+            def grads(fn, inputs):
+                inputs = [x.detach().clone().requires_grad_(True) for x in inputs]
+                o, lse = fn(*inputs)
+                seen = torch.isfinite(lse)
+                loss = (o.double() * grad_o.double()).sum() + \
+                    (torch.where(seen, lse, 0.0).double() * grad_lse.double()).sum()
+                loss.backward()
+                return [x.grad for x in inputs]
+
+            got = grads(lambda a, b, c: tessera.ops.flash_attention(a, b, c, causal=causal),
+                        (q, k, v))
+            again = grads(lambda a, b, c: tessera.ops.flash_attention(a, b, c, causal=causal),
+                          (q, k, v))
+            want = grads(lambda a, b, c: attention_reference(a, b, c, scale, causal),
+                         (q.double(), k.double(), v.double()))
+            tol = 2e-2 if dtype == torch.float16 else 6e-2
+            for name, g, a, w in zip("QKV", got, again, want):
+                self.assertTrue(torch.equal(g, a), f"{what}: d{name} differs run to run")
+                assert_close(self, g, w, tol * w.abs().max().item(), tol, f"{what} d{name}")
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
