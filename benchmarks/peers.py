@@ -214,6 +214,48 @@ def attention_peers(want, report):
                             sys.stdout.flush()
 
 
+def sdpa_backward(b, s, h, d, dtype, causal, backend):
+    """The backward of SDPA on one backend for flash_attention_bwd's benchmark
+    (Q, K, V, dO [b, s, h, d] in memory, as ours): the time of
+    torch.autograd.grad of O against Q, K and V given dO, the forward run
+    once outside the timing; FLOPs 2.5 times the forward's 4 b h s^2 d,
+    half when causal (FlashAttention's count)."""
+    from torch.nn.attention import sdpa_kernel
+
+    q, k, v = (uniform(b, s, h, d, dtype=dtype).transpose(1, 2).requires_grad_(True)
+               for _ in range(3))
+    grad = uniform(b, s, h, d, dtype=dtype).transpose(1, 2)
+    scale = 1.25 / d ** 0.5
+    with sdpa_kernel([backend]):
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal,
+                                                               scale=scale)
+
+        def run():
+            return torch.autograd.grad(out, (q, k, v), grad, retain_graph=True)
+
+        run()  # fails here, outside the timing, where the backend cannot run it
+        ms = time_op(run)
+    return ms, 2.5 * 4.0 * b * h * s * s * d * (0.5 if causal else 1.0) / (ms * 1e-3) / 1e12
+
+
+def attention_bwd_peers(want, report):
+    """--attention-bwd: SDPA's backward on cuDNN and on flash for
+    flash_attention_bwd's benchmark (f16, d128, batch 1, 8 heads, 2048)."""
+    from torch.nn.attention import SDPBackend
+
+    workload = "flash_attention_bwd/b1_sq2048_skv2048_h8_hkv8"
+    if not want(workload):
+        return
+    for peer, backend in (("sdpa cudnn bwd", SDPBackend.CUDNN_ATTENTION),
+                          ("sdpa flash bwd", SDPBackend.FLASH_ATTENTION)):
+        try:
+            report(peer, workload, *sdpa_backward(1, 2048, 8, 128, torch.float16, False, backend),
+                   "TFLOP/s")
+        except RuntimeError as e:
+            print(f"{peer},{workload},failed: {str(e).splitlines()[0][:80]}")
+            sys.stdout.flush()
+
+
 def decode_peers(want, report):
     """--decode: SDPA at one query token against a long K/V cache for
     flash_decoding's benchmarks (b, skv, 32 query heads over 8 key heads,
@@ -329,6 +371,9 @@ def main():
     print("peer,workload,median_ms,rate")
     if "--attention" in sys.argv:
         attention_peers(want, report)
+        return
+    if "--attention-bwd" in sys.argv:
+        attention_bwd_peers(want, report)
         return
     if "--decode" in sys.argv:
         decode_peers(want, report)

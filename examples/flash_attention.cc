@@ -105,26 +105,7 @@ Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name) {
       T.Copy(V.Tile(b, col0, kvHead, 0).Along({1, 3}), vs);
       T.Clear(s);
       T.Gemm(qs, ks, s, /*transposeA=*/false, /*transposeB=*/true);
-      // Row row0 + i sees keys col0 + k for k below a limit: Skv - col0, and
-      // when causal also i + row0 + Skv + 1 - Sq - col0 (possibly negative).
-      // The limit is per row; each element costs one 32-bit compare (the
-      // lengths are below 2^31) and one select.
-      // Only blocks with a masked element run the mask: the key tail
-      // (col0 + BN > Skv) and, when causal, blocks the diagonal crosses
-      // (shift < BN, written without a negative index).
-      Index left = skv - col0, shift = row0 + skv + 1 - (sq + col0);
-      Scalar masked = col0 + BN > skv;
-      if (c.causal) masked = Or(masked, row0 + skv + 1 < sq + col0 + BN);
-      T.If(masked, [&] {
-        T.Parallel({BM, BN}, [&](Index i, Index k) {
-          Scalar limit = ToScalar(left, i32);
-          if (c.causal) {
-            Scalar diagonal = ToScalar(i, i32) + ToScalar(shift, i32);
-            limit = Select(diagonal < limit, diagonal, limit);
-          }
-          s(i, k) = Select(ToScalar(k, i32) < limit, s(i, k), -kInf);
-        });
-      });
+      MaskScores(T, s, BM, BN, row0, col0, sq, skv, c.causal, -kInf);
       OnlineSoftmaxStep(T, state, s, p, vs, c.dtype, BN);
     });
     // A row that saw no key: O = 0, LSE = +inf (FlashAttention-2's

@@ -136,20 +136,7 @@ Kernel FlashAttentionBwdDq(const FlashAttentionBwdConfig& c, const std::string& 
       T.Parallel({BM, BN}, [&](Index i, Index k) {
         s(i, k) = Exp2(s(i, k) * log2Scale - lses(0, i) * kLog2e);
       });
-      // Row row0 + i sees keys col0 + k below the forward's limit.
-      Index left = skv - col0, shift = row0 + skv + 1 - (sq + col0);
-      Scalar masked = col0 + BN > skv;
-      if (c.causal) masked = Or(masked, row0 + skv + 1 < sq + col0 + BN);
-      T.If(masked, [&] {
-        T.Parallel({BM, BN}, [&](Index i, Index k) {
-          Scalar limit = ToScalar(left, i32);
-          if (c.causal) {
-            Scalar diagonal = ToScalar(i, i32) + ToScalar(shift, i32);
-            limit = Select(diagonal < limit, diagonal, limit);
-          }
-          s(i, k) = Select(ToScalar(k, i32) < limit, s(i, k), 0.0);
-        });
-      });
+      MaskScores(T, s, BM, BN, row0, col0, sq, skv, c.causal, 0.0);
       // dS = P (dP - D), in the operand's type for dQ += dS K.
       T.Parallel({BM, BN}, [&](Index i, Index k) {
         dsh(i, k) = Cast(s(i, k) * (dp(i, k) - ds(0, i)), c.dtype);

@@ -60,6 +60,32 @@ inline void OnlineSoftmaxStep(KernelBuilder& T, const OnlineSoftmax& st, const B
   T.Gemm(p, vs, o);
 }
 
+/// The attention mask of one [rows, bn] block of scores `s` for query rows
+/// from row0 and keys from col0 of lengths sq and skv: row row0 + i sees key
+/// col0 + k when k < skv - col0 and, when causal, k <= i + row0 + skv - sq -
+/// col0 (aligned bottom right); other elements become `fill`. Only blocks
+/// with a masked element run it (the key tail, and when causal the blocks
+/// the diagonal crosses, tested without a negative index); the limit is per
+/// row, each element one 32-bit compare (lengths are below 2^31) and one
+/// select.
+inline void MaskScores(KernelBuilder& T, const Buffer& s, int64_t rows, int64_t bn,
+                       const Index& row0, const Index& col0, const Index& sq, const Index& skv,
+                       bool causal, double fill) {
+  Index left = skv - col0, shift = row0 + skv + 1 - (sq + col0);
+  Scalar masked = col0 + bn > skv;
+  if (causal) masked = Or(masked, row0 + skv + 1 < sq + col0 + bn);
+  T.If(masked, [&] {
+    T.Parallel({rows, bn}, [&](Index i, Index k) {
+      Scalar limit = ToScalar(left, i32);
+      if (causal) {
+        Scalar diagonal = ToScalar(i, i32) + ToScalar(shift, i32);
+        limit = Select(diagonal < limit, diagonal, limit);
+      }
+      s(i, k) = Select(ToScalar(k, i32) < limit, s(i, k), fill);
+    });
+  });
+}
+
 /// After the last block: O / l, and the natural LSE = ln(2^m l) in mx. A
 /// row that saw no key has l = 0: O = 0 and LSE `emptyLse`.
 inline void FinishOnlineSoftmax(KernelBuilder& T, const OnlineSoftmax& st, double emptyLse) {

@@ -12,7 +12,10 @@ import tessera.compiler
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 AXPY = open(os.path.join(HERE, "testdata", "axpy.mlir")).read()
-OPS_SM90 = os.path.join(os.environ.get("TESSERA_OPS_DIR", ""), "sm_90a.pb")
+# The ops bundles: where Bazel's runner puts them, else beside the package.
+OPS_DIR = os.environ.get("TESSERA_OPS_DIR") or os.path.join(os.path.dirname(tessera.__file__),
+                                                            "ops")
+OPS_SM90 = os.path.join(OPS_DIR, "sm_90a.pb")
 
 try:
     import torch
@@ -107,7 +110,7 @@ class ArgumentTest(unittest.TestCase):
         self.gemm.check(Device((1, 64), strides=(0, 2)), Device((64, 72)), Device((1, 72)))
 
     def test_integer_scalars_out_of_range_are_refused(self):
-        bundle = tessera.load(os.path.join(os.environ.get("TESSERA_OPS_DIR", ""), "sm_80.pb"))
+        bundle = tessera.load(os.path.join(OPS_DIR, "sm_80.pb"))
         self.assertIn("gemm_bf16", bundle)
         for value in (2**63, -(2**63) - 1):
             with self.assertRaises(tessera.Error) as caught:
@@ -195,7 +198,7 @@ class TargetTest(unittest.TestCase):
 
 
 @unittest.skipIf(torch is None, "torch is not installed here: the ops' fake implementations "
-                 "are tested on the GPU machine (python/tests/test_torch_gpu.py)")
+                 "are tested where it is (the GPU machine runs this file too)")
 class FakeTest(unittest.TestCase):
     def test_fake_implementations_give_shapes_and_check_inputs(self):
         import tessera.ops  # noqa: F401 (registers the ops)
@@ -208,6 +211,9 @@ class FakeTest(unittest.TestCase):
         k = torch.empty(2, 333, 2, 128, dtype=torch.bfloat16, device="meta")
         o, lse = torch.ops.tessera.flash_attention(q, k, k)
         self.assertEqual((o.shape, lse.shape, lse.dtype), (q.shape, (2, 8, 300), torch.float32))
+        with self.assertRaisesRegex(RuntimeError, "head dim 96 has no kernel"):
+            q96 = torch.empty(1, 4, 2, 96, dtype=torch.float16, device="meta")
+            torch.ops.tessera.flash_attention(q96, q96, q96)
 
     def test_cpu_tensors_are_refused(self):
         a = torch.randn(16, 16).half()
