@@ -69,6 +69,13 @@ BwdTensors DeclareInputs(KernelBuilder& T, const FlashAttentionBwdConfig& c) {
   return t;
 }
 
+/// Refuses head dimensions the GEMMs' k-step cannot take, by name.
+void RequireHeadDim(KernelBuilder& T, int64_t d) {
+  if (d <= 0 || d % 16 != 0 || d > 256)
+    T.Error(absl::StrCat("head dimension ", d, " cannot be taken: it must be a multiple of 16 ",
+                         "from 16 to 256"));
+}
+
 /// Refuses a launch whose key heads do not divide the query heads.
 void RequireGroups(KernelBuilder& T, const BwdTensors& t) {
   T.Require(t.K.dim(2) > Index(0));
@@ -99,6 +106,7 @@ Kernel FlashAttentionBwdPre(const FlashAttentionBwdConfig& c, const std::string&
 Kernel FlashAttentionBwdDq(const FlashAttentionBwdConfig& c, const std::string& name) {
   const int64_t D = c.headDim, BM = c.bm, BN = c.bn;
   KernelBuilder T(name);
+  RequireHeadDim(T, D);
   BwdTensors t = DeclareInputs(T, c);
   auto dQ = T.Tensor("dQ", {t.B, t.Sq, t.H, D}, c.dtype);
   Scalar scale = T.ScalarArg("scale", f32);
@@ -152,6 +160,7 @@ Kernel FlashAttentionBwdDq(const FlashAttentionBwdConfig& c, const std::string& 
 Kernel FlashAttentionBwdDkDv(const FlashAttentionBwdConfig& c, const std::string& name) {
   const int64_t D = c.headDim, BM = c.bm, BN = c.bn;
   KernelBuilder T(name);
+  RequireHeadDim(T, D);
   BwdTensors t = DeclareInputs(T, c);
   auto dK = T.Tensor("dK", {t.B, t.Skv, t.Hkv, D}, c.dtype);
   auto dV = T.Tensor("dV", {t.B, t.Skv, t.Hkv, D}, c.dtype);

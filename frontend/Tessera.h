@@ -540,6 +540,11 @@ public:
   /// kernel may rely on it. Call inside Launch's body, outside loops and
   /// branches. A constant false condition is an error in Kernel::status().
   void Require(const Scalar &condition, SourceLoc loc = {});
+  /// Records the author's own error (a configuration the kernel cannot
+  /// take, say), which Build reports in Kernel::status() as any other, at
+  /// `loc`: `if (D % 16) T.Error("head dimension " + ... + " is not a
+  /// multiple of 16")`. Valid anywhere, before or inside Launch.
+  void Error(const std::string &message, SourceLoc loc = {});
 
   /// Launches the body over a grid of blocks of `threads` threads.  /// Launches the body over a
   /// grid of blocks of `threads` threads.

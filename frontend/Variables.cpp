@@ -178,6 +178,11 @@ ScalarVar KernelBuilder::ScalarVar(const Scalar &initial, DType dtype, const std
   return s.scalarVar(op.getResult());
 }
 
+void KernelBuilder::Error(const std::string &message, SourceLoc loc) {
+  BuilderState &s = *state_;
+  s.error(message, s.loc(loc));
+}
+
 void KernelBuilder::Require(const Scalar &condition, SourceLoc loc) {
   BuilderState &s = *state_;
   mlir::Location at = s.loc(loc);

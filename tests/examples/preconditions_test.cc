@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "examples/flash_attention.h"
+#include "examples/flash_attention_bwd.h"
 #include "examples/flash_decoding.h"
 #include "examples/gemm_w4a16.h"
 #include "gtest/gtest.h"
@@ -101,5 +103,29 @@ TEST(Preconditions, W4A16WeightsMatchK) {
   }
 }
 
+/// FlashAttention, forward and backward: key heads that do not divide the
+/// query heads are refused by name (they once read zeros for the extra
+/// heads); head dimensions the k-step cannot take are an error at build.
+TEST(Preconditions, AttentionRefusesHeadsThatDoNotGroup) {
+  FlashAttentionConfig c = FlashAttentionConfig::ForTarget("sm_80");
+  runtime::CompiledKernel forward = CompileFor(FlashAttention(c));
+  auto args = [](int64_t h, int64_t hkv) {
+    std::vector<KernelArg> a = DecodeArgs(2, 100, 100, h, hkv, 1);
+    a[3] = TensorArg{kBase + (3ll << 30), runtime::DTYPE_F16, {2, 100, h, 128}};
+    a[4] = TensorArg{kBase + (4ll << 30), runtime::DTYPE_F32, {2, h, 100}};
+    return a;
+  };
+  EXPECT_TRUE(runtime::PrepareLaunch(forward, args(8, 2)).ok());
+  absl::StatusOr<runtime::PackedLaunch> packed = runtime::PrepareLaunch(forward, args(5, 2));
+  ASSERT_FALSE(packed.ok());
+  EXPECT_NE(packed.status().message().find("H = 5, Hkv = 2"), std::string::npos) << packed.status();
+  FlashAttentionBwdConfig bwd = FlashAttentionBwdConfig::ForTarget("sm_80");
+  bwd.headDim = 72;
+  Kernel refused = FlashAttentionBwdDq(bwd, "dq");
+  EXPECT_NE(refused.status().message().find("head dimension 72 cannot be taken"), std::string::npos)
+      << refused.status();
+  c.headDim = 72;
+  EXPECT_NE(FlashAttention(c).status().message().find("pad Q, K and V to 80"), std::string::npos);
+}
 }  // namespace
 }  // namespace tessera::examples
