@@ -102,7 +102,7 @@ public:
       saved.emplace_back(tileBuffer, buffer(tileBuffer).stage);
       setStage(tileBuffer, stage);
     }
-    return llvm::make_scope_exit([this, saved = std::move(saved)] {
+    return llvm::scope_exit([this, saved = std::move(saved)] {
       for (auto &[tileBuffer, previous] : saved)
         setStage(tileBuffer, previous);
     });

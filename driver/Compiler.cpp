@@ -223,7 +223,7 @@ mlir::FailureOr<std::string> assemblePtx(llvm::StringRef ptxas, llvm::StringRef 
     log = "cannot create temporary files for ptxas";
     return mlir::failure();
   }
-  auto cleanup = llvm::make_scope_exit([&] {
+  llvm::scope_exit cleanup([&] {
     llvm::sys::fs::remove(ptxPath);
     llvm::sys::fs::remove(cubinPath);
     llvm::sys::fs::remove(logPath);

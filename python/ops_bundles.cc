@@ -7,11 +7,15 @@
 //   flash_attention_<dtype>_d<D>[_causal]  for D in 64, 128, 256
 //   flash_attention_bwd_<dtype>_d<D>[_causal][_pre|_dq]  the backward, D 64, 128
 //
-//   ops_bundles DIR
+//   ops_bundles DIR        (DIR is created if missing)
 //
 //===----------------------------------------------------------------------===//
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -46,6 +50,10 @@ int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: ops_bundles DIR\n");
     return 2;
+  }
+  if (::mkdir(argv[1], 0755) != 0 && errno != EEXIST) {
+    std::fprintf(stderr, "ops_bundles: cannot create %s: %s\n", argv[1], std::strerror(errno));
+    return 1;
   }
   bool ok = true;
   for (const std::string& target : examples::AllTargets()) {

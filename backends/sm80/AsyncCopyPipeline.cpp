@@ -253,7 +253,7 @@ LogicalResult AsyncCopyLoop::emitIteration(Value k, Copies mode) {
   } else {
     waitAndSync();
   }
-  auto clearPrefetch = llvm::make_scope_exit([&] { kl.setFragmentPrefetch(nullptr); });
+  llvm::scope_exit clearPrefetch([&] { kl.setFragmentPrefetch(nullptr); });
   // With mma.sync (ldmatrix) the body's first fragment loads go before the
   // copies are issued (the atom's lowering calls issueDeferredCopies after
   // them): ptxas keeps ldmatrix and cp.async in program order, so the
@@ -341,7 +341,7 @@ LogicalResult AsyncCopyLoop::emitVersionedLoop() {
                       [&](CopyOp copy) { copies.precomputeEdgeBytes(copy, varying[copy]); });
       kl.valueMap() = savedMap;
     }
-    auto clearEdgeBytes = llvm::make_scope_exit([&] { copies.forgetEdgeBytes(); });
+    llvm::scope_exit clearEdgeBytes([&] { copies.forgetEdgeBytes(); });
     FailureOr<Value> edge = iterateWhile(
         k,
         [&](Value at) {

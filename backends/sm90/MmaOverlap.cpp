@@ -101,7 +101,7 @@ LogicalResult WarpSpecializedLoop::emitOverlappedConsumers(Value base) {
     kl.ifThen(lastWarpgroup, [&] { passTurn(); });
   }
   kl.setAsyncMmaPipeline(true, kMmaWaitByStrategy);
-  auto restoreWaits = llvm::make_scope_exit([&] { kl.setAsyncMmaPipeline(false, 0); });
+  llvm::scope_exit restoreWaits([&] { kl.setAsyncMmaPipeline(false, 0); });
   // Iteration k's first part: its stage's copies have landed, its first
   // gemm issued (and, k > 0, iteration k - 1's deferred part after it).
   auto issue = [&](Value k, StageRing::Position pos, bool deferred) -> LogicalResult {

@@ -10,11 +10,11 @@
 set -euo pipefail
 out=$(realpath -m "$1")
 cd "$(dirname "$0")/../.."
-bazel build //python:bridge //python:ops_kernels >/dev/null
+bazel build //python:bridge //python:ops_bundles >/dev/null
 mkdir -p "$out/tessera/lib" "$out/tessera/ops" "$out/tests/testdata"
 cp python/tessera/*.py "$out/tessera/"
 cp bazel-bin/python/libtessera_bridge.so "$out/tessera/"
-cp bazel-bin/python/ops/*.pb "$out/tessera/ops/"
+bazel-bin/python/ops_bundles "$out/tessera/ops"
 ldd bazel-bin/python/libtessera_bridge.so | awk '/libabsl|libprotobuf/ {print $3}' |
   xargs -r cp -L -t "$out/tessera/lib/"
 cp python/tests/*.py "$out/tests/"

@@ -105,7 +105,7 @@ struct BuilderState {
   auto enter(const SourceLoc &where) {
     std::optional<mlir::Location> saved = statement;
     statement = loc(where);
-    return llvm::make_scope_exit([this, saved] { statement = saved; });
+    return llvm::scope_exit([this, saved] { statement = saved; });
   }
   mlir::OpBuilder &b() { return *builder; }
   /// True while a Parallel body is being built.

@@ -1,7 +1,8 @@
 """FlashAttention and a GEMM from PyTorch through Tessera, checked against
 torch, then a kernel compiled from tile IR text at run time.
 
-    bazel build //python:bridge //python:ops_kernels //tools:tessera-compile
+    bazel build //python:bridge //tools:tessera-compile
+    bazel run //python:ops_bundles -- $PWD/python/tessera/ops
     PYTHONPATH=python python3 python/examples/attention.py
 """
 

@@ -9,9 +9,9 @@ counts too).
     c = tessera.ops.gemm(a, b)                          # f16 or bf16, [M, K] @ [K, N]
     o, lse = tessera.ops.flash_attention(q, k, v, causal=True)
 
-The kernels come from the ops bundles (`bazel build //python:ops_kernels`,
-one file per target), found at $TESSERA_OPS_DIR, next to this package in
-ops/, or in the checkout's bazel-bin/python/ops/; the device's target picks
+The kernels come from the ops bundles, one file per target, written by
+`bazel run //python:ops_bundles -- $PWD/python/tessera/ops` and found at
+$TESSERA_OPS_DIR or in ops/ next to this package; the device's target picks
 the file (tessera.target_for_capability).
 """
 
@@ -36,11 +36,7 @@ def ops_dir():
     explicit = os.environ.get("TESSERA_OPS_DIR")
     if explicit:
         return explicit
-    here = os.path.dirname(os.path.abspath(tessera.__file__))
-    packaged = os.path.join(here, "ops")
-    if os.path.isdir(packaged):
-        return packaged
-    return os.path.join(os.path.dirname(os.path.dirname(here)), "bazel-bin", "python", "ops")
+    return os.path.join(os.path.dirname(os.path.abspath(tessera.__file__)), "ops")
 
 
 def kernel_for(device, name):

@@ -7,6 +7,10 @@ set -euo pipefail
 export PYTHONPATH="$PWD/python"
 export TESSERA_BRIDGE_LIBRARY="$PWD/python/libtessera_bridge.so"
 export TESSERA_COMPILE="$PWD/tools/tessera-compile"
-export TESSERA_OPS_DIR="$PWD/python/ops"
-export TESSERA_CACHE_DIR="${TEST_TMPDIR:-$(mktemp -d)}/cache"
+scratch="${TEST_TMPDIR:-$(mktemp -d)}"
+export TESSERA_OPS_DIR="$scratch/ops"
+export TESSERA_CACHE_DIR="$scratch/cache"
+# tessera.ops's kernels, written for this run (what `bazel run
+# //python:ops_bundles -- DIR` writes for a user).
+python/ops_bundles "$TESSERA_OPS_DIR" >/dev/null
 exec python3 "$@"
