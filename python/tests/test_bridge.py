@@ -110,8 +110,6 @@ class ArgumentTest(unittest.TestCase):
         self.gemm.check(Device((1, 64), strides=(0, 2)), Device((64, 72)), Device((1, 72)))
 
     def test_integer_scalars_out_of_range_are_refused(self):
-        bundle = tessera.load(os.path.join(OPS_DIR, "sm_80.pb"))
-        self.assertIn("gemm_bf16", bundle)
         for value in (2**63, -(2**63) - 1):
             with self.assertRaises(tessera.Error) as caught:
                 tessera._args.scalar_arg(value, {"dtype": "i64", "dtype_number": 6}, "k: 'n'")
