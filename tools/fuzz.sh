@@ -5,7 +5,7 @@
 #
 #   tools/fuzz.sh                     every fuzzer, 20 s each (tools/test.sh)
 #   tools/fuzz.sh --long 600          every fuzzer, 10 minutes each
-#   tools/fuzz.sh --long 600 bundle   one fuzzer (tile_ir, frontend, bundle)
+#   tools/fuzz.sh --long 600 bundle   one fuzzer (tile_ir, frontend, bundle, bridge)
 #
 # New inputs go to a scratch corpus under $FUZZ_OUT (default
 # /tmp/tessera-fuzz/<name>/corpus; a short run starts it afresh, a long run
@@ -23,10 +23,10 @@ if [[ "${1:-}" == "--long" ]]; then
   shift 2
 fi
 names=("$@")
-((${#names[@]})) || names=(tile_ir frontend bundle)
+((${#names[@]})) || names=(tile_ir frontend bundle bridge)
 out="${FUZZ_OUT:-/tmp/tessera-fuzz}"
 
-targets=(//fuzz:tile_ir_fuzzer //fuzz:frontend_fuzzer //fuzz:bundle_fuzzer)
+targets=(//fuzz:tile_ir_fuzzer //fuzz:frontend_fuzzer //fuzz:bundle_fuzzer //fuzz:bridge_fuzzer)
 bazel build --config=fuzz "${targets[@]}" || exit 1
 bin="$(bazel info --config=fuzz bazel-bin 2>/dev/null)/fuzz"
 
@@ -40,7 +40,8 @@ for name in "${names[@]}"; do
     tile_ir) flags=(-max_len=16384 -timeout=60 -dict=fuzz/tile_ir.dict) ;;
     frontend) flags=(-max_len=512 -timeout=60) ;;
     bundle) flags=(-max_len=65536 -timeout=10) ;;
-    *) echo "fuzz: unknown fuzzer '$name' (tile_ir, frontend, bundle)" >&2; exit 2 ;;
+    bridge) flags=(-max_len=1024 -timeout=10) ;;
+    *) echo "fuzz: unknown fuzzer '$name' (tile_ir, frontend, bundle, bridge)" >&2; exit 2 ;;
   esac
   dir="$out/$name"
   ((long)) || rm -rf "$dir/corpus"
