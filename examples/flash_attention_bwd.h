@@ -41,8 +41,7 @@ struct FlashAttentionBwdConfig {
   int stages = 2, threads = 128;
 
   /// The knobs for a target: mma.sync and wgmma targets 64 x 64 blocks over
-  /// 4 warps (8 on sm_90a: two warpgroups of 64 rows need 128-row blocks),
-  /// sm_70 and the FMA targets 32 or 16 rows.
+  /// 4 warps (one warpgroup on sm_90a), sm_70 32 and the FMA targets 16.
   static FlashAttentionBwdConfig ForTarget(const std::string& target, DType dtype = f16,
                                            int64_t headDim = 128, bool causal = false);
 };

@@ -205,6 +205,9 @@ def flash_attention_backward(grad_o: torch.Tensor, grad_lse: torch.Tensor, q: to
 
 @flash_attention_backward.register_fake
 def _flash_attention_backward_fake(grad_o, grad_lse, q, k, v, o, lse, scale, causal):
+    torch._check(q.shape[3] in (64, 128),
+                 lambda: f"tessera.ops.flash_attention: no backward for head dim {q.shape[3]} "
+                 "(64 and 128 have one)")
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 
 

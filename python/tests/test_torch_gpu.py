@@ -211,7 +211,13 @@ class OpsTest(unittest.TestCase):
             tol = 2e-2 if dtype == torch.float16 else 6e-2
             for name, g, a, w in zip("QKV", got, again, want):
                 self.assertTrue(torch.equal(g, a), f"{what}: d{name} differs run to run")
-                assert_close(self, g, w, tol * w.abs().max().item(), tol, f"{what} d{name}")
+                self.assertTrue(torch.isfinite(g).all().item(), f"{what}: d{name} not finite")
+                # Each row (one token's head) against its own norm, so that a
+                # wrong small row (a masked tail) cannot hide under large ones.
+                error = (g.double() - w).norm(dim=-1)
+                bound = tol * w.norm(dim=-1) + 1e-3 * tol * w.norm(dim=-1).max()
+                worst = (error - bound).max().item()
+                self.assertLessEqual(worst, 0.0, f"{what} d{name}: a row's error over its bound")
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

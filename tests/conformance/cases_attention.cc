@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "examples/flash_attention.h"
+#include "examples/flash_attention_bwd.h"
 #include "tests/conformance/cases.h"
 
 namespace tessera::conformance {
@@ -34,6 +35,24 @@ void AddAttentionCases(std::vector<Case>& cases) {
                        return examples::FlashAttention(examples::FlashAttentionConfig::ForTarget(
                            target, v.dtype, v.headDim, v.causal));
                      }});
+  }
+  // The backward's causal mask, bf16 and head dimension 64 (the example is
+  // f16, d128, no mask): each variant's three kernels, the dK/dV one named
+  // by the family and the other two its companions.
+  for (const Variant& v : {Variant{bf16, 64, true}, Variant{f16, 128, true}}) {
+    examples::FlashAttentionBwdConfig c;
+    c.dtype = v.dtype, c.headDim = v.headDim, c.causal = v.causal;
+    const std::string base = examples::FlashAttentionBwdName(c);
+    for (const char* suffix : {"", "_pre", "_dq"}) {
+      std::string name = base + suffix;
+      cases.push_back({name, [v, name, suffix = std::string(suffix)](const std::string& target) {
+                         auto config = examples::FlashAttentionBwdConfig::ForTarget(
+                             target, v.dtype, v.headDim, v.causal);
+                         if (suffix == "_pre") return examples::FlashAttentionBwdPre(config, name);
+                         if (suffix == "_dq") return examples::FlashAttentionBwdDq(config, name);
+                         return examples::FlashAttentionBwdDkDv(config, name);
+                       }});
+    }
   }
 }
 
