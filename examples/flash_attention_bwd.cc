@@ -229,13 +229,39 @@ Kernel FlashAttentionBwdDkDv(const FlashAttentionBwdConfig& c, const std::string
 
 namespace {
 
+/// One of the three kernels under `config`: `suffix` "" (dK, dV), "_pre"
+/// or "_dq", named `name`.
+Kernel BwdKernel(const FlashAttentionBwdConfig& config, const std::string& suffix,
+                 const std::string& name) {
+  if (suffix == "_pre") return FlashAttentionBwdPre(config, name);
+  if (suffix == "_dq") return FlashAttentionBwdDq(config, name);
+  return FlashAttentionBwdDkDv(config, name);
+}
+
+/// The example of one kernel: the default configuration as `name`; with
+/// knobs, the family member FlashAttentionBwdName gives (whose workloads
+/// fit its dtype, head dimension and mask).
 Example BwdExample(const std::string& name, const std::string& suffix) {
-  return {name, [suffix, name](const std::string& target) {
-            FlashAttentionBwdConfig c = FlashAttentionBwdConfig::ForTarget(target);
-            if (suffix == "_pre") return FlashAttentionBwdPre(c, name);
-            if (suffix == "_dq") return FlashAttentionBwdDq(c, name);
-            return FlashAttentionBwdDkDv(c, name);
-          }};
+  Example example{name, [suffix, name](const std::string& target) {
+                    return BwdKernel(FlashAttentionBwdConfig::ForTarget(target), suffix, name);
+                  }};
+  example.knobs = {{"dtype", "f16 or bf16"},
+                   {"head-dim", "64 or 128 (any multiple of 16 compiles)"},
+                   {"causal", "mask keys after the query (true or false)"},
+                   {"bm", "query rows a block (dq) or a step (dK/dV)"},
+                   {"bn", "key rows a step (dq) or a block (dK/dV)"},
+                   {"stages", "stages of the loops"},
+                   {"threads", "threads per block"}};
+  example.configure = [suffix](const std::string& target, KnobValues& knobs) {
+    FlashAttentionBwdConfig c =
+        FlashAttentionBwdConfig::ForTarget(target, knobs.Float16("dtype", f16),
+                                           knobs.Int("head-dim", 128), knobs.Bool("causal", false));
+    c.bm = knobs.Int("bm", c.bm), c.bn = knobs.Int("bn", c.bn);
+    c.stages = static_cast<int>(knobs.Int("stages", c.stages));
+    c.threads = static_cast<int>(knobs.Int("threads", c.threads));
+    return BwdKernel(c, suffix, FlashAttentionBwdName(c) + suffix);
+  };
+  return example;
 }
 
 }  // namespace

@@ -62,7 +62,8 @@ struct Example {
   /// Knobs a user may set on the example binary's command line, and the
   /// build that reads them (the default configuration where none is set).
   /// A knob that changes the kernel's interface (its dtype, head dimension)
-  /// changes its entry name to the one whose workloads fit.
+  /// changes its entry name to the one whose workloads fit. Companions with
+  /// a `configure` get the same knobs.
   std::vector<Knob> knobs = {};
   std::function<Kernel(const std::string& target, KnobValues& knobs)> configure = nullptr;
 };

@@ -172,8 +172,11 @@ int ExampleMain(int argc, char** argv, const Example& example) {
   std::printf("%s\n", FormatSummary(*compiled).c_str());
   std::vector<CompileSummary> companions;
   for (const Example& companion : example.companions) {
-    absl::StatusOr<CompileSummary> other =
-        CompileExample(companion, companion.build(target), target);
+    // The knobs configure the companions too (the backward's D and dQ
+    // kernels follow its dtype and head dimension).
+    Kernel built = knobs.empty() || !companion.configure ? companion.build(target)
+                                                         : companion.configure(target, knobs);
+    absl::StatusOr<CompileSummary> other = CompileExample(companion, built, target);
     if (!other.ok())
       return Fail(absl::StrFormat("%s: %s", companion.name, other.status().message()));
     std::printf("%s\n", FormatSummary(*other).c_str());

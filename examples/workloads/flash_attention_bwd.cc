@@ -15,7 +15,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -268,14 +267,20 @@ std::vector<Workload> FlashAttentionBwdWorkloads() {
     // The benchmark's reference costs b h Sq Skv D on the host: a modest size.
     list.push_back(Make(v, {1, 2048, 2048, 8, 8}, part, true));
   }
-  // The conformance variants: the causal mask (Sq > Skv: rows that see no
-  // key), bf16 and head dimension 64.
-  for (auto [dtype, name, d] : {std::tuple{runtime::DTYPE_BF16, "bf16", int64_t{64}},
-                                std::tuple{runtime::DTYPE_F16, "f16", int64_t{128}}}) {
-    for (auto [suffix, part] : kParts) {
-      AttentionVariant v{absl::StrCat("flash_attention_bwd_", name, "_d", d, "_causal", suffix),
-                         dtype, d, true};
-      for (const AttentionProblem& p : kConformance) list.push_back(Make(v, p, part, false));
+  // The family (the example's knobs, tessera.ops, and the conformance
+  // suite's causal bf16 d64 and f16 d128): the causal mask with Sq > Skv
+  // (rows that see no key), bf16, head dimensions 64 and 128.
+  for (auto [dtype, name] :
+       {std::pair{runtime::DTYPE_F16, "f16"}, std::pair{runtime::DTYPE_BF16, "bf16"}}) {
+    for (int64_t d : {64, 128}) {
+      for (bool causal : {false, true}) {
+        for (auto [suffix, part] : kParts) {
+          AttentionVariant v{
+              absl::StrCat("flash_attention_bwd_", name, "_d", d, causal ? "_causal" : "", suffix),
+              dtype, d, causal};
+          for (const AttentionProblem& p : kConformance) list.push_back(Make(v, p, part, false));
+        }
+      }
     }
   }
   return list;

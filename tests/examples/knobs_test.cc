@@ -132,6 +132,21 @@ TEST(Knobs, ExampleKnobsConfigureTheKernelAndNameIt) {
             "flash_attention_bf16_d64_causal");
   EXPECT_EQ(attentionKnobs.error(), "");
 
+  // The backward's companions follow the knobs (their workloads are the
+  // family member's).
+  for (const Example& example : AllExamples()) {
+    if (example.name != "flash_attention_bwd") continue;
+    KnobValues bwdKnobs;
+    bwdKnobs.Set("dtype", "bf16");
+    bwdKnobs.Set("head-dim", "64");
+    EXPECT_EQ(example.configure("sm_80", bwdKnobs).name(), "flash_attention_bwd_bf16_d64");
+    ASSERT_EQ(example.companions.size(), 2u);
+    EXPECT_EQ(example.companions[0].configure("sm_80", bwdKnobs).name(),
+              "flash_attention_bwd_bf16_d64_pre");
+    EXPECT_EQ(example.companions[1].configure("sm_80", bwdKnobs).name(),
+              "flash_attention_bwd_bf16_d64_dq");
+  }
+
   KnobValues bad;
   bad.Set("bm", "abc");
   gemm->configure("sm_80", bad);
