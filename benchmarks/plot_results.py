@@ -62,12 +62,12 @@ def main():
                 va="center", fontsize=8)
     ax.set_xlim(0, max(ratios) * 1.12)
     gpus = " / ".join(sorted({r["gpu"] for r in rows if r["gpu"]}))
-    ax.set_xlabel(f"ratio to the peer (above 1: Tessera faster), {gpus}")
+    ax.set_xlabel(f"ratio to the peer (above 1: Tessera faster)\n{gpus}")
     ax.set_title("Tessera against its peers (benchmarks/results/)", fontsize=11)
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
     os.makedirs(os.path.dirname(png_path), exist_ok=True)
-    fig.savefig(png_path, dpi=110)
+    fig.savefig(png_path, dpi=110, bbox_inches="tight")
     print(f"plot_results.py: wrote {png_path} ({len(rows)} workloads)")
 
 
