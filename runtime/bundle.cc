@@ -317,6 +317,19 @@ absl::StatusOr<CompiledKernel> ReadCompiledKernel(absl::string_view path) {
   return ParseCompiledKernel(contents, path);
 }
 
+absl::StatusOr<KernelBundle> ReadKernelFile(absl::string_view path) {
+  TESSERA_ASSIGN_OR_RETURN(std::string contents, ReadKernelFileBytes(path));
+  // The header's kind field; Unwrap checks the rest of the header either way.
+  if (contents.size() >= kKernelFileHeaderBytes &&
+      LoadLittleEndian(contents, 12, 4) == static_cast<uint32_t>(PayloadKind::kKernel)) {
+    TESSERA_ASSIGN_OR_RETURN(CompiledKernel kernel, ParseCompiledKernel(contents, path));
+    KernelBundle bundle;
+    *bundle.add_kernels() = std::move(kernel);
+    return bundle;
+  }
+  return ParseBundle(contents, path);
+}
+
 absl::Status WriteCompiledKernel(const CompiledKernel& kernel, absl::string_view path) {
   if (absl::Status valid = ValidateKernel(kernel); !valid.ok())
     return Prefixed(valid, absl::StrCat("cannot write ", path));

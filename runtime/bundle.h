@@ -125,6 +125,10 @@ absl::StatusOr<CompiledKernel> ReadCompiledKernel(absl::string_view path);
 absl::Status WriteCompiledKernel(const CompiledKernel& kernel,
                                  absl::string_view path);
 
+/// Reads the kernel file at `path` whichever payload it holds: a bundle as
+/// ReadBundle, a single kernel as a bundle of one (ReadCompiledKernel).
+absl::StatusOr<KernelBundle> ReadKernelFile(absl::string_view path);
+
 /// The kernel of `bundle` whose entry is `entry`; NotFound lists the entries.
 absl::StatusOr<const CompiledKernel*> FindKernel(const KernelBundle& bundle,
                                                  absl::string_view entry);

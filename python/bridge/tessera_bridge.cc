@@ -11,11 +11,9 @@
 #include "python/bridge/tessera_bridge.h"
 
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -249,10 +247,9 @@ struct TesseraBundle {
   absl::Mutex mutex;
   /// Kernels loaded so far, by (kernel index, device ordinal).
   std::map<std::pair<int, int>, std::unique_ptr<LoadedKernel>> loaded ABSL_GUARDED_BY(mutex);
-  /// Packed launches by (kernel index, device ordinal, LaunchKey).
-  std::map<std::tuple<int, int, std::string>, std::unique_ptr<PackedLaunch>> packed
+  /// Packed launches by (kernel index, device ordinal), then LaunchKey.
+  std::map<std::pair<int, int>, std::map<std::string, std::unique_ptr<PackedLaunch>>> packed
       ABSL_GUARDED_BY(mutex);
-  std::map<std::pair<int, int>, size_t> packed_count ABSL_GUARDED_BY(mutex);
 
   absl::StatusOr<const CompiledKernel*> Kernel(int index) const {
     if (index < 0 || index >= static_cast<int>(kernels.size()))
@@ -295,8 +292,9 @@ struct CheckedLaunch {
   int ordinal = 0;
 };
 
-absl::StatusOr<CheckedLaunch> CheckLaunch(const TesseraBundle& bundle, int index,
-                                          const TesseraArg* args, int num_args) {
+/// Kernel `index` and the runtime's form of `args` for it (no GPU).
+absl::StatusOr<CheckedLaunch> ConvertLaunch(const TesseraBundle& bundle, int index,
+                                            const TesseraArg* args, int num_args) {
   CheckedLaunch out;
   absl::StatusOr<const CompiledKernel*> kernel = bundle.Kernel(index);
   if (!kernel.ok()) return kernel.status();
@@ -306,11 +304,19 @@ absl::StatusOr<CheckedLaunch> CheckLaunch(const TesseraBundle& bundle, int index
     return absl::InvalidArgumentError(
         absl::StrCat(out.kernel->entry(), ": ", converted.status().message()));
   out.args = *std::move(converted);
+  return out;
+}
+
+/// ConvertLaunch, then the device that holds the tensors.
+absl::StatusOr<CheckedLaunch> CheckLaunch(const TesseraBundle& bundle, int index,
+                                          const TesseraArg* args, int num_args) {
+  absl::StatusOr<CheckedLaunch> out = ConvertLaunch(bundle, index, args, num_args);
+  if (!out.ok()) return out.status();
   absl::StatusOr<const CudaDriver*> driver = CudaDriver::Load();
   if (!driver.ok()) return driver.status();
-  absl::StatusOr<int> ordinal = LaunchDevice(**driver, *out.kernel, out.args);
+  absl::StatusOr<int> ordinal = LaunchDevice(**driver, *out->kernel, out->args);
   if (!ordinal.ok()) return ordinal.status();
-  out.ordinal = *ordinal;
+  out->ordinal = *ordinal;
   return out;
 }
 
@@ -321,22 +327,15 @@ absl::Status Launch(TesseraBundle& bundle, int index, const TesseraArg* args, in
   absl::MutexLock lock(&bundle.mutex);
   absl::StatusOr<const LoadedKernel*> loaded = bundle.Loaded(index, checked->ordinal);
   if (!loaded.ok()) return loaded.status();
-  auto key = std::make_tuple(index, checked->ordinal, LaunchKey(checked->args));
-  auto it = bundle.packed.find(key);
-  if (it == bundle.packed.end()) {
+  auto& cache = bundle.packed[{index, checked->ordinal}];
+  std::string key = LaunchKey(checked->args);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
     absl::StatusOr<PackedLaunch> packed =
         tessera::runtime::PrepareLaunch(*checked->kernel, checked->args);
     if (!packed.ok()) return packed.status();
-    size_t& count = bundle.packed_count[{index, checked->ordinal}];
-    if (count >= kMaxCachedLaunches) {
-      for (auto p = bundle.packed.begin(); p != bundle.packed.end();) {
-        bool same = std::get<0>(p->first) == index && std::get<1>(p->first) == checked->ordinal;
-        p = same ? bundle.packed.erase(p) : std::next(p);
-      }
-      count = 0;
-    }
-    ++count;
-    it = bundle.packed.emplace(key, std::make_unique<PackedLaunch>(*std::move(packed))).first;
+    if (cache.size() >= kMaxCachedLaunches) cache.clear();
+    it = cache.emplace(key, std::make_unique<PackedLaunch>(*std::move(packed))).first;
   } else {
     absl::Status rebound =
         tessera::runtime::RebindPointers(*it->second, TensorAddresses(checked->args));
@@ -356,22 +355,13 @@ const char* tessera_last_error(void) { return last_error.c_str(); }
 int tessera_bundle_open(const char* path, TesseraBundle** out) {
   if (path == nullptr || out == nullptr) return Fail(absl::InvalidArgumentError("null path"));
   *out = nullptr;
-  absl::StatusOr<std::string> bytes = tessera::runtime::ReadFile(path);
-  if (!bytes.ok()) return Fail(bytes.status());
+  // Read no further than a kernel file may go (a FIFO or /dev/zero is not
+  // read whole), whichever payload it holds.
+  absl::StatusOr<KernelBundle> read = tessera::runtime::ReadKernelFile(path);
+  if (!read.ok()) return Fail(read.status());
   auto bundle = std::make_unique<TesseraBundle>();
-  // The header's payload kind (offset 12): 2 is a single kernel.
-  uint32_t payload_kind = 0;
-  if (bytes->size() >= 16) std::memcpy(&payload_kind, bytes->data() + 12, sizeof(payload_kind));
-  if (payload_kind == 2) {
-    absl::StatusOr<CompiledKernel> kernel = tessera::runtime::ParseCompiledKernel(*bytes, path);
-    if (!kernel.ok()) return Fail(kernel.status());
-    bundle->kernels.push_back(*std::move(kernel));
-  } else {
-    absl::StatusOr<KernelBundle> parsed = tessera::runtime::ParseBundle(*bytes, path);
-    if (!parsed.ok()) return Fail(parsed.status());
-    for (CompiledKernel& kernel : *parsed->mutable_kernels())
-      bundle->kernels.push_back(std::move(kernel));
-  }
+  for (CompiledKernel& kernel : *read->mutable_kernels())
+    bundle->kernels.push_back(std::move(kernel));
   bundle->description = DescribeKernels(bundle->kernels);
   *out = bundle.release();
   return 0;
@@ -388,13 +378,10 @@ const char* tessera_bundle_describe(const TesseraBundle* bundle) {
 
 int tessera_check(const TesseraBundle* bundle, int index, const TesseraArg* args, int num_args) {
   if (bundle == nullptr) return Fail(absl::InvalidArgumentError("null bundle"));
-  absl::StatusOr<const CompiledKernel*> kernel = bundle->Kernel(index);
-  if (!kernel.ok()) return Fail(kernel.status());
-  absl::StatusOr<std::vector<KernelArg>> converted = ToKernelArgs(args, num_args);
-  if (!converted.ok())
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat((*kernel)->entry(), ": ", converted.status().message())));
-  absl::StatusOr<PackedLaunch> packed = tessera::runtime::PrepareLaunch(**kernel, *converted);
+  absl::StatusOr<CheckedLaunch> converted = ConvertLaunch(*bundle, index, args, num_args);
+  if (!converted.ok()) return Fail(converted.status());
+  absl::StatusOr<PackedLaunch> packed =
+      tessera::runtime::PrepareLaunch(*converted->kernel, converted->args);
   return packed.ok() ? 0 : Fail(packed.status());
 }
 
