@@ -69,10 +69,7 @@ std::string FlashAttentionName(const FlashAttentionConfig& c) {
 Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name) {
   const int64_t D = c.headDim, BM = c.bm, BN = c.bn;
   KernelBuilder T(name.empty() ? FlashAttentionName(c) : name);
-  if (D <= 0 || D % 16 != 0 || D > 256)
-    T.Error(absl::StrCat("head dimension ", D, " cannot be taken: it must be a multiple of 16 (",
-                         "a tensor-core k-step) from 16 to 256; pad Q, K and V to ",
-                         std::clamp<int64_t>((D + 15) / 16 * 16, 16, 256)));
+  RequireHeadDim(T, D);
   Dim B = Dim::Dynamic("B"), Sq = Dim::Dynamic("Sq"), Skv = Dim::Dynamic("Skv");
   Dim H = Dim::Dynamic("H"), Hkv = Dim::Dynamic("Hkv");
   auto Q = T.Tensor("Q", {B, Sq, H, D}, c.dtype);
@@ -83,8 +80,7 @@ Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name) {
   T.Launch({CeilDiv(Sq, BM), H, B}, c.threads, [&](Index bx, Index h, Index b) {
     // Query head h reads key head h / (H / Hkv): a launch whose key heads do
     // not divide the query heads is refused, naming both.
-    T.Require(K.dim(2) > Index(0));
-    T.Require(Q.dim(2) % K.dim(2) == Index(0));
+    RequireHeadGroups(T, Q, K);
     Index sq = Q.dim(1), skv = K.dim(1), row0 = bx * BM;
     Index kvHead = h / (Q.dim(2) / K.dim(2));
     // Keys [0, end): all, or up to the block's last row's diagonal, clamped
@@ -144,9 +140,7 @@ Example FlashAttentionExample() {
     int64_t headDim = knobs.Int("head-dim", 128);
     FlashAttentionConfig c =
         FlashAttentionConfig::ForTarget(target, dtype, headDim, knobs.Bool("causal", false));
-    c.bm = knobs.Int("bm", c.bm), c.bn = knobs.Int("bn", c.bn);
-    c.stages = static_cast<int>(knobs.Int("stages", c.stages));
-    c.threads = static_cast<int>(knobs.Int("threads", c.threads));
+    ApplyTileKnobs(knobs, c);
     return FlashAttention(c);
   };
   return example;

@@ -69,19 +69,6 @@ BwdTensors DeclareInputs(KernelBuilder& T, const FlashAttentionBwdConfig& c) {
   return t;
 }
 
-/// Refuses head dimensions the GEMMs' k-step cannot take, by name.
-void RequireHeadDim(KernelBuilder& T, int64_t d) {
-  if (d <= 0 || d % 16 != 0 || d > 256)
-    T.Error(absl::StrCat("head dimension ", d, " cannot be taken: it must be a multiple of 16 ",
-                         "from 16 to 256"));
-}
-
-/// Refuses a launch whose key heads do not divide the query heads.
-void RequireGroups(KernelBuilder& T, const BwdTensors& t) {
-  T.Require(t.K.dim(2) > Index(0));
-  T.Require(t.Q.dim(2) % t.K.dim(2) == Index(0));
-}
-
 }  // namespace
 
 Kernel FlashAttentionBwdPre(const FlashAttentionBwdConfig& c, const std::string& name) {
@@ -111,7 +98,7 @@ Kernel FlashAttentionBwdDq(const FlashAttentionBwdConfig& c, const std::string& 
   auto dQ = T.Tensor("dQ", {t.B, t.Sq, t.H, D}, c.dtype);
   Scalar scale = T.ScalarArg("scale", f32);
   T.Launch({CeilDiv(t.Sq, BM), t.H, t.B}, c.threads, [&](Index bx, Index h, Index b) {
-    RequireGroups(T, t);
+    RequireHeadGroups(T, t.Q, t.K);
     Index sq = t.Q.dim(1), skv = t.K.dim(1), row0 = bx * BM;
     Index kvHead = h / (t.Q.dim(2) / t.K.dim(2));
     // Keys [0, end), as the forward: up to the block's last row's diagonal.
@@ -166,7 +153,7 @@ Kernel FlashAttentionBwdDkDv(const FlashAttentionBwdConfig& c, const std::string
   auto dV = T.Tensor("dV", {t.B, t.Skv, t.Hkv, D}, c.dtype);
   Scalar scale = T.ScalarArg("scale", f32);
   T.Launch({CeilDiv(t.Skv, BN), t.Hkv, t.B}, c.threads, [&](Index bx, Index kvHead, Index b) {
-    RequireGroups(T, t);
+    RequireHeadGroups(T, t.Q, t.K);
     Index sq = t.Q.dim(1), skv = t.K.dim(1), col0 = bx * BN;
     Index group = t.Q.dim(2) / t.K.dim(2);
     // Query blocks that see a key of this block: all, or when causal from
@@ -256,9 +243,7 @@ Example BwdExample(const std::string& name, const std::string& suffix) {
     FlashAttentionBwdConfig c =
         FlashAttentionBwdConfig::ForTarget(target, knobs.Float16("dtype", f16),
                                            knobs.Int("head-dim", 128), knobs.Bool("causal", false));
-    c.bm = knobs.Int("bm", c.bm), c.bn = knobs.Int("bn", c.bn);
-    c.stages = static_cast<int>(knobs.Int("stages", c.stages));
-    c.threads = static_cast<int>(knobs.Int("threads", c.threads));
+    ApplyTileKnobs(knobs, c);
     return BwdKernel(c, suffix, FlashAttentionBwdName(c) + suffix);
   };
   return example;

@@ -67,9 +67,8 @@ Example GemmExample() {
   example.configure = [](const std::string& target, KnobValues& knobs) {
     GemmConfig c = GemmConfig::ForTarget(target);
     c.dtype = knobs.Float16("dtype", c.dtype);
-    c.bm = knobs.Int("bm", c.bm), c.bn = knobs.Int("bn", c.bn), c.bk = knobs.Int("bk", c.bk);
-    c.stages = static_cast<int>(knobs.Int("stages", c.stages));
-    c.threads = static_cast<int>(knobs.Int("threads", c.threads));
+    ApplyTileKnobs(knobs, c);
+    c.bk = knobs.Int("bk", c.bk);
     return GemmDynamic(c, c.dtype == bf16 ? "gemm_bf16" : "gemm_f16");
   };
   return example;

@@ -4,16 +4,19 @@
 // (examples/flash_attention.cc, examples/flash_decoding.cc): per query row
 // a running maximum m (in log2 units) and sum l, the output rescaled as
 // each block raises the maximum, and O / l with the row's log-sum-exp at
-// the end.
+// the end. Also the checks FlashAttention's forward and backward kernels
+// share: the head dimensions they take and grouped key heads.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TESSERA_EXAMPLES_ONLINE_SOFTMAX_H_
 #define TESSERA_EXAMPLES_ONLINE_SOFTMAX_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
+#include "absl/strings/str_cat.h"
 #include "frontend/Tessera.h"
 
 namespace tessera::examples {
@@ -22,6 +25,27 @@ namespace tessera::examples {
 /// exp(x) is computed as exp2(x log2 e).
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 inline constexpr double kLog2e = 1.4426950408889634;
+
+/// Refuses, at build, a head dimension `d` the attention GEMMs' k-step
+/// cannot take: a multiple of 16 (a tensor-core k-step) from 16 to 256. The
+/// error names the size to pad Q, K and V to; `loc` is the caller's line.
+inline void RequireHeadDim(KernelBuilder& T, int64_t d, SourceLoc loc = {}) {
+  if (d <= 0 || d % 16 != 0 || d > 256)
+    T.Error(absl::StrCat("head dimension ", d, " cannot be taken: it must be a multiple of 16 (",
+                         "a tensor-core k-step) from 16 to 256; pad Q, K and V to ",
+                         std::clamp<int64_t>((d + 15) / 16 * 16, 16, 256)),
+            loc);
+}
+
+/// Refuses, at launch, key heads that do not divide the query heads (query
+/// head h reads key head h / (H / Hkv)) for Q [.., H, D] and K [.., Hkv, D]:
+/// Hkv > 0 and H % Hkv == 0, the runtime's error naming both. In Launch's
+/// body; `loc` is the caller's line.
+inline void RequireHeadGroups(KernelBuilder& T, const Tensor& q, const Tensor& k,
+                              SourceLoc loc = {}) {
+  T.Require(k.dim(2) > Index(0), loc);
+  T.Require(q.dim(2) % k.dim(2) == Index(0), loc);
+}
 
 /// The fragments of one tile of query rows: O [rows, D] (f32); m, the
 /// running row maximum of c S (c = scale log2 e); mx, the block's maximum,

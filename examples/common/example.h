@@ -42,6 +42,18 @@ class KnobValues {
   std::string error_;
 };
 
+/// Applies the knobs the tiled examples share, --bm, --bn, --stages and
+/// --threads, to a configuration with members of those names (GemmConfig,
+/// FlashAttentionConfig, FlashAttentionBwdConfig); an absent knob keeps the
+/// configuration's value.
+template <typename Config>
+void ApplyTileKnobs(KnobValues& knobs, Config& c) {
+  c.bm = knobs.Int("bm", c.bm);
+  c.bn = knobs.Int("bn", c.bn);
+  c.stages = static_cast<int>(knobs.Int("stages", c.stages));
+  c.threads = static_cast<int>(knobs.Int("threads", c.threads));
+}
+
 /// A command-line knob of an example: `--name=value`.
 struct Knob {
   std::string name;

@@ -130,14 +130,6 @@ void CheckGradient(const char* what, runtime::DType dtype, const std::vector<uin
   }
 }
 
-absl::StatusOr<const LoadedKernel*> Companion(const std::string& kernel, const std::string& entry,
-                                              const RunOptions& options) {
-  if (!options.companion)
-    return absl::FailedPreconditionError(
-        absl::StrFormat("%s: this runner gives no companion kernel (%s)", kernel, entry));
-  return options.companion(entry);
-}
-
 /// Checks D (f32) against float64: a sum of D products, rounded in f32.
 void CheckRowSums(const std::vector<float>& got, const Reference& ref, Report& report) {
   for (size_t n = 0; n < got.size(); ++n)
@@ -169,8 +161,8 @@ absl::StatusOr<Report> RunBackward(const LoadedKernel& kernel, const AttentionVa
   if (part != Part::kAll) base = base.substr(0, base.rfind('_'));
   const LoadedKernel *pre = &kernel, *dqKernel = &kernel;
   if (part == Part::kAll) {
-    TESSERA_ASSIGN_OR_RETURN(pre, Companion(base, base + "_pre", options));
-    TESSERA_ASSIGN_OR_RETURN(dqKernel, Companion(base, base + "_dq", options));
+    TESSERA_ASSIGN_OR_RETURN(pre, CompanionKernel(base, base + "_pre", options));
+    TESSERA_ASSIGN_OR_RETURN(dqKernel, CompanionKernel(base, base + "_dq", options));
   }
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dO, Upload(dout.bits));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer oBuf, Upload(o16));
@@ -193,11 +185,21 @@ absl::StatusOr<Report> RunBackward(const LoadedKernel& kernel, const AttentionVa
   dkdvArgs.insert(dkdvArgs.end(),
                   {TensorArg{dk.ptr(), v.dtype, kShape}, TensorArg{dv.ptr(), v.dtype, kShape},
                    ScalarArg::F32(float(scale))});
+  // The part's kernels in order, each launch checked and packed once: the
+  // runs and the timed loop launch the packed forms (as TimeIfAsked does).
+  std::vector<std::pair<const LoadedKernel*, runtime::PackedLaunch>> launches;
+  launches.reserve(3);
+  auto pack = [&](const LoadedKernel& k, const std::vector<KernelArg>& args) -> absl::Status {
+    TESSERA_ASSIGN_OR_RETURN(runtime::PackedLaunch packed, runtime::PrepareLaunch(k.spec(), args));
+    launches.emplace_back(&k, std::move(packed));
+    return absl::OkStatus();
+  };
+  if (part != Part::kDq) TESSERA_RETURN_IF_ERROR(pack(*pre, preArgs));
+  if (part != Part::kPre) TESSERA_RETURN_IF_ERROR(pack(*dqKernel, dqArgs));
+  if (part == Part::kAll) TESSERA_RETURN_IF_ERROR(pack(kernel, dkdvArgs));
   auto launch = [&]() -> absl::Status {
-    if (part != Part::kDq) TESSERA_RETURN_IF_ERROR(runtime::Launch(*pre, preArgs));
-    if (part == Part::kPre) return absl::OkStatus();
-    TESSERA_RETURN_IF_ERROR(runtime::Launch(*dqKernel, dqArgs));
-    return part == Part::kAll ? runtime::Launch(kernel, dkdvArgs) : absl::OkStatus();
+    for (auto& [k, packed] : launches) TESSERA_RETURN_IF_ERROR(runtime::Launch(*k, packed));
+    return absl::OkStatus();
   };
   std::vector<uint16_t> first[3];
   std::vector<float> firstD;

@@ -49,15 +49,6 @@ int64_t SplitsFor(const AttentionProblem& p, int64_t multiprocessors) {
   return std::clamp<int64_t>(parts, 1, kMaxSplits);
 }
 
-/// The combine kernel the runner gives (RunOptions::companion).
-absl::StatusOr<const LoadedKernel*> CombineFor(const std::string& kernel, const RunOptions& options,
-                                               const char* combine = kCombine) {
-  if (!options.companion)
-    return absl::FailedPreconditionError(
-        absl::StrFormat("%s: this runner gives no companion kernel (%s)", kernel, combine));
-  return options.companion(combine);
-}
-
 /// Sequences of lengths `lens` in pages of `pageSize` rows, each sequence's
 /// pages in a shuffled order through a pool with one spare page; table
 /// entries past a sequence's pages are -1 (never read).
@@ -186,7 +177,7 @@ void CheckPagedSequence(const AttentionVariant& v, const AttentionProblem& one, 
 absl::StatusOr<Report> RunFlashDecoding(const LoadedKernel& split, const std::string& kernel,
                                         const AttentionProblem& p, bool sampled,
                                         const RunOptions& options) {
-  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* combine, CombineFor(kernel, options));
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* combine, CompanionKernel(kernel, kCombine, options));
   TESSERA_ASSIGN_OR_RETURN(runtime::Device device, runtime::Device::Open(0));
   const int64_t parts = SplitsFor(p, device.sm_count()), d = kHeadDim;
   const AttentionVariant v{kernel, runtime::DTYPE_F16, d, /*causal=*/true};
@@ -220,7 +211,7 @@ absl::StatusOr<Report> RunPagedDecoding(const LoadedKernel& split, const std::st
                                         int64_t pageSize, const std::vector<int64_t>& lens,
                                         int64_t sq, int64_t h, int64_t hkv, bool sampled,
                                         const RunOptions& options) {
-  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* combine, CombineFor(kernel, options));
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* combine, CompanionKernel(kernel, kCombine, options));
   TESSERA_ASSIGN_OR_RETURN(runtime::Device device, runtime::Device::Open(0));
   const int64_t b = int64_t(lens.size()), d = kHeadDim;
   const int64_t longest = *std::max_element(lens.begin(), lens.end());
@@ -281,7 +272,7 @@ absl::StatusOr<Report> RunMlaDecoding(const LoadedKernel& split, const std::vect
   constexpr int64_t kLatent = 512, kRope = 64, kPage = 64, kHeadsPerBlock = 16;
   const int64_t d = kLatent + kRope, b = int64_t(lens.size());
   TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* combine,
-                           CombineFor("mla_decode", options, "mla_decode_combine"));
+                           CompanionKernel("mla_decode", "mla_decode_combine", options));
   TESSERA_ASSIGN_OR_RETURN(runtime::Device device, runtime::Device::Open(0));
   const int64_t longest = *std::max_element(lens.begin(), lens.end());
   const int64_t groups = (h + kHeadsPerBlock - 1) / kHeadsPerBlock;

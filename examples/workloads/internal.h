@@ -67,6 +67,13 @@ absl::StatusOr<const runtime::LoadedKernel*> TuneAndLaunch(
 absl::Status TimeIfAsked(const runtime::LoadedKernel& kernel,
                          const std::vector<runtime::KernelArg>& args, const RunOptions& options,
                          Report& report);
+/// A kernel the runner gives a workload of `kernel` besides it
+/// (RunOptions::companion: flash_decoding's combine, the attention
+/// backward's D and dQ kernels) by its entry, or an error naming both when
+/// the runner gives none.
+absl::StatusOr<const runtime::LoadedKernel*> CompanionKernel(const std::string& kernel,
+                                                             const std::string& entry,
+                                                             const RunOptions& options);
 
 /// Rounds to the nearest f16 and back (round-to-nearest-even).
 float RoundToHalf(float x);

@@ -115,6 +115,15 @@ absl::Status TimeIfAsked(const LoadedKernel& kernel, const std::vector<KernelArg
   return absl::OkStatus();
 }
 
+absl::StatusOr<const LoadedKernel*> CompanionKernel(const std::string& kernel,
+                                                    const std::string& entry,
+                                                    const RunOptions& options) {
+  if (!options.companion)
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: this runner gives no companion kernel (%s)", kernel, entry));
+  return options.companion(entry);
+}
+
 /// Rounds to the nearest f16 and back (round-to-nearest-even), exactly as
 /// the GPU's cvt.f32.f16 of a cvt.rn.f16.f32 does.
 float RoundToHalf(float x) {

@@ -24,8 +24,9 @@ stats = {"hits": 0, "compiles": 0}
 _CACHE_FORMAT = "tessera-compile-cache-v1"
 _identities = {}
 _identities_lock = threading.Lock()
-# Bundles this process loaded from the cache, by path and modification time:
-# a repeated compile returns the loaded kernels instead of loading them again.
+# Bundles this process compiled or loaded from the cache, by the cache
+# entry's path and modification time: a repeated compile returns the loaded
+# kernels instead of loading them again.
 _loaded = {}
 
 
@@ -82,6 +83,12 @@ def _compiler_identity(path):
         return _identities[key]
 
 
+def _stamp(path):
+    """The key of a cache entry's loaded bundle: its path and modification
+    time, so an entry replaced on disk is loaded again."""
+    return (path, os.stat(path).st_mtime_ns)
+
+
 def _flags(target, fast_math, opt_level, assemble, llvm_pipeline, ptxas, libdevice):
     flags = [f"--target={target}"]
     if fast_math is not None:
@@ -126,7 +133,7 @@ def compile(source, target=None, *, fast_math=None, opt_level=None, assemble=Fal
     directory = os.path.join(cache_directory or cache_dir(), "kernels", key[:2])
     path = os.path.join(directory, key + ".pb")
     if cache and os.path.exists(path):
-        stamp = (path, os.stat(path).st_mtime_ns)
+        stamp = _stamp(path)
         bundle = _loaded.get(stamp)
         if bundle is None:
             try:
@@ -156,4 +163,6 @@ def compile(source, target=None, *, fast_math=None, opt_level=None, assemble=Fal
     finally:
         if os.path.exists(temporary):
             os.remove(temporary)
-    return load(path)
+    bundle = load(path)
+    _loaded[_stamp(path)] = bundle
+    return bundle

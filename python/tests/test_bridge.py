@@ -164,6 +164,22 @@ class CompileTest(unittest.TestCase):
         self.assertEqual(tessera.compiler.stats["compiles"] - before["compiles"], 4)
         self.assertEqual(tessera.compiler.stats["hits"] - before["hits"], 1)
 
+    def test_compiled_bundle_is_returned_again_without_loading(self):
+        first = tessera.compile(AXPY, target="sm_80", cache_directory=self.cache)
+        real_load, loads = tessera.load, []
+
+        def counting_load(path):
+            loads.append(path)
+            return real_load(path)
+
+        tessera.load = counting_load
+        try:
+            again = tessera.compile(AXPY, target="sm_80", cache_directory=self.cache)
+        finally:
+            tessera.load = real_load
+        self.assertIs(again, first)
+        self.assertEqual(loads, [])
+
     def test_damaged_cache_entry_is_compiled_again(self):
         first = tessera.compile(AXPY, target="sm_80", cache_directory=self.cache)
         with open(first.path, "r+b") as f:
