@@ -3,11 +3,14 @@
 // The pipelining half of the backend contract. A tile.pipelined loop is run
 // by one strategy: code a backend provides (register double buffering in
 // common, cp.async multi-stage in sm80, TMA warp specialization in sm90).
-// tile-plan-pipelines asks the backend for its strategies in order of
-// preference, takes the first that can run the loop, and writes the choice
-// into the IR (kScheduleAttr); tile-lower-to-gpu reads it and hands the loop
-// to that strategy. Shared passes implement no strategy and never test a
-// backend's name or number.
+// tile-plan-pipelines, before shared memory is planned, asks the backend for
+// its strategies in order of preference, gives each the stage count it keeps
+// (stagesFor), takes the first that can run the loop and writes the choice
+// into the IR (kScheduleAttr, and the stage count onto the buffers the loop
+// stages); tile-plan-shared-memory places those buffers, and
+// tile-lower-to-gpu reads the schedule and hands the loop to that strategy.
+// Shared passes implement no strategy and never test a backend's name or
+// number.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,7 +56,7 @@ public:
 /// can run the loop, and emit the loop by it.
 struct PipelineLoopPlan {
   /// The copies into staged shared buffers, issued ahead of the compute
-  /// (tile-plan-shared-memory gave their buffers `stages` stages).
+  /// (planning gave their buffers `stages` stages).
   llvm::SmallPtrSet<mlir::Operation *, 4> ahead;
   int64_t stages = 1;
   /// The body's gemm reads shared memory through the async proxy (wgmma);
@@ -102,15 +105,16 @@ public:
   virtual llvm::StringRef getName() const = 0;
   /// How many copies of a loop's staged buffers the strategy keeps when the
   /// loop asks for `requested` stages and `fitting` copies fit the block's
-  /// shared memory side by side (tile-plan-shared-memory asks every strategy
-  /// of the backend and gives the buffers the most any keeps; it takes
-  /// stages away while the kernel does not fit). By default one: the loop
-  /// as written.
+  /// shared memory side by side. Planning asks it before tryPlan and gives
+  /// the buffers that many; while the kernel does not fit, it takes stages
+  /// away one at a time (down to an unstaged loop) and asks again. By
+  /// default one: the loop as written.
   virtual int64_t stagesFor(int64_t requested, int64_t fitting) const { return 1; }
   /// Why this strategy cannot run `loop`, or "" when it can; then it may
   /// complete `plan` with what it decides (ping-pong, MMA groups in
   /// flight). Called before the kernel is lowered (`kernel` has lowered
-  /// nothing yet; its queries of the tile IR work).
+  /// nothing yet; its queries of the tile IR work), with the loop's buffers
+  /// staged as stagesFor said and every shared buffer placed for it.
   virtual std::string tryPlan(lowering::PipelineLoweringContext &kernel, tile::PipelinedOp loop,
                               PipelineLoopPlan &plan) const = 0;
   /// True when the strategy splits the block into producer and consumer
@@ -130,14 +134,21 @@ public:
                              llvm::SmallVectorImpl<mlir::NamedAttribute> &entries) const {}
   /// Reads the strategy's own entries of a schedule (`entries`: those beyond
   /// strategy, stages and in_flight, written by printSchedule or by hand)
-  /// into `plan`, which holds what tryPlan found the loop can take. Returns
-  /// "" when they are valid, or why not (an entry unknown, malformed, or
-  /// asking for more than the loop can take). By default no entry is valid.
+  /// into `plan`. Returns "" when they are well formed, or why not (an
+  /// entry unknown or malformed). By default no entry is valid. Planning
+  /// checks what they ask with checkSchedule; lowering only reads them.
   virtual std::string parseSchedule(mlir::DictionaryAttr entries, PipelineLoopPlan &plan) const {
     if (entries.empty())
       return "";
     return "schedule entry '" + entries.begin()->getName().str() + "' is not one that strategy '" +
            getName().str() + "' takes (it takes none of its own)";
+  }
+  /// Why the schedule `asked` (parsed by parseSchedule) asks for more than
+  /// `possible` (what tryPlan found the loop can take), or "" when it does
+  /// not. By default it asks for nothing of its own.
+  virtual std::string checkSchedule(const PipelineLoopPlan &possible,
+                                    const PipelineLoopPlan &asked) const {
+    return "";
   }
   /// Whether the loop, as `plan` schedules it, runs the kernel's ping-pong
   /// schedule (two tiles per block); the lowering drops it otherwise.

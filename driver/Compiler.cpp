@@ -396,8 +396,8 @@ mlir::FailureOr<CompiledModule> compileModule(mlir::ModuleOp module,
   };
   if (mlir::failed(runPasses(module, verifyEach, [](mlir::OpPassManager &pm) {
         pm.addPass(createTileLayoutInference());
-        pm.addPass(createTilePlanSharedMemory());
         pm.addPass(createTilePlanPipelines());
+        pm.addPass(createTilePlanSharedMemory());
       })))
     return mlir::failure();
   phase("tile passes");

@@ -471,15 +471,34 @@ public:
   /// Sets up what planning asks of the kernel (the schedules requested by
   /// the tile.kernel, the tensors' divisibility, the shared memory moved
   /// after the mbarriers) without lowering anything: for
-  /// tile-plan-pipelines, whose KernelLowering lowers nothing.
+  /// tile-plan-pipelines, whose KernelLowering lowers nothing. Called again
+  /// whenever planning has placed the shared buffers anew.
   void prepareForPlanning();
-  /// The schedule of `loop` (kScheduleAttr): the backend's first strategy
-  /// that can run it, and what it decided; a remark when the backend's
-  /// first choice could not (naming why). Failure when none can.
-  FailureOr<DictionaryAttr> planSchedule(PipelinedOp loop);
+  /// An error on what no strategy can take in `loop`'s body (a gemm under a
+  /// branch or a serial loop of it).
+  LogicalResult checkPipelinedBody(PipelinedOp loop);
+  /// Why `strategy` cannot run `loop` as its buffers are staged and placed
+  /// now, or "" when it can; `plan` gets the loop's facts and what the
+  /// strategy decided (PipelineStrategy::tryPlan).
+  std::string tryStrategy(const PipelineStrategy &strategy, PipelinedOp loop, PipelinePlan &plan);
+  /// The schedule attribute (kScheduleAttr) of `strategy` running a loop
+  /// as `plan` says.
+  DictionaryAttr printSchedule(const PipelineStrategy &strategy, const PipelinePlan &plan);
+  /// A schedule attribute's entries: the strategy it names (one of the
+  /// backend's), its stages and MMA groups in flight, and the strategy's
+  /// own entries (`own`, read into `asked` by its parseSchedule).
+  struct ScheduleEntries {
+    const PipelineStrategy *strategy = nullptr;
+    int64_t stages = 1, inFlight = 0;
+    DictionaryAttr own;
+    PipelinePlan asked;
+  };
+  /// Reads `schedule`, an error on `loop` where it is malformed or names a
+  /// strategy the backend lacks.
+  FailureOr<ScheduleEntries> readScheduleEntries(PipelinedOp loop, DictionaryAttr schedule);
   /// The kernel's own schedule (kScheduleAttr on the tile.kernel): whether
   /// it is persistent and runs stream-K, with a remark where stream-K or
-  /// multicast was asked for and does not apply. After planSchedule.
+  /// multicast was asked for and does not apply. After the loops' schedules.
   DictionaryAttr planKernelSchedule();
   /// streamK_ from the kernel's schedule.
   LogicalResult readKernelStreamK();
@@ -488,10 +507,10 @@ public:
     const PipelineStrategy *strategy = nullptr;
     PipelinePlan plan;
   };
-  /// Reads `loop`'s schedule attribute and checks it against the backend's
-  /// strategies and the loop (an error on the loop when it is missing,
-  /// names no strategy of the backend, or asks for what the loop cannot
-  /// take).
+  /// Reads `loop`'s schedule attribute as tile-plan-pipelines decided or
+  /// checked it (an error on the loop when it is missing or malformed,
+  /// names no strategy of the backend, or disagrees with the stages of the
+  /// loop's buffers). Decides nothing.
   FailureOr<ScheduledLoop> readSchedule(PipelinedOp loop);
   /// Whether `value` (tile IR at the kernel's top level) is pure arithmetic
   /// of the kernel's arguments, block coordinates and tensor dimensions:
@@ -704,9 +723,14 @@ private:
   gpu::GPUFuncOp func_;
 };
 
-/// Decides the schedule of each tile.pipelined loop of `kernel` and writes
-/// it into the loop (kScheduleAttr): tile-plan-pipelines.
-LogicalResult planPipelines(KernelOp kernel, const Backend &backend, const ComputeCapability &cc);
+/// Decides the schedule of each tile.pipelined loop of `kernel` (or checks
+/// the one it has) and writes it into the loop (kScheduleAttr), its stage
+/// count onto the buffers the loop stages: tile-plan-pipelines.
+/// `placeBuffers` places the kernel's shared buffers at the stages they
+/// carry and returns the bytes they take (what tile-plan-shared-memory
+/// does); planning calls it for every stage count it weighs.
+LogicalResult planPipelines(KernelOp kernel, const Backend &backend, const ComputeCapability &cc,
+                            llvm::function_ref<int64_t()> placeBuffers);
 
 } // namespace tessera::lowering
 

@@ -32,8 +32,8 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp loop) {
 KernelLowering::PipelinePlan KernelLowering::planPipelined(PipelinedOp loop) {
   PipelinePlan plan;
   // Copies into staged shared buffers run ahead of the compute, on as many
-  // stages as tile-plan-shared-memory gave the buffers (what the backend's
-  // strategies keep: PipelineStrategy::stagesFor).
+  // stages as planning gave the buffers (what the strategy keeps:
+  // PipelineStrategy::stagesFor).
   for (Operation &op : loop.getBodyBlock())
     if (auto copy = dyn_cast<CopyOp>(op))
       if (isa<TileTensorType>(copy.getSrc().getType()) && isa<BufferType>(copy.getDst().getType()))
@@ -114,10 +114,12 @@ LogicalResult KernelLowering::lowerPipelinedStrategy(PipelinedOp loop) {
   // A stream-K piece runs iterations [workBegin_, workEnd_) of its tile.
   Value count = streamK_ ? arith::SubIOp::create(b_, loc_, workEnd_, workBegin_).getResult()
                          : map_.lookupOrDefault(loop.getCount());
-  FailureOr<ScheduledLoop> scheduled = readSchedule(loop);
-  if (failed(scheduled))
-    return failure();
-  return scheduled->strategy->lower(*this, loop, count, scheduled->plan);
+  // readLoopSchedules read every loop's schedule before the body.
+  auto scheduled = schedules_.find(loop);
+  if (scheduled == schedules_.end())
+    return loop.emitOpError() << "has no schedule read for it (tile-lower-to-gpu reads them "
+                                 "before lowering the kernel's body)";
+  return scheduled->second.strategy->lower(*this, loop, count, scheduled->second.plan);
 }
 
 void KernelLowering::mapIteration(PipelinedOp loop,

@@ -11,12 +11,11 @@
 // (PipelineStrategy::printSchedule, parseSchedule), which rejects any it
 // does not take.
 //
-// tile-plan-pipelines (planSchedule) asks the backend's strategies in order
-// of preference and takes the first that can run the loop; tile-lower-to-gpu
-// (readSchedule) reads the attribute, checks it, and hands the loop to that
-// strategy. A schedule written by hand (a test, a tuner) is checked the same
-// way: a strategy the backend lacks, or one that cannot run the loop, is an
-// error on the loop.
+// tile-plan-pipelines (PipelinePlanning.cpp) decides it, or checks one
+// written by hand (a test, a tuner): a strategy the backend lacks, one that
+// cannot run the loop, or entries asking for more than the loop can take
+// are errors on the loop. tile-lower-to-gpu (readSchedule) reads the
+// attribute and hands the loop to that strategy without deciding again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,9 +50,7 @@ void KernelLowering::prepareForPlanning() {
   }
 }
 
-FailureOr<DictionaryAttr> KernelLowering::planSchedule(PipelinedOp loop) {
-  PipelinePlan facts = planPipelined(loop);
-  std::vector<const PipelineStrategy *> strategies = backend_.getPipelineStrategies(cc_);
+LogicalResult KernelLowering::checkPipelinedBody(PipelinedOp loop) {
   // A gemm under a branch or a serial loop of the body would escape the
   // plan's facts (which MMAs are in flight, which copies a gemm defers).
   Operation *nestedGemm = nullptr;
@@ -65,6 +62,12 @@ FailureOr<DictionaryAttr> KernelLowering::planSchedule(PipelinedOp loop) {
     return nestedGemm->emitOpError()
            << "inside tile.if or tile.serial in a tile.pipelined body is not supported yet; "
               "branch around the loop or keep its gemms at the body's top level";
+  return success();
+}
+
+std::string KernelLowering::tryStrategy(const PipelineStrategy &strategy, PipelinedOp loop,
+                                        PipelinePlan &plan) {
+  plan = planPipelined(loop);
   // Specialized warps split the whole block into producers and consumers,
   // and the producers start at the kernel's start: not for a loop inside
   // tile.if or tile.serial (the block does not reach it as one at a fixed
@@ -72,49 +75,25 @@ FailureOr<DictionaryAttr> KernelLowering::planSchedule(PipelinedOp loop) {
   // the producers could overwrite early).
   bool nested = false;
   kernel_.walk([&](PipelinedOp other) { nested |= other->getBlock() != &kernel_.getBodyBlock(); });
-  for (auto [i, strategy] : llvm::enumerate(strategies)) {
-    PipelinePlan plan = facts;
-    std::string why = nested && strategy->specializesWarps()
-                          ? "the kernel has a loop inside tile.if or tile.serial (warp "
-                            "specialization runs loops at the kernel's top level only)"
-                          : strategy->tryPlan(*this, loop, plan);
-    if (!why.empty()) {
-      // The backend's first choice lost, for a loop that stages copies:
-      // say which strategy runs it instead, and why.
-      if (i == 0 && !facts.ahead.empty() && i + 1 < strategies.size()) {
-        const PipelineStrategy *next = nullptr;
-        for (const PipelineStrategy *other : llvm::drop_begin(strategies)) {
-          PipelinePlan probe = facts;
-          if (other->tryPlan(*this, loop, probe).empty()) {
-            next = other;
-            break;
-          }
-        }
-        if (next)
-          loop.emitRemark() << "pipelining with " << next->getName() << " instead of "
-                            << strategy->getName() << ": " << why;
-      }
-      continue;
-    }
-    for (const std::string &remark : plan.remarks)
-      loop.emitRemark() << remark;
-    Builder b(loop.getContext());
-    SmallVector<NamedAttribute> entries = {
-        b.getNamedAttr(kStrategyKey, b.getStringAttr(strategy->getName())),
-        b.getNamedAttr(kStagesKey, b.getI64IntegerAttr(plan.stages)),
-        b.getNamedAttr(kInFlightKey, b.getI64IntegerAttr(plan.inFlight))};
-    strategy->printSchedule(plan, b, entries);
-    return b.getDictionaryAttr(entries);
-  }
-  return loop.emitOpError() << "no pipelining strategy of backend '" << backend_.getName()
-                            << "' can run this loop";
+  if (nested && strategy.specializesWarps())
+    return "the kernel has a loop inside tile.if or tile.serial (warp specialization runs loops "
+           "at the kernel's top level only)";
+  return strategy.tryPlan(*this, loop, plan);
 }
 
-FailureOr<KernelLowering::ScheduledLoop> KernelLowering::readSchedule(PipelinedOp loop) {
-  auto schedule = loop->getAttrOfType<DictionaryAttr>(kScheduleAttr);
-  if (!schedule)
-    return loop.emitOpError() << "has no schedule ('" << kScheduleAttr
-                              << "'): run tile-plan-pipelines before tile-lower-to-gpu";
+DictionaryAttr KernelLowering::printSchedule(const PipelineStrategy &strategy,
+                                             const PipelinePlan &plan) {
+  Builder b(kernel_.getContext());
+  SmallVector<NamedAttribute> entries = {
+      b.getNamedAttr(kStrategyKey, b.getStringAttr(strategy.getName())),
+      b.getNamedAttr(kStagesKey, b.getI64IntegerAttr(plan.stages)),
+      b.getNamedAttr(kInFlightKey, b.getI64IntegerAttr(plan.inFlight))};
+  strategy.printSchedule(plan, b, entries);
+  return b.getDictionaryAttr(entries);
+}
+
+FailureOr<KernelLowering::ScheduleEntries>
+KernelLowering::readScheduleEntries(PipelinedOp loop, DictionaryAttr schedule) {
   auto name = schedule.getAs<StringAttr>(kStrategyKey);
   auto stages = schedule.getAs<IntegerAttr>(kStagesKey);
   auto inFlight = schedule.getAs<IntegerAttr>(kInFlightKey);
@@ -123,12 +102,12 @@ FailureOr<KernelLowering::ScheduledLoop> KernelLowering::readSchedule(PipelinedO
                               << "' must be {strategy = \"<name>\", stages = <i64>, in_flight = "
                                  "<i64>, and the strategy's own entries}, got "
                               << schedule;
-  ScheduledLoop scheduled;
+  ScheduleEntries read;
   std::vector<const PipelineStrategy *> strategies = backend_.getPipelineStrategies(cc_);
   for (const PipelineStrategy *strategy : strategies)
     if (strategy->getName() == name.getValue())
-      scheduled.strategy = strategy;
-  if (!scheduled.strategy) {
+      read.strategy = strategy;
+  if (!read.strategy) {
     InFlightDiagnostic error = loop.emitOpError()
                                << "schedule names strategy '" << name.getValue()
                                << "', which backend '" << backend_.getName()
@@ -137,30 +116,45 @@ FailureOr<KernelLowering::ScheduledLoop> KernelLowering::readSchedule(PipelinedO
                           [&](const PipelineStrategy *s) { error << s->getName(); });
     return error << ")";
   }
-  scheduled.plan = planPipelined(loop);
-  std::string why = scheduled.strategy->tryPlan(*this, loop, scheduled.plan);
-  if (!why.empty())
-    return loop.emitOpError() << "schedule names strategy '" << name.getValue()
-                              << "', which cannot run this loop: " << why;
-  PipelinePlan &plan = scheduled.plan;
-  if (stages.getInt() != plan.stages)
-    return loop.emitOpError() << "schedule says " << stages.getInt()
-                              << " stages, but the loop's staged buffers have " << plan.stages;
-  if (inFlight.getInt() < 0 || inFlight.getInt() > plan.inFlight)
-    return loop.emitOpError() << "schedule keeps " << inFlight.getInt()
-                              << " MMA groups in flight; this loop allows 0 to " << plan.inFlight;
-  plan.inFlight = inFlight.getInt();
+  read.stages = stages.getInt();
+  read.inFlight = inFlight.getInt();
+  if (read.stages < 1)
+    return loop.emitOpError() << "schedule says " << read.stages
+                              << " stages; a loop has at least 1";
+  if (read.inFlight < 0)
+    return loop.emitOpError() << "schedule keeps " << read.inFlight
+                              << " MMA groups in flight; it keeps 0 or more";
   SmallVector<NamedAttribute> own;
   for (NamedAttribute entry : schedule) {
     StringRef key = entry.getName().strref();
     if (key != kStrategyKey && key != kStagesKey && key != kInFlightKey)
       own.push_back(entry);
   }
-  std::string invalid =
-      scheduled.strategy->parseSchedule(DictionaryAttr::get(loop.getContext(), own), plan);
+  read.own = DictionaryAttr::get(loop.getContext(), own);
+  std::string invalid = read.strategy->parseSchedule(read.own, read.asked);
   if (!invalid.empty())
     return loop.emitOpError() << invalid;
-  plan.remarks.clear();
+  return read;
+}
+
+FailureOr<KernelLowering::ScheduledLoop> KernelLowering::readSchedule(PipelinedOp loop) {
+  auto schedule = loop->getAttrOfType<DictionaryAttr>(kScheduleAttr);
+  if (!schedule)
+    return loop.emitOpError() << "has no schedule ('" << kScheduleAttr
+                              << "'): run tile-plan-pipelines before tile-lower-to-gpu";
+  FailureOr<ScheduleEntries> read = readScheduleEntries(loop, schedule);
+  if (failed(read))
+    return failure();
+  // Planning checked what the schedule asks against the loop; here the
+  // loop's buffers must still be staged as it says.
+  ScheduledLoop scheduled{read->strategy, planPipelined(loop)};
+  PipelinePlan &plan = scheduled.plan;
+  if (read->stages != plan.stages)
+    return loop.emitOpError() << "schedule says " << read->stages
+                              << " stages, but the loop's staged buffers have " << plan.stages
+                              << " (tile-plan-pipelines stages them)";
+  plan.inFlight = read->inFlight;
+  plan.params = read->asked.params;
   return scheduled;
 }
 
@@ -196,23 +190,6 @@ LogicalResult KernelLowering::readKernelStreamK() {
     return kernel_.emitOpError() << "asks for stream-K but has no schedule ('" << kScheduleAttr
                                  << "'): run tile-plan-pipelines before tile-lower-to-gpu";
   streamK_ = persistent_ && schedule && schedule.get(kStreamKKey);
-  return success();
-}
-
-LogicalResult planPipelines(KernelOp kernel, const Backend &backend,
-                            const ComputeCapability &cc) {
-  KernelLowering planner(kernel, backend, cc);
-  planner.prepareForPlanning();
-  WalkResult result = kernel.walk([&](PipelinedOp loop) {
-    FailureOr<DictionaryAttr> schedule = planner.planSchedule(loop);
-    if (failed(schedule))
-      return WalkResult::interrupt();
-    loop->setAttr(kScheduleAttr, *schedule);
-    return WalkResult::advance();
-  });
-  if (result.wasInterrupted())
-    return failure();
-  kernel->setAttr(kScheduleAttr, planner.planKernelSchedule());
   return success();
 }
 

@@ -54,31 +54,35 @@ def TileLowerToGPU : Pass<"tile-lower-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
-def TilePlanSharedMemory : Pass<"tile-plan-shared-memory", "::mlir::ModuleOp"> {
-  let summary = "Places shared buffers in the block's shared memory";
+def TilePlanPipelines : Pass<"tile-plan-pipelines", "::mlir::ModuleOp"> {
+  let summary = "Decides the schedule and stages of every tile.pipelined loop";
   let description = [{
-    Gives every `tile.alloc_shared` an `offset` (aligned to 128 bytes, the
-    shared memory line size), records the kernel's total in the
-    `tile.shared_memory_bytes` attribute and checks it against the backend's
-    per-block limit. Over the limit is a compile-time error that names every
-    buffer, its size and the limit.
+    Asks the target's backend for its pipelining strategies in order of
+    preference (register double buffering, cp.async multi-stage, TMA warp
+    specialization, in order). Each strategy says how many copies of the
+    loop's staged buffers it keeps; the first that can run the loop with
+    them is the loop's, written as a `tile.schedule` attribute
+    `{strategy = "<name>", stages = S, in_flight = F[, its own entries]}`,
+    and its stage count goes onto the buffers the loop stages. While the
+    kernel does not fit the block's shared memory, each loop gives up a
+    stage and is decided again. A schedule already on a loop (written by
+    hand) is checked, not replaced. Where the backend's first choice cannot
+    run a loop that stages copies, a remark names the strategy used instead
+    and why. Runs before `tile-plan-shared-memory`, which places the
+    buffers, and `tile-lower-to-gpu`, which hands each loop to its strategy.
   }];
   let dependentDialects = ["::tessera::tile::TileDialect"];
 }
 
-def TilePlanPipelines : Pass<"tile-plan-pipelines", "::mlir::ModuleOp"> {
-  let summary = "Decides the schedule of every tile.pipelined loop";
+def TilePlanSharedMemory : Pass<"tile-plan-shared-memory", "::mlir::ModuleOp"> {
+  let summary = "Places shared buffers in the block's shared memory";
   let description = [{
-    Asks the target's backend for its pipelining strategies in order of
-    preference (register double buffering, cp.async multi-stage, TMA warp
-    specialization, in order) and gives each `tile.pipelined` loop the first
-    that can run it, as a `tile.schedule` attribute:
-    `{strategy = "<name>", stages = S, in_flight = F[, ping_pong]}`. Where
-    the backend's first choice cannot run a loop that stages copies, a
-    remark names the strategy used instead and why. Runs after
-    `tile-plan-shared-memory` (stages and offsets are planned) and before
-    `tile-lower-to-gpu`, which reads the attribute and hands the loop to
-    that strategy.
+    Gives every `tile.alloc_shared` an `offset` (aligned to 128 bytes, the
+    shared memory line size) for the stages `tile-plan-pipelines` gave the
+    buffers a loop stages, records the kernel's total in the
+    `tile.shared_memory_bytes` attribute and checks it against the backend's
+    per-block limit. Over the limit is a compile-time error that names every
+    buffer, its size and the limit.
   }];
   let dependentDialects = ["::tessera::tile::TileDialect"];
 }

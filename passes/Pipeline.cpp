@@ -28,8 +28,8 @@ void addLoweredCleanup(mlir::OpPassManager &pm) {
 
 void addTilePipeline(mlir::OpPassManager &pm) {
   pm.addPass(createTileLayoutInference());
-  pm.addPass(createTilePlanSharedMemory());
   pm.addPass(createTilePlanPipelines());
+  pm.addPass(createTilePlanSharedMemory());
   pm.addPass(createTileLowerToGPU());
   addLoweredCleanup(pm);
 }

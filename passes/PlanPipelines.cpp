@@ -1,13 +1,15 @@
 //===- PlanPipelines.cpp - The tile-plan-pipelines pass -------------------===//
 //
-// Decides each tile.pipelined loop's schedule before anything is lowered:
-// the backend's first pipelining strategy that can run the loop, its
-// stages, the MMA groups it keeps in flight and the ping-pong schedule,
-// written into the loop as `tile.schedule` (lowering/PipelineSchedule.cpp).
+// Decides each tile.pipelined loop's schedule before shared memory is
+// planned and anything is lowered: the backend's first pipelining strategy
+// that can run the loop, its stages, the MMA groups it keeps in flight and
+// its own entries, written into the loop as `tile.schedule`
+// (lowering/PipelinePlanning.cpp, lowering/PipelineSchedule.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/SharedMemoryLayout.h"
 
 #include "lowering/KernelLowering.h"
 
@@ -29,7 +31,13 @@ struct PlanPipelines : tessera::impl::TilePlanPipelinesBase<PlanPipelines> {
     for (KernelOp kernel : kernels) {
       ComputeCapability cc;
       const Backend *backend = getBackendFor(kernel, &cc);
-      if (!backend || failed(lowering::planPipelines(kernel, *backend, cc)))
+      if (!backend)
+        return signalPassFailure();
+      // The decisions weigh where the shared buffers would go (the
+      // strategies' own shared memory comes after them).
+      addReductionScratch(kernel);
+      auto place = [&] { return placeSharedBuffers(kernel); };
+      if (failed(lowering::planPipelines(kernel, *backend, cc, place)))
         return signalPassFailure();
     }
   }

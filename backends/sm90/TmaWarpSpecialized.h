@@ -57,6 +57,8 @@ public:
   void printSchedule(const PipelineLoopPlan &plan, mlir::Builder &b,
                      llvm::SmallVectorImpl<mlir::NamedAttribute> &entries) const override;
   std::string parseSchedule(mlir::DictionaryAttr entries, PipelineLoopPlan &plan) const override;
+  std::string checkSchedule(const PipelineLoopPlan &possible,
+                            const PipelineLoopPlan &asked) const override;
   bool runsPingPong(const PipelineLoopPlan &plan) const override {
     return warpSpecializedParams(plan).pingPong;
   }

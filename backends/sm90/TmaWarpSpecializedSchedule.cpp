@@ -7,9 +7,10 @@
 //    mma_overlap, warpgroup_turns = 2}
 //
 // `ping_pong`, `multicast = N`, `mma_overlap`, `warpgroup_turns = W` and
-// `hold_accumulators` (WarpSpecializedParams). A schedule written by hand is checked here: an
-// entry the strategy does not take, one of the wrong type, or one that asks
-// for more than planning found the loop can take is an error on the loop.
+// `hold_accumulators` (WarpSpecializedParams). A schedule written by hand is
+// checked here: an entry the strategy does not take or one of the wrong type
+// (parseSchedule), or one that asks for more than planning found the loop
+// can take (checkSchedule), is an error on the loop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,11 +74,6 @@ void TmaWarpSpecializedPipeline::printSchedule(
 
 std::string TmaWarpSpecializedPipeline::parseSchedule(DictionaryAttr entries,
                                                       PipelineLoopPlan &plan) const {
-  Attribute pingPong = entries.get(kPingPongKey);
-  Attribute multicast = entries.get(kMulticastKey);
-  Attribute overlap = entries.get(kMmaOverlapKey);
-  Attribute turns = entries.get(kWarpgroupTurnsKey);
-  Attribute hold = entries.get(kHoldAccumulatorsKey);
   auto find = [](StringRef key) {
     return llvm::find_if(kEntries, [&](const Entry &e) { return e.key == key; });
   };
@@ -96,32 +92,39 @@ std::string TmaWarpSpecializedPipeline::parseSchedule(DictionaryAttr entries,
            "' must be " + (known.unit ? "a unit attribute" : "an i64") + ", got " + got + " (" +
            kEntriesForm.str() + ")";
   }
-  const WarpSpecializedParams &possible = warpSpecializedParams(plan);
-  if (pingPong && !possible.pingPong)
+  auto params = std::make_shared<WarpSpecializedParams>();
+  params->pingPong = entries.get(kPingPongKey) != nullptr;
+  if (auto multicast = entries.getAs<IntegerAttr>(kMulticastKey))
+    params->multicastBlocks = multicast.getInt();
+  params->mmaOverlap = entries.get(kMmaOverlapKey) != nullptr;
+  if (auto turns = entries.getAs<IntegerAttr>(kWarpgroupTurnsKey))
+    params->warpgroupTurns = turns.getInt();
+  params->holdAccumulators = entries.get(kHoldAccumulatorsKey) != nullptr;
+  plan.params = std::move(params);
+  return "";
+}
+
+std::string TmaWarpSpecializedPipeline::checkSchedule(const PipelineLoopPlan &possible,
+                                                      const PipelineLoopPlan &asked) const {
+  const WarpSpecializedParams &can = warpSpecializedParams(possible);
+  const WarpSpecializedParams &wants = warpSpecializedParams(asked);
+  if (wants.pingPong && !can.pingPong)
     return "schedule asks for ping-pong, which this loop cannot take";
-  int64_t blocks = multicast ? cast<IntegerAttr>(multicast).getInt() : 0;
-  if (blocks != 0 && blocks != possible.multicastBlocks)
-    return "schedule multicasts over " + std::to_string(blocks) + " blocks; this loop can take " +
-           std::to_string(possible.multicastBlocks) + " (0: none)";
-  if (overlap && !possible.mmaOverlap)
+  if (wants.multicastBlocks != 0 && wants.multicastBlocks != can.multicastBlocks)
+    return "schedule multicasts over " + std::to_string(wants.multicastBlocks) +
+           " blocks; this loop can take " + std::to_string(can.multicastBlocks) + " (0: none)";
+  if (wants.mmaOverlap && !can.mmaOverlap)
     return "schedule asks for mma_overlap, which this loop cannot take";
-  int64_t turnCount = turns ? cast<IntegerAttr>(turns).getInt() : 0;
-  if (turnCount != 0 && (!overlap || turnCount != possible.warpgroupTurns))
-    return "schedule has " + std::to_string(turnCount) +
-           " warpgroups take turns; this loop can take " + std::to_string(possible.warpgroupTurns) +
+  if (wants.warpgroupTurns != 0 &&
+      (!wants.mmaOverlap || wants.warpgroupTurns != can.warpgroupTurns))
+    return "schedule has " + std::to_string(wants.warpgroupTurns) +
+           " warpgroups take turns; this loop can take " + std::to_string(can.warpgroupTurns) +
            " (0: none), with mma_overlap";
-  if (hold && !possible.holdAccumulators)
+  if (wants.holdAccumulators && !can.holdAccumulators)
     return "schedule asks for hold_accumulators, which this loop cannot take";
-  if (hold && (pingPong || blocks != 0))
+  if (wants.holdAccumulators && (wants.pingPong || wants.multicastBlocks != 0))
     return "schedule asks for hold_accumulators with ping_pong or multicast, which it does not "
            "combine with";
-  auto params = std::make_shared<WarpSpecializedParams>();
-  params->pingPong = pingPong != nullptr;
-  params->multicastBlocks = blocks;
-  params->mmaOverlap = overlap != nullptr;
-  params->warpgroupTurns = turnCount;
-  params->holdAccumulators = hold != nullptr;
-  plan.params = std::move(params);
   return "";
 }
 

@@ -25,9 +25,9 @@
 // A schedule written by hand is checked: the rotation on a loop that
 // cannot take it, and turns for a number of warpgroups the kernel lacks.
 // RUN: sed -e 's/stages 2 {/stages 2 attributes {tile.schedule = {in_flight = 0 : i64, mma_overlap, stages = 2 : i64, strategy = "tma-warp-specialized"}} {/' %t.reads.mlir > %t.bad.mlir
-// RUN: not %tessera-opt %t.bad.mlir --tile-layout-inference --tile-plan-shared-memory --tile-lower-to-gpu 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not %tessera-opt %t.bad.mlir --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory --tile-lower-to-gpu 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: sed -e 's/stages 2 {/stages 2 attributes {tile.schedule = {in_flight = 0 : i64, mma_overlap, stages = 2 : i64, strategy = "tma-warp-specialized", warpgroup_turns = 3 : i64}} {/' %t.two.mlir > %t.turns.mlir
-// RUN: not %tessera-opt %t.turns.mlir --tile-layout-inference --tile-plan-shared-memory --tile-lower-to-gpu 2>&1 | FileCheck %s --check-prefix=TURNS
+// RUN: not %tessera-opt %t.turns.mlir --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory --tile-lower-to-gpu 2>&1 | FileCheck %s --check-prefix=TURNS
 
 // PLAN-NOT: remark
 // PLAN: tile.schedule = {in_flight = 0 : i64, mma_overlap, stages = 2 : i64, strategy = "tma-warp-specialized", warpgroup_turns = 2 : i64}

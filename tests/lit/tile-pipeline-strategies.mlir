@@ -4,17 +4,17 @@
 // Inputs/gemm-pipelined.mlir (a 64 x 64 tile, K in steps of 32, A and B
 // staged three deep) with the schedule put on its loop.
 // RUN: sed -e 's/stages 3 {/stages 3 attributes {tile.schedule = {in_flight = 0 : i64, stages = 3 : i64, strategy = "cp-async-multistage"}} {/' %S/Inputs/gemm-pipelined.mlir \
-// RUN:   | %tessera-opt - --tile-layout-inference --tile-plan-shared-memory --tile-lower-to-gpu | FileCheck %s --check-prefix=CPASYNC
+// RUN:   | %tessera-opt - --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory --tile-lower-to-gpu | FileCheck %s --check-prefix=CPASYNC
 // RUN: sed -e 's/sm_80/sm_70/' -e 's/stages 3 {/stages 3 attributes {tile.schedule = {in_flight = 0 : i64, stages = 2 : i64, strategy = "register-double-buffer"}} {/' %S/Inputs/gemm-pipelined.mlir \
-// RUN:   | %tessera-opt - --tile-layout-inference --tile-plan-shared-memory --tile-lower-to-gpu | FileCheck %s --check-prefix=REGDB
+// RUN:   | %tessera-opt - --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory --tile-lower-to-gpu | FileCheck %s --check-prefix=REGDB
 // RUN: sed -e 's/stages 3 {/stages 3 attributes {tile.schedule = {in_flight = 0 : i64, stages = 3 : i64, strategy = "in-order"}} {/' %S/Inputs/gemm-pipelined.mlir \
-// RUN:   | %tessera-opt - --tile-layout-inference --tile-plan-shared-memory --tile-lower-to-gpu | FileCheck %s --check-prefix=INORDER
+// RUN:   | %tessera-opt - --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory --tile-lower-to-gpu | FileCheck %s --check-prefix=INORDER
 // RUN: sed -e 's/sm_80/sm_90a/' -e 's/stages 3 {/stages 3 attributes {tile.schedule = {in_flight = 1 : i64, stages = 3 : i64, strategy = "tma-warp-specialized"}} {/' %S/Inputs/gemm-pipelined.mlir \
-// RUN:   | %tessera-opt - --tile-layout-inference --tile-plan-shared-memory --tile-lower-to-gpu | FileCheck %s --check-prefix=TMA
+// RUN:   | %tessera-opt - --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory --tile-lower-to-gpu | FileCheck %s --check-prefix=TMA
 // The same sm_90a kernel told to use cp.async: the strategy follows the
 // schedule, not the target's first choice (wgmma fenced for the async proxy).
 // RUN: sed -e 's/sm_80/sm_90a/' -e 's/stages 3 {/stages 3 attributes {tile.schedule = {in_flight = 1 : i64, stages = 3 : i64, strategy = "cp-async-multistage"}} {/' %S/Inputs/gemm-pipelined.mlir \
-// RUN:   | %tessera-opt - --tile-layout-inference --tile-plan-shared-memory --tile-lower-to-gpu | FileCheck %s --check-prefix=CPASYNC90
+// RUN:   | %tessera-opt - --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory --tile-lower-to-gpu | FileCheck %s --check-prefix=CPASYNC90
 
 // cp-async-multistage: a prologue loop copies iterations 0 and 1 (S - 1
 // ahead) with byte counts, one commit group each; iteration 0's group is

@@ -1,21 +1,25 @@
 // tile-plan-pipelines: each tile.pipelined loop gets the schedule of the
 // backend's first strategy that can run it. The same kernel
 // (Inputs/gemm-pipelined.mlir) on each target:
-// RUN: sed -e 's/sm_80/sm_60/' %S/Inputs/gemm-pipelined.mlir | %tessera-opt - --tile-layout-inference --tile-plan-shared-memory --tile-plan-pipelines | FileCheck %s --check-prefix=SM60
-// RUN: sed -e 's/sm_80/sm_70/' %S/Inputs/gemm-pipelined.mlir | %tessera-opt - --tile-layout-inference --tile-plan-shared-memory --tile-plan-pipelines | FileCheck %s --check-prefix=SM70
-// RUN: %tessera-opt %S/Inputs/gemm-pipelined.mlir --tile-layout-inference --tile-plan-shared-memory --tile-plan-pipelines | FileCheck %s --check-prefix=SM80
-// RUN: sed -e 's/sm_80/sm_90a/' %S/Inputs/gemm-pipelined.mlir | %tessera-opt - --tile-layout-inference --tile-plan-shared-memory --tile-plan-pipelines 2>&1 | FileCheck %s --check-prefix=SM90
+// RUN: sed -e 's/sm_80/sm_60/' %S/Inputs/gemm-pipelined.mlir | %tessera-opt - --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory | FileCheck %s --check-prefix=SM60
+// RUN: sed -e 's/sm_80/sm_70/' %S/Inputs/gemm-pipelined.mlir | %tessera-opt - --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory | FileCheck %s --check-prefix=SM70
+// RUN: %tessera-opt %S/Inputs/gemm-pipelined.mlir --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory | FileCheck %s --check-prefix=SM80
+// RUN: sed -e 's/sm_80/sm_90a/' %S/Inputs/gemm-pipelined.mlir | %tessera-opt - --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory 2>&1 | FileCheck %s --check-prefix=SM90
 // Where the first choice cannot run the loop, a remark says which strategy
 // runs it and why: rows not provably 16-byte aligned (no TMA). A
 // tile.parallel on the accumulator runs on the consumers of a
 // warp-specialized loop, whose MMAs then complete within their iteration.
-// RUN: sed -e 's/sm_80/sm_90a/' %S/Inputs/gemm-pipelined-unaligned.mlir | %tessera-opt - --tile-layout-inference --tile-plan-shared-memory --tile-plan-pipelines 2>&1 | FileCheck %s --check-prefix=UNALIGNED
-// RUN: %tessera-opt %s --tile-layout-inference --tile-plan-shared-memory --tile-plan-pipelines 2>&1 | FileCheck %s --check-prefix=PARALLEL
+// RUN: sed -e 's/sm_80/sm_90a/' %S/Inputs/gemm-pipelined-unaligned.mlir | %tessera-opt - --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory 2>&1 | FileCheck %s --check-prefix=UNALIGNED
+// RUN: %tessera-opt %s --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory 2>&1 | FileCheck %s --check-prefix=PARALLEL
 // The kernel's own schedules, decided with its loops': multicast over a
 // cluster, ping-pong, persistence and stream-K, each where it applies.
-// RUN: %tessera-opt %S/Inputs/gemm-multicast.mlir --tile-layout-inference --tile-plan-shared-memory --tile-plan-pipelines | FileCheck %s --check-prefix=MULTICAST
-// RUN: %tessera-opt %S/Inputs/gemm-pingpong.mlir --tile-layout-inference --tile-plan-shared-memory --tile-plan-pipelines | FileCheck %s --check-prefix=PINGPONG
-// RUN: %tessera-opt %S/Inputs/gemm-streamk.mlir --tile-layout-inference --tile-plan-shared-memory --tile-plan-pipelines | FileCheck %s --check-prefix=STREAMK
+// RUN: %tessera-opt %S/Inputs/gemm-multicast.mlir --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory | FileCheck %s --check-prefix=MULTICAST
+// RUN: %tessera-opt %S/Inputs/gemm-pingpong.mlir --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory | FileCheck %s --check-prefix=PINGPONG
+// RUN: %tessera-opt %S/Inputs/gemm-streamk.mlir --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory | FileCheck %s --check-prefix=STREAMK
+// A schedule written by hand (a tuner's) is checked and kept, and its stage
+// count, fewer than the loop asks for, goes onto the buffers.
+// RUN: sed -e 's/stages 3 {/stages 3 attributes {tile.schedule = {in_flight = 0 : i64, stages = 2 : i64, strategy = "cp-async-multistage"}} {/' %S/Inputs/gemm-pipelined.mlir \
+// RUN:   | %tessera-opt - --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory | FileCheck %s --check-prefix=GIVEN
 // The schedule prints at the tile stage of the compiler.
 // RUN: %tessera-compile %S/Inputs/gemm-pipelined.mlir --target=sm_90a --emit=tile | FileCheck %s --check-prefix=EMIT
 
@@ -37,6 +41,9 @@
 // PINGPONG: tile.schedule = {in_flight = 1 : i64, ping_pong, stages = 4 : i64, strategy = "tma-warp-specialized"}
 // STREAMK: tile.kernel {{.*}} tile.schedule = {persistent, stream_k}
 // STREAMK: tile.schedule = {in_flight = 1 : i64, stages = 4 : i64, strategy = "tma-warp-specialized"}
+// GIVEN: tile.alloc_shared {name = "As", offset = 0 : i64, stages = 2 : i64, swizzled}
+// GIVEN: tile.alloc_shared {name = "Bs", offset = 8192 : i64, stages = 2 : i64, swizzled}
+// GIVEN: tile.schedule = {in_flight = 0 : i64, stages = 2 : i64, strategy = "cp-async-multistage"}
 // EMIT: tile.schedule = {in_flight = 1 : i64, stages = 3 : i64, strategy = "tma-warp-specialized"}
 
 module attributes {tile.target = #tile.target<"sm_90a">} {

@@ -1,7 +1,7 @@
 // tile-plan-shared-memory: shared buffers get offsets aligned to the 128-byte
 // shared memory line, the kernel records its total, and a total over the
 // backend's per-block limit is an error that names every buffer.
-// RUN: %tessera-opt %s --split-input-file --tile-plan-shared-memory --verify-diagnostics | FileCheck %s
+// RUN: %tessera-opt %s --split-input-file --tile-plan-pipelines --tile-plan-shared-memory --verify-diagnostics | FileCheck %s
 // A buffer allocated inside a pipelined loop compiles for every target
 // (see @alloc_in_loop below).
 // RUN: %tessera-compile %S/Inputs/alloc-in-pipelined-loop.mlir --target=sm_60 -o %t.60.ptx

@@ -1,11 +1,13 @@
-// Schedules tile-lower-to-gpu refuses: each is an error on the loop that
+// Schedules tile-plan-pipelines refuses: each is an error on the loop that
 // names what is wrong. (Schedules are written by tile-plan-pipelines; these
-// are written by hand, as a test or a tuner would.)
-// RUN: %tessera-opt %s --split-input-file --tile-layout-inference --tile-plan-shared-memory --tile-lower-to-gpu --verify-diagnostics
+// are written by hand, as a test or a tuner would, and planning checks them
+// instead of deciding.) What tile-lower-to-gpu itself refuses is in
+// tile-schedule-lowering-invalid.mlir.
+// RUN: %tessera-opt %s --split-input-file --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory --tile-lower-to-gpu --verify-diagnostics
 
 // -----
 
-// A loop without a schedule.
+// No stage at all.
 module attributes {tile.target = #tile.target<"sm_80">} {
   tile.kernel @gemm(%A: !tile.tensor<?x?xf16>, %B: !tile.tensor<?x?xf16>, %C: !tile.tensor<?x?xf16>)
       grid(affine_map<()[s0, s1, s2, s3, s4, s5] -> (s5 ceildiv 64, s0 ceildiv 64)>) threads(128) blocks(%bx, %by)
@@ -20,8 +22,36 @@ module attributes {tile.target = #tile.target<"sm_80">} {
     %count = arith.ceildivui %k, %c32 : index
     %row = arith.muli %by, %c64 : index
     %col = arith.muli %bx, %c64 : index
-    // expected-error @+1 {{has no schedule ('tile.schedule'): run tile-plan-pipelines before tile-lower-to-gpu}}
-    tile.pipelined %i = 0 to %count stages 3 {
+    // expected-error @+1 {{schedule says 0 stages; a loop has at least 1}}
+    tile.pipelined %i = 0 to %count stages 3 attributes {tile.schedule = {in_flight = 0 : i64, stages = 0 : i64, strategy = "cp-async-multistage"}} {
+      %kk = arith.muli %i, %c32 : index
+      tile.copy %A[%row, %kk] to %As : !tile.tensor<?x?xf16> to !tile.buffer<64x32xf16, shared>
+      tile.copy %B[%kk, %col] to %Bs : !tile.tensor<?x?xf16> to !tile.buffer<32x64xf16, shared>
+      tile.gemm %As, %Bs, %acc : !tile.buffer<64x32xf16, shared>, !tile.buffer<32x64xf16, shared>, !tile.buffer<64x64xf32, fragment>
+    }
+    tile.copy %acc to %C[%row, %col] : !tile.buffer<64x64xf32, fragment> to !tile.tensor<?x?xf16>
+  }
+}
+
+// -----
+
+// A stage count the named strategy cannot run on.
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @gemm(%A: !tile.tensor<?x?xf16>, %B: !tile.tensor<?x?xf16>, %C: !tile.tensor<?x?xf16>)
+      grid(affine_map<()[s0, s1, s2, s3, s4, s5] -> (s5 ceildiv 64, s0 ceildiv 64)>) threads(128) blocks(%bx, %by)
+      attributes {dim_divisibility = array<i64: 1, 8, 8, 8, 1, 8>} {
+    %As = tile.alloc_shared {name = "As"} : !tile.buffer<64x32xf16, shared>
+    %Bs = tile.alloc_shared {name = "Bs"} : !tile.buffer<32x64xf16, shared>
+    %acc = tile.alloc_fragment {name = "acc"} : !tile.buffer<64x64xf32, fragment>
+    tile.clear %acc : !tile.buffer<64x64xf32, fragment>
+    %c32 = arith.constant 32 : index
+    %c64 = arith.constant 64 : index
+    %k = tile.dim %A[1] : !tile.tensor<?x?xf16>
+    %count = arith.ceildivui %k, %c32 : index
+    %row = arith.muli %by, %c64 : index
+    %col = arith.muli %bx, %c64 : index
+    // expected-error @+1 {{schedule names strategy 'cp-async-multistage', which cannot run this loop: the loop's staged buffers have one stage}}
+    tile.pipelined %i = 0 to %count stages 3 attributes {tile.schedule = {in_flight = 0 : i64, stages = 1 : i64, strategy = "cp-async-multistage"}} {
       %kk = arith.muli %i, %c32 : index
       tile.copy %A[%row, %kk] to %As : !tile.tensor<?x?xf16> to !tile.buffer<64x32xf16, shared>
       tile.copy %B[%kk, %col] to %Bs : !tile.tensor<?x?xf16> to !tile.buffer<32x64xf16, shared>
@@ -78,34 +108,6 @@ module attributes {tile.target = #tile.target<"sm_80">} {
     %col = arith.muli %bx, %c64 : index
     // expected-error @+1 {{schedule names strategy 'tma-warp-specialized', which backend 'sm80' does not provide (it provides: cp-async-multistage, in-order)}}
     tile.pipelined %i = 0 to %count stages 3 attributes {tile.schedule = {in_flight = 1 : i64, stages = 3 : i64, strategy = "tma-warp-specialized"}} {
-      %kk = arith.muli %i, %c32 : index
-      tile.copy %A[%row, %kk] to %As : !tile.tensor<?x?xf16> to !tile.buffer<64x32xf16, shared>
-      tile.copy %B[%kk, %col] to %Bs : !tile.tensor<?x?xf16> to !tile.buffer<32x64xf16, shared>
-      tile.gemm %As, %Bs, %acc : !tile.buffer<64x32xf16, shared>, !tile.buffer<32x64xf16, shared>, !tile.buffer<64x64xf32, fragment>
-    }
-    tile.copy %acc to %C[%row, %col] : !tile.buffer<64x64xf32, fragment> to !tile.tensor<?x?xf16>
-  }
-}
-
-// -----
-
-// Stages other than the planned buffers have.
-module attributes {tile.target = #tile.target<"sm_80">} {
-  tile.kernel @gemm(%A: !tile.tensor<?x?xf16>, %B: !tile.tensor<?x?xf16>, %C: !tile.tensor<?x?xf16>)
-      grid(affine_map<()[s0, s1, s2, s3, s4, s5] -> (s5 ceildiv 64, s0 ceildiv 64)>) threads(128) blocks(%bx, %by)
-      attributes {dim_divisibility = array<i64: 1, 8, 8, 8, 1, 8>} {
-    %As = tile.alloc_shared {name = "As"} : !tile.buffer<64x32xf16, shared>
-    %Bs = tile.alloc_shared {name = "Bs"} : !tile.buffer<32x64xf16, shared>
-    %acc = tile.alloc_fragment {name = "acc"} : !tile.buffer<64x64xf32, fragment>
-    tile.clear %acc : !tile.buffer<64x64xf32, fragment>
-    %c32 = arith.constant 32 : index
-    %c64 = arith.constant 64 : index
-    %k = tile.dim %A[1] : !tile.tensor<?x?xf16>
-    %count = arith.ceildivui %k, %c32 : index
-    %row = arith.muli %by, %c64 : index
-    %col = arith.muli %bx, %c64 : index
-    // expected-error @+1 {{schedule says 2 stages, but the loop's staged buffers have 3}}
-    tile.pipelined %i = 0 to %count stages 3 attributes {tile.schedule = {in_flight = 0 : i64, stages = 2 : i64, strategy = "cp-async-multistage"}} {
       %kk = arith.muli %i, %c32 : index
       tile.copy %A[%row, %kk] to %As : !tile.tensor<?x?xf16> to !tile.buffer<64x32xf16, shared>
       tile.copy %B[%kk, %col] to %Bs : !tile.tensor<?x?xf16> to !tile.buffer<32x64xf16, shared>

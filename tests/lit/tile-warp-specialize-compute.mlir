@@ -24,7 +24,7 @@
 // Where warp specialization is still refused, a remark names the op and
 // the reason: a tile.parallel that stores into shared memory between the
 // stages.
-// RUN: %tessera-opt %s --tile-layout-inference --tile-plan-shared-memory --tile-plan-pipelines 2>&1 | FileCheck %s --check-prefix=SHARED
+// RUN: %tessera-opt %s --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory 2>&1 | FileCheck %s --check-prefix=SHARED
 
 // PLAN-NOT: remark: pipelining
 // PLAN: tile.pipelined {{.*}} attributes {tile.schedule = {in_flight = 0 : i64, mma_overlap, stages = 2 : i64, strategy = "tma-warp-specialized"}}
