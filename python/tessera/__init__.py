@@ -101,6 +101,7 @@ class Kernel:
         self.target = description["target"]
         self.signature = description["signature"]
         self.params = description["params"]
+        self._cache = _args.LaunchCache()
 
     def __repr__(self):
         return f"<tessera.Kernel {self.signature.split(' grid ')[0]} {self.target}>"
@@ -117,7 +118,7 @@ class Kernel:
 
     def __call__(self, *values, stream=None):
         """Launches on `stream` (asynchronous): see _raw_stream for the default."""
-        args, _keep, infos, device = self._build(values)
+        args, _keep, infos, device = self._cache.build(self.entry, self.params, values)
         raw = _raw_stream(stream, infos, device)
         lib = _bridge.library()
         _bridge.check(lib, lib.tessera_launch(self._handle.ptr, self._index, args, len(args), raw))

@@ -132,6 +132,78 @@ class ArgumentTest(unittest.TestCase):
         self.assertIn("stream", str(caught.exception))
 
 
+class FakeTorchTensor:
+    """What LaunchCache and tensor_info read of a torch tensor (its module's
+    name starts with "torch", as theirs does)."""
+
+    __module__ = "torch_stand_in"
+
+    class Device:
+        def __init__(self, index):
+            self.index = index
+
+        def __repr__(self):
+            return "cpu" if self.index is None else f"cuda:{self.index}"
+
+    CUDA0, CPU = Device(0), Device(None)
+
+    def __init__(self, shape, address, cuda=True, contiguous=True):
+        self.shape, self._address, self.is_cuda, self._contiguous = shape, address, cuda, contiguous
+        self.dtype = "torch.float16"
+        self.device = self.CUDA0 if cuda else self.CPU
+
+    def is_contiguous(self):
+        return self._contiguous
+
+    def stride(self):
+        return (1,) * len(self.shape)
+
+    def data_ptr(self):
+        return self._address
+
+
+class LaunchCacheTest(unittest.TestCase):
+    """Repeated calls of one shape reuse their checked records, with the new
+    addresses; anything new is checked again, and refusals are not kept."""
+
+    PARAMS = [{"name": "x", "kind": "tensor"}, {"name": "y", "kind": "tensor"},
+              {"name": "n", "kind": "scalar", "dtype": "i32", "dtype_number": 5}]
+
+    def call(self, cache, values):
+        return cache.build("k", self.PARAMS, values)[0]
+
+    def setUp(self):
+        self.cache = tessera._args.LaunchCache()
+        self.cache._tensor_type = FakeTorchTensor
+
+    def test_same_shapes_reuse_the_records_with_new_addresses(self):
+        first = self.call(self.cache, [FakeTorchTensor((4, 8), 256), FakeTorchTensor((8,), 512), 3])
+        again = self.call(self.cache, [FakeTorchTensor((4, 8), 1024), FakeTorchTensor((8,), 2048), 3])
+        self.assertIs(first, again)
+        self.assertEqual((again[0].address, again[1].address, again[2].int_value), (1024, 2048, 3))
+
+    def test_other_shapes_or_scalars_are_built_again(self):
+        first = self.call(self.cache, [FakeTorchTensor((4, 8), 256), FakeTorchTensor((8,), 512), 3])
+        other = self.call(self.cache, [FakeTorchTensor((4, 9), 256), FakeTorchTensor((8,), 512), 3])
+        scalar = self.call(self.cache, [FakeTorchTensor((4, 8), 256), FakeTorchTensor((8,), 512), 4])
+        self.assertIsNot(first, other)
+        self.assertEqual(other[0].shape[1], 9)
+        self.assertIsNot(first, scalar)
+        self.assertEqual(scalar[2].int_value, 4)
+
+    def test_refused_arguments_are_refused_every_time(self):
+        for _ in range(2):
+            with self.assertRaisesRegex(tessera.Error, "argument 'x': a tensor on cpu"):
+                self.call(self.cache, [FakeTorchTensor((4,), 256, cuda=False),
+                                       FakeTorchTensor((8,), 512), 3])
+            with self.assertRaisesRegex(tessera.Error, "argument 'y': not contiguous"):
+                self.call(self.cache, [FakeTorchTensor((4,), 256),
+                                       FakeTorchTensor((8, 2), 512, contiguous=False), 3])
+            with self.assertRaisesRegex(tessera.Error, "out of the range"):
+                self.call(self.cache, [FakeTorchTensor((4,), 256), FakeTorchTensor((8,), 512),
+                                       1 << 40])
+
+
 class CompileTest(unittest.TestCase):
     def setUp(self):
         self.cache = tempfile.mkdtemp()
