@@ -53,10 +53,13 @@ LogicalResult WarpSpecializedLoop::collectTensorMaps() {
     int64_t columns = dst.swizzle.rowBytes / element;
     int64_t bytes = dst.type.getNumElements() * element;
     // A 1-D tile (TmaWarpSpecializedPlan.cpp): one box of the whole tile,
-    // no swizzle.
+    // no swizzle; a 2-D tile of a buffer without swizzle: one box of the
+    // whole tile, its rows dense.
     bool linear = dst.type.getRank() == 1;
     if (linear)
       columns = rows;
+    else if (dst.swizzle.rowBytes == 0)
+      columns = dst.type.getShape()[1];
     stageBytes += bytes;
     if (dst.swizzle.panels >= clusterBlocks && bytes > largestSharedBytes) {
       largestSharedBytes = bytes;

@@ -248,19 +248,22 @@ const GemmKernel kGemmKernels[] = {
 };
 
 /// The block-scaled FP8 GEMM (examples/fp8_gemm_blockwise.cc): A (M x K)
-/// and B (N x K) e4m3, SA (M x K/128) and SB (N/128 x K/128) f32 scales,
-/// D bf16: against the float64 sum of each k-block's exact product scaled
+/// and B (N x K) e4m3, SA (K/128 x MP, A's scales transposed, MP = M rounded
+/// up to a multiple of 4, the padding poisoned) and SB (N/128 x K/128) f32
+/// scales, D bf16: against the float64 sum of each k-block's exact product scaled
 /// by its two scales, within bf16's rounding and the f32 partial sums'.
 absl::StatusOr<Report> RunFp8Blockwise(const LoadedKernel& kernel, int64_t m, int64_t n,
                                        int64_t k, bool fullCheck, const RunOptions& options) {
   constexpr int64_t kBlock = 128;
-  int64_t kb = (k + kBlock - 1) / kBlock, nb = (n + kBlock - 1) / kBlock;
+  int64_t kb = (k + kBlock - 1) / kBlock, nb = (n + kBlock - 1) / kBlock, mp = (m + 3) / 4 * 4;
   Report report;
   report.target = kernel.spec().target();
   Random random(options.seed);
   Matrix a(runtime::DTYPE_F8E4M3, m * k, random), b(runtime::DTYPE_F8E4M3, n * k, random);
-  std::vector<float> sa(m * kb), sb(nb * kb);
-  for (float& s : sa) s = std::ldexp(1.0f + 0.5f * random.Uniform(), int(random.Index(5)) - 2);
+  std::vector<float> sa(kb * mp, std::numeric_limits<float>::quiet_NaN()), sb(nb * kb);
+  for (int64_t blk = 0; blk < kb; ++blk)
+    for (int64_t i = 0; i < m; ++i)
+      sa[blk * mp + i] = std::ldexp(1.0f + 0.5f * random.Uniform(), int(random.Index(5)) - 2);
   for (float& s : sb) s = std::ldexp(1.0f + 0.5f * random.Uniform(), int(random.Index(5)) - 2);
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer da, Upload(a.bytes));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, Upload(b.bytes));
@@ -269,7 +272,7 @@ absl::StatusOr<Report> RunFp8Blockwise(const LoadedKernel& kernel, int64_t m, in
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dd, DeviceBuffer::Allocate(m * n * 2));
   std::vector<KernelArg> args = {TensorArg{da.ptr(), runtime::DTYPE_F8E4M3, {m, k}},
                                  TensorArg{db.ptr(), runtime::DTYPE_F8E4M3, {n, k}},
-                                 TensorArg{dsa.ptr(), runtime::DTYPE_F32, {m, kb}},
+                                 TensorArg{dsa.ptr(), runtime::DTYPE_F32, {kb, mp}},
                                  TensorArg{dsb.ptr(), runtime::DTYPE_F32, {nb, kb}},
                                  TensorArg{dd.ptr(), runtime::DTYPE_BF16, {m, n}}};
   TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
@@ -286,7 +289,7 @@ absl::StatusOr<Report> RunFp8Blockwise(const LoadedKernel& kernel, int64_t m, in
         part += a.values[i * k + p] * b.values[j * k + p];
         partials += std::fabs(part);
       }
-      double scale = double(sa[i * kb + blk]) * sb[(j / kBlock) * kb + blk];
+      double scale = double(sa[blk * mp + i]) * sb[(j / kBlock) * kb + blk];
       ref += part * scale;
       // FP8 tensor cores' accumulation, then the f32 running sum.
       slack += std::fabs(scale) * (0x1p-12 * partials) + 0x1p-23 * std::fabs(ref);
@@ -301,7 +304,7 @@ absl::StatusOr<Report> RunFp8Blockwise(const LoadedKernel& kernel, int64_t m, in
   report.max_error = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
   report.tolerance = 0x1p-8;
   report.correct = report.mismatches == 0;
-  report.bytes = double(m * k + n * k) + 4.0 * (m + nb) * kb + 2.0 * m * n;
+  report.bytes = double(m * k + n * k) + 4.0 * (mp + nb) * kb + 2.0 * m * n;
   report.flops = 2.0 * m * n * k;
   TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
   return report;
