@@ -117,6 +117,10 @@ public:
   /// staged as stagesFor said and every shared buffer placed for it.
   virtual std::string tryPlan(lowering::PipelineLoweringContext &kernel, tile::PipelinedOp loop,
                               PipelineLoopPlan &plan) const = 0;
+  /// True for a form only loops of a particular shape take, listed before
+  /// the strategy the backend expects to run most loops (sm100's CTA pair):
+  /// planning does not remark on the loops it cannot run.
+  virtual bool isOpportunistic() const { return false; }
   /// True when the strategy splits the block into producer and consumer
   /// warps: the kernel's code before the loop then runs on the consumers
   /// alone (the lowering prepares that before the body is emitted).

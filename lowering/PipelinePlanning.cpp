@@ -42,8 +42,9 @@ struct LoopPlanning {
   const PipelineStrategy *strategy = nullptr;
   PipelineLoopPlan plan;
   bool staged = false;
-  /// Why the backend's first strategy could not run a loop that stages
-  /// copies, for the remark naming the one that runs it instead.
+  /// Why the backend's first strategy (not counting opportunistic ones)
+  /// could not run a loop that stages copies, for the remark naming the one
+  /// that runs it instead.
   std::string firstLost;
 };
 
@@ -111,7 +112,8 @@ private:
 LogicalResult PipelinePlanner::decide(LoopPlanning &loop) {
   loop.strategy = nullptr;
   loop.firstLost.clear();
-  for (auto [i, strategy] : llvm::enumerate(strategies_)) {
+  bool passedFirst = false;
+  for (const PipelineStrategy *strategy : strategies_) {
     auto [stages, staged] = stagesFor(loop, *strategy);
     stage(loop, stages, staged);
     PipelineLoopPlan plan;
@@ -122,8 +124,11 @@ LogicalResult PipelinePlanner::decide(LoopPlanning &loop) {
       loop.staged = staged;
       return success();
     }
-    if (i == 0 && !plan.ahead.empty())
+    if (strategy->isOpportunistic())
+      continue;
+    if (!passedFirst && !plan.ahead.empty())
       loop.firstLost = strategy->getName().str() + ": " + why;
+    passedFirst = true;
   }
   return loop.loop.emitOpError() << "no pipelining strategy of backend '"
                                  << planner_.backend().getName() << "' can run this loop";

@@ -15,6 +15,7 @@
 
 #include "backends/common/NVVMLowering.h"
 #include "backends/common/Pipelines.h"
+#include "backends/sm100/CtaPair.h"
 #include "backends/sm100/Tcgen05Mma.h"
 #include "backends/sm80/AsyncCopyPipeline.h"
 #include "backends/sm80/MmaSync.h"
@@ -69,10 +70,11 @@ public:
       atoms.push_back(atom);
     return atoms;
   }
+  /// The CTA-pair form first where the tile allows it (CtaPair.h).
   std::vector<const PipelineStrategy *>
   getPipelineStrategies(const ComputeCapability &) const override {
-    return {&sm90::tmaWarpSpecializedPipeline(), &sm80::asyncCopyPipeline(),
-            &common::inOrderPipeline()};
+    return {&sm100::ctaPairPipeline(), &sm90::tmaWarpSpecializedPipeline(),
+            &sm80::asyncCopyPipeline(), &common::inOrderPipeline()};
   }
 };
 

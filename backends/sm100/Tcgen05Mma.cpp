@@ -19,6 +19,12 @@
 // (tcgen05.ld). The block allocates the columns of all its accumulators
 // once, at its start, and frees them at its end.
 //
+// In a kernel the CTA-pair strategy runs (CtaPair.h), every tcgen05
+// instruction names .cta_group::2: the even-ranked block of the pair issues
+// MMAs of M = 256 whose rows 128 .. 255 accumulate in its peer's tensor
+// memory, commits them to the barriers of both blocks, and starts only once
+// both have stored their accumulator rows.
+//
 // Compiled and assembled in CI (ptxas for sm_100a), never executed here.
 //
 //===----------------------------------------------------------------------===//
@@ -27,6 +33,7 @@
 
 #include <string>
 
+#include "backends/sm100/CtaPair.h"
 #include "backends/sm90/Wgmma.h"
 #include "contract/AtomLowering.h"
 #include "contract/NvvmOps.h"
@@ -64,7 +71,18 @@ struct TensorMemory {
   /// The mbarrier the MMAs commit to (32-bit shared address), and the
   /// parity of its phase the next wait expects (a per-thread i32 memref).
   Value mbarrier, phase;
+  /// The CTA-pair form (CtaPair.h): the mbarrier on which both blocks of
+  /// the pair say their accumulator rows are in tensor memory (the
+  /// leader's counts), and whether this block is the leader (i1).
+  bool pair = false;
+  Value stored, leader;
 };
+
+/// Every tcgen05 instruction of a kernel names the same CTA group.
+NVVM::CTAGroupKindAttr ctaGroup(OpBuilder &b, bool pair) {
+  return NVVM::CTAGroupKindAttr::get(b.getContext(),
+                                     pair ? NVVM::CTAGroupKind::CTA_2 : NVVM::CTAGroupKind::CTA_1);
+}
 
 /// The tensor-memory columns of the kernel's accumulators in this layout
 /// (each f32 column one TMEM column, each accumulator once), and the first
@@ -130,6 +148,9 @@ void blockBarrier(OpBuilder &b, Location loc) { gpu::BarrierOp::create(b, loc); 
 /// mbarrier the gemms' MMAs commit to; freed by warp 0 at the block's end.
 FailureOr<TensorMemory> blockTensorMemory(GemmLoweringContext &ctx, tile::GemmOp gemm,
                                           int64_t columns) {
+  // The pair: warp 0 of each block allocates (the same columns in both),
+  // and the blocks meet on the cluster's barrier before freeing them.
+  bool pair = sm100::runsAsCtaPair(gemm->getParentOfType<tile::KernelOp>());
   auto setUp = [&](Value shared) -> SmallVector<Value> {
     OpBuilder &b = ctx.builder();
     Location loc = ctx.loc();
@@ -139,28 +160,43 @@ FailureOr<TensorMemory> blockTensorMemory(GemmLoweringContext &ctx, tile::GemmOp
     memref::StoreOp::create(b, loc, i32Constant(b, loc, 0), phase, ValueRange{ctx.cst(0)});
     Value slot = shared;
     Value mbarrier = arith::AddIOp::create(b, loc, shared, i32Constant(b, loc, 8));
+    Value stored = arith::AddIOp::create(b, loc, shared, i32Constant(b, loc, 16));
     ifThen(b, loc, isWarpZero(ctx), [&] {
       NVVM::Tcgen05AllocOp::create(b, loc, toPointer(b, loc, slot, kSharedAddressSpace),
-                                   i32Constant(b, loc, columns));
-      NVVM::Tcgen05RelinquishAllocPermitOp::create(b, loc);
+                                   i32Constant(b, loc, columns), ctaGroup(b, pair));
+      NVVM::Tcgen05RelinquishAllocPermitOp::create(b, loc, ctaGroup(b, pair));
     });
     ifThen(b, loc, isThreadZero(ctx), [&] {
       NVVM::MBarrierInitOp::create(b, loc, toPointer(b, loc, mbarrier, kSharedAddressSpace),
                                    i32Constant(b, loc, 1), /*predicate=*/Value());
+      if (pair)
+        NVVM::MBarrierInitOp::create(b, loc, toPointer(b, loc, stored, kSharedAddressSpace),
+                                     i32Constant(b, loc, 2), /*predicate=*/Value());
       fenceMbarrierInit(b, loc);
     });
+    // The pair: the strategy's cluster barrier, after this, makes the
+    // barriers ready for the peer.
     syncTensorMemory(b, loc, [&] { blockBarrier(b, loc); });
     Value base =
         LLVM::LoadOp::create(b, loc, b.getI32Type(), toPointer(b, loc, slot, kSharedAddressSpace));
-    return {base, mbarrier, phase, slot};
+    return {base, mbarrier, phase, slot, stored};
   };
-  auto tearDown = [&ctx, columns](ArrayRef<Value> values) {
+  auto tearDown = [&ctx, columns, pair](ArrayRef<Value> values) {
     OpBuilder &b = ctx.builder();
     Location loc = ctx.loc();
     // The kernel's own barrier: under warp specialization the producer
-    // warps have left, and the consumers meet on their named barrier.
+    // warps have left, and the consumers meet on their named barrier. The
+    // pair's consumers meet on the cluster's (which waits for the threads
+    // that have not exited): the leader's MMAs wrote the peer's columns.
     ctx.noteSharedAccess();
-    syncTensorMemory(b, loc, [&] { ctx.barrier(); });
+    syncTensorMemory(b, loc, [&] {
+      if (!pair) {
+        ctx.barrier();
+        return;
+      }
+      clusterArrive(b, loc);
+      clusterWait(b, loc);
+    });
     // Inline PTX: a read of %tid.x LLVM keeps here. The NVVM op reads no
     // memory, so LLVM would merge it with the kernel's first read and keep
     // the warp test in a register through the whole kernel.
@@ -174,14 +210,32 @@ FailureOr<TensorMemory> blockTensorMemory(GemmLoweringContext &ctx, tile::GemmOp
       Value base = LLVM::LoadOp::create(b, loc, b.getI32Type(),
                                         toPointer(b, loc, values[3], kSharedAddressSpace));
       NVVM::Tcgen05DeallocOp::create(b, loc, toPointer(b, loc, base, kTensorAddressSpace),
-                                     i32Constant(b, loc, columns));
+                                     i32Constant(b, loc, columns), ctaGroup(b, pair));
     });
   };
   FailureOr<SmallVector<Value>> values =
-      ctx.blockResource(gemm, "tensor memory", 16, setUp, tearDown);
+      ctx.blockResource(gemm, "tensor memory", pair ? 24 : 16, setUp, tearDown);
   if (failed(values))
     return failure();
-  return TensorMemory{(*values)[0], (*values)[1], (*values)[2]};
+  TensorMemory memory{(*values)[0], (*values)[1], (*values)[2]};
+  if (pair) {
+    OpBuilder &b = ctx.builder();
+    Location loc = ctx.loc();
+    memory.pair = true;
+    memory.stored = (*values)[4];
+    memory.leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, clusterCtaRank(b, loc),
+                                          i32Constant(b, loc, 0));
+  }
+  return memory;
+}
+
+/// The pair leader's copy of the mbarrier at 32-bit shared address
+/// `barrier` (a shared::cluster address).
+Value leaderBarrier(OpBuilder &b, Location loc, Value barrier) {
+  // Inline PTX: nvvm.mapa maps 64-bit pointers, not the 32-bit shared
+  // addresses used here.
+  return emitPtx(b, loc, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r",
+                 {barrier, i32Constant(b, loc, 0)}, {b.getI32Type()}, /*sideEffects=*/false)[0];
 }
 
 /// The 32-bit instruction descriptor (§9.7.16.4.2): D f32 (bits 4-5 = 1),
@@ -327,7 +381,28 @@ void storeAccumulator(GemmLoweringContext &ctx, const BufferInfo &c, const Accum
   moveAccumulator(ctx, c, place.threadLane, n, /*store=*/true);
   // The tensor-memory stores need the barrier even right after another.
   ctx.noteSharedAccess();
-  syncTensorMemory(ctx.builder(), ctx.loc(), [&] { ctx.barrier(); });
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.loc();
+  const TensorMemory &memory = place.memory;
+  if (!memory.pair) {
+    syncTensorMemory(b, loc, [&] { ctx.barrier(); });
+    return;
+  }
+  // The pair: thread 0 of each block, once its block's rows are stored,
+  // arrives on the leader's barrier; the leader's threads wait for both
+  // (the barrier's first phase: a grid-launched pair loop runs once).
+  NVVM::Tcgen05FenceOp::create(b, loc, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+  ctx.barrier();
+  ifThen(b, loc, isThreadZero(ctx), [&] {
+    // Inline PTX: nvvm.mbarrier.arrive takes a 64-bit pointer and returns
+    // the state.
+    ctx.ptx("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [$0];", "r",
+            {leaderBarrier(b, loc, memory.stored)});
+  });
+  ifThen(b, loc, memory.leader, [&] {
+    mbarrierWaitParity(b, loc, memory.stored, i32Constant(b, loc, 0));
+    NVVM::Tcgen05FenceOp::create(b, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+  });
 }
 
 /// Every thread waits for the MMAs the issuing thread committed to the
@@ -347,18 +422,29 @@ void loadAccumulator(GemmLoweringContext &ctx, const BufferInfo &c, const Accumu
 }
 
 /// tcgen05.commit of the executing thread's MMAs to `barrier` (a 32-bit
-/// shared address).
-void commitTo(OpBuilder &b, Location loc, Value barrier) {
-  NVVM::Tcgen05CommitOp::create(
-      b, loc, toPointer(b, loc, barrier, kSharedAddressSpace), /*multicastMask=*/Value(),
-      NVVM::CTAGroupKindAttr::get(b.getContext(), NVVM::CTAGroupKind::CTA_1));
+/// shared address); the pair's leader commits to the barrier at the same
+/// offset in both blocks.
+void commitTo(OpBuilder &b, Location loc, Value barrier, bool pair) {
+  Value both;
+  if (pair)
+    both = arith::ConstantIntOp::create(b, loc, b.getI16Type(), 0b11);
+  NVVM::Tcgen05CommitOp::create(b, loc, toPointer(b, loc, barrier, kSharedAddressSpace), both,
+                                ctaGroup(b, pair));
 }
 
+/// The thread that issues the block's MMAs: thread 0, and in the pair the
+/// leader's alone.
+Value isIssuer(GemmLoweringContext &ctx, const TensorMemory &memory) {
+  Value first = isThreadZero(ctx);
+  return memory.pair ? arith::AndIOp::create(ctx.builder(), ctx.loc(), first, memory.leader)
+                     : first;
+}
 
 /// The k-steps of `gemm` issued by thread 0 into the accumulator at
 /// `start`, then committed to `barrier`.
 void issueMmas(GemmLoweringContext &ctx, tile::GemmOp gemm, const MmaAtom &atom,
-               const BufferInfo &a, const BufferInfo &bb, Value start, Value barrier) {
+               const BufferInfo &a, const BufferInfo &bb, const TensorMemory &memory, Value start,
+               Value barrier) {
   OpBuilder &b = ctx.builder();
   Location loc = ctx.loc();
   // A is 128 x K (K-major) or K x 128 when transposed; B is K x N (MN-major)
@@ -375,20 +461,22 @@ void issueMmas(GemmLoweringContext &ctx, tile::GemmOp gemm, const MmaAtom &atom,
                                                             mnMajorA, steps, 1, kDescriptorVersion);
   SmallVector<Value> bDescriptors = sharedMatrixDescriptors(ctx, bb, ctx.cst(0), ctx.cst(0),
                                                             mnMajorB, steps, 1, kDescriptorVersion);
+  // The pair's MMA computes both blocks' rows: M = 256, each block's B
+  // holding half of the N columns at the same offsets.
+  int64_t m = memory.pair ? 2 * atom.m : atom.m;
   Value descriptor =
-      i32Constant(b, loc, instructionDescriptor(format, mnMajorA, mnMajorB, atom.m, gemm.getN()));
+      i32Constant(b, loc, instructionDescriptor(format, mnMajorA, mnMajorB, m, gemm.getN()));
   auto kind = eightBit ? NVVM::Tcgen05MMAKind::F8F6F4 : NVVM::Tcgen05MMAKind::F16;
-  ifThen(b, loc, isThreadZero(ctx), [&] {
+  ifThen(b, loc, isIssuer(ctx, memory), [&] {
     Value d = toPointer(b, loc, start, kTensorAddressSpace);
     Value accumulate = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
     for (int64_t ks = 0; ks < steps; ++ks)
-      NVVM::Tcgen05MMAOp::create(
-          b, loc, NVVM::Tcgen05MMAKindAttr::get(b.getContext(), kind),
-          NVVM::CTAGroupKindAttr::get(b.getContext(), NVVM::CTAGroupKind::CTA_1),
-          NVVM::Tcgen05MMACollectorOpAttr{}, /*aShift=*/UnitAttr{}, d, aDescriptors[ks],
-          bDescriptors[ks], descriptor, accumulate,
-          /*scaleInputD=*/Value(), /*disableOutputLane=*/Value());
-    commitTo(b, loc, barrier);
+      NVVM::Tcgen05MMAOp::create(b, loc, NVVM::Tcgen05MMAKindAttr::get(b.getContext(), kind),
+                                 ctaGroup(b, memory.pair), NVVM::Tcgen05MMACollectorOpAttr{},
+                                 /*aShift=*/UnitAttr{}, d, aDescriptors[ks], bDescriptors[ks],
+                                 descriptor, accumulate,
+                                 /*scaleInputD=*/Value(), /*disableOutputLane=*/Value());
+    commitTo(b, loc, barrier, memory.pair);
   });
 }
 
@@ -434,16 +522,19 @@ LogicalResult Tcgen05Lowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp 
       return gemm.emitOpError() << "atom " << atom.name
                                 << ": the accumulator is held, but the loop names no mbarrier "
                                    "for its MMAs to signal";
-    issueMmas(ctx, gemm, atom, a, bb, place.start, release);
+    issueMmas(ctx, gemm, atom, a, bb, place.memory, place.start, release);
     return success();
   }
+  if (place.memory.pair)
+    return gemm.emitOpError() << "atom " << atom.name
+                              << ": the CTA-pair form holds the accumulator through its loop";
   // Otherwise the gemm is whole: the fragment into tensor memory, the
   // MMAs (after the operands' generic-proxy writes), their completion, the
   // fragment back.
   if (!ctx.inAsyncMmaPipeline() || ctx.genericSharedWrites())
     ctx.fenceProxyAsync();
   storeAccumulator(ctx, c, place, n);
-  issueMmas(ctx, gemm, atom, a, bb, place.start, place.memory.mbarrier);
+  issueMmas(ctx, gemm, atom, a, bb, place.memory, place.start, place.memory.mbarrier);
   loadAccumulator(ctx, c, place, n);
   return success();
 }
@@ -466,16 +557,33 @@ LogicalResult Tcgen05Lowering::leaveHeldAccumulator(GemmLoweringContext &ctx, ti
   // completes the loop's.
   OpBuilder &b = ctx.builder();
   const AccumulatorPlace &place = prepared->place;
-  ifThen(b, ctx.loc(), isThreadZero(ctx), [&] { commitTo(b, ctx.loc(), place.memory.mbarrier); });
+  ifThen(b, ctx.loc(), isIssuer(ctx, place.memory),
+         [&] { commitTo(b, ctx.loc(), place.memory.mbarrier, place.memory.pair); });
   loadAccumulator(ctx, *prepared->buffers.c, place, gemm.getN());
   return success();
 }
 
+const Tcgen05Lowering kTcgen05Lowering;
+
 } // namespace
 } // namespace lowering
 
+bool sm100::isTcgen05Atom(const MmaAtom &atom) {
+  return atom.lowering == &lowering::kTcgen05Lowering;
+}
+
+bool sm100::runsAsCtaPair(tile::KernelOp kernel) {
+  bool pair = false;
+  kernel.walk([&](tile::PipelinedOp loop) {
+    if (auto schedule = loop->getAttrOfType<mlir::DictionaryAttr>(kScheduleAttr))
+      if (auto name = schedule.getAs<mlir::StringAttr>("strategy"))
+        pair |= name.getValue() == sm100::kCtaPairStrategy;
+  });
+  return pair;
+}
+
 const std::vector<MmaAtom> &getSm100Tcgen05Atoms() {
-  static const lowering::Tcgen05Lowering lowering;
+  const lowering::Tcgen05Lowering &lowering = lowering::kTcgen05Lowering;
   static const auto *atoms = [] {
     auto *list = new std::vector<MmaAtom>{
         {"SM100_128xNx16_F32F16F16F32_SS", 128, 16, 16, {"f16"}, 128},

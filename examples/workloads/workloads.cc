@@ -266,6 +266,8 @@ const std::vector<Workload>& AllWorkloads() {
       Gemm("gemm_f16_k16", 520, 264, 1032, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_overhang", 257, 392, 136, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_overhang", 520, 264, 1032, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_pairs", 512, 392, 136, runtime::DTYPE_F16, false, true, false),
+      Gemm("gemm_f16_pairs", 768, 264, 1032, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_any", 257, 383, 129, runtime::DTYPE_F16, false, true, false),
       Gemm("gemm_f16_any", 1, 1, 1, runtime::DTYPE_F16, false, true, false),
       // A and B in fragments; chained gemms with the intermediate in

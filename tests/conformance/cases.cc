@@ -398,6 +398,15 @@ const std::vector<Case>& AllCases() {
                        c.bm = 96, c.bn = 64, c.bk = 32, c.threads = 256, c.stages = 3;
                        return examples::GemmDynamic(c, "gemm_f16_overhang");
                      }});
+    // M promised a multiple of 256 and tiles in plain raster order: on
+    // sm_100a the blocks along M pair up (tcgen05.mma.cta_group::2,
+    // backends/sm100/CtaPair.h); N and K have tails.
+    list->push_back({"gemm_f16_pairs", [](const std::string&) {
+                       GemmConfig c;
+                       c.bk = 64, c.group = 0;
+                       return examples::Gemm(Dim::Dynamic("M", 256), Dim::Dynamic("N", 8),
+                                             Dim::Dynamic("K", 8), c, "gemm_f16_pairs");
+                     }});
     list->push_back({"gemm_f16_any", [](const std::string&) {
                        GemmConfig c;
                        c.bm = 64, c.bn = 64;
