@@ -471,8 +471,9 @@ public:
   /// Sets up what planning asks of the kernel (the schedules requested by
   /// the tile.kernel, the tensors' divisibility, the shared memory moved
   /// after the mbarriers) without lowering anything: for
-  /// tile-plan-pipelines, whose KernelLowering lowers nothing. Called again
-  /// whenever planning has placed the shared buffers anew.
+  /// tile-plan-pipelines, whose KernelLowering lowers nothing. Whenever
+  /// planning has placed the shared buffers anew, it calls
+  /// readKernelSchedule again (the rest does not depend on placement).
   void prepareForPlanning();
   /// An error on what no strategy can take in `loop`'s body (a gemm under a
   /// branch or a serial loop of it).
@@ -486,12 +487,12 @@ public:
   DictionaryAttr printSchedule(const PipelineStrategy &strategy, const PipelinePlan &plan);
   /// A schedule attribute's entries: the strategy it names (one of the
   /// backend's), its stages and MMA groups in flight, and the strategy's
-  /// own entries (`own`, read into `asked` by its parseSchedule).
+  /// own entries (`own`, read into `params` by its parseSchedule).
   struct ScheduleEntries {
     const PipelineStrategy *strategy = nullptr;
     int64_t stages = 1, inFlight = 0;
     DictionaryAttr own;
-    PipelinePlan asked;
+    std::shared_ptr<const StrategyParams> params;
   };
   /// Reads `schedule`, an error on `loop` where it is malformed or names a
   /// strategy the backend lacks.

@@ -85,8 +85,9 @@ private:
       return {1, false};
     return {std::min(strategy.stagesFor(loop.loop.getStages(), loop.fitting), loop.cap), true};
   }
-  /// Gives `loop`'s buffers `stages` copies (none staged: no attribute)
-  /// and places every shared buffer for it.
+  /// Gives `loop`'s buffers `stages` copies (none staged: no attribute),
+  /// places every shared buffer for it and re-reads what depends on the
+  /// placement (the shared memory moved after the mbarriers).
   void stage(const LoopPlanning &loop, int64_t stages, bool staged) {
     for (AllocSharedOp alloc : loop.stageable) {
       if (staged)
@@ -95,7 +96,7 @@ private:
         alloc.removeStagesAttr();
     }
     placeBuffers_();
-    planner_.prepareForPlanning();
+    planner_.readKernelSchedule();
   }
   /// The backend's first strategy that can run `loop`.
   LogicalResult decide(LoopPlanning &loop);
@@ -157,7 +158,7 @@ LogicalResult PipelinePlanner::check(LoopPlanning &loop) {
            << possible.inFlight;
   PipelineLoopPlan asked = possible;
   asked.inFlight = read->inFlight;
-  asked.params = read->asked.params;
+  asked.params = read->params;
   std::string invalid = read->strategy->checkSchedule(possible, asked);
   if (!invalid.empty())
     return loop.loop.emitOpError() << invalid;
@@ -168,6 +169,7 @@ LogicalResult PipelinePlanner::check(LoopPlanning &loop) {
 }
 
 LogicalResult PipelinePlanner::run() {
+  planner_.prepareForPlanning();
   kernel_.walk([&](AllocSharedOp alloc) { alloc.removeStagesAttr(); });
   std::vector<LoopPlanning> loops;
   WalkResult walked = kernel_.walk([&](PipelinedOp loop) {
@@ -220,7 +222,7 @@ LogicalResult PipelinePlanner::run() {
       loop.loop.emitRemark() << remark;
     loop.loop->setAttr(kScheduleAttr, planner_.printSchedule(*loop.strategy, loop.plan));
   }
-  planner_.prepareForPlanning();
+  planner_.readKernelSchedule();
   kernel_->setAttr(kScheduleAttr, planner_.planKernelSchedule());
   return success();
 }

@@ -131,9 +131,11 @@ KernelLowering::readScheduleEntries(PipelinedOp loop, DictionaryAttr schedule) {
       own.push_back(entry);
   }
   read.own = DictionaryAttr::get(loop.getContext(), own);
-  std::string invalid = read.strategy->parseSchedule(read.own, read.asked);
+  PipelinePlan parsed;
+  std::string invalid = read.strategy->parseSchedule(read.own, parsed);
   if (!invalid.empty())
     return loop.emitOpError() << invalid;
+  read.params = std::move(parsed.params);
   return read;
 }
 
@@ -154,7 +156,7 @@ FailureOr<KernelLowering::ScheduledLoop> KernelLowering::readSchedule(PipelinedO
                               << " stages, but the loop's staged buffers have " << plan.stages
                               << " (tile-plan-pipelines stages them)";
   plan.inFlight = read->inFlight;
-  plan.params = read->asked.params;
+  plan.params = read->params;
   return scheduled;
 }
 

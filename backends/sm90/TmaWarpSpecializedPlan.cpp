@@ -45,36 +45,15 @@ std::string whyNoLinearBulkTensorCopy(PipelineLoweringContext &kl, CopyOp copy) 
 /// The most dimensions a tensor map has (cuTensorMapEncodeTiled).
 constexpr int64_t kMaxTensorMapRank = 5;
 
-/// Why the 2-D `copy` into `alloc`, a buffer without swizzle, cannot be one
-/// bulk tensor copy of the whole tile (no swizzle: the box lands as dense
-/// rows, the buffer's own layout), or "": rows of a multiple of 16 bytes,
-/// boxes of at most 256 rows and columns. Small tiles beside the operands
-/// (a k-block's row of scales) travel in the operands' stages this way.
-std::string whyNoUnswizzledBulkTensorCopy(PipelineLoweringContext &kl, CopyOp copy,
-                                          AllocSharedOp alloc) {
-  const lowering::TensorInfo &tensor = kl.tensor(copy.getSrc());
-  BufferType dst = alloc.getType();
-  if (tensor.type.getElementType() != dst.getElementType())
-    return "it converts the element type";
-  int64_t element = getElementBytes(tensor.type.getElementType());
-  ArrayRef<int64_t> tile = copy.getTileType().getShape();
-  if ((tile[1] * element) % 16 != 0)
-    return "its destination is not swizzled, and its rows of " + std::to_string(tile[1] * element) +
-           " bytes are not a multiple of 16 bytes";
-  if ((tensor.divisors.back() * element) % 16 != 0)
-    return "the tensor's row pitch is not known to be a multiple of 16 bytes";
-  if (tile[0] > 256 || tile[1] > 256)
-    return "its box exceeds 256 rows or columns";
-  return "";
-}
-
 /// Why `copy` (tensor -> staged shared buffer) cannot be one bulk tensor
 /// copy (TMA) per panel, or "": a 2-D tile of a 2-D tensor, or of a tensor
 /// of rank up to 5 that it slices (tensor_dims: the map's box is 1 on the
 /// fixed dimensions, whose offsets become coordinates), no conversion, a
 /// swizzled buffer (or one without swizzle whose rows are whole 16-byte
-/// units), a row pitch the tensor's divisibility proves a multiple of 16
-/// bytes, boxes of at most 256 rows and columns.
+/// units: the box lands as dense rows, the buffer's own layout, so small
+/// tiles beside the operands, a k-block's row of scales, travel in the
+/// operands' stages), a row pitch the tensor's divisibility proves a
+/// multiple of 16 bytes, boxes of at most 256 rows and columns.
 std::string whyNoBulkTensorCopy(PipelineLoweringContext &kl, CopyOp copy) {
   if (copy.getUntil())
     return "its tile ends early ('until'), which a tensor map's bounds cannot express";
@@ -93,20 +72,24 @@ std::string whyNoBulkTensorCopy(PipelineLoweringContext &kl, CopyOp copy) {
   auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>();
   if (!alloc)
     return "its destination is not a shared buffer";
-  if (!alloc.getSwizzled())
-    return whyNoUnswizzledBulkTensorCopy(kl, copy, alloc);
   BufferType dst = alloc.getType();
+  bool swizzled = alloc.getSwizzled();
   SharedSwizzle swizzle = getSharedSwizzle(dst);
-  if (swizzle.rowBytes == 0)
+  if (swizzled && swizzle.rowBytes == 0)
     return "its buffer's rows are not 32, 64 or a multiple of 128 bytes";
   if (tensor.type.getElementType() != dst.getElementType())
     return "it converts the element type";
   int64_t element = getElementBytes(tensor.type.getElementType());
   ArrayRef<int64_t> tile = copy.getTileType().getShape();
+  if (!swizzled && (tile[1] * element) % 16 != 0)
+    return "its destination is not swizzled, and its rows of " + std::to_string(tile[1] * element) +
+           " bytes are not a multiple of 16 bytes";
   // Every stride is a multiple of the innermost dimension's size.
   if ((tensor.divisors.back() * element) % 16 != 0)
     return "the tensor's row pitch is not known to be a multiple of 16 bytes";
-  if (tile[0] > 256 || swizzle.rowBytes / element > 256)
+  // A swizzled box is one panel wide; an unswizzled one the whole tile.
+  int64_t boxColumns = swizzled ? swizzle.rowBytes / element : tile[1];
+  if (tile[0] > 256 || boxColumns > 256)
     return "its box exceeds 256 rows or columns";
   return "";
 }
