@@ -200,7 +200,6 @@ private:
   LogicalResult emitProducer();
   void issueLoad(Load load, Value stage, Value barrier);
   void issueBox(Value target, Value map, ArrayRef<Value> coords, Value barrier);
-  LogicalResult moveAccumulator(bool enter);
   LogicalResult emitConsumers();
 
   PipelineLoweringContext &kl;
@@ -347,23 +346,9 @@ LogicalResult PairLoop::emitProducer() {
   return produced;
 }
 
-LogicalResult PairLoop::moveAccumulator(bool enter) {
-  auto gemm = cast<GemmOp>(*llvm::find_if(loop.getBodyBlock(), llvm::IsaPred<GemmOp>));
-  std::optional<MmaAtom> atom =
-      findMmaAtom(gemm, kl.backend(), kl.computeCapability(), kl.kernel().getThreads());
-  if (!atom || !atom->lowering)
-    return gemm.emitOpError() << "has no atom to hold its accumulator through the loop";
-  LogicalResult moved = enter ? atom->lowering->enterHeldAccumulator(kl.gemmContext(), gemm, *atom)
-                              : atom->lowering->leaveHeldAccumulator(kl.gemmContext(), gemm, *atom);
-  if (failed(moved))
-    return failure();
-  kl.holdAccumulator(gemm.getC(), enter);
-  return success();
-}
-
 LogicalResult PairLoop::emitConsumers() {
   kl.noteSharedAccess();
-  if (failed(moveAccumulator(/*enter=*/true)))
+  if (failed(sm90::moveHeldAccumulators(kl, loop, /*enter=*/true)))
     return failure();
   // The leader's consumers run the iterations: each waits for both blocks'
   // loads of its stage; thread 0 issues the MMAs, which release the stage
@@ -381,7 +366,7 @@ LogicalResult PairLoop::emitConsumers() {
     lowered = kl.lowerStagedBody(loop, ahead, k, pos.stage, /*inFlight=*/0);
     kl.setMmaCompletionBarrier(Value());
   });
-  if (failed(lowered) || failed(moveAccumulator(/*enter=*/false)))
+  if (failed(lowered) || failed(sm90::moveHeldAccumulators(kl, loop, /*enter=*/false)))
     return failure();
   kl.fenceAsyncAccumulators();
   kl.noteSharedAccess();

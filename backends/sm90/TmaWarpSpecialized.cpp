@@ -326,26 +326,6 @@ void WarpSpecializedLoop::release(Value stage) {
   });
 }
 
-LogicalResult WarpSpecializedLoop::moveHeldAccumulators(bool enter) {
-  llvm::SmallPtrSet<Value, 4> seen;
-  for (Operation &op : loop.getBodyBlock()) {
-    auto gemm = dyn_cast<GemmOp>(op);
-    if (!gemm || !seen.insert(gemm.getC()).second)
-      continue;
-    std::optional<MmaAtom> atom =
-        findMmaAtom(gemm, kl.backend(), kl.computeCapability(), kl.kernel().getThreads());
-    if (!atom || !atom->lowering)
-      return gemm.emitOpError() << "has no atom to hold its accumulator through the loop";
-    LogicalResult moved = enter
-                              ? atom->lowering->enterHeldAccumulator(kl.gemmContext(), gemm, *atom)
-                              : atom->lowering->leaveHeldAccumulator(kl.gemmContext(), gemm, *atom);
-    if (failed(moved))
-      return failure();
-    kl.holdAccumulator(gemm.getC(), enter);
-  }
-  return success();
-}
-
 LogicalResult WarpSpecializedLoop::emitConsumers() {
   kl.noteSharedAccess();
   // Ping-pong: slot 1's iterations follow slot 0's in the ring, and it
@@ -393,7 +373,7 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
   }
   if (mmaOverlap)
     return emitOverlappedConsumers(base);
-  if (holdAccumulators && failed(moveHeldAccumulators(/*enter=*/true)))
+  if (holdAccumulators && failed(moveHeldAccumulators(kl, loop, /*enter=*/true)))
     return failure();
   auto forOp = scf::ForOp::create(b, loc, zero, count, kl.cst(1));
   consumerLoop = forOp;
@@ -455,7 +435,7 @@ LogicalResult WarpSpecializedLoop::finishConsumers(Value count, Value base) {
     });
   if (kl.persistent())
     memref::StoreOp::create(b, loc, kl.add(base, count), kl.ringBase(), ValueRange{zero});
-  if (holdAccumulators && failed(moveHeldAccumulators(/*enter=*/false)))
+  if (holdAccumulators && failed(moveHeldAccumulators(kl, loop, /*enter=*/false)))
     return failure();
   kl.fenceAsyncAccumulators();
   kl.noteSharedAccess();
@@ -463,6 +443,26 @@ LogicalResult WarpSpecializedLoop::finishConsumers(Value count, Value base) {
 }
 
 } // namespace detail
+
+LogicalResult moveHeldAccumulators(PipelineLoweringContext &kl, PipelinedOp loop, bool enter) {
+  llvm::SmallPtrSet<Value, 4> seen;
+  for (Operation &op : loop.getBodyBlock()) {
+    auto gemm = dyn_cast<GemmOp>(op);
+    if (!gemm || !seen.insert(gemm.getC()).second)
+      continue;
+    std::optional<MmaAtom> atom =
+        findMmaAtom(gemm, kl.backend(), kl.computeCapability(), kl.kernel().getThreads());
+    if (!atom || !atom->lowering)
+      return gemm.emitOpError() << "has no atom to hold its accumulator through the loop";
+    LogicalResult moved = enter
+                              ? atom->lowering->enterHeldAccumulator(kl.gemmContext(), gemm, *atom)
+                              : atom->lowering->leaveHeldAccumulator(kl.gemmContext(), gemm, *atom);
+    if (failed(moved))
+      return failure();
+    kl.holdAccumulator(gemm.getC(), enter);
+  }
+  return success();
+}
 
 LogicalResult TmaWarpSpecializedPipeline::lower(PipelineLoweringContext &kernel, PipelinedOp loop,
                                                 Value count, const PipelineLoopPlan &plan) const {

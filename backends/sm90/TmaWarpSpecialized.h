@@ -70,6 +70,13 @@ public:
 /// any other copy, or without room for the buffers. BulkStoreEpilogue.cpp.
 bool lowerBulkStoreEpilogue(lowering::PipelineLoweringContext &kernel, tile::CopyOp copy);
 
+/// Moves each accumulator of `loop`'s gemms into their MMAs' own storage
+/// (`enter`, before the loop) or back to registers (after it), through the
+/// gemm's atom, and tells the lowering it is held or not (hold_accumulators;
+/// also sm100's CTA pair).
+mlir::LogicalResult moveHeldAccumulators(lowering::PipelineLoweringContext &kernel,
+                                         tile::PipelinedOp loop, bool enter);
+
 /// The one instance the sm90 backend lists.
 const PipelineStrategy &tmaWarpSpecializedPipeline();
 

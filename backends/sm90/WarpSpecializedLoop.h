@@ -94,9 +94,6 @@ private:
   void takeTurn();
   void passTurn();
   void release(Value stage);
-  /// Moves each held accumulator of the body's gemms into their MMAs'
-  /// storage (`enter`) or back to registers, through the gemm's atom.
-  LogicalResult moveHeldAccumulators(bool enter);
 
   PipelineLoweringContext &kl;
   OpBuilder &b;
