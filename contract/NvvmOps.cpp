@@ -52,13 +52,15 @@ void bulkWaitGroup(OpBuilder &b, Location loc, int64_t n, bool read) {
 
 void fenceMbarrierInit(OpBuilder &b, Location loc) { NVVM::FenceMbarrierInitOp::create(b, loc); }
 
-void mbarrierWaitParity(OpBuilder &b, Location loc, Value barrier, Value parity) {
+void mbarrierWaitParity(OpBuilder &b, Location loc, Value barrier, Value parity,
+                        bool clusterScope) {
   // Inline PTX: nvvm.mbarrier.try_wait.parity has no intrinsic (only
   // convert-nvvm-to-llvm lowers it) and always adds a suspend-time hint.
   // The labels are local to the braces' scope.
+  std::string scope = clusterScope ? ".acquire.cluster" : "";
   emitPtx(b, loc,
-          "{\n.reg .pred done;\nwait:\nmbarrier.try_wait.parity.shared::cta.b64 done, [$0], "
-          "$1;\n@done bra ready;\nbra wait;\nready:\n}",
+          "{\n.reg .pred done;\nwait:\nmbarrier.try_wait.parity" + scope +
+              ".shared::cta.b64 done, [$0], $1;\n@done bra ready;\nbra wait;\nready:\n}",
           "r,r", {barrier, parity}, {}, /*sideEffects=*/true);
 }
 

@@ -43,8 +43,10 @@ void fenceMbarrierInit(mlir::OpBuilder &b, mlir::Location loc);
 /// Waits until the phase of parity `parity` (i32) of the mbarrier at 32-bit
 /// shared address `barrier` completes: a loop on
 /// `mbarrier.try_wait.parity.shared::cta.b64` (PTX ISA, mbarrier.try_wait).
+/// `clusterScope`: the wait acquires at cluster scope (`.acquire.cluster`),
+/// for arrivals released by another block of the cluster.
 void mbarrierWaitParity(mlir::OpBuilder &b, mlir::Location loc, mlir::Value barrier,
-                        mlir::Value parity);
+                        mlir::Value parity, bool clusterScope = false);
 /// `mov.u32 %r, %cluster_ctarank;`: the block's rank in its cluster, i32
 /// (PTX ISA, special registers: %cluster_ctarank).
 mlir::Value clusterCtaRank(mlir::OpBuilder &b, mlir::Location loc);

@@ -161,6 +161,11 @@ FailureOr<TensorMemory> blockTensorMemory(GemmLoweringContext &ctx, tile::GemmOp
     Value slot = shared;
     Value mbarrier = arith::AddIOp::create(b, loc, shared, i32Constant(b, loc, 8));
     Value stored = arith::AddIOp::create(b, loc, shared, i32Constant(b, loc, 16));
+    // The pair: the peer is running before warp 0 allocates with it.
+    if (pair) {
+      clusterArrive(b, loc);
+      clusterWait(b, loc);
+    }
     ifThen(b, loc, isWarpZero(ctx), [&] {
       NVVM::Tcgen05AllocOp::create(b, loc, toPointer(b, loc, slot, kSharedAddressSpace),
                                    i32Constant(b, loc, columns), ctaGroup(b, pair));
@@ -400,7 +405,7 @@ void storeAccumulator(GemmLoweringContext &ctx, const BufferInfo &c, const Accum
             {leaderBarrier(b, loc, memory.stored)});
   });
   ifThen(b, loc, memory.leader, [&] {
-    mbarrierWaitParity(b, loc, memory.stored, i32Constant(b, loc, 0));
+    mbarrierWaitParity(b, loc, memory.stored, i32Constant(b, loc, 0), /*clusterScope=*/true);
     NVVM::Tcgen05FenceOp::create(b, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
   });
 }

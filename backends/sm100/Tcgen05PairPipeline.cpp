@@ -276,8 +276,12 @@ void PairLoop::issueLoad(Load load, Value stage, Value barrier) {
 void PairLoop::setUp() {
   // mbarriers after the planned buffers: full[s], then empty[s]; each empty
   // barrier counts the leader's commit.
+  // Buffers the code before the loop uses, where they overlap the stages,
+  // lie after the mbarriers (the lowering relocates them).
   int64_t offset = kl.mbarrierOffset();
-  kl.setLaunchSharedBytes(offset + 16 * stages);
+  kl.setLaunchSharedBytes(kl.keepsRelocation()
+                              ? std::max(kl.relocatedSharedBytes(), offset + 16 * stages)
+                              : offset + 16 * stages);
   Value sharedStart = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, kl.sharedBase());
   ring.emplace(kl, sharedStart, offset, stages);
   kl.ifThen(kl.isThread(0), [&] { ring->init(1); });

@@ -5,8 +5,13 @@
 // RUN: sed -e 's/array<i64: 1, 8/array<i64: 256, 8/' %S/Inputs/gemm-tcgen05.mlir | %tessera-opt - --tile-layout-inference --tile-plan-pipelines --tile-plan-shared-memory 2>&1 | FileCheck %s --check-prefix=PLAN
 // RUN: sed -e 's/array<i64: 1, 8/array<i64: 256, 8/' %S/Inputs/gemm-tcgen05.mlir | %tessera-compile - --emit=lowered | FileCheck %s --check-prefix=LAUNCH
 // RUN: sed -e 's/array<i64: 1, 8/array<i64: 256, 8/' %S/Inputs/gemm-tcgen05.mlir | %tessera-compile - --emit=ptx | FileCheck %s --check-prefix=PTX
+// RUN: sed -e 's/array<i64: 1, 8/array<i64: 256, 8/' %S/Inputs/gemm-tcgen05.mlir | %tessera-compile - --emit=ptx | FileCheck %s --check-prefix=STORED
 // B stored N x K (FP8, K-major): each block loads half of B's rows.
 // RUN: %tessera-compile %S/Inputs/gemm-tcgen05-pair-fp8.mlir --emit=ptx | FileCheck %s --check-prefix=ROWS
+// A buffer the code before the loop uses moves after the mbarriers: the
+// block launches with the stages (96 KiB), the mbarriers, that buffer
+// (16 KiB, 128-byte aligned) and the tensor-memory slot and barriers.
+// RUN: %tessera-compile %S/Inputs/gemm-tcgen05-pair-early.mlir --emit=lowered | FileCheck %s --check-prefix=EARLY
 // M promised a multiple of 128 only: a block may have no peer, and the
 // loop runs on sm90's strategy, without a remark (the pair is a form only
 // some tiles take).
@@ -20,9 +25,12 @@
 // Clusters of 1 x 2 blocks, each with a producer warpgroup.
 // LAUNCH: tessera.block_threads = 256 : i64, tessera.cluster_x = 1 : i64, tessera.cluster_y = 2 : i64
 
-// Warp 0 of each block allocates the pair's columns; thread 0 sets up the
+// Once both blocks run (the cluster's barrier), warp 0 of each allocates
+// the pair's columns; thread 0 sets up the
 // MMAs' barrier and the one both blocks arrive on once their accumulator
 // rows are in tensor memory (two arrivals).
+// PTX: barrier.cluster.arrive.aligned;
+// PTX-NEXT: barrier.cluster.wait.aligned;
 // PTX: tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32
 // PTX: tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;
 // PTX: mov.b32 [[TWO:%r[0-9]+]], 2;
@@ -76,6 +84,12 @@
 // ROWS: mbarrier.arrive.expect_tx.shared::cta.b64 _, [{{%r[0-9]+}}], 49152;
 // ROWS: mov.b32 [[IDESC:%r[0-9]+]], 270532624;
 // ROWS-COUNT-4: tcgen05.mma.cta_group::2.kind::f8f6f4.collector::a::discard [{{%r[0-9]+}}], {{%rd[0-9]+}}, {{%rd[0-9]+}}, [[IDESC]], {{%p[0-9]+}};
+
+// The leader's wait for both blocks' stores acquires at cluster scope.
+// STORED: mbarrier.arrive.release.cluster.shared::cluster.b64
+// STORED: mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64
+
+// EARLY: tessera.cluster_y = 2 : i64, tessera.shared_memory_bytes = 114840 : i64
 
 // ALONE-NOT: remark
 // ALONE: tile.schedule = {hold_accumulators, in_flight = 0 : i64, stages = 3 : i64, strategy = "tma-warp-specialized"}
