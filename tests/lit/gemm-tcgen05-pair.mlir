@@ -8,6 +8,10 @@
 // RUN: sed -e 's/array<i64: 1, 8/array<i64: 256, 8/' %S/Inputs/gemm-tcgen05.mlir | %tessera-compile - --emit=ptx | FileCheck %s --check-prefix=STORED
 // B stored N x K (FP8, K-major): each block loads half of B's rows.
 // RUN: %tessera-compile %S/Inputs/gemm-tcgen05-pair-fp8.mlir --emit=ptx | FileCheck %s --check-prefix=ROWS
+// M along x (gemm-multicast.mlir's grid without its multicast): the pair
+// lies along x, clusters of 2 x 1.
+// RUN: sed -e 's/sm_90a/sm_100a/; s/, multicast}/}/; s/array<i64: 1, 8/array<i64: 256, 8/' %S/Inputs/gemm-multicast.mlir | %tessera-compile - --emit=tile | FileCheck %s --check-prefix=ALONGXPLAN
+// RUN: sed -e 's/sm_90a/sm_100a/; s/, multicast}/}/; s/array<i64: 1, 8/array<i64: 256, 8/' %S/Inputs/gemm-multicast.mlir | %tessera-compile - --emit=lowered | FileCheck %s --check-prefix=ALONGX
 // A buffer the code before the loop uses moves after the mbarriers: the
 // block launches with the stages (96 KiB), the mbarriers, that buffer
 // (16 KiB, 128-byte aligned) and the tensor-memory slot and barriers.
@@ -88,6 +92,10 @@
 // The leader's wait for both blocks' stores acquires at cluster scope.
 // STORED: mbarrier.arrive.release.cluster.shared::cluster.b64
 // STORED: mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64
+
+// ALONGXPLAN: tile.schedule = {in_flight = 0 : i64, pair_dim = 0 : i64, stages = 4 : i64, strategy = "tcgen05-pair"}
+// ALONGX: tessera.cluster_x = 2 : i64
+// ALONGX-NOT: tessera.cluster_y
 
 // EARLY: tessera.cluster_y = 2 : i64, tessera.shared_memory_bytes = 114840 : i64
 
