@@ -34,6 +34,8 @@ Example MlaDecodeCombineExample();
 Example FlashAttentionBwdExample();
 Example FlashAttentionBwdPreExample();
 Example FlashAttentionBwdDqExample();
+Example GroupedGemmExample();
+Example GroupedGemmMaskedExample();
 
 const std::vector<std::string>& AllTargets() {
   static const auto* targets = new std::vector<std::string>{"sm_60", "sm_70", "sm_80", "sm_90a"};
@@ -65,7 +67,9 @@ const std::vector<Example>& AllExamples() {
                                                          MlaDecodeCombineExample(),
                                                          FlashAttentionBwdExample(),
                                                          FlashAttentionBwdPreExample(),
-                                                         FlashAttentionBwdDqExample()};
+                                                         FlashAttentionBwdDqExample(),
+                                                         GroupedGemmExample(),
+                                                         GroupedGemmMaskedExample()};
   return *examples;
 }
 

@@ -172,6 +172,9 @@ std::vector<Workload> SplitKWorkloads();
 /// The workloads of the variable-length softmax (examples/softmax_varlen.cc):
 /// workloads_rows.cc.
 std::vector<Workload> SoftmaxVarlenWorkloads();
+/// The workloads of the grouped GEMMs (examples/grouped_gemm.cc):
+/// grouped_gemm.cc.
+std::vector<Workload> GroupedGemmWorkloads();
 /// The workloads of the paged gather (examples/paged_gather.cc) and of the
 /// conformance cases control_flow and histogram: workloads_elementwise.cc.
 std::vector<Workload> PagedGatherWorkloads();

@@ -1,0 +1,138 @@
+//===- grouped_gemm.cc - Grouped GEMM, DeepGEMM's two layouts --------------===//
+//
+// One GEMM per group (an MoE layer's experts), every group's B of the same
+// shape, in the two layouts DeepGEMM takes:
+//
+//   contiguous: the rows of all groups' A concatenated, [M, K], each group's
+//     rows padded to a multiple of the block's (BM); Group (i32, one entry
+//     per block of BM rows) names each row block's group; B is [G, N, K]
+//     (K-major, as FP8 tensor cores read it, every type alike); C is [M, N].
+//     A row block whose entry is negative (padding) runs no iteration and
+//     writes zeros.
+//   masked: A is [G, MAXM, K] with Count (i32, G entries) the rows of each
+//     group that are valid; C is [G, MAXM, N]. Blocks past a group's count
+//     run no iteration; each block's tile of C ends at the count
+//     (TileRef::Until), so the rows past it are not written.
+//
+// The group index is read from data and addresses B's tile (a slice of the
+// [G, N, K] tensor: on sm_90a a bulk tensor copy whose first coordinate is
+// that index). Each block is an ordinary GEMM tile of the target's
+// schedule otherwise (GemmConfig::ForTarget, grid launch).
+//
+//   bazel run //examples:grouped_gemm -- --target=sm_90a --emit=ptx
+//
+//===----------------------------------------------------------------------===//
+
+#include "examples/common/example.h"
+#include "examples/gemm.h"
+
+namespace tessera::examples {
+namespace {
+
+/// The schedule of a group's tiles: the target's GEMM tiles, B K-major, a
+/// grid launch (the group is read per block; a persistent kernel's tiles
+/// would need it per tile).
+GemmConfig GroupedConfig(const std::string& target, DType dtype) {
+  GemmConfig c = GemmConfig::ForTarget(target);
+  c.dtype = dtype, c.transposeB = true, c.persistent = false, c.group = 0;
+  // The contiguous layout's row blocks: the workloads' (kBlockRows).
+  c.bm = 128;
+  return c;
+}
+
+/// acc = A's row block (`aTile(k)`: its K tile at k) times the group's B
+/// (N x K, K-major; `bTile(k)`), over the K tiles of `depth`; none where `active` is 0
+/// (an idle block: its loop runs no iteration). The loop stays at the
+/// kernel's top level, where sm90's warp-specialized strategy runs it.
+template <typename ATileAt, typename BTileAt>
+Buffer GroupTile(KernelBuilder& T, const GemmConfig& c, Index depth, Index active, ATileAt aTile,
+                 BTileAt bTile) {
+  auto As = T.AllocShared({c.bm, c.bk}, c.dtype, "As");
+  auto Bs = T.AllocShared({c.bn, c.bk}, c.dtype, "Bs");
+  auto acc = T.AllocFragment({c.bm, c.bn}, c.acc, "acc");
+  T.Clear(acc);
+  T.Pipelined(CeilDiv(depth, Index(c.bk)) * active, c.stages, [&](Index k) {
+    T.Copy(aTile(k * c.bk), As);
+    T.Copy(bTile(k * c.bk), Bs);
+    T.Gemm(As, Bs, acc, c.precision, /*transposeA=*/false, /*transposeB=*/true);
+  });
+  return acc;
+}
+
+/// 1 where `x` > 0, else 0.
+Index Positive(const Index& x) { return Min(Max(x, Index(0)), Index(1)); }
+
+}  // namespace
+
+Kernel GroupedGemmContiguous(const GemmConfig& c, const std::string& name) {
+  KernelBuilder T(name);
+  Dim M = Dim::Dynamic("M", c.bm), N = Dim::Dynamic("N", 8), K = Dim::Dynamic("K", 8);
+  Dim G = Dim::Dynamic("G"), MB = Dim::Dynamic("MB");
+  auto A = T.Tensor("A", {M, K}, c.dtype), B = T.Tensor("B", {G, N, K}, c.dtype);
+  auto Group = T.Tensor("Group", {MB}, i32);
+  auto C = T.Tensor("C", {M, N}, c.dtype);
+  T.Launch({CeilDiv(N, c.bn), CeilDiv(M, c.bm)}, c.threads, [&](Index bx, Index by) {
+    // The row block's group; a negative entry marks padding rows, whose C
+    // rows get zeros.
+    Index group = Group(by);
+    Buffer acc = GroupTile(
+        T, c, A.dim(1), Positive(group + Index(1)), [&](Index k) { return A.Tile(by * c.bm, k); },
+        [&](Index k) {
+          return B.Tile(Max(group, Index(0)), bx * c.bn, k).Along({1, 2});
+        });
+    T.Copy(acc, C.Tile(by * c.bm, bx * c.bn));
+  });
+  return T.Build();
+}
+
+Kernel GroupedGemmMasked(const GemmConfig& c, const std::string& name) {
+  KernelBuilder T(name);
+  Dim G = Dim::Dynamic("G"), MAXM = Dim::Dynamic("MAXM", 8);
+  Dim N = Dim::Dynamic("N", 8), K = Dim::Dynamic("K", 8);
+  auto A = T.Tensor("A", {G, MAXM, K}, c.dtype), B = T.Tensor("B", {G, N, K}, c.dtype);
+  auto Count = T.Tensor("Count", {G}, i32);
+  auto C = T.Tensor("C", {G, MAXM, N}, c.dtype);
+  T.Launch({CeilDiv(N, c.bn), CeilDiv(MAXM, c.bm), G}, c.threads, [&](Index bx, Index by, Index g) {
+    // The group's valid rows: a block past them runs no iteration
+    // and writes nothing (its tile of C ends before it starts).
+    Index rows = Count(g), row0 = by * c.bm;
+    Buffer acc = GroupTile(
+        T, c, A.dim(2), Positive(rows - row0),
+        [&](Index k) {
+          return A.Tile(g, row0, k).Along({1, 2});
+        },
+        [&](Index k) {
+          return B.Tile(g, bx * c.bn, k).Along({1, 2});
+        });
+    T.Copy(acc, C.Tile(g, row0, bx * c.bn).Along({1, 2}).Until(rows, 1));
+  });
+  return T.Build();
+}
+
+Example GroupedGemmExample() {
+  Example example{"grouped_gemm", [](const std::string& target) {
+                    return GroupedGemmContiguous(GroupedConfig(target, bf16), "grouped_gemm");
+                  }};
+  // The row block (bm) is the layout's: 128 rows.
+  example.knobs = {{"bn", "columns of C per block"},
+                   {"bk", "depth of a k-step"},
+                   {"stages", "shared-memory stages of the k-loop"},
+                   {"threads", "threads per block"}};
+  example.configure = [](const std::string& target, KnobValues& knobs) {
+    GemmConfig c = GroupedConfig(target, bf16);
+    ApplyTileKnobs(knobs, c);
+    c.bk = knobs.Int("bk", c.bk);
+    return GroupedGemmContiguous(c, "grouped_gemm");
+  };
+  return example;
+}
+
+Example GroupedGemmMaskedExample() {
+  return {"grouped_gemm_masked", [](const std::string& target) {
+            return GroupedGemmMasked(GroupedConfig(target, bf16), "grouped_gemm_masked");
+          }};
+}
+
+}  // namespace tessera::examples
+
+TESSERA_EXAMPLE_MAIN(tessera::examples::GroupedGemmExample())
