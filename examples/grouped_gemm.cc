@@ -16,8 +16,8 @@
 //
 // The group index is read from data and addresses B's tile (a slice of the
 // [G, N, K] tensor: on sm_90a a bulk tensor copy whose first coordinate is
-// that index). Each block is an ordinary GEMM tile of the target's
-// schedule otherwise (GemmConfig::ForTarget, grid launch).
+// that index). Each tile is an ordinary GEMM tile of the target's
+// schedule otherwise (GemmConfig::ForTarget; persistent on sm_90a).
 //
 //   bazel run //examples:grouped_gemm -- --target=sm_90a --emit=ptx
 //
@@ -29,12 +29,13 @@
 namespace tessera::examples {
 namespace {
 
-/// The schedule of a group's tiles: the target's GEMM tiles, B K-major, a
-/// grid launch (the group is read per block; a persistent kernel's tiles
-/// would need it per tile).
+/// The schedule of a group's tiles: the target's GEMM tiles and schedule
+/// (on sm_90a persistent: each block walks the tiles of every group, the
+/// group read per tile, its producer reading it for its own loads), B
+/// K-major, plain raster order.
 GemmConfig GroupedConfig(const std::string& target, DType dtype) {
   GemmConfig c = GemmConfig::ForTarget(target);
-  c.dtype = dtype, c.transposeB = true, c.persistent = false, c.group = 0;
+  c.dtype = dtype, c.transposeB = true, c.group = 0;
   // The contiguous layout's row blocks: the workloads' (kBlockRows).
   c.bm = 128;
   return c;
@@ -72,6 +73,7 @@ Kernel GroupedGemmContiguous(const GemmConfig& c, const std::string& name) {
   auto Group = T.Tensor("Group", {MB}, i32);
   auto C = T.Tensor("C", {M, N}, c.dtype);
   T.Launch({CeilDiv(N, c.bn), CeilDiv(M, c.bm)}, c.threads, [&](Index bx, Index by) {
+    if (c.persistent) T.Persistent();
     // The row block's group; a negative entry marks padding rows, whose C
     // rows get zeros.
     Index group = Group(by);
@@ -93,6 +95,7 @@ Kernel GroupedGemmMasked(const GemmConfig& c, const std::string& name) {
   auto Count = T.Tensor("Count", {G}, i32);
   auto C = T.Tensor("C", {G, MAXM, N}, c.dtype);
   T.Launch({CeilDiv(N, c.bn), CeilDiv(MAXM, c.bm), G}, c.threads, [&](Index bx, Index by, Index g) {
+    if (c.persistent) T.Persistent();
     // The group's valid rows: a block past them runs no iteration
     // and writes nothing (its tile of C ends before it starts).
     Index rows = Count(g), row0 = by * c.bm;
