@@ -81,6 +81,26 @@ std::vector<int64_t> CheckedColumns(int64_t n, bool full, Random& pick) {
   return columns;
 }
 
+/// Checks `rows` (row, group) of C against the float64 reference, sets the
+/// report's error, correctness, FLOPs (the groups' valid rows) and `bytes`,
+/// and times the kernel where asked.
+absl::Status CheckAndTime(Report& report, const HostMatrix& a, const HostMatrix& b,
+                          const std::vector<uint8_t>& c,
+                          const std::vector<std::pair<int64_t, int64_t>>& rows,
+                          const std::vector<int64_t>& columns, const GroupedProblem& p,
+                          double bytes, const LoadedKernel& chosen,
+                          const std::vector<KernelArg>& args, const RunOptions& options) {
+  double errSq = 0, refSq = 0;
+  CheckRows(report, a.values, b.values, c, rows, columns, p.n, p.k, errSq, refSq);
+  report.max_error = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
+  report.tolerance = 5e-3;
+  report.correct = report.mismatches == 0 && report.max_error <= report.tolerance;
+  int64_t used = std::accumulate(p.rows.begin(), p.rows.end(), int64_t{0});
+  report.flops = 2.0 * used * p.n * p.k;
+  report.bytes = bytes;
+  return TimeIfAsked(chosen, args, options, report);
+}
+
 absl::StatusOr<Report> RunContiguous(const LoadedKernel& kernel, const GroupedProblem& p, bool full,
                                      const RunOptions& options) {
   Report report;
@@ -124,15 +144,9 @@ absl::StatusOr<Report> RunContiguous(const LoadedKernel& kernel, const GroupedPr
                      0.0);
     }
   }
-  double errSq = 0, refSq = 0;
-  CheckRows(report, a.values, b.values, c, rows, columns, n, k, errSq, refSq);
-  report.max_error = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
-  report.tolerance = 5e-3;
-  report.correct = report.mismatches == 0 && report.max_error <= report.tolerance;
-  int64_t used = std::accumulate(p.rows.begin(), p.rows.end(), int64_t{0});
-  report.flops = 2.0 * used * n * k;
-  report.bytes = 2.0 * (m * k + groups * n * k + m * n);
-  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
+  TESSERA_RETURN_IF_ERROR(CheckAndTime(report, a, b, c, rows, columns, p,
+                                       2.0 * (m * k + groups * n * k + m * n), *chosen, args,
+                                       options));
   return report;
 }
 
@@ -178,16 +192,10 @@ absl::StatusOr<Report> RunMasked(const LoadedKernel& kernel, const GroupedProble
     }
     if (counts[g] > 0) rows.push_back({g * maxRows + counts[g] - 1, g});
   }
-  // B of group g is its own [N, K] slice: CheckRows indexes B by g.
-  double errSq = 0, refSq = 0;
-  CheckRows(report, a.values, b.values, c, rows, columns, n, k, errSq, refSq);
-  report.max_error = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
-  report.tolerance = 5e-3;
-  report.correct = report.mismatches == 0 && report.max_error <= report.tolerance;
   int64_t used = std::accumulate(p.rows.begin(), p.rows.end(), int64_t{0});
-  report.flops = 2.0 * used * n * k;
-  report.bytes = 2.0 * (used * k + groups * n * k + used * n);
-  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
+  TESSERA_RETURN_IF_ERROR(CheckAndTime(report, a, b, c, rows, columns, p,
+                                       2.0 * (used * k + groups * n * k + used * n), *chosen, args,
+                                       options));
   return report;
 }
 
