@@ -10,8 +10,9 @@ run before the next (see time_op); --gemm-shapes=MxNxK,... times the matmuls at
 those shapes instead of the issue's (device_runner's flag of that name);
 --attention times only torch's scaled_dot_product_attention on its cuDNN and
 flash backends at FlashAttention's benchmark sizes; --decode SDPA at one query token for
-flash_decoding's; --mla the absorbed MLA decode for mla_decode's; --inputs=torch draws the inputs the way
-torch users often do, torch.rand in the 16-bit type scaled to [-1, 1), instead
+flash_decoding's; --mla the absorbed MLA decode for mla_decode's; --grouped
+a loop of torch matmuls and torch._grouped_mm for grouped_gemm's;
+--inputs=torch draws the inputs the way torch users often do, torch.rand in the 16-bit type scaled to [-1, 1), instead
 of the default, the distribution of Tessera's device_runner: uniform in
 [-1, 1) in float32, rounded to the type (run 103 in RESULTS.md: the two
 distributions time a GEMM differently, on either side).
@@ -256,6 +257,43 @@ def attention_bwd_peers(want, report):
             sys.stdout.flush()
 
 
+def grouped_gemm_peers(want, report):
+    """--grouped: grouped_gemm's benchmarks (bf16, 8 groups of 1024 rows, N
+    14336, K 4096, B [G, N, K]) on torch: a loop of one matmul per group,
+    and torch._grouped_mm where this torch has it (the contiguous layout,
+    offsets of each group's end). The masked layout's peer is the same
+    loop over the groups' valid rows."""
+    groups, rows, n, k = 8, 1024, 14336, 4096
+    flops = 2.0 * groups * rows * n * k
+    names = (f"grouped_gemm/rows{'_'.join([str(rows)] * groups)}_pad0_n{n}_k{k}",
+             f"grouped_gemm_masked/counts{'_'.join([str(rows)] * groups)}_max{rows}_n{n}_k{k}")
+    if not any(want(w) for w in names):
+        return
+    a = uniform(groups * rows, k, dtype=torch.bfloat16)
+    b = uniform(groups, n, k, dtype=torch.bfloat16)
+    c = torch.empty(groups * rows, n, device="cuda", dtype=torch.bfloat16)
+
+    def loop():
+        for g in range(groups):
+            torch.matmul(a[g * rows:(g + 1) * rows], b[g].t(), out=c[g * rows:(g + 1) * rows])
+
+    for workload in names:
+        if want(workload):
+            ms = time_op(loop)
+            report("torch matmul loop", workload, ms, flops / (ms * 1e-3) / 1e12, "TFLOP/s")
+    grouped_mm = getattr(torch, "_grouped_mm", None)
+    if grouped_mm is None or not want(names[0]):
+        return
+    offsets = torch.arange(rows, groups * rows + 1, rows, device="cuda", dtype=torch.int32)
+    try:
+        bt = b.transpose(1, 2)
+        ms = time_op(lambda: grouped_mm(a, bt, offs=offsets))
+        report("torch._grouped_mm", names[0], ms, flops / (ms * 1e-3) / 1e12, "TFLOP/s")
+    except RuntimeError as e:  # this build or GPU refuses it
+        print(f"torch._grouped_mm,{names[0]},failed: {str(e).splitlines()[0][:80]}")
+        sys.stdout.flush()
+
+
 def decode_peers(want, report):
     """--decode: SDPA at one query token against a long K/V cache for
     flash_decoding's benchmarks (b, skv, 32 query heads over 8 key heads,
@@ -380,6 +418,9 @@ def main():
         return
     if "--mla" in sys.argv:
         mla_peers(want, report)
+        return
+    if "--grouped" in sys.argv:
+        grouped_gemm_peers(want, report)
         return
     for n in (1 << 28, (1 << 28) - 3):
         if want(f"vector_add/n={n}") or "--vector-add-only" in sys.argv:
