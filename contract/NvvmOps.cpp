@@ -64,6 +64,13 @@ void mbarrierWaitParity(OpBuilder &b, Location loc, Value barrier, Value parity,
           "r,r", {barrier, parity}, {}, /*sideEffects=*/true);
 }
 
+Value mapaShared(OpBuilder &b, Location loc, Value address, Value rank) {
+  // Inline PTX: nvvm.mapa maps pointers (64-bit mapa.shared::cluster.u64
+  // and conversions), not the 32-bit shared addresses used here.
+  return emitPtx(b, loc, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r", {address, rank},
+                 {b.getI32Type()}, /*sideEffects=*/false)[0];
+}
+
 Value clusterCtaRank(OpBuilder &b, Location loc) {
   return NVVM::ClusterId::create(b, loc, b.getI32Type());
 }

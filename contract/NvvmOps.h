@@ -47,6 +47,11 @@ void fenceMbarrierInit(mlir::OpBuilder &b, mlir::Location loc);
 /// for arrivals released by another block of the cluster.
 void mbarrierWaitParity(mlir::OpBuilder &b, mlir::Location loc, mlir::Value barrier,
                         mlir::Value parity, bool clusterScope = false);
+/// `mapa.shared::cluster.u32`: the shared::cluster address (i32) of the
+/// location at 32-bit shared address `address` in the cluster's block of
+/// rank `rank` (i32) (PTX ISA, mapa).
+mlir::Value mapaShared(mlir::OpBuilder &b, mlir::Location loc, mlir::Value address,
+                       mlir::Value rank);
 /// `mov.u32 %r, %cluster_ctarank;`: the block's rank in its cluster, i32
 /// (PTX ISA, special registers: %cluster_ctarank).
 mlir::Value clusterCtaRank(mlir::OpBuilder &b, mlir::Location loc);

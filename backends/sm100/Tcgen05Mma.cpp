@@ -237,10 +237,7 @@ FailureOr<TensorMemory> blockTensorMemory(GemmLoweringContext &ctx, tile::GemmOp
 /// The pair leader's copy of the mbarrier at 32-bit shared address
 /// `barrier` (a shared::cluster address).
 Value leaderBarrier(OpBuilder &b, Location loc, Value barrier) {
-  // Inline PTX: nvvm.mapa maps 64-bit pointers, not the 32-bit shared
-  // addresses used here.
-  return emitPtx(b, loc, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r",
-                 {barrier, i32Constant(b, loc, 0)}, {b.getI32Type()}, /*sideEffects=*/false)[0];
+  return mapaShared(b, loc, barrier, i32Constant(b, loc, 0));
 }
 
 /// The 32-bit instruction descriptor (§9.7.16.4.2): D f32 (bits 4-5 = 1),

@@ -218,6 +218,7 @@ private:
 };
 
 LogicalResult PairLoop::collectLoads() {
+  auto gemm = cast<GemmOp>(*llvm::find_if(loop.getBodyBlock(), llvm::IsaPred<GemmOp>));
   for (Operation &op : loop.getBodyBlock().without_terminator()) {
     if (!ahead.contains(&op))
       continue;
@@ -227,7 +228,6 @@ LogicalResult PairLoop::collectLoads() {
     Load load{copy, Value(), copy.getTileType().getShape()[0], dst.swizzle.rowBytes / element,
               dst.swizzle.panels};
     int64_t bytes = dst.type.getNumElements() * element;
-    auto gemm = cast<GemmOp>(*llvm::find_if(loop.getBodyBlock(), llvm::IsaPred<GemmOp>));
     load.half = copy.getDst() == gemm.getB();
     load.byRows = load.half && gemm.getTransposeB();
     // Each block loads its whole A tile and half of B's.
@@ -327,11 +327,7 @@ LogicalResult PairLoop::emitProducer() {
         sm90::StageRing::Position pos = ring->at(Value(), forOp.getInductionVar());
         ring->producerAcquire(pos);
         kl.ifThen(leader, [&] { ring->producerArm(pos.stage, pairBytes); });
-        // Inline PTX: nvvm.mapa maps 64-bit pointers, not the 32-bit shared
-        // addresses used here.
-        Value leaderFull = emitPtx(b, loc, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r",
-                                   {ring->full(pos.stage), kl.cst32(0)}, {b.getI32Type()},
-                                   /*sideEffects=*/false)[0];
+        Value leaderFull = mapaShared(b, loc, ring->full(pos.stage), kl.cst32(0));
         kl.mapIteration(loop, ahead, forOp.getInductionVar(), [&](CopyOp copy) {
           issueLoad(*llvm::find_if(loads, [&](const Load &l) { return l.copy == copy; }), pos.stage,
                     leaderFull);

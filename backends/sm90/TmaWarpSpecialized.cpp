@@ -361,10 +361,7 @@ LogicalResult WarpSpecializedLoop::emitConsumers() {
     for (int64_t j = 1; j < clusterBlocks; ++j) {
       Value peer =
           arith::XOrIOp::create(b, loc, rank, arith::ConstantIntOp::create(b, loc, i32, j));
-      // Inline PTX: nvvm.mapa maps pointers (64-bit mapa.shared::cluster.u64
-      // and conversions), not the 32-bit shared addresses used here.
-      Value remote = lowering::emitPtx(b, loc, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r",
-                                       {local, peer}, {i32}, /*sideEffects=*/false)[0];
+      Value remote = mapaShared(b, loc, local, peer);
       peerOffsets.push_back(arith::SubIOp::create(b, loc, remote, local));
     }
     firstLane = arith::CmpIOp::create(
