@@ -106,15 +106,18 @@ runtime::DType toDType(mlir::Type type) {
   return runtime::DTYPE_UNSPECIFIED;
 }
 
-void toExpr(mlir::AffineExpr expr, runtime::Expr *out) {
+void toExpr(mlir::AffineExpr expr, KernelOp kernel, runtime::Expr *out) {
   if (auto cst = llvm::dyn_cast<mlir::AffineConstantExpr>(expr)) {
     out->set_op(runtime::Expr::OP_CONSTANT);
     out->set_value(cst.getValue());
     return;
   }
   if (auto sym = llvm::dyn_cast<mlir::AffineSymbolExpr>(expr)) {
-    out->set_op(runtime::Expr::OP_SYMBOL);
-    out->set_value(sym.getPosition());
+    // The symbols after the tensor dimensions are the size arguments, which
+    // the runtime reads as params.
+    int64_t position = sym.getPosition(), dims = kernel.getNumDynamicDims();
+    out->set_op(position < dims ? runtime::Expr::OP_SYMBOL : runtime::Expr::OP_PARAM);
+    out->set_value(position < dims ? position : (*kernel.getSizeArgs())[position - dims]);
     return;
   }
   auto bin = llvm::cast<mlir::AffineBinaryOpExpr>(expr);
@@ -137,8 +140,8 @@ void toExpr(mlir::AffineExpr expr, runtime::Expr *out) {
   default:
     break;
   }
-  toExpr(bin.getLHS(), out->mutable_lhs());
-  toExpr(bin.getRHS(), out->mutable_rhs());
+  toExpr(bin.getLHS(), kernel, out->mutable_lhs());
+  toExpr(bin.getRHS(), kernel, out->mutable_rhs());
 }
 
 /// Describes `kernel` for the runtime (everything but the code).
@@ -162,7 +165,7 @@ runtime::CompiledKernel describeKernel(KernelOp kernel, const std::string &targe
     }
   }
   for (mlir::AffineExpr extent : kernel.getGrid().getResults())
-    toExpr(extent, desc.add_grid());
+    toExpr(extent, kernel, desc.add_grid());
   desc.set_block_threads(kernel.getThreads());
   if (auto bytes = kernel->getAttrOfType<mlir::IntegerAttr>(kSharedMemoryBytesAttr))
     desc.set_shared_memory_bytes(bytes.getInt());

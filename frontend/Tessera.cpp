@@ -262,6 +262,14 @@ tessera::Tensor KernelBuilder::Tensor(const std::string &name, std::vector<Dim> 
       dims.push_back(1);
       continue;
     }
+    if (state_->sizeArgs.count(dim.name())) {
+      state_->error("tensor '" + name + "' has dimension '" + dim.name() +
+                        "', which is a size argument (SizeArg); a tensor's dimensions are "
+                        "Dim::Dynamic",
+                    state_->loc(loc));
+      dims.push_back(1);
+      continue;
+    }
     dims.push_back(mlir::ShapedType::kDynamic);
     auto &uses = state_->symbols[dim.name()];
     if (uses.empty())
@@ -291,7 +299,32 @@ Scalar KernelBuilder::ScalarArg(const std::string &name, DType dtype, SourceLoc 
   return state_->scalarArgument(int(state_->arguments.size()) - 1);
 }
 
+Dim KernelBuilder::SizeArg(const std::string &name, SourceLoc loc) {
+  if (state_->symbols.count(name) || state_->sizeArgs.count(name)) {
+    state_->error(
+        "size argument '" + name + "' has the name of " +
+            (state_->symbols.count(name) ? "a tensor dimension" : "another size argument"),
+        state_->loc(loc));
+    return Dim::Dynamic(name);
+  }
+  ScalarArg(name, i32, loc);
+  state_->sizeArgs[name] = int(state_->arguments.size()) - 1;
+  state_->sizeArgOrder.push_back(name);
+  return Dim::Dynamic(name);
+}
+
 namespace {
+
+/// The grid symbol of dimension `name`: its first tensor dimension, or a
+/// size argument after all of them; none when neither has the name.
+std::optional<int64_t> gridSymbol(const BuilderState &s, const std::string &name) {
+  if (auto it = s.symbols.find(name); it != s.symbols.end())
+    return it->second.front();
+  auto it = llvm::find(s.sizeArgOrder, name);
+  if (it == s.sizeArgOrder.end())
+    return std::nullopt;
+  return s.numDynamicDims + (it - s.sizeArgOrder.begin());
+}
 
 /// Builds the kernel of a Launch whose body takes `indices` block indices.
 void launchImpl(BuilderState &s, const std::vector<GridExtent> &grid, int threads, size_t indices,
@@ -331,18 +364,18 @@ void launchImpl(BuilderState &s, const std::vector<GridExtent> &grid, int thread
       extents.push_back(mlir::getAffineConstantExpr(extent.constant(), ctx));
       continue;
     }
-    auto it = s.symbols.find(extent.dim()->name());
-    if (it == s.symbols.end()) {
+    std::optional<int64_t> symbol = gridSymbol(s, extent.dim()->name());
+    if (!symbol) {
       s.error("grid extent uses dimension '" + extent.dim()->name() +
-                  "', which no tensor argument has",
+                  "', which no tensor argument has and no size argument is",
               s.loc(where));
       extents.push_back(mlir::getAffineConstantExpr(1, ctx));
       continue;
     }
-    mlir::AffineExpr sym = mlir::getAffineSymbolExpr(it->second.front(), ctx);
+    mlir::AffineExpr sym = mlir::getAffineSymbolExpr(*symbol, ctx);
     extents.push_back(extent.divisor() == 1 ? sym : sym.ceilDiv(extent.divisor()));
   }
-  auto map = mlir::AffineMap::get(0, s.numDynamicDims, extents, ctx);
+  auto map = mlir::AffineMap::get(0, s.numDynamicDims + int(s.sizeArgOrder.size()), extents, ctx);
   b.setInsertionPointToEnd(s.module->getBody());
   s.kernel = tile::KernelOp::create(b, s.loc(where), s.name, b.getFunctionType(inputs, {}), map,
                                     threads);
@@ -354,6 +387,12 @@ void launchImpl(BuilderState &s, const std::vector<GridExtent> &grid, int thread
     s.kernel.setDimGroupsAttr(b.getDictionaryAttr(groups));
   if (llvm::any_of(s.divisibility, [](int64_t d) { return d > 1; }))
     s.kernel.setDimDivisibilityAttr(b.getDenseI64ArrayAttr(s.divisibility));
+  if (!s.sizeArgOrder.empty()) {
+    llvm::SmallVector<int64_t> sizeArgs;
+    for (const std::string &name : s.sizeArgOrder)
+      sizeArgs.push_back(s.sizeArgs.at(name));
+    s.kernel.setSizeArgsAttr(b.getDenseI64ArrayAttr(sizeArgs));
+  }
   b.setInsertionPoint(s.kernel.getBodyBlock().getTerminator());
   llvm::SmallVector<Index> blockIndices;
   for (mlir::BlockArgument arg : s.kernel.getBlockIndices())
@@ -679,10 +718,16 @@ void KernelBuilder::Pipelined(const GridExtent &count, int stages,
     Pipelined(Index(count.constant()), stages, std::move(body), loc);
     return;
   }
+  if (auto size = s.sizeArgs.find(count.dim()->name()); size != s.sizeArgs.end()) {
+    Index extent = ToIndex(s.scalarArgument(size->second), loc);
+    Pipelined(count.divisor() == 1 ? extent : CeilDiv(extent, Index(count.divisor())), stages,
+              std::move(body), loc);
+    return;
+  }
   auto it = s.symbols.find(count.dim()->name());
   if (it == s.symbols.end()) {
     s.error("Pipelined count uses dimension '" + count.dim()->name() +
-                "', which no tensor argument has",
+                "', which no tensor argument has and no size argument is",
             s.loc(loc));
     return;
   }

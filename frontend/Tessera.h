@@ -524,6 +524,13 @@ public:
                          SourceLoc loc = {});
   /// A scalar argument, usable in parallel bodies.
   Scalar ScalarArg(const std::string &name, DType dtype, SourceLoc loc = {});
+  /// An i32 argument that sizes the grid (or a Pipelined count), as a
+  /// dimension: a variable-length batch's longest sequence, `Dim maxLen =
+  /// T.SizeArg("max_seqlen")`, then `T.Launch({CeilDiv(maxLen, 128), ...})`.
+  /// No tensor has it as a dimension; the runtime refuses a negative value.
+  /// The caller promises what it means (blocks past a sequence's end find
+  /// nothing to do; rows past maxLen are not computed).
+  Dim SizeArg(const std::string &name, SourceLoc loc = {});
 
   /// A variable of the block, first holding `initial` (Var's rules). Call
   /// inside Launch's body: `auto row = T.Var(start); T.Serial(n, [&](Index)

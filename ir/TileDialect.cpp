@@ -421,6 +421,11 @@ int64_t KernelOp::getNumDynamicDims() {
   return count;
 }
 
+int64_t KernelOp::getNumGridSymbols() {
+  std::optional<ArrayRef<int64_t>> sizeArgs = getSizeArgs();
+  return getNumDynamicDims() + (sizeArgs ? int64_t(sizeArgs->size()) : 0);
+}
+
 int64_t KernelOp::getDynamicDimDivisibility(int64_t i) {
   if (auto divisibility = getDimDivisibility())
     if (i >= 0 && i < int64_t(divisibility->size()))
@@ -460,11 +465,32 @@ LogicalResult KernelOp::verify() {
                          << AffineMapAttr::get(grid);
   if (grid.getNumResults() < 1 || grid.getNumResults() > 3)
     return emitOpError() << "grid must have 1 to 3 extents, got " << grid.getNumResults();
-  if (int64_t(grid.getNumSymbols()) != getNumDynamicDims())
+  if (std::optional<ArrayRef<int64_t>> sizeArgs = getSizeArgs()) {
+    ArrayRef<Type> inputs = getFunctionType().getInputs();
+    for (auto [k, arg] : llvm::enumerate(*sizeArgs)) {
+      if (arg < 0 || arg >= int64_t(inputs.size()))
+        return emitOpError() << "size_args names argument #" << arg << ", but the kernel has "
+                             << inputs.size();
+      if (!inputs[arg].isInteger(32) && !inputs[arg].isInteger(64))
+        return emitOpError() << "size_args names argument #" << arg << " of type " << inputs[arg]
+                             << "; a size argument is an i32 or i64 scalar";
+      if (k > 0 && arg <= (*sizeArgs)[k - 1])
+        return emitOpError() << "size_args must be increasing argument numbers";
+    }
+  }
+  if (int64_t(grid.getNumSymbols()) != getNumGridSymbols()) {
+    if (getSizeArgs())
+      return emitOpError() << "grid map has " << grid.getNumSymbols()
+                           << " symbols but the tensor arguments have " << getNumDynamicDims()
+                           << " dynamic dimensions and size_args names "
+                           << getNumGridSymbols() - getNumDynamicDims()
+                           << " arguments; the map's symbols are those dimensions in argument "
+                              "order, then the size arguments";
     return emitOpError() << "grid map has " << grid.getNumSymbols()
                          << " symbols but the tensor arguments have " << getNumDynamicDims()
                          << " dynamic dimensions; the map's symbols are those dimensions in "
                             "argument order";
+  }
   for (AffineExpr extent : grid.getResults())
     if (auto constant = dyn_cast<AffineConstantExpr>(extent))
       if (constant.getValue() < 1 || constant.getValue() > detail::kMaxInt32Quantity)

@@ -42,6 +42,13 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     which the compiler uses to prove vector alignment and the runtime checks
     at launch.
 
+    `size_args` (optional) lists integer scalar arguments (i32 or i64, by
+    argument number, increasing) that size the grid: they are the map's
+    symbols after the tensor dimensions, in that order. A variable-length
+    batch's kernel takes its longest sequence so: `grid(affine_map<()[s0, s1,
+    s2] -> (s2 ceildiv 128, s0)>)` with `size_args = array<i64: 3>` for a
+    max_seqlen argument #3. The runtime refuses a negative value.
+
     `pingpong` (optional) asks for the ping-pong schedule where the target's
     pipelining has one (warp specialization on sm_90a): each launched block
     runs two blocks of the grid adjacent along y, one per group of consumer
@@ -102,6 +109,7 @@ def Tile_KernelOp : Tile_Op<"kernel", [
                        OptionalAttr<DictionaryAttr>:$dim_groups,
                        OptionalAttr<StrArrayAttr>:$arg_names,
                        OptionalAttr<DenseI64ArrayAttr>:$dim_divisibility,
+                       OptionalAttr<DenseI64ArrayAttr>:$size_args,
                        UnitAttr:$pingpong, UnitAttr:$persistent, UnitAttr:$stream_k,
                        UnitAttr:$multicast, OptionalAttr<I64Attr>:$multicast_blocks,
                        UnitAttr:$edge_loop);
@@ -123,8 +131,12 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     ::llvm::ArrayRef<::mlir::BlockArgument> getBlockIndices() {
       return getBodyBlock().getArguments().drop_front(getNumKernelArguments());
     }
-    /// The total number of dynamic tensor dimensions (the grid map's symbols).
+    /// The total number of dynamic tensor dimensions (the grid map's first
+    /// symbols).
     int64_t getNumDynamicDims();
+    /// The grid map's symbols: the dynamic tensor dimensions, then the size
+    /// arguments (`size_args`).
+    int64_t getNumGridSymbols();
     /// The promised divisor of dynamic dimension `i` (1 if none).
     int64_t getDynamicDimDivisibility(int64_t i);
     /// The author's name for argument `i`, or "argI".

@@ -714,7 +714,8 @@ private:
   Operation *relocateOp_ = nullptr;
   bool keepRelocation_ = false;
   int64_t pingPongSlotBytes_ = 0, relocatedSharedBytes_ = 0;
-  /// The dynamic tensor dimensions in argument order (the grid's symbols).
+  /// The grid's symbols: the dynamic tensor dimensions in argument order,
+  /// then the size arguments.
   SmallVector<Value> dynamicDims_;
   /// Under the ping-pong schedule, each tile's consumers synchronize on
   /// their own named barrier (1 + tile slot).

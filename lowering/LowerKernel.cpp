@@ -225,6 +225,12 @@ void KernelLowering::mapArguments() {
       map_.map(arg, entry_->getArgument(param++));
     }
   }
+  // The size arguments follow the tensor dimensions among the grid's symbols
+  // (the runtime refuses negative ones).
+  if (std::optional<ArrayRef<int64_t>> sizeArgs = kernel_.getSizeArgs())
+    for (int64_t arg : *sizeArgs)
+      dynamicDims_.push_back(arith::IndexCastOp::create(
+          b_, loc_, b_.getIndexType(), map_.lookup(Value(kernel_.getKernelArgument(arg)))));
   static constexpr gpu::Dimension kDims[] = {gpu::Dimension::x, gpu::Dimension::y,
                                              gpu::Dimension::z};
   for (auto [i, blockIndex] : llvm::enumerate(kernel_.getBlockIndices()))

@@ -54,18 +54,19 @@ bool IsTargetName(absl::string_view name) {
   return true;
 }
 
-/// What an expression may read: `dynamic_dims` symbols and, in a
-/// precondition only (`params` set), the integer scalars among `params`.
+/// What an expression may read: `dynamic_dims` symbols and the integer
+/// scalars among `params` (a grid extent's size arguments, a precondition's
+/// values); `precondition`: the operators only a precondition may use.
 struct ExprScope {
   int64_t dynamic_dims = 0;
   const google::protobuf::RepeatedPtrField<Param>* params = nullptr;
+  bool precondition = false;
 };
 
 /// The operators only a precondition may use (a grid extent is never one).
 bool IsPreconditionOnly(Expr::Op op) {
   switch (op) {
     case Expr::OP_SUB:
-    case Expr::OP_PARAM:
     case Expr::OP_EQ:
     case Expr::OP_NE:
     case Expr::OP_LT:
@@ -86,7 +87,7 @@ bool IsPreconditionOnly(Expr::Op op) {
 absl::Status ValidateExpr(const Expr& expr, const ExprScope& scope, int depth) {
   if (depth > kMaxExprDepth)
     return Invalid(absl::StrCat("nested deeper than ", kMaxExprDepth, " levels"));
-  if (scope.params == nullptr && IsPreconditionOnly(expr.op()))
+  if (!scope.precondition && IsPreconditionOnly(expr.op()))
     return Invalid(absl::StrCat("uses operator ", Expr::Op_Name(expr.op()),
                                 ", which only a precondition may use"));
   const bool leaf =
@@ -149,7 +150,7 @@ absl::Status ValidatePrecondition(const CompiledKernel& kernel, int64_t dynamic_
   if (!precondition.where().empty()) absl::StrAppend(&what, " (", precondition.where(), ")");
   if (!precondition.has_condition()) return Invalid(absl::StrCat(what, " has no condition"));
   absl::Status valid =
-      ValidateExpr(precondition.condition(), ExprScope{dynamic_dims, &kernel.params()}, 1);
+      ValidateExpr(precondition.condition(), ExprScope{dynamic_dims, &kernel.params(), true}, 1);
   if (!valid.ok()) return Invalid(absl::StrCat(what, " ", valid.message()));
   return absl::OkStatus();
 }
@@ -219,7 +220,7 @@ absl::Status ValidateFields(const CompiledKernel& kernel) {
     return Invalid(absl::StrCat("grid has ", kernel.grid_size(), " extents; 1 to 3 expected"));
   for (int i = 0; i < kernel.grid_size(); ++i) {
     const Expr& extent = kernel.grid(i);
-    absl::Status valid = ValidateExpr(extent, ExprScope{dynamic_dims}, 1);
+    absl::Status valid = ValidateExpr(extent, ExprScope{dynamic_dims, &kernel.params()}, 1);
     if (valid.ok() && extent.op() == Expr::OP_CONSTANT && extent.value() < 1)
       valid = Invalid(absl::StrCat("is the constant ", extent.value(), "; extents are positive"));
     if (!valid.ok())

@@ -5,9 +5,10 @@
 // PrepareLaunch calls before it evaluates the grid. No CUDA calls.
 //
 // An expression reads the dynamic dimensions of the tensor params (OP_SYMBOL,
-// numbered across all tensors in param order) and, in a precondition only,
-// the values of integer scalar params (OP_PARAM, numbered as the kernel's
-// params, so tensors and float scalars take numbers too but have no value).
+// numbered across all tensors in param order) and the values of integer
+// scalar params (OP_PARAM, numbered as the kernel's params, so tensors and
+// float scalars take numbers too but have no value): a precondition's, or a
+// grid extent's size arguments.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,8 +27,7 @@
 namespace tessera::runtime {
 
 /// Evaluates `expr` with symbol k bound to `dynamic_dims[k]` and param p bound
-/// to `params[p]` (std::nullopt where param p has no integer value; empty for
-/// a grid extent, which reads no params).
+/// to `params[p]` (std::nullopt where param p has no integer value).
 ///
 /// Errors: InvalidArgument on an unknown op, a symbol out of range, a param
 /// without a value, and division or modulo by zero; OutOfRange on overflow of

@@ -178,31 +178,56 @@ absl::Status PackTensor(PackedLaunch& packed, const Param& param,
   return absl::OkStatus();
 }
 
-/// Evaluates the grid expressions into packed.grid and packed.empty.
-absl::Status EvaluateGrid(const CompiledKernel& kernel,
-                          absl::Span<const std::string> dim_names,
-                          PackedLaunch& packed) {
+/// Refuses a negative size argument (an integer scalar a grid extent reads,
+/// e.g. the longest sequence of a variable-length batch) under `expr`.
+absl::Status CheckSizeArguments(const CompiledKernel& kernel, const Expr& expr,
+                                absl::Span<const std::optional<int64_t>> scalars) {
+  if (expr.op() == Expr::OP_PARAM) {
+    const int64_t p = expr.value();
+    if (p >= 0 && p < static_cast<int64_t>(scalars.size()) && scalars[p].has_value() &&
+        *scalars[p] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("size argument ", kernel.params(static_cast<int>(p)).name(), " is ",
+                       *scalars[p], "; the grid needs it at least 0"));
+    }
+    return absl::OkStatus();
+  }
+  if (expr.has_lhs()) TESSERA_RETURN_IF_ERROR(CheckSizeArguments(kernel, expr.lhs(), scalars));
+  if (expr.has_rhs()) TESSERA_RETURN_IF_ERROR(CheckSizeArguments(kernel, expr.rhs(), scalars));
+  return absl::OkStatus();
+}
+
+/// The params' names, for messages.
+std::vector<std::string> ParamNames(const CompiledKernel& kernel) {
+  std::vector<std::string> names;
+  for (const Param& param : kernel.params()) names.push_back(param.name());
+  return names;
+}
+
+/// Evaluates the grid expressions into packed.grid and packed.empty; they
+/// read the dynamic dimensions and the size arguments among `scalars`.
+absl::Status EvaluateGrid(const CompiledKernel& kernel, absl::Span<const std::string> dim_names,
+                          absl::Span<const std::optional<int64_t>> scalars, PackedLaunch& packed) {
   if (kernel.grid_size() > 3) {
     return absl::InvalidArgumentError(absl::StrCat(
         "malformed kernel: ", kernel.grid_size(), " grid dimensions"));
   }
   constexpr char kAxes[] = "xyz";
+  const std::vector<std::string> param_names = ParamNames(kernel);
   for (int i = 0; i < kernel.grid_size(); ++i) {
-    absl::StatusOr<int64_t> extent =
-        EvaluateExpr(kernel.grid(i), packed.dynamic_dims);
+    TESSERA_RETURN_IF_ERROR(CheckSizeArguments(kernel, kernel.grid(i), scalars));
+    absl::StatusOr<int64_t> extent = EvaluateExpr(kernel.grid(i), packed.dynamic_dims, scalars);
     if (!extent.ok()) {
-      return absl::Status(
-          extent.status().code(),
-          absl::StrCat("grid ", std::string(1, kAxes[i]), " = ",
-                       FormatExpr(kernel.grid(i), dim_names), ": ",
-                       extent.status().message()));
+      return absl::Status(extent.status().code(),
+                          absl::StrCat("grid ", std::string(1, kAxes[i]), " = ",
+                                       FormatExpr(kernel.grid(i), dim_names, param_names), ": ",
+                                       extent.status().message()));
     }
     const int64_t limit = i == 0 ? kMaxGridX : kMaxGridYZ;
     if (*extent < 0 || *extent > limit) {
-      return absl::OutOfRangeError(absl::StrCat(
-          "grid ", std::string(1, kAxes[i]), " = ",
-          FormatExpr(kernel.grid(i), dim_names), " is ", *extent,
-          ", outside [0, ", limit, "]"));
+      return absl::OutOfRangeError(absl::StrCat("grid ", std::string(1, kAxes[i]), " = ",
+                                                FormatExpr(kernel.grid(i), dim_names, param_names),
+                                                " is ", *extent, ", outside [0, ", limit, "]"));
     }
     packed.grid[i] = *extent;
     if (*extent == 0) packed.empty = true;
@@ -406,7 +431,7 @@ absl::StatusOr<PackedLaunch> PrepareLaunchImpl(
     }
   }
 
-  TESSERA_RETURN_IF_ERROR(EvaluateGrid(kernel, dim_names, packed));
+  TESSERA_RETURN_IF_ERROR(EvaluateGrid(kernel, dim_names, scalars, packed));
   if (kernel.stream_k_slot_bytes() > 0) {
     packed.workspace_slot = static_cast<int>(packed.slots.size());
     packed.slots.push_back(0);
@@ -631,7 +656,8 @@ std::string FormatSignature(const CompiledKernel& kernel) {
     params.push_back(std::move(text));
   }
   std::vector<std::string> grid;
-  for (const Expr& extent : kernel.grid()) grid.push_back(FormatExpr(extent, dim_names));
+  for (const Expr& extent : kernel.grid())
+    grid.push_back(FormatExpr(extent, dim_names, ParamNames(kernel)));
   while (grid.size() < 3) grid.push_back("1");
   std::string text = absl::StrCat(
       kernel.entry(), "(", absl::StrJoin(params, ", "), ") grid (",

@@ -73,6 +73,11 @@ struct BuilderState {
   /// Dynamic dimension number -> promised divisibility.
   std::vector<int64_t> divisibility;
   int numDynamicDims = 0;
+  /// Size argument name -> its argument number (KernelBuilder::SizeArg), and
+  /// the names in declaration order: the grid's symbols after the tensor
+  /// dimensions.
+  std::map<std::string, int> sizeArgs;
+  std::vector<std::string> sizeArgOrder;
   int bufferCount = 0;
   std::string errors;
 

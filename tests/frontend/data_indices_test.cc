@@ -109,6 +109,74 @@ void ExpectError(const Kernel& kernel, const std::string& expected) {
   EXPECT_NE(message.find("data_indices_test.cc:"), std::string::npos) << message;
 }
 
+/// PackedRows with a grid over (row tiles of the longest sequence, sequences)
+/// and `loopOverSize`: a Pipelined loop of CeilDiv(max_len, 64) steps.
+Kernel SizedRows(bool loopOverSize) {
+  KernelBuilder T("sized_rows");
+  Dim tokens = Dim::Dynamic("T"), sequences = Dim::Dynamic("B1");
+  auto Q = T.Tensor("Q", {tokens, 64}, f16), O = T.Tensor("O", {tokens, 64}, f16);
+  auto Cu = T.Tensor("Cu", {sequences}, i32);
+  Dim maxLen = T.SizeArg("max_len");
+  T.Launch({CeilDiv(maxLen, 64), sequences}, 128, [&](Index bx, Index b) {
+    auto qs = T.AllocShared({64, 64}, f16, "qs");
+    Index start = Cu(b), stop = Max(Cu(b + 1), start);
+    if (loopOverSize) {
+      T.Pipelined(CeilDiv(maxLen, 64), 2, [&](Index r) {
+        T.Copy(Q.Tile(start + r * 64, 0).Until(stop), qs);
+        T.Copy(qs, O.Tile(start + r * 64, 0).Until(stop));
+      });
+      return;
+    }
+    T.Copy(Q.Tile(start + bx * 64, 0).Until(stop), qs);
+    T.Copy(qs, O.Tile(start + bx * 64, 0).Until(stop));
+  });
+  return T.Build();
+}
+
+TEST(DataIndices, SizeArgumentsSizeTheGridAndLoops) {
+  Kernel kernel = SizedRows(false);
+  ASSERT_TRUE(kernel.status().ok()) << kernel.status();
+  std::string text = kernel.ToString();
+  EXPECT_NE(text.find("size_args = array<i64: 3>"), std::string::npos) << text;
+  EXPECT_NE(text.find("()[s0, s1, s2, s3] -> (s3 ceildiv 64, s2)"), std::string::npos) << text;
+  for (const char* target : kTargets) {
+    auto compiled = kernel.Compile({target});
+    ASSERT_TRUE(compiled.ok()) << target << ": " << compiled.status();
+    ASSERT_EQ(compiled->grid_size(), 2);
+    EXPECT_EQ(compiled->grid(0).lhs().op(), runtime::Expr::OP_PARAM) << target;
+    EXPECT_EQ(compiled->grid(0).lhs().value(), 3) << target;
+    EXPECT_EQ(compiled->grid(1).op(), runtime::Expr::OP_SYMBOL) << target;
+  }
+  Kernel looped = SizedRows(true);
+  ASSERT_TRUE(looped.status().ok()) << looped.status();
+  for (const char* target : kTargets) EXPECT_TRUE(looped.Compile({target}).ok()) << target;
+}
+
+TEST(DataIndices, SizeArgumentMisuseIsAnErrorInKernelStatus) {
+  {
+    KernelBuilder T("size_as_tensor_dim");
+    Dim n = T.SizeArg("N");
+    T.Tensor("X", {n}, f32);
+    T.Launch({n}, 32, [&](Index) {});
+    ExpectError(T.Build(), "tensor 'X' has dimension 'N', which is a size argument (SizeArg)");
+  }
+  {
+    KernelBuilder T("size_clash");
+    T.Tensor("X", {Dim::Dynamic("N")}, f32);
+    T.SizeArg("N");
+    T.Launch({1}, 32, [&](Index) {});
+    ExpectError(T.Build(), "size argument 'N' has the name of a tensor dimension");
+  }
+  {
+    KernelBuilder T("unknown_extent");
+    T.Tensor("X", {Dim::Dynamic("N")}, f32);
+    T.Launch({Dim::Dynamic("M")}, 32, [&](Index) {});
+    ExpectError(T.Build(),
+                "grid extent uses dimension 'M', which no tensor argument has and no size "
+                "argument is");
+  }
+}
+
 /// The tile IR of a kernel whose body writes `make(bx, value read)` to R.
 std::string IndexIr(const std::function<Index(Index, Index)>& make) {
   KernelBuilder T("index_ops");

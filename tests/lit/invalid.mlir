@@ -231,6 +231,34 @@ tile.kernel @grid_symbols_static(%A: !tile.tensor<1024xf32>)
 
 // -----
 
+// expected-error @+1 {{'tile.kernel' op grid map has 1 symbols but the tensor arguments have 1 dynamic dimensions and size_args names 1 arguments}}
+tile.kernel @size_args_symbols(%A: !tile.tensor<?xf32>, %n: i32)
+    grid(affine_map<()[s0] -> (s0 ceildiv 256)>) threads(256) blocks(%bx)
+    attributes {size_args = array<i64: 1>} {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op size_args names argument #1 of type 'f32'; a size argument is an i32 or i64 scalar}}
+tile.kernel @size_args_float(%A: !tile.tensor<?xf32>, %n: f32)
+    grid(affine_map<()[s0, s1] -> (s1 ceildiv 256)>) threads(256) blocks(%bx)
+    attributes {size_args = array<i64: 1>} {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op size_args names argument #2, but the kernel has 2}}
+tile.kernel @size_args_range(%A: !tile.tensor<?xf32>, %n: i32)
+    grid(affine_map<()[s0, s1] -> (s1 ceildiv 256)>) threads(256) blocks(%bx)
+    attributes {size_args = array<i64: 2>} {}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op size_args must be increasing argument numbers}}
+tile.kernel @size_args_order(%A: !tile.tensor<?xf32>, %n: i32, %m: i64)
+    grid(affine_map<()[s0, s1, s2] -> (s1 ceildiv 256, s2)>) threads(256) blocks(%bx, %by)
+    attributes {size_args = array<i64: 2, 1>} {}
+
+// -----
+
 // expected-error @+1 {{'tile.kernel' op grid must have 1 to 3 extents, got 4}}
 tile.kernel @grid_four(%A: !tile.tensor<4xf32>)
     grid(affine_map<()[] -> (1, 1, 1, 1)>) threads(32) blocks(%a, %b, %c, %d) {}

@@ -201,6 +201,13 @@ tile.kernel @scheduled() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) a
 tile.kernel @clustered() grid(affine_map<()[] -> (1)>) threads(32) blocks(%bx) attributes {multicast, multicast_blocks = 4 : i64, persistent} {
 }
 
+// A size argument: the grid's symbols are the tensor dimensions, then it.
+
+// CHECK-LABEL: tile.kernel @sized
+// CHECK-SAME: grid(#{{.*}}) threads(32) blocks(%{{.*}}, %{{.*}}) attributes {size_args = array<i64: 1>}
+tile.kernel @sized(%A: !tile.tensor<?x8xf32>, %max: i32) grid(affine_map<()[s0, s1] -> (s1 ceildiv 64, s0)>) threads(32) blocks(%bx, %by) attributes {size_args = array<i64: 1>} {
+}
+
 
 // Every integer attribute at the ends of its range (the verifiers compare
 // signed values; the printer prints them signed).

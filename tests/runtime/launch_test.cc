@@ -326,6 +326,45 @@ TEST(PrepareLaunch, RejectsGridBeyondHardwareLimits) {
   EXPECT_THAT(status.message(), HasSubstr("grid y = X.shape[0] is 70000"));
 }
 
+/// A kernel over a packed batch whose grid reads a size argument:
+/// X [T] and grid (ceil_div(max_len, 64), Cu's length).
+CompiledKernel SizedKernel() {
+  CompiledKernel kernel;
+  kernel.set_entry("sized");
+  kernel.set_block_threads(64);
+  AddTensor(kernel, "X", DTYPE_F32, {-1}, 4);
+  AddTensor(kernel, "Cu", DTYPE_I32, {-1}, 4);
+  AddScalar(kernel, "max_len", DTYPE_I32);
+  *kernel.add_grid() = Binary(Expr::OP_CEIL_DIV, ParamRef(2), Constant(64));
+  *kernel.add_grid() = Symbol(1);
+  return kernel;
+}
+
+TEST(PrepareLaunch, EvaluatesGridFromSizeArguments) {
+  absl::StatusOr<PackedLaunch> packed = PrepareLaunch(
+      SizedKernel(), {TensorArg{kBase, DTYPE_F32, {1000}},
+                      TensorArg{kBase + 0x10000, DTYPE_I32, {5}}, ScalarArg::I32(130)});
+  ASSERT_TRUE(packed.ok()) << packed.status();
+  EXPECT_THAT(packed->grid, ElementsAre(3, 5, 1));
+  packed =
+      PrepareLaunch(SizedKernel(), {TensorArg{kBase, DTYPE_F32, {1000}},
+                                    TensorArg{kBase + 0x10000, DTYPE_I32, {5}}, ScalarArg::I32(0)});
+  ASSERT_TRUE(packed.ok()) << packed.status();
+  EXPECT_TRUE(packed->empty);
+  EXPECT_THAT(FormatSignature(SizedKernel()),
+              HasSubstr("grid (ceil_div(max_len, 64), Cu.shape[0], 1)"));
+}
+
+TEST(PrepareLaunch, RefusesANegativeSizeArgument) {
+  absl::Status status =
+      PrepareLaunch(SizedKernel(), {TensorArg{kBase, DTYPE_F32, {1000}},
+                                    TensorArg{kBase + 0x10000, DTYPE_I32, {5}}, ScalarArg::I32(-3)})
+          .status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr("size argument max_len is -3; the grid needs it at least 0"));
+}
+
 TEST(PrepareLaunch, ReportsGridDivisionByZero) {
   CompiledKernel kernel;
   kernel.set_entry("div");
