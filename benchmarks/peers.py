@@ -11,13 +11,16 @@ those shapes instead of the issue's (device_runner's flag of that name);
 --attention times only torch's scaled_dot_product_attention on its cuDNN and
 flash backends at FlashAttention's benchmark sizes; --decode SDPA at one query token for
 flash_decoding's; --mla the absorbed MLA decode for mla_decode's; --grouped
-a loop of torch matmuls and torch._grouped_mm for grouped_gemm's;
+a loop of torch matmuls and torch._grouped_mm for grouped_gemm's; --varlen
+FlashAttention-2's varlen kernel and cuDNN on a jagged tensor for
+flash_attention_varlen's;
 --inputs=torch draws the inputs the way torch users often do, torch.rand in the 16-bit type scaled to [-1, 1), instead
 of the default, the distribution of Tessera's device_runner: uniform in
 [-1, 1) in float32, rounded to the type (run 103 in RESULTS.md: the two
 distributions time a GEMM differently, on either side).
 """
 
+import itertools
 import statistics
 import sys
 
@@ -257,6 +260,54 @@ def attention_bwd_peers(want, report):
             sys.stdout.flush()
 
 
+VARLEN_LENGTHS = (4096, 512, 2048, 1024, 3072, 768, 1536, 2560, 640, 128)
+
+
+def varlen_peers(want, report):
+    """--varlen: flash_attention_varlen's benchmark (16 heads, the sequences
+    of VARLEN_LENGTHS packed into [16384, 16, d]) on torch: FlashAttention-2's
+    varlen kernel (aten._flash_attention_forward with cumulative lengths) and
+    SDPA on cuDNN over a jagged nested tensor where this torch takes one.
+    FLOPs 4 h d per (query, key) pair a query sees."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    h, total = 16, sum(VARLEN_LENGTHS)
+    cu = torch.tensor([0] + list(itertools.accumulate(VARLEN_LENGTHS)), device="cuda",
+                      dtype=torch.int32)
+    longest = max(VARLEN_LENGTHS)
+    for name, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
+        for d in (64, 128):
+            for causal in (False, True):
+                workload = (f"flash_attention_varlen_{name}_d{d}" + ("_causal" if causal else "")
+                            + f"/n{len(VARLEN_LENGTHS)}_t{total}_h{h}_hkv{h}")
+                if not want(workload):
+                    continue
+                pairs = sum(n * (n + 1) // 2 if causal else n * n for n in VARLEN_LENGTHS)
+                flops = 4.0 * h * d * pairs
+                q, k, v = (uniform(total, h, d, dtype=dtype) for _ in range(3))
+                scale = 1.25 / d ** 0.5
+
+                def flash():
+                    return torch.ops.aten._flash_attention_forward(
+                        q, k, v, cu, cu, longest, longest, 0.0, causal, False, scale=scale)
+
+                def cudnn_jagged():
+                    nq, nk, nv = (torch.nested.nested_tensor_from_jagged(x, offsets=cu.long())
+                                  .transpose(1, 2) for x in (q, k, v))
+                    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+                        return torch.nn.functional.scaled_dot_product_attention(
+                            nq, nk, nv, is_causal=causal, scale=scale)
+
+                for peer, run in (("flash varlen", flash), ("sdpa cudnn jagged", cudnn_jagged)):
+                    try:
+                        run()  # fails here, outside the timing, where torch cannot run it
+                        ms = time_op(run)
+                        report(peer, workload, ms, flops / (ms * 1e-3) / 1e12, "TFLOP/s")
+                    except (RuntimeError, AttributeError, TypeError) as e:
+                        print(f"{peer},{workload},failed: {str(e).splitlines()[0][:80]}")
+                        sys.stdout.flush()
+
+
 def grouped_gemm_peers(want, report):
     """--grouped: grouped_gemm's benchmarks (bf16, 8 groups of 1024 rows, N
     14336, K 4096, B [G, N, K]) on torch: a loop of one matmul per group,
@@ -421,6 +472,9 @@ def main():
         return
     if "--grouped" in sys.argv:
         grouped_gemm_peers(want, report)
+        return
+    if "--varlen" in sys.argv:
+        varlen_peers(want, report)
         return
     for n in (1 << 28, (1 << 28) - 3):
         if want(f"vector_add/n={n}") or "--vector-add-only" in sys.argv:

@@ -19,6 +19,7 @@
 #include "examples/flash_attention.h"
 
 #include <algorithm>
+#include <functional>
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
@@ -62,14 +63,70 @@ FlashAttentionConfig FlashAttentionConfig::ForTarget(const std::string& target, 
 }
 
 std::string FlashAttentionName(const FlashAttentionConfig& c) {
-  return absl::StrCat("flash_attention_", c.dtype == bf16 ? "bf16" : "f16", "_d", c.headDim,
-                      c.causal ? "_causal" : "");
+  return absl::StrCat("flash_attention_", c.varlen ? "varlen_" : "",
+                      c.dtype == bf16 ? "bf16" : "f16", "_d", c.headDim, c.causal ? "_causal" : "");
 }
 
-Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name) {
+namespace {
+
+/// Where one block's query rows and their keys lie: the sequence's lengths,
+/// the block's first row (of the sequence), the keys [0, end) the key loop
+/// covers and the tiles of Q, K or V, O and LSE at a row or key of the
+/// sequence.
+struct BlockRows {
+  Index sq = Index(0), skv = Index(0), row0 = Index(0), end = Index(0);
+  std::function<TileRef(const Tensor&, Index)> queries, keys;
+  std::function<TileRef(Index)> lse;
+};
+
+/// One block of the forward pass over `rows`: Q's tile, the key loop with
+/// the online softmax, O and the LSE.
+void ForwardBlock(KernelBuilder& T, const FlashAttentionConfig& c, const Tensor& Q, const Tensor& K,
+                  const Tensor& V, const Tensor& O, const Tensor& LSE, const Scalar& scale,
+                  const BlockRows& rows) {
   const int64_t D = c.headDim, BM = c.bm, BN = c.bn;
-  KernelBuilder T(name.empty() ? FlashAttentionName(c) : name);
-  RequireHeadDim(T, D);
+  auto qs = T.AllocShared({BM, D}, c.dtype, "qs");
+  auto ks = T.AllocShared({BN, D}, c.dtype, "ks"), vs = T.AllocShared({BN, D}, c.dtype, "vs");
+  auto s = T.AllocFragment({BM, BN}, f32, "s"), p = T.AllocFragment({BM, BN}, c.dtype, "p");
+  auto o = T.AllocFragment({BM, D}, f32, "o");
+  auto m = T.AllocFragment({BM}, f32, "m");    // running row maximum (log2 units)
+  auto mx = T.AllocFragment({BM}, f32, "mx");  // block maximum, then alpha, then LSE
+  auto l = T.AllocFragment({BM}, f32, "l");    // running row sum, then its inverse
+  Scalar log2Scale = scale * kLog2e;
+  OnlineSoftmax state{o, m, mx, l, BM, D, log2Scale};
+  T.Copy(rows.queries(Q, rows.row0), qs);
+  T.Clear(o);
+  T.Clear(l);
+  T.Fill(m, -kInf);
+  T.Pipelined(CeilDiv(rows.end, Index(BN)), c.stages, [&](Index j) {
+    Index col0 = j * BN;
+    T.Copy(rows.keys(K, col0), ks);
+    T.Copy(rows.keys(V, col0), vs);
+    T.Clear(s);
+    T.Gemm(qs, ks, s, /*transposeA=*/false, /*transposeB=*/true);
+    MaskScores(T, s, BM, BN, rows.row0, col0, rows.sq, rows.skv, c.causal, -kInf);
+    OnlineSoftmaxStep(T, state, s, p, vs, c.dtype, BN);
+  });
+  // A row that saw no key: O = 0, LSE = +inf (FlashAttention-2's
+  // convention, so a backward pass's exp(S - LSE) is 0).
+  FinishOnlineSoftmax(T, state, kInf);
+  T.Copy(o, rows.queries(O, rows.row0));
+  T.Copy(mx, rows.lse(rows.row0));
+}
+
+/// Keys [0, end) that query rows [row0, row0 + bm) see: all, or up to the
+/// last row's diagonal, clamped at 0 without a negative index: end =
+/// max(0, min(Skv, row0 + bm + Skv - Sq)).
+Index VisibleKeys(const FlashAttentionConfig& c, const Index& sq, const Index& skv,
+                  const Index& row0) {
+  if (!c.causal) return skv;
+  Index shifted = Min(sq + skv, row0 + c.bm + skv);
+  return shifted - Min(shifted, sq);
+}
+
+/// The fixed-length batch: Q [B, Sq, H, D], K and V [B, Skv, Hkv, D].
+void FixedLengthForward(KernelBuilder& T, const FlashAttentionConfig& c) {
+  const int64_t D = c.headDim, BM = c.bm;
   Dim B = Dim::Dynamic("B"), Sq = Dim::Dynamic("Sq"), Skv = Dim::Dynamic("Skv");
   Dim H = Dim::Dynamic("H"), Hkv = Dim::Dynamic("Hkv");
   auto Q = T.Tensor("Q", {B, Sq, H, D}, c.dtype);
@@ -81,43 +138,66 @@ Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name) {
     // Query head h reads key head h / (H / Hkv): a launch whose key heads do
     // not divide the query heads is refused, naming both.
     RequireHeadGroups(T, Q, K);
-    Index sq = Q.dim(1), skv = K.dim(1), row0 = bx * BM;
+    BlockRows rows;
+    rows.sq = Q.dim(1), rows.skv = K.dim(1), rows.row0 = bx * BM;
     Index kvHead = h / (Q.dim(2) / K.dim(2));
-    // Keys [0, end): all, or up to the block's last row's diagonal, clamped
-    // at 0 without a negative index: end = max(0, min(Skv, row0 + BM + Skv - Sq)).
-    Index end = skv;
-    if (c.causal) {
-      Index shifted = Min(sq + skv, row0 + BM + skv);
-      end = shifted - Min(shifted, sq);
-    }
-    auto qs = T.AllocShared({BM, D}, c.dtype, "qs");
-    auto ks = T.AllocShared({BN, D}, c.dtype, "ks"), vs = T.AllocShared({BN, D}, c.dtype, "vs");
-    auto s = T.AllocFragment({BM, BN}, f32, "s"), p = T.AllocFragment({BM, BN}, c.dtype, "p");
-    auto o = T.AllocFragment({BM, D}, f32, "o");
-    auto m = T.AllocFragment({BM}, f32, "m");    // running row maximum (log2 units)
-    auto mx = T.AllocFragment({BM}, f32, "mx");  // block maximum, then alpha, then LSE
-    auto l = T.AllocFragment({BM}, f32, "l");    // running row sum, then its inverse
-    Scalar log2Scale = scale * kLog2e;
-    OnlineSoftmax state{o, m, mx, l, BM, D, log2Scale};
-    T.Copy(Q.Tile(b, row0, h, 0).Along({1, 3}), qs);
-    T.Clear(o);
-    T.Clear(l);
-    T.Fill(m, -kInf);
-    T.Pipelined(CeilDiv(end, Index(BN)), c.stages, [&](Index j) {
-      Index col0 = j * BN;
-      T.Copy(K.Tile(b, col0, kvHead, 0).Along({1, 3}), ks);
-      T.Copy(V.Tile(b, col0, kvHead, 0).Along({1, 3}), vs);
-      T.Clear(s);
-      T.Gemm(qs, ks, s, /*transposeA=*/false, /*transposeB=*/true);
-      MaskScores(T, s, BM, BN, row0, col0, sq, skv, c.causal, -kInf);
-      OnlineSoftmaxStep(T, state, s, p, vs, c.dtype, BN);
-    });
-    // A row that saw no key: O = 0, LSE = +inf (FlashAttention-2's
-    // convention, so a backward pass's exp(S - LSE) is 0).
-    FinishOnlineSoftmax(T, state, kInf);
-    T.Copy(o, O.Tile(b, row0, h, 0).Along({1, 3}));
-    T.Copy(mx, LSE.Tile(b, h, row0).Along({2}));
+    rows.end = VisibleKeys(c, rows.sq, rows.skv, rows.row0);
+    rows.queries = [&](const Tensor& t, Index row) { return t.Tile(b, row, h, 0).Along({1, 3}); };
+    rows.keys = [&](const Tensor& t, Index key) { return t.Tile(b, key, kvHead, 0).Along({1, 3}); };
+    rows.lse = [&](Index row) { return LSE.Tile(b, h, row).Along({2}); };
+    ForwardBlock(T, c, Q, K, V, O, LSE, scale, rows);
   });
+}
+
+/// The packed batch: sequence b's queries are rows [CuQ[b], CuQ[b + 1]) of
+/// Q [Tq, H, D] and its keys rows [CuK[b], CuK[b + 1]) of K and V [Tk,
+/// Hkv, D]; the grid covers the longest sequence (max_seqlen_q) and B + 1
+/// sequences (CuQ's length; the last is empty). Q's tile and the outputs end
+/// at the sequence's end; K and V tiles are whole (a bulk tensor copy on
+/// sm_90a) and the keys past the sequence's end are masked, so their P is
+/// exactly 0.
+void VarlenForward(KernelBuilder& T, const FlashAttentionConfig& c) {
+  const int64_t D = c.headDim, BM = c.bm;
+  Dim Tq = Dim::Dynamic("Tq"), Tk = Dim::Dynamic("Tk"), B1 = Dim::Dynamic("B1");
+  Dim H = Dim::Dynamic("H"), Hkv = Dim::Dynamic("Hkv");
+  auto Q = T.Tensor("Q", {Tq, H, D}, c.dtype);
+  auto K = T.Tensor("K", {Tk, Hkv, D}, c.dtype), V = T.Tensor("V", {Tk, Hkv, D}, c.dtype);
+  auto O = T.Tensor("O", {Tq, H, D}, c.dtype), LSE = T.Tensor("LSE", {H, Tq}, f32);
+  auto CuQ = T.Tensor("CuQ", {B1}, i32), CuK = T.Tensor("CuK", {B1}, i32);
+  Dim maxSq = T.SizeArg("max_seqlen_q");
+  Scalar scale = T.ScalarArg("scale", f32);
+  T.Launch({CeilDiv(maxSq, BM), H, B1}, c.threads, [&](Index bx, Index h, Index b) {
+    RequireHeadGroups(T, Q, K, /*headAxis=*/1);
+    Index kvHead = h / (Q.dim(1) / K.dim(1));
+    // Past the last sequence CuQ and CuK read 0: an empty sequence.
+    Index qStart = CuQ(b), qStop = Max(CuQ(b + 1), qStart);
+    Index kStart = CuK(b), kStop = Max(CuK(b + 1), kStart);
+    BlockRows rows;
+    rows.sq = qStop - qStart, rows.skv = kStop - kStart, rows.row0 = bx * BM;
+    // No step for a block past its sequence's rows: its keys are multiplied
+    // by 0 (a loop under a branch would not be warp-specialized).
+    Index active = Min(rows.sq - Min(rows.sq, rows.row0), Index(1));
+    rows.end = VisibleKeys(c, rows.sq, rows.skv, rows.row0) * active;
+    rows.queries = [&](const Tensor& t, Index row) {
+      return t.Tile(qStart + row, h, 0).Along({0, 2}).Until(qStop);
+    };
+    rows.keys = [&](const Tensor& t, Index key) {
+      return t.Tile(kStart + key, kvHead, 0).Along({0, 2});
+    };
+    rows.lse = [&](Index row) { return LSE.Tile(h, qStart + row).Along({1}).Until(qStop); };
+    ForwardBlock(T, c, Q, K, V, O, LSE, scale, rows);
+  });
+}
+
+}  // namespace
+
+Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name) {
+  KernelBuilder T(name.empty() ? FlashAttentionName(c) : name);
+  RequireHeadDim(T, c.headDim);
+  if (c.varlen)
+    VarlenForward(T, c);
+  else
+    FixedLengthForward(T, c);
   return T.Build();
 }
 
@@ -129,6 +209,7 @@ Example FlashAttentionExample() {
   example.knobs = {{"dtype", "f16 or bf16"},
                    {"head-dim", "64, 128 or 256 (any multiple of 16 compiles)"},
                    {"causal", "mask keys after the query (true or false)"},
+                   {"varlen", "a packed batch of sequences of different lengths (true or false)"},
                    {"bm", "query rows per block"},
                    {"bn", "keys per step of the key loop"},
                    {"stages", "stages of the key loop"},
@@ -140,6 +221,7 @@ Example FlashAttentionExample() {
     int64_t headDim = knobs.Int("head-dim", 128);
     FlashAttentionConfig c =
         FlashAttentionConfig::ForTarget(target, dtype, headDim, knobs.Bool("causal", false));
+    c.varlen = knobs.Bool("varlen", false);
     ApplyTileKnobs(knobs, c);
     return FlashAttention(c);
   };

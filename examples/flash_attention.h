@@ -28,6 +28,9 @@ struct FlashAttentionConfig {
   /// the block's threads.
   int64_t bm = 128, bn = 64;
   int stages = 2, threads = 128;
+  /// A packed batch of sequences of different lengths (FlashAttention's
+  /// varlen form) instead of B sequences of one length.
+  bool varlen = false;
 
   /// The knobs for a target and problem: on sm_90a 128 query rows and 128
   /// keys a step over two consumer warpgroups; on the other mma.sync targets
@@ -40,7 +43,7 @@ struct FlashAttentionConfig {
 };
 
 /// The kernel's entry name for a configuration, e.g.
-/// "flash_attention_bf16_d128_causal".
+/// "flash_attention_bf16_d128_causal", "flash_attention_varlen_f16_d64".
 std::string FlashAttentionName(const FlashAttentionConfig& c);
 
 /// Multi-head attention forward, FlashAttention-2's algorithm: for Q
@@ -50,6 +53,17 @@ std::string FlashAttentionName(const FlashAttentionConfig& c);
 /// scale Q K^T + mask (+infinity for a row that sees no key, whose O is 0).
 /// Arguments in order: Q, K, V, O, LSE and `scale` (a positive f32). B, Sq,
 /// Skv, H and Hkv are dynamic; D is the config's.
+///
+/// With `varlen`, sequences of different lengths packed end to end: Q and O
+/// [Tq, H, D], K and V [Tk, Hkv, D], LSE [H, Tq]; CuQ and CuK (i32, B + 1
+/// entries each) their cumulative lengths, sequence b's queries rows
+/// [CuQ[b], CuQ[b + 1]) and its keys [CuK[b], CuK[b + 1]); the causal mask
+/// is aligned bottom right per sequence. Arguments: Q, K, V, O, LSE, CuQ,
+/// CuK, max_seqlen_q (i32, at least the longest query sequence: rows past
+/// it are not computed) and scale. A block reads and writes only its
+/// sequence's rows of Q, O and LSE; the K and V rows past its keys, up to
+/// the end of the key tile, are read and masked (their P is 0, but a
+/// non-finite value there would reach O as 0 times it).
 Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name = "");
 
 }  // namespace tessera::examples

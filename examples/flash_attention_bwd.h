@@ -39,6 +39,9 @@ struct FlashAttentionBwdConfig {
   /// stages and the blocks' threads.
   int64_t bm = 64, bn = 64;
   int stages = 2, threads = 128;
+  /// A packed batch of sequences of different lengths (FlashAttention's
+  /// varlen form; see FlashAttention's `varlen`).
+  bool varlen = false;
 
   /// The knobs for a target: mma.sync and wgmma targets 64 x 64 blocks over
   /// 4 warps (one warpgroup on sm_90a), sm_70 32 and the FMA targets 16.
@@ -47,7 +50,7 @@ struct FlashAttentionBwdConfig {
 };
 
 /// The kernels' entry names: "<base>_pre", "<base>_dq" and "<base>" (dK and
-/// dV), base "flash_attention_bwd_<dtype>_d<D>[_causal]".
+/// dV), base "flash_attention_bwd_[varlen_]<dtype>_d<D>[_causal]".
 std::string FlashAttentionBwdName(const FlashAttentionBwdConfig& c);
 
 /// D [B, H, Sq] (f32) = rowsum(dO * O) for O and dO [B, Sq, H, D].
@@ -60,6 +63,15 @@ Kernel FlashAttentionBwdDq(const FlashAttentionBwdConfig& c, const std::string& 
 
 /// dK and dV [B, Skv, Hkv, D]. Arguments: Q, K, V, dO, LSE, D, dK, dV and
 /// `scale`.
+///
+/// With `varlen`, the packed batch of the forward's varlen form: Q, O, dO
+/// and dQ [Tq, H, D], K, V, dK and dV [Tk, Hkv, D], LSE and D [H, Tq], and
+/// the cumulative lengths CuQ and CuK (i32, B + 1 entries) after D:
+///   pre   O, dO, D (rows are independent: no lengths)
+///   dq    Q, K, V, dO, LSE, D, CuQ, CuK, dQ, max_seqlen_q, scale
+///   dkdv  Q, K, V, dO, LSE, D, CuQ, CuK, dK, dV, max_seqlen_k, scale
+/// max_seqlen_q and max_seqlen_k (i32) are at least the longest sequence's
+/// queries and keys.
 Kernel FlashAttentionBwdDkDv(const FlashAttentionBwdConfig& c, const std::string& name);
 
 }  // namespace tessera::examples

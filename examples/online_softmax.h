@@ -38,13 +38,13 @@ inline void RequireHeadDim(KernelBuilder& T, int64_t d, SourceLoc loc = {}) {
 }
 
 /// Refuses, at launch, key heads that do not divide the query heads (query
-/// head h reads key head h / (H / Hkv)) for Q [.., H, D] and K [.., Hkv, D]:
-/// Hkv > 0 and H % Hkv == 0, the runtime's error naming both. In Launch's
-/// body; `loc` is the caller's line.
-inline void RequireHeadGroups(KernelBuilder& T, const Tensor& q, const Tensor& k,
+/// head h reads key head h / (H / Hkv)) for Q [.., H, D] and K [.., Hkv, D]
+/// whose heads are dimension `headAxis`: Hkv > 0 and H % Hkv == 0, the
+/// runtime's error naming both. In Launch's body; `loc` is the caller's line.
+inline void RequireHeadGroups(KernelBuilder& T, const Tensor& q, const Tensor& k, int headAxis = 2,
                               SourceLoc loc = {}) {
-  T.Require(k.dim(2) > Index(0), loc);
-  T.Require(q.dim(2) % k.dim(2) == Index(0), loc);
+  T.Require(k.dim(headAxis) > Index(0), loc);
+  T.Require(q.dim(headAxis) % k.dim(headAxis) == Index(0), loc);
 }
 
 /// The fragments of one tile of query rows: O [rows, D] (f32); m, the

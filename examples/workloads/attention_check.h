@@ -71,6 +71,11 @@ void CheckAttentionRow(const AttentionVariant& v, const AttentionProblem& p, dou
                        const std::vector<uint16_t>& out, const std::vector<float>& lse, int64_t b,
                        int64_t h, int64_t i, Report& report);
 
+/// Rows [cu[b], cu[b + 1]) of a packed tensor of `rowElements` values a
+/// row: sequence b of a varlen batch.
+Bits16 SequenceRows(const Bits16& packed, const std::vector<int32_t>& cu, size_t b,
+                    int64_t rowElements);
+
 /// Every row (b, h, i) of O and LSE, or `sampled` rows drawn from `random`.
 void CheckAttentionRows(const AttentionVariant& v, const AttentionProblem& p, double scale,
                         const Bits16& q, const Bits16& k, const Bits16& val,

@@ -156,25 +156,180 @@ void CheckRowSums(const std::vector<float>& got, const Reference& ref, Report& r
                                                 std::ldexp(ref.rowDMag[n], -16) + 1e-30));
 }
 
-absl::StatusOr<Report> RunBackward(const LoadedKernel& kernel, const AttentionVariant& v,
-                                   const AttentionProblem& p, Part part,
-                                   const RunOptions& options) {
-  Report report;
-  report.target = kernel.spec().target();
-  Random random(options.seed);
+/// One backward problem laid out as the kernels take it: the float64
+/// reference, the forward's O, LSE and D as the kernels read them, the
+/// inputs on the device, the three kernels' arguments, and what is checked
+/// (the gradients of the query heads of the first `checkedKvHeads` key
+/// heads).
+struct BackwardCase {
+  Reference ref;
+  std::vector<uint16_t> o16;
+  std::vector<float> lse32, rowD32;
+  int64_t qElements = 0, kElements = 0, h = 0, hkv = 0, checkedKvHeads = 0;
+  std::vector<DeviceBuffer> buffers;  // the inputs, kept alive
+  DeviceBuffer rowD, dq, dk, dv;
+  std::vector<KernelArg> preArgs, dqArgs, dkdvArgs;
+  double flops = 0;
+};
+
+/// The forward's O (rounded to the type), LSE and D (f32) from the reference.
+void RoundForward(const AttentionVariant& v, BackwardCase& c) {
+  c.o16.resize(c.ref.o.size());
+  for (size_t n = 0; n < c.o16.size(); ++n)
+    c.o16[n] = v.dtype == runtime::DTYPE_F16 ? FloatToHalfBits(float(c.ref.o[n]))
+                                             : FloatToBf16Bits(float(c.ref.o[n]));
+  c.lse32.assign(c.ref.lse.begin(), c.ref.lse.end());
+  c.rowD32.assign(c.ref.rowD.begin(), c.ref.rowD.end());
+}
+
+/// Uploads `host` into a buffer `c` keeps, and returns its address.
+template <typename T>
+absl::StatusOr<CUdeviceptr> Keep(BackwardCase& c, const std::vector<T>& host) {
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer buffer, Upload(host));
+  c.buffers.push_back(std::move(buffer));
+  return c.buffers.back().ptr();
+}
+
+/// Allocates the outputs and the D buffer (uploaded: the dQ kernel alone
+/// reads the float64 D).
+absl::Status AllocateOutputs(BackwardCase& c) {
+  TESSERA_ASSIGN_OR_RETURN(c.rowD, Upload(c.rowD32));
+  TESSERA_ASSIGN_OR_RETURN(c.dq, DeviceBuffer::Allocate(c.qElements * 2));
+  TESSERA_ASSIGN_OR_RETURN(c.dk, DeviceBuffer::Allocate(c.kElements * 2));
+  TESSERA_ASSIGN_OR_RETURN(c.dv, DeviceBuffer::Allocate(c.kElements * 2));
+  return absl::OkStatus();
+}
+
+/// The fixed-length problem p: Q, K, V and dO random, [B, S, heads, D].
+absl::StatusOr<BackwardCase> FixedLengthCase(const AttentionVariant& v, const AttentionProblem& p,
+                                             bool time, Random& random) {
+  BackwardCase c;
   const int64_t d = v.d;
   TESSERA_ASSIGN_OR_RETURN(AttentionInputs in, MakeAttentionInputs(v, p, random));
   Bits16 dout(v.dtype, in.q.bits.size(), random);
   const double scale = double(float(in.scale));
   // At benchmark sizes the gradients of one group of heads are checked.
-  const int64_t checkedKvHeads = options.time ? 1 : p.hkv;
-  Reference ref = ReferenceGradients(v, p, scale, in.q, in.k, in.val, dout, checkedKvHeads);
-  std::vector<uint16_t> o16(ref.o.size());
-  for (size_t n = 0; n < o16.size(); ++n)
-    o16[n] = v.dtype == runtime::DTYPE_F16 ? FloatToHalfBits(float(ref.o[n]))
-                                           : FloatToBf16Bits(float(ref.o[n]));
-  std::vector<float> lse32(ref.lse.begin(), ref.lse.end()),
-      rowD32(ref.rowD.begin(), ref.rowD.end());
+  c.checkedKvHeads = time ? 1 : p.hkv;
+  c.ref = ReferenceGradients(v, p, scale, in.q, in.k, in.val, dout, c.checkedKvHeads);
+  RoundForward(v, c);
+  c.qElements = int64_t(in.q.bits.size()), c.kElements = int64_t(in.k.bits.size());
+  c.h = p.h, c.hkv = p.hkv;
+  TESSERA_ASSIGN_OR_RETURN(CUdeviceptr dO, Keep(c, dout.bits));
+  TESSERA_ASSIGN_OR_RETURN(CUdeviceptr o, Keep(c, c.o16));
+  TESSERA_ASSIGN_OR_RETURN(CUdeviceptr lse, Keep(c, c.lse32));
+  TESSERA_RETURN_IF_ERROR(AllocateOutputs(c));
+  const std::vector<int64_t> qShape{p.b, p.sq, p.h, d}, kShape{p.b, p.skv, p.hkv, d},
+      rows{p.b, p.h, p.sq};
+  std::vector<KernelArg> inputs = in.Args(v, p);
+  inputs.insert(inputs.end(),
+                {TensorArg{dO, v.dtype, qShape}, TensorArg{lse, runtime::DTYPE_F32, rows},
+                 TensorArg{c.rowD.ptr(), runtime::DTYPE_F32, rows}});
+  c.preArgs = {TensorArg{o, v.dtype, qShape}, TensorArg{dO, v.dtype, qShape},
+               TensorArg{c.rowD.ptr(), runtime::DTYPE_F32, rows}};
+  c.dqArgs = c.dkdvArgs = inputs;
+  c.dqArgs.insert(c.dqArgs.end(),
+                  {TensorArg{c.dq.ptr(), v.dtype, qShape}, ScalarArg::F32(float(scale))});
+  c.dkdvArgs.insert(c.dkdvArgs.end(),
+                    {TensorArg{c.dk.ptr(), v.dtype, kShape}, TensorArg{c.dv.ptr(), v.dtype, kShape},
+                     ScalarArg::F32(float(scale))});
+  c.buffers.push_back(std::move(in.dq));
+  c.buffers.push_back(std::move(in.dk));
+  c.buffers.push_back(std::move(in.dv));
+  // FlashAttention's count: 2.5 times the forward's 4 b h Sq Skv D, half
+  // causal (for the whole backward; the D kernel alone is its bytes).
+  c.flops = 2.5 * 4.0 * p.b * p.h * p.sq * p.skv * d * (v.causal ? 0.5 : 1.0);
+  return c;
+}
+
+/// Copies `part` (one sequence's [rows, heads, D] values) into `packed`
+/// at row `start`.
+void PlaceRows(const std::vector<double>& part, int64_t start, int64_t rowElements,
+               std::vector<double>& packed) {
+  std::copy(part.begin(), part.end(), packed.begin() + start * rowElements);
+}
+
+/// Copies one sequence's row values [1, H, lq] into packed [H, Tq] at
+/// column `start`.
+void PlaceRowValues(const std::vector<double>& part, int64_t start, int64_t h, int64_t lq,
+                    int64_t tq, std::vector<double>& packed) {
+  for (int64_t head = 0; head < h; ++head)
+    std::copy_n(part.begin() + head * lq, lq, packed.begin() + head * tq + start);
+}
+
+/// The varlen problem p: Q, K, V and dO random, packed ([T, heads, D]),
+/// each sequence's reference computed alone and placed at its rows.
+absl::StatusOr<BackwardCase> VarlenCase(const AttentionVariant& v, const VarlenProblem& p,
+                                        bool time, Random& random) {
+  BackwardCase c;
+  const int64_t d = v.d;
+  const std::vector<int32_t> cuq = VarlenProblem::Cumulative(p.lq),
+                             cuk = VarlenProblem::Cumulative(p.lk);
+  const int64_t tq = cuq.back(), tk = cuk.back(), batch1 = int64_t(cuq.size());
+  Bits16 q(v.dtype, tq * p.h * d, random), k(v.dtype, tk * p.hkv * d, random),
+      val(v.dtype, tk * p.hkv * d, random), dout(v.dtype, tq * p.h * d, random);
+  const double scale = double(float(1.25 / std::sqrt(double(d))));
+  c.checkedKvHeads = time ? 1 : p.hkv;
+  c.qElements = tq * p.h * d, c.kElements = tk * p.hkv * d, c.h = p.h, c.hkv = p.hkv;
+  Reference& r = c.ref;
+  for (auto* x : {&r.o, &r.dq, &r.dqMag}) x->assign(c.qElements, 0);
+  for (auto* x : {&r.dk, &r.dv, &r.dkMag, &r.dvMag}) x->assign(c.kElements, 0);
+  r.lse.assign(p.h * tq, 0), r.rowD.assign(p.h * tq, 0), r.rowDMag.assign(p.h * tq, 0);
+  for (size_t b = 0; b < p.lq.size(); ++b) {
+    AttentionProblem one{1, p.lq[b], p.lk[b], p.h, p.hkv};
+    Reference part =
+        ReferenceGradients(v, one, scale, SequenceRows(q, cuq, b, p.h * d),
+                           SequenceRows(k, cuk, b, p.hkv * d), SequenceRows(val, cuk, b, p.hkv * d),
+                           SequenceRows(dout, cuq, b, p.h * d), c.checkedKvHeads);
+    for (auto [from, to] : {std::pair{&part.o, &r.o}, {&part.dq, &r.dq}, {&part.dqMag, &r.dqMag}})
+      PlaceRows(*from, cuq[b], p.h * d, *to);
+    for (auto [from, to] : {std::pair{&part.dk, &r.dk},
+                            {&part.dv, &r.dv},
+                            {&part.dkMag, &r.dkMag},
+                            {&part.dvMag, &r.dvMag}})
+      PlaceRows(*from, cuk[b], p.hkv * d, *to);
+    for (auto [from, to] :
+         {std::pair{&part.lse, &r.lse}, {&part.rowD, &r.rowD}, {&part.rowDMag, &r.rowDMag}})
+      PlaceRowValues(*from, cuq[b], p.h, p.lq[b], tq, *to);
+  }
+  RoundForward(v, c);
+  TESSERA_ASSIGN_OR_RETURN(CUdeviceptr dq, Keep(c, q.bits));
+  TESSERA_ASSIGN_OR_RETURN(CUdeviceptr dk, Keep(c, k.bits));
+  TESSERA_ASSIGN_OR_RETURN(CUdeviceptr dv, Keep(c, val.bits));
+  TESSERA_ASSIGN_OR_RETURN(CUdeviceptr dO, Keep(c, dout.bits));
+  TESSERA_ASSIGN_OR_RETURN(CUdeviceptr o, Keep(c, c.o16));
+  TESSERA_ASSIGN_OR_RETURN(CUdeviceptr lse, Keep(c, c.lse32));
+  TESSERA_ASSIGN_OR_RETURN(CUdeviceptr dcuq, Keep(c, cuq));
+  TESSERA_ASSIGN_OR_RETURN(CUdeviceptr dcuk, Keep(c, cuk));
+  TESSERA_RETURN_IF_ERROR(AllocateOutputs(c));
+  const std::vector<int64_t> qShape{tq, p.h, d}, kShape{tk, p.hkv, d}, rows{p.h, tq};
+  std::vector<KernelArg> inputs{TensorArg{dq, v.dtype, qShape},
+                                TensorArg{dk, v.dtype, kShape},
+                                TensorArg{dv, v.dtype, kShape},
+                                TensorArg{dO, v.dtype, qShape},
+                                TensorArg{lse, runtime::DTYPE_F32, rows},
+                                TensorArg{c.rowD.ptr(), runtime::DTYPE_F32, rows},
+                                TensorArg{dcuq, runtime::DTYPE_I32, {batch1}},
+                                TensorArg{dcuk, runtime::DTYPE_I32, {batch1}}};
+  c.preArgs = {TensorArg{o, v.dtype, qShape}, TensorArg{dO, v.dtype, qShape},
+               TensorArg{c.rowD.ptr(), runtime::DTYPE_F32, rows}};
+  c.dqArgs = c.dkdvArgs = inputs;
+  c.dqArgs.insert(c.dqArgs.end(), {TensorArg{c.dq.ptr(), v.dtype, qShape},
+                                   ScalarArg::I32(int32_t(VarlenProblem::Longest(p.lq))),
+                                   ScalarArg::F32(float(scale))});
+  c.dkdvArgs.insert(
+      c.dkdvArgs.end(),
+      {TensorArg{c.dk.ptr(), v.dtype, kShape}, TensorArg{c.dv.ptr(), v.dtype, kShape},
+       ScalarArg::I32(int32_t(VarlenProblem::Longest(p.lk))), ScalarArg::F32(float(scale))});
+  c.flops = 2.5 * p.Flops(d, v.causal);
+  return c;
+}
+
+absl::StatusOr<Report> RunBackward(const LoadedKernel& kernel, const AttentionVariant& v, Part part,
+                                   const RunOptions& options, BackwardCase& c) {
+  Report report;
+  report.target = kernel.spec().target();
+  const int64_t d = v.d;
+  const Reference& ref = c.ref;
   // The family's base entry: a tuning variant "<entry>__..." or a
   // companion "<base>_pre" / "<base>_dq" names it.
   std::string base = kernel.spec().entry().substr(0, kernel.spec().entry().find("__"));
@@ -184,27 +339,6 @@ absl::StatusOr<Report> RunBackward(const LoadedKernel& kernel, const AttentionVa
     TESSERA_ASSIGN_OR_RETURN(pre, CompanionKernel(base, base + "_pre", options));
     TESSERA_ASSIGN_OR_RETURN(dqKernel, CompanionKernel(base, base + "_dq", options));
   }
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dO, Upload(dout.bits));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer oBuf, Upload(o16));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer lse, Upload(lse32));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer rowD, Upload(rowD32));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dq, DeviceBuffer::Allocate(o16.size() * 2));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dk, DeviceBuffer::Allocate(in.k.bits.size() * 2));
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dv, DeviceBuffer::Allocate(in.k.bits.size() * 2));
-  const std::vector<int64_t> qShape{p.b, p.sq, p.h, d}, kShape{p.b, p.skv, p.hkv, d},
-      rows{p.b, p.h, p.sq};
-  std::vector<KernelArg> inputs = in.Args(v, p);
-  inputs.insert(inputs.end(), {TensorArg{dO.ptr(), v.dtype, qShape},
-                               TensorArg{lse.ptr(), runtime::DTYPE_F32, rows},
-                               TensorArg{rowD.ptr(), runtime::DTYPE_F32, rows}});
-  std::vector<KernelArg> preArgs{TensorArg{oBuf.ptr(), v.dtype, qShape},
-                                 TensorArg{dO.ptr(), v.dtype, qShape},
-                                 TensorArg{rowD.ptr(), runtime::DTYPE_F32, rows}};
-  std::vector<KernelArg> dqArgs = inputs, dkdvArgs = inputs;
-  dqArgs.insert(dqArgs.end(), {TensorArg{dq.ptr(), v.dtype, qShape}, ScalarArg::F32(float(scale))});
-  dkdvArgs.insert(dkdvArgs.end(),
-                  {TensorArg{dk.ptr(), v.dtype, kShape}, TensorArg{dv.ptr(), v.dtype, kShape},
-                   ScalarArg::F32(float(scale))});
   // The part's kernels in order, each launch checked and packed once: the
   // runs and the timed loop launch the packed forms (as TimeIfAsked does).
   std::vector<std::pair<const LoadedKernel*, runtime::PackedLaunch>> launches;
@@ -214,9 +348,9 @@ absl::StatusOr<Report> RunBackward(const LoadedKernel& kernel, const AttentionVa
     launches.emplace_back(&k, std::move(packed));
     return absl::OkStatus();
   };
-  if (part != Part::kDq) TESSERA_RETURN_IF_ERROR(pack(*pre, preArgs));
-  if (part != Part::kPre) TESSERA_RETURN_IF_ERROR(pack(*dqKernel, dqArgs));
-  if (part == Part::kAll) TESSERA_RETURN_IF_ERROR(pack(kernel, dkdvArgs));
+  if (part != Part::kDq) TESSERA_RETURN_IF_ERROR(pack(*pre, c.preArgs));
+  if (part != Part::kPre) TESSERA_RETURN_IF_ERROR(pack(*dqKernel, c.dqArgs));
+  if (part == Part::kAll) TESSERA_RETURN_IF_ERROR(pack(kernel, c.dkdvArgs));
   auto launch = [&]() -> absl::Status {
     for (auto& [k, packed] : launches) TESSERA_RETURN_IF_ERROR(runtime::Launch(*k, packed));
     return absl::OkStatus();
@@ -224,26 +358,26 @@ absl::StatusOr<Report> RunBackward(const LoadedKernel& kernel, const AttentionVa
   std::vector<uint16_t> first[3];
   std::vector<float> firstD;
   for (int run = 0; run < 2; ++run) {
-    for (DeviceBuffer* out : {&dq, &dk, &dv}) TESSERA_RETURN_IF_ERROR(out->Fill(kPoisonByte));
-    if (part != Part::kDq) TESSERA_RETURN_IF_ERROR(rowD.Fill(kPoisonByte));
+    for (DeviceBuffer* out : {&c.dq, &c.dk, &c.dv}) TESSERA_RETURN_IF_ERROR(out->Fill(kPoisonByte));
+    if (part != Part::kDq) TESSERA_RETURN_IF_ERROR(c.rowD.Fill(kPoisonByte));
     TESSERA_RETURN_IF_ERROR(launch());
     TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
-    std::vector<float> gotD(rowD32.size());
-    TESSERA_RETURN_IF_ERROR(rowD.CopyToHost(gotD.data(), gotD.size() * 4));
-    std::vector<uint16_t> got[3] = {std::vector<uint16_t>(o16.size()),
-                                    std::vector<uint16_t>(in.k.bits.size()),
-                                    std::vector<uint16_t>(in.k.bits.size())};
-    TESSERA_RETURN_IF_ERROR(dq.CopyToHost(got[0].data(), got[0].size() * 2));
-    TESSERA_RETURN_IF_ERROR(dk.CopyToHost(got[1].data(), got[1].size() * 2));
-    TESSERA_RETURN_IF_ERROR(dv.CopyToHost(got[2].data(), got[2].size() * 2));
+    std::vector<float> gotD(c.rowD32.size());
+    TESSERA_RETURN_IF_ERROR(c.rowD.CopyToHost(gotD.data(), gotD.size() * 4));
+    std::vector<uint16_t> got[3] = {std::vector<uint16_t>(c.qElements),
+                                    std::vector<uint16_t>(c.kElements),
+                                    std::vector<uint16_t>(c.kElements)};
+    TESSERA_RETURN_IF_ERROR(c.dq.CopyToHost(got[0].data(), got[0].size() * 2));
+    TESSERA_RETURN_IF_ERROR(c.dk.CopyToHost(got[1].data(), got[1].size() * 2));
+    TESSERA_RETURN_IF_ERROR(c.dv.CopyToHost(got[2].data(), got[2].size() * 2));
     if (run == 0) {
       if (part == Part::kPre) CheckRowSums(gotD, ref, report);
-      const int64_t checkedHeads = checkedKvHeads * (p.h / p.hkv);
+      const int64_t checkedHeads = c.checkedKvHeads * (c.h / c.hkv);
       if (part != Part::kPre)
-        CheckGradient("dQ", v.dtype, got[0], ref.dq, ref.dqMag, d, p.h, checkedHeads, report);
+        CheckGradient("dQ", v.dtype, got[0], ref.dq, ref.dqMag, d, c.h, checkedHeads, report);
       if (part == Part::kAll) {
-        CheckGradient("dK", v.dtype, got[1], ref.dk, ref.dkMag, d, p.hkv, checkedKvHeads, report);
-        CheckGradient("dV", v.dtype, got[2], ref.dv, ref.dvMag, d, p.hkv, checkedKvHeads, report);
+        CheckGradient("dK", v.dtype, got[1], ref.dk, ref.dkMag, d, c.hkv, c.checkedKvHeads, report);
+        CheckGradient("dV", v.dtype, got[2], ref.dv, ref.dvMag, d, c.hkv, c.checkedKvHeads, report);
       }
       for (int n = 0; n < 3; ++n) first[n] = std::move(got[n]);
       firstD = std::move(gotD);
@@ -255,11 +389,8 @@ absl::StatusOr<Report> RunBackward(const LoadedKernel& kernel, const AttentionVa
     }
   }
   report.correct = report.mismatches == 0;
-  report.bytes = 2.0 * (4 * in.q.bits.size() + 4 * in.k.bits.size()) + 8.0 * lse32.size();
-  // FlashAttention's count: 2.5 times the forward's 4 b h Sq Skv D, half
-  // causal (for the whole backward; the D kernel alone is its bytes).
-  report.flops =
-      part == Part::kPre ? 0.0 : 2.5 * 4.0 * p.b * p.h * p.sq * p.skv * d * (v.causal ? 0.5 : 1.0);
+  report.bytes = 2.0 * (4 * c.qElements + 4 * c.kElements) + 8.0 * c.lse32.size();
+  report.flops = part == Part::kPre ? 0.0 : c.flops;
   if (options.time && (report.correct || options.time_wrong)) {
     TESSERA_ASSIGN_OR_RETURN(report.timing, runtime::TimeIt(launch, options.timing));
   }
@@ -270,8 +401,24 @@ Workload Make(const AttentionVariant& v, const AttentionProblem& p, Part part, b
   std::string name =
       absl::StrFormat("%s/b%d_sq%d_skv%d_h%d_hkv%d", v.kernel, p.b, p.sq, p.skv, p.h, p.hkv);
   return MakeWorkload(name, v.kernel, /*conformance=*/!benchmark, benchmark,
-                      [v, p, part](const LoadedKernel& kernel, const RunOptions& options) {
-                        return RunBackward(kernel, v, p, part, options);
+                      [v, p, part](const LoadedKernel& kernel,
+                                   const RunOptions& options) -> absl::StatusOr<Report> {
+                        Random random(options.seed);
+                        TESSERA_ASSIGN_OR_RETURN(BackwardCase c,
+                                                 FixedLengthCase(v, p, options.time, random));
+                        return RunBackward(kernel, v, part, options, c);
+                      });
+}
+
+Workload MakeVarlen(const AttentionVariant& v, const VarlenProblem& p, Part part) {
+  return MakeWorkload(absl::StrCat(v.kernel, "/", p.Name()), v.kernel, /*conformance=*/true,
+                      /*benchmark=*/false,
+                      [v, p, part](const LoadedKernel& kernel,
+                                   const RunOptions& options) -> absl::StatusOr<Report> {
+                        Random random(options.seed);
+                        TESSERA_ASSIGN_OR_RETURN(BackwardCase c,
+                                                 VarlenCase(v, p, options.time, random));
+                        return RunBackward(kernel, v, part, options, c);
                       });
 }
 
@@ -303,6 +450,21 @@ std::vector<Workload> FlashAttentionBwdWorkloads() {
               absl::StrCat("flash_attention_bwd_", name, "_d", d, causal ? "_causal" : "", suffix),
               dtype, d, causal};
           for (const AttentionProblem& p : kConformance) list.push_back(Make(v, p, part, false));
+        }
+      }
+    }
+  }
+  // The packed batch's three kernels (the dK/dV one names the family).
+  for (auto [dtype, name] :
+       {std::pair{runtime::DTYPE_F16, "f16"}, std::pair{runtime::DTYPE_BF16, "bf16"}}) {
+    for (int64_t d : {64, 128}) {
+      for (bool causal : {false, true}) {
+        for (auto [suffix, part] : kParts) {
+          AttentionVariant v{absl::StrCat("flash_attention_bwd_varlen_", name, "_d", d,
+                                          causal ? "_causal" : "", suffix),
+                             dtype, d, causal};
+          for (const VarlenProblem& p : VarlenConformanceProblems())
+            list.push_back(MakeVarlen(v, p, part));
         }
       }
     }

@@ -412,6 +412,7 @@ const std::vector<Workload>& AllWorkloads() {
   for (Workload& w : AttentionWorkloads()) list->push_back(std::move(w));
   for (Workload& w : FlashAttentionWorkloads()) list->push_back(std::move(w));
   for (Workload& w : FlashAttentionBwdWorkloads()) list->push_back(std::move(w));
+  for (Workload& w : FlashAttentionVarlenWorkloads()) list->push_back(std::move(w));
   for (Workload& w : FlashDecodingWorkloads()) list->push_back(std::move(w));
   return list;
   }();

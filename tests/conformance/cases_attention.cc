@@ -29,25 +29,41 @@ void AddAttentionCases(std::vector<Case>& cases) {
                                {bf16, 128, false}, {bf16, 128, true}, {f16, 256, false},
                                {bf16, 256, true}};
   for (const Variant& v : kVariants) {
-    examples::FlashAttentionConfig c;
-    c.dtype = v.dtype, c.headDim = v.headDim, c.causal = v.causal;
-    cases.push_back({examples::FlashAttentionName(c), [v](const std::string& target) {
-                       return examples::FlashAttention(examples::FlashAttentionConfig::ForTarget(
-                           target, v.dtype, v.headDim, v.causal));
-                     }});
+    for (bool varlen : {false, true}) {
+      // The packed batch at the head dimensions the benchmarks time.
+      if (varlen && v.headDim > 128) continue;
+      examples::FlashAttentionConfig c;
+      c.dtype = v.dtype, c.headDim = v.headDim, c.causal = v.causal, c.varlen = varlen;
+      cases.push_back({examples::FlashAttentionName(c), [v, varlen](const std::string& target) {
+                         auto config = examples::FlashAttentionConfig::ForTarget(
+                             target, v.dtype, v.headDim, v.causal);
+                         config.varlen = varlen;
+                         return examples::FlashAttention(config);
+                       }});
+    }
   }
   // The backward's causal mask, bf16 and head dimension 64 (the example is
   // f16, d128, no mask): each variant's three kernels, the dK/dV one named
   // by the family and the other two its companions.
-  for (const Variant& v : {Variant{bf16, 64, true}, Variant{f16, 128, true}}) {
+  // The packed batch's: both types, both head dimensions, both masks.
+  struct BwdVariant {
+    Variant v;
+    bool varlen;
+  };
+  for (const BwdVariant& bv :
+       {BwdVariant{{bf16, 64, true}, false}, BwdVariant{{f16, 128, true}, false},
+        BwdVariant{{f16, 64, false}, true}, BwdVariant{{bf16, 64, true}, true},
+        BwdVariant{{f16, 128, true}, true}, BwdVariant{{bf16, 128, false}, true}}) {
+    const Variant v = bv.v;
     examples::FlashAttentionBwdConfig c;
-    c.dtype = v.dtype, c.headDim = v.headDim, c.causal = v.causal;
+    c.dtype = v.dtype, c.headDim = v.headDim, c.causal = v.causal, c.varlen = bv.varlen;
     const std::string base = examples::FlashAttentionBwdName(c);
     for (const char* suffix : {"", "_pre", "_dq"}) {
       std::string name = base + suffix;
-      cases.push_back({name, [v, name, suffix = std::string(suffix)](const std::string& target) {
+      cases.push_back({name, [bv, name, suffix = std::string(suffix)](const std::string& target) {
                          auto config = examples::FlashAttentionBwdConfig::ForTarget(
-                             target, v.dtype, v.headDim, v.causal);
+                             target, bv.v.dtype, bv.v.headDim, bv.v.causal);
+                         config.varlen = bv.varlen;
                          if (suffix == "_pre") return examples::FlashAttentionBwdPre(config, name);
                          if (suffix == "_dq") return examples::FlashAttentionBwdDq(config, name);
                          return examples::FlashAttentionBwdDkDv(config, name);
