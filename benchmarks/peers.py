@@ -173,14 +173,18 @@ def gemm_epilogue(m, n, k, dtype, kind, compiled=False):
     return ms, 2.0 * m * n * k / (ms * 1e-3) / 1e12
 
 
-def sdpa(b, s, h, d, dtype, causal, backend):
+def sdpa(b, s, h, d, dtype, causal, backend, dv=None):
     """torch's scaled_dot_product_attention on one backend (SDPBackend.CUDNN_ATTENTION
     or FLASH_ATTENTION) for FlashAttention's benchmark (flash_attention_* in
     device_runner): Q, K, V [b, s, h, d] in memory, as our kernel reads them,
-    viewed as SDPA's [b, h, s, d]; FLOPs 4 b h s^2 d, half of it when causal."""
+    viewed as SDPA's [b, h, s, d]; FLOPs 4 b h s^2 d, half of it when causal.
+    With dv, V's head dimension (DeepSeek's prefill: d 192, dv 128) and FLOPs
+    2 b h s^2 (d + dv)."""
     from torch.nn.attention import sdpa_kernel
 
-    q, k, v = (uniform(b, s, h, d, dtype=dtype).transpose(1, 2) for _ in range(3))
+    dv = dv or d
+    q, k = (uniform(b, s, h, d, dtype=dtype).transpose(1, 2) for _ in range(2))
+    v = uniform(b, s, h, dv, dtype=dtype).transpose(1, 2)
     scale = 1.25 / d ** 0.5
 
     def run():
@@ -190,7 +194,7 @@ def sdpa(b, s, h, d, dtype, causal, backend):
     with sdpa_kernel([backend]):
         run()  # fails here, outside the timing, where the backend cannot run it
         ms = time_op(run)
-    return ms, 4.0 * b * h * s * s * d * (0.5 if causal else 1.0) / (ms * 1e-3) / 1e12
+    return ms, 2.0 * b * h * s * s * (d + dv) * (0.5 if causal else 1.0) / (ms * 1e-3) / 1e12
 
 
 def attention_peers(want, report):
@@ -216,6 +220,19 @@ def attention_peers(want, report):
                         except RuntimeError as e:  # the backend refuses this problem
                             print(f"{peer},{workload},failed: {str(e).splitlines()[0][:80]}")
                             sys.stdout.flush()
+    # DeepSeek-V3's prefill head dimensions (Q K^T 192, V 128).
+    for causal in (False, True):
+        workload = (f"flash_attention_f16_d192_v128{'_causal' if causal else ''}"
+                    "/b2_sq4096_skv4096_h16_hkv16")
+        if not want(workload):
+            continue
+        for peer, backend in backends:
+            try:
+                report(peer, workload,
+                       *sdpa(2, 4096, 16, 192, torch.float16, causal, backend, dv=128), "TFLOP/s")
+            except RuntimeError as e:
+                print(f"{peer},{workload},failed: {str(e).splitlines()[0][:80]}")
+                sys.stdout.flush()
 
 
 def sdpa_backward(b, s, h, d, dtype, causal, backend):

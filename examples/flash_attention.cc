@@ -64,10 +64,15 @@ FlashAttentionConfig FlashAttentionConfig::ForTarget(const std::string& target, 
 
 std::string FlashAttentionName(const FlashAttentionConfig& c) {
   return absl::StrCat("flash_attention_", c.varlen ? "varlen_" : "",
-                      c.dtype == bf16 ? "bf16" : "f16", "_d", c.headDim, c.causal ? "_causal" : "");
+                      c.dtype == bf16 ? "bf16" : "f16", "_d", c.headDim,
+                      c.valueDim && c.valueDim != c.headDim ? absl::StrCat("_v", c.valueDim) : "",
+                      c.causal ? "_causal" : "");
 }
 
 namespace {
+
+/// V's and O's head dimension.
+int64_t ValueDim(const FlashAttentionConfig& c) { return c.valueDim ? c.valueDim : c.headDim; }
 
 /// Where one block's query rows and their keys lie: the sequence's lengths,
 /// the block's first row (of the sequence), the keys [0, end) the key loop
@@ -84,16 +89,16 @@ struct BlockRows {
 void ForwardBlock(KernelBuilder& T, const FlashAttentionConfig& c, const Tensor& Q, const Tensor& K,
                   const Tensor& V, const Tensor& O, const Tensor& LSE, const Scalar& scale,
                   const BlockRows& rows) {
-  const int64_t D = c.headDim, BM = c.bm, BN = c.bn;
+  const int64_t D = c.headDim, DV = ValueDim(c), BM = c.bm, BN = c.bn;
   auto qs = T.AllocShared({BM, D}, c.dtype, "qs");
-  auto ks = T.AllocShared({BN, D}, c.dtype, "ks"), vs = T.AllocShared({BN, D}, c.dtype, "vs");
+  auto ks = T.AllocShared({BN, D}, c.dtype, "ks"), vs = T.AllocShared({BN, DV}, c.dtype, "vs");
   auto s = T.AllocFragment({BM, BN}, f32, "s"), p = T.AllocFragment({BM, BN}, c.dtype, "p");
-  auto o = T.AllocFragment({BM, D}, f32, "o");
+  auto o = T.AllocFragment({BM, DV}, f32, "o");
   auto m = T.AllocFragment({BM}, f32, "m");    // running row maximum (log2 units)
   auto mx = T.AllocFragment({BM}, f32, "mx");  // block maximum, then alpha, then LSE
   auto l = T.AllocFragment({BM}, f32, "l");    // running row sum, then its inverse
   Scalar log2Scale = scale * kLog2e;
-  OnlineSoftmax state{o, m, mx, l, BM, D, log2Scale};
+  OnlineSoftmax state{o, m, mx, l, BM, DV, log2Scale};
   T.Copy(rows.queries(Q, rows.row0), qs);
   T.Clear(o);
   T.Clear(l);
@@ -130,8 +135,9 @@ void FixedLengthForward(KernelBuilder& T, const FlashAttentionConfig& c) {
   Dim B = Dim::Dynamic("B"), Sq = Dim::Dynamic("Sq"), Skv = Dim::Dynamic("Skv");
   Dim H = Dim::Dynamic("H"), Hkv = Dim::Dynamic("Hkv");
   auto Q = T.Tensor("Q", {B, Sq, H, D}, c.dtype);
-  auto K = T.Tensor("K", {B, Skv, Hkv, D}, c.dtype), V = T.Tensor("V", {B, Skv, Hkv, D}, c.dtype);
-  auto O = T.Tensor("O", {B, Sq, H, D}, c.dtype), LSE = T.Tensor("LSE", {B, H, Sq}, f32);
+  auto K = T.Tensor("K", {B, Skv, Hkv, D}, c.dtype);
+  auto V = T.Tensor("V", {B, Skv, Hkv, ValueDim(c)}, c.dtype);
+  auto O = T.Tensor("O", {B, Sq, H, ValueDim(c)}, c.dtype), LSE = T.Tensor("LSE", {B, H, Sq}, f32);
   // The scale must be positive: the row maximum is taken before scaling.
   Scalar scale = T.ScalarArg("scale", f32);
   T.Launch({CeilDiv(Sq, BM), H, B}, c.threads, [&](Index bx, Index h, Index b) {
@@ -161,8 +167,8 @@ void VarlenForward(KernelBuilder& T, const FlashAttentionConfig& c) {
   Dim Tq = Dim::Dynamic("Tq"), Tk = Dim::Dynamic("Tk"), B1 = Dim::Dynamic("B1");
   Dim H = Dim::Dynamic("H"), Hkv = Dim::Dynamic("Hkv");
   auto Q = T.Tensor("Q", {Tq, H, D}, c.dtype);
-  auto K = T.Tensor("K", {Tk, Hkv, D}, c.dtype), V = T.Tensor("V", {Tk, Hkv, D}, c.dtype);
-  auto O = T.Tensor("O", {Tq, H, D}, c.dtype), LSE = T.Tensor("LSE", {H, Tq}, f32);
+  auto K = T.Tensor("K", {Tk, Hkv, D}, c.dtype), V = T.Tensor("V", {Tk, Hkv, ValueDim(c)}, c.dtype);
+  auto O = T.Tensor("O", {Tq, H, ValueDim(c)}, c.dtype), LSE = T.Tensor("LSE", {H, Tq}, f32);
   auto CuQ = T.Tensor("CuQ", {B1}, i32), CuK = T.Tensor("CuK", {B1}, i32);
   Dim maxSq = T.SizeArg("max_seqlen_q");
   Scalar scale = T.ScalarArg("scale", f32);
@@ -194,6 +200,7 @@ void VarlenForward(KernelBuilder& T, const FlashAttentionConfig& c) {
 Kernel FlashAttention(const FlashAttentionConfig& c, const std::string& name) {
   KernelBuilder T(name.empty() ? FlashAttentionName(c) : name);
   RequireHeadDim(T, c.headDim);
+  if (c.valueDim) RequireHeadDim(T, c.valueDim);
   if (c.varlen)
     VarlenForward(T, c);
   else
@@ -208,6 +215,7 @@ Example FlashAttentionExample() {
                   }};
   example.knobs = {{"dtype", "f16 or bf16"},
                    {"head-dim", "64, 128 or 256 (any multiple of 16 compiles)"},
+                   {"value-dim", "V's and O's head dimension (default: head-dim)"},
                    {"causal", "mask keys after the query (true or false)"},
                    {"varlen", "a packed batch of sequences of different lengths (true or false)"},
                    {"bm", "query rows per block"},
@@ -222,6 +230,7 @@ Example FlashAttentionExample() {
     FlashAttentionConfig c =
         FlashAttentionConfig::ForTarget(target, dtype, headDim, knobs.Bool("causal", false));
     c.varlen = knobs.Bool("varlen", false);
+    c.valueDim = knobs.Int("value-dim", 0);
     ApplyTileKnobs(knobs, c);
     return FlashAttention(c);
   };

@@ -21,6 +21,9 @@ struct FlashAttentionConfig {
   /// 256; any multiple of 16 compiles).
   DType dtype = f16;
   int64_t headDim = 128;
+  /// V's and O's head dimension where it differs from Q's and K's
+  /// (DeepSeek-V3's prefill: 192 for Q K^T, 128 for V); 0: headDim.
+  int64_t valueDim = 0;
   /// Query row i sees key j only when j <= i + Skv - Sq (aligned bottom
   /// right, as FlashAttention-2 aligns it when Sq != Skv).
   bool causal = false;
@@ -43,7 +46,8 @@ struct FlashAttentionConfig {
 };
 
 /// The kernel's entry name for a configuration, e.g.
-/// "flash_attention_bf16_d128_causal", "flash_attention_varlen_f16_d64".
+/// "flash_attention_bf16_d128_causal", "flash_attention_varlen_f16_d64",
+/// "flash_attention_f16_d192_v128" (a value head dimension of its own).
 std::string FlashAttentionName(const FlashAttentionConfig& c);
 
 /// Multi-head attention forward, FlashAttention-2's algorithm: for Q
@@ -52,7 +56,8 @@ std::string FlashAttentionName(const FlashAttentionConfig& c);
 /// mask) V and LSE [B, H, Sq] (f32) = the natural log-sum-exp of each row of
 /// scale Q K^T + mask (+infinity for a row that sees no key, whose O is 0).
 /// Arguments in order: Q, K, V, O, LSE and `scale` (a positive f32). B, Sq,
-/// Skv, H and Hkv are dynamic; D is the config's.
+/// Skv, H and Hkv are dynamic; D is the config's. With `valueDim` Dv, V is
+/// [B, Skv, Hkv, Dv] and O [B, Sq, H, Dv].
 ///
 /// With `varlen`, sequences of different lengths packed end to end: Q and O
 /// [Tq, H, D], K and V [Tk, Hkv, D], LSE [H, Tq]; CuQ and CuK (i32, B + 1

@@ -21,14 +21,20 @@ namespace tessera::workloads::internal {
 
 /// What a kernel computes: its element type, head dimension and mask; the
 /// values' (and the output's) dimension where it is not d: MLA's 512 of
-/// the 576 its scores take (the first dv of a key's columns).
+/// the 576 its scores take (the first dv of a key's columns), or with
+/// `ownValues` a V tensor of its own with rows of dv (DeepSeek's prefill:
+/// d 192, dv 128).
 struct AttentionVariant {
   std::string kernel;
   runtime::DType dtype;
   int64_t d;
   bool causal;
   int64_t dv = 0;
+  bool ownValues = false;
 };
+
+/// The elements of one key's row of V: dv for a V of its own, else d.
+inline int64_t ValueRow(const AttentionVariant& v) { return v.ownValues && v.dv ? v.dv : v.d; }
 
 /// Batch, lengths and heads of one problem.
 struct AttentionProblem {
@@ -50,9 +56,10 @@ struct Bits16 {
   }
 };
 
-/// Q [B, Sq, H, D], K and V [B, Skv, Hkv, D] of random values in [-1, 1)
-/// (drawn in that order), on the host and the device, and a scale that is
-/// not 1/sqrt(D) (so a kernel that ignores its scale argument fails).
+/// Q [B, Sq, H, D], K and V [B, Skv, Hkv, D] (V's rows ValueRow) of random
+/// values in [-1, 1) (drawn in that order), on the host and the device, and
+/// a scale that is not 1/sqrt(D) (so a kernel that ignores its scale
+/// argument fails).
 struct AttentionInputs {
   Bits16 q, k, val;
   runtime::DeviceBuffer dq, dk, dv;

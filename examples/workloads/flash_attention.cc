@@ -38,7 +38,7 @@ void internal::CheckAttentionRow(const AttentionVariant& v, const AttentionProbl
   const bool f16 = v.dtype == runtime::DTYPE_F16;
   auto qAt = [&](int64_t c) { return q[((b * p.sq + i) * p.h + h) * d + c]; };
   auto kvAt = [&](const Bits16& t, int64_t j, int64_t c) {
-    return t[((b * p.skv + j) * p.hkv + kvh) * d + c];
+    return t[((b * p.skv + j) * p.hkv + kvh) * (&t == &val ? ValueRow(v) : d) + c];
   };
   // Keys [0, seen): all, or up to the row's diagonal aligned bottom right.
   int64_t seen = v.causal ? std::clamp<int64_t>(i + p.skv - p.sq + 1, 0, p.skv) : p.skv;
@@ -87,7 +87,7 @@ absl::StatusOr<AttentionInputs> internal::MakeAttentionInputs(const AttentionVar
                                                               const AttentionProblem& p,
                                                               Random& random) {
   Bits16 q(v.dtype, p.b * p.sq * p.h * v.d, random), k(v.dtype, p.b * p.skv * p.hkv * v.d, random),
-      val(v.dtype, p.b * p.skv * p.hkv * v.d, random);
+      val(v.dtype, p.b * p.skv * p.hkv * ValueRow(v), random);
   TESSERA_ASSIGN_OR_RETURN(runtime::DeviceBuffer dq, Upload(q.bits));
   TESSERA_ASSIGN_OR_RETURN(runtime::DeviceBuffer dk, Upload(k.bits));
   TESSERA_ASSIGN_OR_RETURN(runtime::DeviceBuffer dv, Upload(val.bits));
@@ -104,7 +104,7 @@ std::vector<runtime::KernelArg> AttentionInputs::Args(const AttentionVariant& v,
                                                       const AttentionProblem& p) const {
   return {runtime::TensorArg{dq.ptr(), v.dtype, {p.b, p.sq, p.h, v.d}},
           runtime::TensorArg{dk.ptr(), v.dtype, {p.b, p.skv, p.hkv, v.d}},
-          runtime::TensorArg{dv.ptr(), v.dtype, {p.b, p.skv, p.hkv, v.d}}};
+          runtime::TensorArg{dv.ptr(), v.dtype, {p.b, p.skv, p.hkv, ValueRow(v)}}};
 }
 
 void internal::CheckAttentionRows(const AttentionVariant& v, const AttentionProblem& p,
@@ -143,21 +143,21 @@ absl::StatusOr<Report> RunFlashAttention(const LoadedKernel& kernel, const Atten
   Report report;
   report.target = kernel.spec().target();
   Random random(options.seed);
-  const int64_t d = v.d;
+  const int64_t d = v.d, dv = v.dv ? v.dv : d, outElements = p.b * p.sq * p.h * dv;
   TESSERA_ASSIGN_OR_RETURN(AttentionInputs in, MakeAttentionInputs(v, p, random));
   const Bits16 &q = in.q, &k = in.k, &val = in.val;
   const double scale = in.scale;
-  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dout, DeviceBuffer::Allocate(q.bits.size() * 2));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dout, DeviceBuffer::Allocate(outElements * 2));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dlse, DeviceBuffer::Allocate(p.b * p.h * p.sq * 4));
   TESSERA_RETURN_IF_ERROR(dlse.Fill(kPoisonByte));
   std::vector<KernelArg> args = in.Args(v, p);
-  args.insert(args.end(), {TensorArg{dout.ptr(), v.dtype, {p.b, p.sq, p.h, d}},
+  args.insert(args.end(), {TensorArg{dout.ptr(), v.dtype, {p.b, p.sq, p.h, dv}},
                            TensorArg{dlse.ptr(), runtime::DTYPE_F32, {p.b, p.h, p.sq}},
                            ScalarArg::F32(float(scale))});
   TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
                            TuneAndLaunch(kernel, args, options, dout, report));
   TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
-  std::vector<uint16_t> out(q.bits.size());
+  std::vector<uint16_t> out(outElements);
   std::vector<float> lse(p.b * p.h * p.sq);
   TESSERA_RETURN_IF_ERROR(dout.CopyToHost(out.data(), out.size() * 2));
   TESSERA_RETURN_IF_ERROR(dlse.CopyToHost(lse.data(), lse.size() * 4));
@@ -165,9 +165,10 @@ absl::StatusOr<Report> RunFlashAttention(const LoadedKernel& kernel, const Atten
   const double used = double(float(scale));
   CheckAttentionRows(v, p, used, q, k, val, out, lse, sampled ? kSampledRows : 0, random, report);
   report.correct = report.mismatches == 0;
-  report.bytes = 2.0 * (2 * q.bits.size() + 2 * k.bits.size()) + 4.0 * lse.size();
-  // FlashAttention's count: 4 b h Sq Skv D, half of it when causal.
-  report.flops = 4.0 * p.b * p.h * p.sq * p.skv * d * (v.causal ? 0.5 : 1.0);
+  report.bytes =
+      2.0 * (q.bits.size() + outElements + k.bits.size() + val.bits.size()) + 4.0 * lse.size();
+  // FlashAttention's count: 2 b h Sq Skv (D + Dv), half of it when causal.
+  report.flops = 2.0 * p.b * p.h * p.sq * p.skv * (d + dv) * (v.causal ? 0.5 : 1.0);
   TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
   return report;
 }
@@ -198,6 +199,22 @@ std::vector<Workload> FlashAttentionWorkloads() {
   AttentionVariant example{"flash_attention", runtime::DTYPE_F16, 128, false};
   addConformance(example);
   list.push_back(Make(example, {4, 2048, 2048, 16, 16}, /*benchmark=*/true));
+  // DeepSeek-V3's prefill: Q K^T over 192, V and O 128; its benchmark at
+  // 16 heads, batch 2, sequence 4096 (cuDNN takes the shape; flash does not).
+  for (bool causal : {false, true}) {
+    AttentionVariant v{
+        causal ? "flash_attention_f16_d192_v128_causal" : "flash_attention_f16_d192_v128",
+        runtime::DTYPE_F16,
+        192,
+        causal,
+        /*dv=*/128,
+        /*ownValues=*/true};
+    addConformance(v);
+    list.push_back(Make(v, {2, 4096, 4096, 16, 16}, /*benchmark=*/true));
+  }
+  AttentionVariant bf16Split{
+      "flash_attention_bf16_d192_v128_causal", runtime::DTYPE_BF16, 192, true, 128, true};
+  addConformance(bf16Split);
   for (runtime::DType dtype : {runtime::DTYPE_F16, runtime::DTYPE_BF16}) {
     for (int64_t d : {64, 128, 256}) {
       for (bool causal : {false, true}) {

@@ -21,23 +21,28 @@ void AddAttentionCases(std::vector<Case>& cases) {
     DType dtype;
     int64_t headDim;
     bool causal;
+    int64_t valueDim = 0;
   };
-  // Every type x head dimension x mask the benchmarks time (64, 128), and
-  // head dimension 256 once per type.
-  const Variant kVariants[] = {{f16, 64, false},  {f16, 64, true},   {f16, 128, false},
-                               {f16, 128, true},  {bf16, 64, false}, {bf16, 64, true},
-                               {bf16, 128, false}, {bf16, 128, true}, {f16, 256, false},
-                               {bf16, 256, true}};
+  // Every type x head dimension x mask the benchmarks time (64, 128), head
+  // dimension 256 once per type, and DeepSeek's prefill (Q K^T over 192, V
+  // over 128).
+  const Variant kVariants[] = {{f16, 64, false},      {f16, 64, true},        {f16, 128, false},
+                               {f16, 128, true},      {bf16, 64, false},      {bf16, 64, true},
+                               {bf16, 128, false},    {bf16, 128, true},      {f16, 256, false},
+                               {bf16, 256, true},     {f16, 192, false, 128}, {f16, 192, true, 128},
+                               {bf16, 192, true, 128}};
   for (const Variant& v : kVariants) {
     for (bool varlen : {false, true}) {
       // The packed batch at the head dimensions the benchmarks time.
       if (varlen && v.headDim > 128) continue;
       examples::FlashAttentionConfig c;
       c.dtype = v.dtype, c.headDim = v.headDim, c.causal = v.causal, c.varlen = varlen;
+      c.valueDim = v.valueDim;
       cases.push_back({examples::FlashAttentionName(c), [v, varlen](const std::string& target) {
                          auto config = examples::FlashAttentionConfig::ForTarget(
                              target, v.dtype, v.headDim, v.causal);
                          config.varlen = varlen;
+                         config.valueDim = v.valueDim;
                          return examples::FlashAttention(config);
                        }});
     }
