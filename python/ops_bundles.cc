@@ -6,6 +6,8 @@
 //   gemm_f16, gemm_bf16                 C[M, N] = A[M, K] B[K, N]
 //   flash_attention_<dtype>_d<D>[_causal]  for D in 64, 128, 256
 //   flash_attention_bwd_<dtype>_d<D>[_causal][_pre|_dq]  the backward, D 64, 128
+//   flash_attention_varlen_<dtype>_d<D>[_causal], flash_attention_bwd_varlen_...
+//                                       packed batches, D 64, 128
 //
 //   ops_bundles DIR        (DIR is created if missing)
 //
@@ -70,6 +72,13 @@ int main(int argc, char** argv) {
           if (headDim > 128) continue;  // The backward's register budget stops at 128.
           auto bwd = examples::FlashAttentionBwdConfig::ForTarget(target, dtype, headDim, causal);
           std::string base = examples::FlashAttentionBwdName(bwd);
+          ok &= Add(bundle, examples::FlashAttentionBwdPre(bwd, base + "_pre"), target);
+          ok &= Add(bundle, examples::FlashAttentionBwdDq(bwd, base + "_dq"), target);
+          ok &= Add(bundle, examples::FlashAttentionBwdDkDv(bwd, base), target);
+          // The packed-batch (varlen) forms of both.
+          config.varlen = bwd.varlen = true;
+          ok &= Add(bundle, examples::FlashAttention(config), target);
+          base = examples::FlashAttentionBwdName(bwd);
           ok &= Add(bundle, examples::FlashAttentionBwdPre(bwd, base + "_pre"), target);
           ok &= Add(bundle, examples::FlashAttentionBwdDq(bwd, base + "_dq"), target);
           ok &= Add(bundle, examples::FlashAttentionBwdDkDv(bwd, base), target);

@@ -120,6 +120,19 @@ class ArgumentTest(unittest.TestCase):
             tessera._args.scalar_arg(2**31 - 1, {"dtype": "i32", "dtype_number": 5}, "").int_value,
             2**31 - 1)
 
+    def test_size_arguments_size_the_grid_and_are_refused_when_negative(self):
+        varlen = tessera.load(OPS_SM90)["flash_attention_varlen_f16_d64"]
+        args = [Device((500, 8, 64)), Device((420, 2, 64)), Device((420, 2, 64)),
+                Device((500, 8, 64)), Device((8, 500), "<f4"), Device((4,), "<i4"),
+                Device((4,), "<i4")]
+        varlen.check(*args, 300, 0.125)
+        with self.assertRaisesRegex(tessera.Error,
+                                    "size argument max_seqlen_q is -1; the grid needs it at "
+                                    "least 0"):
+            varlen.check(*args, -1, 0.125)
+        with self.assertRaisesRegex(tessera.Error, "dimension B1: CuQ has 4 but CuK has 3"):
+            varlen.check(*args[:6], Device((3,), "<i4"), 300, 0.125)
+
     def test_launch_without_a_gpu_is_an_error_not_a_crash(self):
         with self.assertRaises(tessera.Error) as caught:
             self.gemm(Device((100, 64)), Device((64, 72)), Device((100, 72)))
@@ -300,6 +313,23 @@ class FakeTest(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "head dim 96 has no kernel"):
             q96 = torch.empty(1, 4, 2, 96, dtype=torch.float16, device="meta")
             torch.ops.tessera.flash_attention(q96, q96, q96)
+
+    def test_varlen_fake_gives_packed_shapes_and_checks_inputs(self):
+        import tessera.ops  # noqa: F401 (registers the ops)
+        q = torch.empty(500, 8, 64, dtype=torch.float16, device="meta")
+        k = torch.empty(420, 2, 64, dtype=torch.float16, device="meta")
+        cu = torch.empty(4, dtype=torch.int32, device="meta")
+        o, lse = torch.ops.tessera.flash_attention_varlen(q, k, k, cu, cu, 300, 200)
+        self.assertEqual((o.shape, lse.shape, lse.dtype), (q.shape, (8, 500), torch.float32))
+        with self.assertRaisesRegex(RuntimeError, "cumulative lengths must be int32"):
+            torch.ops.tessera.flash_attention_varlen(q, k, k, cu.long(), cu.long(), 1, 1)
+        with self.assertRaisesRegex(RuntimeError, "batch \\+ 1 entries each"):
+            torch.ops.tessera.flash_attention_varlen(q, k, k, cu, cu[:3], 1, 1)
+        with self.assertRaisesRegex(RuntimeError, "expects q \\[Tq, H, D\\]"):
+            torch.ops.tessera.flash_attention_varlen(q[None], k, k, cu, cu, 1, 1)
+        with self.assertRaisesRegex(RuntimeError, "8 query heads do not share 3 key heads"):
+            k3 = torch.empty(420, 3, 64, dtype=torch.float16, device="meta")
+            torch.ops.tessera.flash_attention_varlen(q, k3, k3, cu, cu, 1, 1)
 
     def test_cpu_tensors_are_refused(self):
         a = torch.randn(16, 16).half()

@@ -4,6 +4,7 @@ poisoned first, sizes off the tiles), tessera.ops under autograd and
 torch.compile, streams, prepared launches and the errors a user meets.
 Tagged requires-gpu; on the GPU machine: python3 python/tests/test_torch_gpu.py."""
 
+import itertools
 import math
 import os
 import unittest
@@ -218,6 +219,50 @@ class OpsTest(unittest.TestCase):
                 bound = tol * w.norm(dim=-1) + 1e-3 * tol * w.norm(dim=-1).max()
                 worst = (error - bound).max().item()
                 self.assertLessEqual(worst, 0.0, f"{what} d{name}: a row's error over its bound")
+
+    def test_varlen_attention_and_gradients_against_float64(self):
+        # Lengths 0, 1, odd and past a block; Sq < Skv and Sq > Skv in one
+        # batch; grouped heads. Each sequence against its own reference.
+        lq, lk = [77, 1, 0, 200, 130], [131, 1, 9, 150, 0]
+        cases = [(torch.float16, 64, False), (torch.bfloat16, 128, True)]
+        cu = lambda n: torch.tensor([0] + list(itertools.accumulate(n)), dtype=torch.int32,
+                                    device=self.device)
+        for dtype, head_dim, causal in cases:
+            what = f"varlen {dtype} d{head_dim} causal={causal}"
+            q = torch.randn(sum(lq), 4, head_dim, device=self.device, dtype=dtype)
+            k, v = (torch.randn(sum(lk), 2, head_dim, device=self.device, dtype=dtype)
+                    for _ in range(2))
+            grad_o = torch.randn_like(q)
+            scale = 1.0 / math.sqrt(head_dim)
+            inputs = [x.clone().requires_grad_(True) for x in (q, k, v)]
+            o, lse = tessera.ops.flash_attention_varlen(*inputs, cu(lq), cu(lk), max(lq), max(lk),
+                                                        causal=causal)
+            (o.double() * grad_o.double()).sum().backward()
+            tol = 1e-2 if dtype == torch.float16 else 3e-2
+            for b in range(len(lq)):
+                rows = slice(sum(lq[:b]), sum(lq[:b + 1]))
+                keys = slice(sum(lk[:b]), sum(lk[:b + 1]))
+                if lq[b] == 0:
+                    continue
+                ref = [x[None, s].double().requires_grad_(True)
+                       for x, s in ((q, rows), (k, keys), (v, keys))]
+                want_o, want_lse = attention_reference(*ref, scale, causal)
+                seen = torch.isfinite(want_lse[0])  # [H, Sq]
+                assert_close(self, o[rows], torch.where(seen.t()[..., None], want_o[0], 0.0),
+                             tol, tol, f"{what} sequence {b} O")
+                self.assertTrue(torch.equal(torch.isinf(lse[:, rows]), ~seen), what + " LSE inf")
+                assert_close(self, lse[:, rows][seen], want_lse[0][seen], 1e-3, 1e-3,
+                             f"{what} sequence {b} LSE")
+                if lk[b] == 0:
+                    continue
+                (want_o * grad_o[None, rows].double()).sum().backward()
+                for name, got, r, s in zip("QKV", [x.grad for x in inputs], ref,
+                                           (rows, keys, keys)):
+                    error = (got[s].double() - r.grad[0]).norm(dim=-1)
+                    bound = 2 * tol * r.grad[0].norm(dim=-1) + 1e-3
+                    self.assertLessEqual((error - bound).max().item(), 0.0,
+                                         f"{what} sequence {b} d{name}")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
