@@ -93,12 +93,8 @@ void ForwardBlock(KernelBuilder& T, const FlashAttentionConfig& c, const Tensor&
   auto qs = T.AllocShared({BM, D}, c.dtype, "qs");
   auto ks = T.AllocShared({BN, D}, c.dtype, "ks"), vs = T.AllocShared({BN, DV}, c.dtype, "vs");
   auto s = T.AllocFragment({BM, BN}, f32, "s"), p = T.AllocFragment({BM, BN}, c.dtype, "p");
-  auto o = T.AllocFragment({BM, DV}, f32, "o");
-  auto m = T.AllocFragment({BM}, f32, "m");    // running row maximum (log2 units)
-  auto mx = T.AllocFragment({BM}, f32, "mx");  // block maximum, then alpha, then LSE
-  auto l = T.AllocFragment({BM}, f32, "l");    // running row sum, then its inverse
-  Scalar log2Scale = scale * kLog2e;
-  OnlineSoftmax state{o, m, mx, l, BM, DV, log2Scale};
+  OnlineSoftmax state = AllocOnlineSoftmax(T, BM, DV, scale);
+  const Buffer &o = state.o, &m = state.m, &mx = state.mx, &l = state.l;
   T.Copy(rows.queries(Q, rows.row0), qs);
   T.Clear(o);
   T.Clear(l);

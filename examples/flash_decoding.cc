@@ -76,11 +76,8 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
     auto qs = T.AllocShared({BM, D}, c.dtype, "qs");
     auto ks = T.AllocShared({BN, D}, c.dtype, "ks"), vs = T.AllocShared({BN, D}, c.dtype, "vs");
     auto s = T.AllocFragment({BM, BN}, f32, "s"), p = T.AllocFragment({BM, BN}, c.dtype, "p");
-    auto o = T.AllocFragment({BM, D}, f32, "o");
-    auto m = T.AllocFragment({BM}, f32, "m");    // running row maximum (log2 units)
-    auto mx = T.AllocFragment({BM}, f32, "mx");  // step maximum, then alpha, then LSE
-    auto l = T.AllocFragment({BM}, f32, "l");    // running row sum, then its inverse
-    OnlineSoftmax state{o, m, mx, l, BM, D, scale * kLog2e};
+    OnlineSoftmax state = AllocOnlineSoftmax(T, BM, D, scale);
+    const Buffer &o = state.o, &m = state.m, &mx = state.mx, &l = state.l;
     auto token = [&](Index t) {
       // This token's keys [0, end), and this block's steps of them.
       Index end = skv - sq + t + 1;

@@ -65,11 +65,8 @@ Kernel MlaDecode(const MlaDecodeConfig& c, const std::string& name) {
     auto qn = T.AllocShared({BM, L}, c.dtype, "qn"), qr = T.AllocShared({BM, R}, c.dtype, "qr");
     auto kn = T.AllocShared({BN, L}, c.dtype, "kn"), kr = T.AllocShared({BN, R}, c.dtype, "kr");
     auto s = T.AllocFragment({BM, BN}, f32, "s"), p = T.AllocFragment({BM, BN}, c.dtype, "p");
-    auto o = T.AllocFragment({BM, L}, f32, "o");
-    auto m = T.AllocFragment({BM}, f32, "m");    // running row maximum (log2 units)
-    auto mx = T.AllocFragment({BM}, f32, "mx");  // step maximum, then alpha, then LSE
-    auto l = T.AllocFragment({BM}, f32, "l");    // running row sum, then its inverse
-    OnlineSoftmax state{o, m, mx, l, BM, L, scale * kLog2e};
+    OnlineSoftmax state = AllocOnlineSoftmax(T, BM, L, scale);
+    const Buffer &o = state.o, &m = state.m, &mx = state.mx, &l = state.l;
     auto token = [&](Index t) {
       // This token's keys [0, end), and this block's steps of them.
       Index end = skv - sq + t + 1;

@@ -57,6 +57,18 @@ struct OnlineSoftmax {
   Scalar log2Scale;
 };
 
+/// Allocates the online softmax's fragments for `rows` query rows and an
+/// output `headDim` wide (O, then m, mx and l); its exponent scale is
+/// `scale` log2 e.
+inline OnlineSoftmax AllocOnlineSoftmax(KernelBuilder& T, int64_t rows, int64_t headDim,
+                                        const Scalar& scale) {
+  auto o = T.AllocFragment({rows, headDim}, f32, "o");
+  auto m = T.AllocFragment({rows}, f32, "m");    // running row maximum (log2 units)
+  auto mx = T.AllocFragment({rows}, f32, "mx");  // block maximum, then alpha, then LSE
+  auto l = T.AllocFragment({rows}, f32, "l");    // running row sum, then its inverse
+  return OnlineSoftmax{o, m, mx, l, rows, headDim, scale * kLog2e};
+}
+
 /// One block of keys: S (scores, masked to -infinity) in `s` [rows, bn];
 /// rescales O and l to the new maximum, P = exp2(c S - m) (one FMA and one
 /// exp2 an element) into `p` (the P V operand's type), and O += P V.

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -397,29 +398,30 @@ absl::StatusOr<Report> RunBackward(const LoadedKernel& kernel, const AttentionVa
   return report;
 }
 
-Workload Make(const AttentionVariant& v, const AttentionProblem& p, Part part, bool benchmark) {
-  std::string name =
-      absl::StrFormat("%s/b%d_sq%d_skv%d_h%d_hkv%d", v.kernel, p.b, p.sq, p.skv, p.h, p.hkv);
-  return MakeWorkload(name, v.kernel, /*conformance=*/!benchmark, benchmark,
-                      [v, p, part](const LoadedKernel& kernel,
-                                   const RunOptions& options) -> absl::StatusOr<Report> {
+/// A workload of `part` whose problem `setup` lays out (given whether the
+/// run is timed, and the workload's random numbers).
+Workload MakeBackward(
+    std::string name, const AttentionVariant& v, Part part, bool benchmark,
+    std::function<absl::StatusOr<BackwardCase>(bool time, Random& random)> setup) {
+  return MakeWorkload(std::move(name), v.kernel, /*conformance=*/!benchmark, benchmark,
+                      [v, part, setup](const LoadedKernel& kernel,
+                                       const RunOptions& options) -> absl::StatusOr<Report> {
                         Random random(options.seed);
-                        TESSERA_ASSIGN_OR_RETURN(BackwardCase c,
-                                                 FixedLengthCase(v, p, options.time, random));
+                        TESSERA_ASSIGN_OR_RETURN(BackwardCase c, setup(options.time, random));
                         return RunBackward(kernel, v, part, options, c);
                       });
 }
 
+Workload Make(const AttentionVariant& v, const AttentionProblem& p, Part part, bool benchmark) {
+  return MakeBackward(
+      absl::StrFormat("%s/b%d_sq%d_skv%d_h%d_hkv%d", v.kernel, p.b, p.sq, p.skv, p.h, p.hkv), v,
+      part, benchmark,
+      [v, p](bool time, Random& random) { return FixedLengthCase(v, p, time, random); });
+}
+
 Workload MakeVarlen(const AttentionVariant& v, const VarlenProblem& p, Part part) {
-  return MakeWorkload(absl::StrCat(v.kernel, "/", p.Name()), v.kernel, /*conformance=*/true,
-                      /*benchmark=*/false,
-                      [v, p, part](const LoadedKernel& kernel,
-                                   const RunOptions& options) -> absl::StatusOr<Report> {
-                        Random random(options.seed);
-                        TESSERA_ASSIGN_OR_RETURN(BackwardCase c,
-                                                 VarlenCase(v, p, options.time, random));
-                        return RunBackward(kernel, v, part, options, c);
-                      });
+  return MakeBackward(absl::StrCat(v.kernel, "/", p.Name()), v, part, /*benchmark=*/false,
+                      [v, p](bool time, Random& random) { return VarlenCase(v, p, time, random); });
 }
 
 }  // namespace
