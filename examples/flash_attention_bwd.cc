@@ -243,29 +243,19 @@ Kernel FlashAttentionBwdDq(const FlashAttentionBwdConfig& c, const std::string& 
 
 namespace {
 
-/// Zeroes the elements of P^T [BN, BM] (key k, query i) that the key block
-/// at col0 does not give to the query rows at row0: above the diagonal when
-/// causal; in a packed batch, rows past the sequence's end (the next
-/// sequence's, whose Q and dO the whole tiles read). Only blocks with such
-/// an element run it.
+/// Zeroes the elements of P^T [BN, BM] (key k, query i) above the causal
+/// diagonal for the key block at col0 and the query rows at row0 (key k is
+/// seen by query i when k < i + shift, the forward's mask). Only blocks the
+/// diagonal crosses run it.
 void MaskTransposed(KernelBuilder& T, const FlashAttentionBwdConfig& c, const Buffer& st,
                     const Index& row0, const Index& col0, const Index& sq, const Index& skv) {
+  if (!c.causal) return;
   const int64_t BM = c.bm, BN = c.bn;
-  if (!c.causal && !c.varlen) return;  // rows past Sq read as zero: no term
-  std::optional<Scalar> masked;
-  // Key k is seen by query i when k < i + shift (the forward's mask).
   Index shift = row0 + skv + 1 - (sq + col0);
-  if (c.causal) masked = row0 + skv + 1 < sq + col0 + BN;
-  if (c.varlen) masked = masked ? Or(*masked, row0 + BM > sq) : Scalar(row0 + BM > sq);
-  T.If(*masked, [&] {
+  T.If(row0 + skv + 1 < sq + col0 + BN, [&] {
     T.Parallel({BN, BM}, [&](Index k, Index i) {
-      std::optional<Scalar> seen;
-      if (c.causal) seen = ToScalar(k, i32) < ToScalar(i, i32) + ToScalar(shift, i32);
-      if (c.varlen) {
-        Scalar inside = ToScalar(i, i32) < ToScalar(sq - row0, i32);
-        seen = seen ? And(*seen, inside) : inside;
-      }
-      st(k, i) = Select(*seen, st(k, i), 0.0);
+      Scalar seen = ToScalar(k, i32) < ToScalar(i, i32) + ToScalar(shift, i32);
+      st(k, i) = Select(seen, st(k, i), 0.0);
     });
   });
 }
@@ -314,17 +304,19 @@ Kernel FlashAttentionBwdDkDv(const FlashAttentionBwdConfig& c, const std::string
         T.Pipelined(group * blocks, c.stages, [&](Index step) {
           Index h = kvHead * group + step / blocks;
           Index row0 = (first + step % blocks) * BM;
-          T.Copy(seq.queries(t.Q, row0, h, false), qs);
-          T.Copy(seq.queries(t.dO, row0, h, false), dos);
-          T.Copy(seq.rowValues(t.LSE, row0, h, false), lses);
-          T.Copy(seq.rowValues(t.D, row0, h, false), ds);
+          // Bounded: rows past the sequence's end read as zero (not the next
+          // sequence's), so their terms vanish as past Sq in a fixed-length batch.
+          T.Copy(seq.queries(t.Q, row0, h, true), qs);
+          T.Copy(seq.queries(t.dO, row0, h, true), dos);
+          T.Copy(seq.rowValues(t.LSE, row0, h, true), lses);
+          T.Copy(seq.rowValues(t.D, row0, h, true), ds);
           T.Clear(st);
           T.Gemm(ks, qs, st, /*transposeA=*/false, /*transposeB=*/true);
           T.Clear(dpt);
           T.Gemm(vs, dos, dpt, /*transposeA=*/false, /*transposeB=*/true);
-          // P^T: element (k, i) is key col0 + k for query row0 + i. In a
-          // fixed-length batch rows past Sq read Q, dO, LSE and D as zero, so
-          // their terms vanish.
+          // P^T: element (k, i) is key col0 + k for query row0 + i. Rows past
+          // the sequence's end read Q, dO, LSE and D as zero, so their terms
+          // vanish.
           T.Parallel({BN, BM}, [&](Index k, Index i) {
             st(k, i) = Exp2(st(k, i) * log2Scale - lses(0, i) * kLog2e);
           });

@@ -719,7 +719,9 @@ void KernelBuilder::Pipelined(const GridExtent &count, int stages,
     return;
   }
   if (auto size = s.sizeArgs.find(count.dim()->name()); size != s.sizeArgs.end()) {
-    Index extent = ToIndex(s.scalarArgument(size->second), loc);
+    // A negative size runs no iteration (the runtime refuses one only where
+    // it sizes the grid).
+    Index extent = Max(ToIndex(s.scalarArgument(size->second), loc), Index(0));
     Pipelined(count.divisor() == 1 ? extent : CeilDiv(extent, Index(count.divisor())), stages,
               std::move(body), loc);
     return;

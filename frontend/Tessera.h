@@ -527,7 +527,8 @@ public:
   /// An i32 argument that sizes the grid (or a Pipelined count), as a
   /// dimension: a variable-length batch's longest sequence, `Dim maxLen =
   /// T.SizeArg("max_seqlen")`, then `T.Launch({CeilDiv(maxLen, 128), ...})`.
-  /// No tensor has it as a dimension; the runtime refuses a negative value.
+  /// No tensor has it as a dimension; the runtime refuses a negative value
+  /// that sizes the grid, and a negative Pipelined count runs no iteration.
   /// The caller promises what it means (blocks past a sequence's end find
   /// nothing to do; rows past maxLen are not computed).
   Dim SizeArg(const std::string &name, SourceLoc loc = {});

@@ -169,6 +169,42 @@ absl::StatusOr<TuneResult> Autotune(absl::Span<const LoadedKernel* const> candid
   return result;
 }
 
+namespace {
+
+/// Appends the params (size arguments) `expr` reads to `params`, once each.
+void GridParams(const Expr& expr, std::vector<int64_t>& params) {
+  if (expr.op() == Expr::OP_PARAM &&
+      std::find(params.begin(), params.end(), expr.value()) == params.end())
+    params.push_back(expr.value());
+  if (expr.has_lhs()) GridParams(expr.lhs(), params);
+  if (expr.has_rhs()) GridParams(expr.rhs(), params);
+}
+
+}  // namespace
+
+std::vector<int64_t> TuneSizes(const CompiledKernel& spec, const PackedLaunch& packed,
+                               absl::Span<const KernelArg> args) {
+  // One size per dimension group (M, N, K rather than each tensor's copy).
+  std::vector<int64_t> sizes;
+  for (int d = 0; d < static_cast<int>(packed.dynamic_dims.size()); ++d) {
+    bool repeat = false;
+    for (const DimGroup& group : spec.dim_groups())
+      for (int i = 1; i < group.dims_size(); ++i) repeat |= group.dims(i) == d;
+    if (!repeat) sizes.push_back(packed.dynamic_dims[d]);
+  }
+  // Then the size arguments the grid reads (a packed batch's longest
+  // sequence), in order of appearance.
+  std::vector<int64_t> params;
+  for (const Expr& extent : spec.grid()) GridParams(extent, params);
+  for (int64_t p : params) {
+    if (p < 0 || p >= static_cast<int64_t>(args.size())) continue;
+    const auto* scalar = std::get_if<ScalarArg>(&args[p]);
+    const auto* value = scalar ? std::get_if<int64_t>(&scalar->value) : nullptr;
+    if (value) sizes.push_back(*value);
+  }
+  return sizes;
+}
+
 std::string TuneKey(absl::string_view family, absl::string_view target,
                     absl::string_view device, absl::Span<const int64_t> sizes) {
   return absl::StrCat(family, "|", target, "|", device, "|", absl::StrJoin(sizes, ","));
@@ -268,16 +304,8 @@ absl::StatusOr<const LoadedKernel*> SelectTuned(absl::Span<const LoadedKernel* c
     return absl::InvalidArgumentError(absl::StrCat(
         "SelectTuned: no candidate takes these arguments (", prepared.status().message(), ")"));
   }
-  const PackedLaunch& packed = *prepared;
-  // One size per dimension group (M, N, K rather than each tensor's copy).
   const CompiledKernel& spec = first->spec();
-  std::vector<int64_t> sizes;
-  for (int d = 0; d < static_cast<int>(packed.dynamic_dims.size()); ++d) {
-    bool repeat = false;
-    for (const DimGroup& group : spec.dim_groups())
-      for (int i = 1; i < group.dims_size(); ++i) repeat |= group.dims(i) == d;
-    if (!repeat) sizes.push_back(packed.dynamic_dims[d]);
-  }
+  const std::vector<int64_t> sizes = TuneSizes(spec, *prepared, args);
   std::string key = absl::StrCat(TuneKey(TuneFamily(spec.entry()), spec.target(), device, sizes),
                                  "|", CodeFingerprint(candidates));
   if (std::optional<std::string> chosen = cache.Lookup(key)) {

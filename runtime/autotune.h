@@ -78,6 +78,12 @@ absl::StatusOr<TuneResult> Autotune(absl::Span<const LoadedKernel* const> candid
                                     const TimingOptions& options = DefaultTuneTiming(),
                                     int rounds = 3);
 
+/// The problem's sizes in a tuning key for a launch of `spec` checked and
+/// packed as `packed` from `args`: one per dynamic dimension (a group's
+/// first), then the size arguments the grid reads.
+std::vector<int64_t> TuneSizes(const CompiledKernel& spec, const PackedLaunch& packed,
+                               absl::Span<const KernelArg> args);
+
 /// The key of a tuning choice: the family, the kernels' target, the device's
 /// name and the problem's sizes, e.g.
 /// "gemm_f16|sm_90a|NVIDIA H200|2048,2048,2048".

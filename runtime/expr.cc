@@ -265,8 +265,8 @@ absl::StatusOr<int64_t> Evaluate(const Expr& expr, const ExprEnv& env) {
           !env.params[expr.value()].has_value()) {
         return absl::InvalidArgumentError(
             absl::StrCat("param ", ParamName(expr.value(), env.param_names),
-                         " has no integer value here (only preconditions read integer scalar "
-                         "params)"));
+                         " has no integer value here (an integer scalar param: a "
+                         "precondition's value or a grid's size argument)"));
       }
       return *env.params[expr.value()];
     case Expr::OP_AND:

@@ -193,7 +193,8 @@ def flash_attention_backward(grad_o: torch.Tensor, grad_lse: torch.Tensor, q: to
     torch._check(head_dim in (64, 128),
                  lambda: f"tessera.ops.flash_attention: no backward for head dim {head_dim} "
                  "(64 and 128 have one)")
-    grad_q, grad_k, grad_v = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    grad_q, grad_k, grad_v = (torch.empty_like(x, memory_format=torch.contiguous_format)
+                              for x in (q, k, v))
     if q.numel() == 0 or k.numel() == 0:
         return grad_q.zero_(), grad_k.zero_(), grad_v.zero_()
     base = f"flash_attention_bwd_{_DTYPES[q.dtype]}_d{head_dim}" + ("_causal" if causal else "")
@@ -264,8 +265,10 @@ def flash_attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     b's queries rows cu_seqlens_q[b]:cu_seqlens_q[b + 1] and its keys
     cu_seqlens_k[b]:cu_seqlens_k[b + 1] (int32, batch + 1 entries);
     max_seqlen_q and max_seqlen_k at least the longest sequence's (rows past
-    them are not computed, as in FlashAttention). causal aligns the mask
-    bottom right per sequence. Returns O [Tq, H, D] and LSE [H, Tq]
+    them are not computed, as in FlashAttention). As in FlashAttention's
+    API the last cumulative lengths are q's and k's lengths (Tq, Tk): a key
+    tile may read past a sequence's keys, masked (P = 0), so rows there must
+    hold finite values. causal aligns the mask bottom right per sequence. Returns O [Tq, H, D] and LSE [H, Tq]
     (float32; +inf for a row that sees no key, whose O is 0)."""
     _check_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k)
     total, heads, head_dim = q.shape
@@ -306,7 +309,8 @@ def flash_attention_varlen_backward(
         causal: bool) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """dQ, dK, dV of flash_attention_varlen, deterministic (the three
     kernels of flash_attention_backward in their packed form)."""
-    grad_q, grad_k, grad_v = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    grad_q, grad_k, grad_v = (torch.empty_like(x, memory_format=torch.contiguous_format)
+                              for x in (q, k, v))
     if q.numel() == 0 or k.numel() == 0:
         return grad_q.zero_(), grad_k.zero_(), grad_v.zero_()
     base = (f"flash_attention_bwd_varlen_{_DTYPES[q.dtype]}_d{q.shape[2]}" +

@@ -15,6 +15,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/runtime/test_kernels.h"
 
 namespace tessera::runtime {
 namespace {
@@ -30,6 +31,32 @@ TEST(Autotune, KeyNamesFamilyTargetDeviceAndSizes) {
   EXPECT_EQ(TuneKey("gemm_f16", "sm_90a", "NVIDIA H200", {3000, 4000, 5000}),
             "gemm_f16|sm_90a|NVIDIA H200|3000,4000,5000");
   EXPECT_EQ(TuneKey("softmax_f16", "sm_80", "X", {}), "softmax_f16|sm_80|X|");
+}
+
+TEST(Autotune, SizesAreTheDimensionGroupsThenTheGridsSizeArguments) {
+  // X [T] and Cu [B1], grid (ceil_div(max_len, 64), B1): a packed batch
+  // whose longest sequence is a size argument.
+  CompiledKernel kernel;
+  kernel.set_entry("sized");
+  kernel.set_block_threads(64);
+  test_kernels::AddTensor(kernel, "X", DTYPE_F32, {-1}, 4);
+  test_kernels::AddTensor(kernel, "Cu", DTYPE_I32, {-1}, 4);
+  test_kernels::AddScalar(kernel, "max_len", DTYPE_I32);
+  *kernel.add_grid() = test_kernels::Binary(Expr::OP_CEIL_DIV, test_kernels::ParamRef(2),
+                                            test_kernels::Constant(64));
+  *kernel.add_grid() = test_kernels::Symbol(1);
+  auto sizes = [&](int32_t maxLen) {
+    std::vector<KernelArg> args = {TensorArg{0x7f0000000000, DTYPE_F32, {1000}},
+                                   TensorArg{0x7f0000100000, DTYPE_I32, {5}},
+                                   ScalarArg::I32(maxLen)};
+    absl::StatusOr<PackedLaunch> packed = PrepareLaunch(kernel, args);
+    EXPECT_TRUE(packed.ok()) << packed.status();
+    return TuneSizes(kernel, *packed, args);
+  };
+  // Two batches of one total length and count but other longest sequences
+  // tune apart.
+  EXPECT_EQ(sizes(300), (std::vector<int64_t>{1000, 5, 300}));
+  EXPECT_EQ(sizes(900), (std::vector<int64_t>{1000, 5, 900}));
 }
 
 TEST(Autotune, FamilyIsTheNameBeforeTheKnobs) {
