@@ -34,8 +34,9 @@ namespace tessera {
 /// 128 bytes are stored as panels of 128-byte rows, one panel after the
 /// other (the layout TMA writes and wgmma descriptors describe).
 struct SharedSwizzle {
-  /// Bytes of one row of a panel: 32, 64 or 128; 0 when the buffer's rows
-  /// admit no swizzle (their size is not 32, 64 or a multiple of 128).
+  /// Bytes of one row of a panel: 32, 64 or 128 (the widest that divides the
+  /// row); 0 when the buffer's rows admit no swizzle (their size is not a
+  /// multiple of 32 bytes).
   int64_t rowBytes = 0;
   /// Panels the buffer's rows are split into.
   int64_t panels = 1;

@@ -15,12 +15,16 @@ SharedSwizzle getSharedSwizzle(tile::BufferType type) {
   SharedSwizzle swizzle;
   if (type.getRank() != 2)
     return swizzle;
+  // The widest swizzle that divides the row: 128-byte panels, else 64- or
+  // 32-byte ones (a row of 192 bytes, head dimension 96 in f16, is three
+  // 64-byte panels; one of 160 bytes five 32-byte panels).
   int64_t rowBytes = type.getShape()[1] * tile::getElementBytes(type.getElementType());
-  if (rowBytes % 128 == 0) {
-    swizzle.rowBytes = 128;
-    swizzle.panels = rowBytes / 128;
-  } else if (rowBytes == 32 || rowBytes == 64) {
-    swizzle.rowBytes = rowBytes;
+  for (int64_t panelBytes : {128, 64, 32}) {
+    if (rowBytes % panelBytes != 0)
+      continue;
+    swizzle.rowBytes = panelBytes;
+    swizzle.panels = rowBytes / panelBytes;
+    break;
   }
   return swizzle;
 }

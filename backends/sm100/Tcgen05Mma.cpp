@@ -340,7 +340,7 @@ std::string Tcgen05Lowering::whyIllegal(const MmaAtom &atom, tile::GemmOp gemm,
   for (Value operand : {gemm.getA(), gemm.getB()}) {
     auto type = cast<tile::BufferType>(operand.getType());
     if (getSharedSwizzle(type).rowBytes == 0)
-      return atom.name + " needs shared rows of 32, 64 or a multiple of 128 bytes (" +
+      return atom.name + " needs shared rows of a multiple of 32 bytes (" +
              std::to_string(type.getShape()[1] * tile::getElementBytes(type.getElementType())) +
              " here)";
   }

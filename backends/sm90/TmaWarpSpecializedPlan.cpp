@@ -76,7 +76,7 @@ std::string whyNoBulkTensorCopy(PipelineLoweringContext &kl, CopyOp copy) {
   bool swizzled = alloc.getSwizzled();
   SharedSwizzle swizzle = getSharedSwizzle(dst);
   if (swizzled && swizzle.rowBytes == 0)
-    return "its buffer's rows are not 32, 64 or a multiple of 128 bytes";
+    return "its buffer's rows are not a multiple of 32 bytes";
   if (tensor.type.getElementType() != dst.getElementType())
     return "it converts the element type";
   int64_t element = getElementBytes(tensor.type.getElementType());

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -215,6 +216,18 @@ std::vector<Workload> FlashAttentionWorkloads() {
   AttentionVariant bf16Split{
       "flash_attention_bf16_d192_v128_causal", runtime::DTYPE_BF16, 192, true, 128, true};
   addConformance(bf16Split);
+  // Head dimensions whose rows are 32- or 64-byte swizzle panels; their
+  // benchmark at batch 8, 16 heads, sequence 4096.
+  for (auto [dtype, d, causal] :
+       {std::tuple{runtime::DTYPE_F16, 96, false}, std::tuple{runtime::DTYPE_BF16, 80, true},
+        std::tuple{runtime::DTYPE_F16, 112, false}, std::tuple{runtime::DTYPE_F16, 160, true}}) {
+    AttentionVariant v{
+        absl::StrCat("flash_attention_", dtype == runtime::DTYPE_F16 ? "f16" : "bf16", "_d", d,
+                     causal ? "_causal" : ""),
+        dtype, d, causal};
+    addConformance(v);
+    list.push_back(Make(v, {8, 4096, 4096, 16, 16}, /*benchmark=*/true));
+  }
   for (runtime::DType dtype : {runtime::DTYPE_F16, runtime::DTYPE_BF16}) {
     for (int64_t d : {64, 128, 256}) {
       for (bool causal : {false, true}) {

@@ -24,17 +24,19 @@ void AddAttentionCases(std::vector<Case>& cases) {
     int64_t valueDim = 0;
   };
   // Every type x head dimension x mask the benchmarks time (64, 128), head
-  // dimension 256 once per type, and DeepSeek's prefill (Q K^T over 192, V
-  // over 128).
-  const Variant kVariants[] = {{f16, 64, false},      {f16, 64, true},        {f16, 128, false},
-                               {f16, 128, true},      {bf16, 64, false},      {bf16, 64, true},
-                               {bf16, 128, false},    {bf16, 128, true},      {f16, 256, false},
-                               {bf16, 256, true},     {f16, 192, false, 128}, {f16, 192, true, 128},
-                               {bf16, 192, true, 128}};
+  // dimension 256 once per type, DeepSeek's prefill (Q K^T over 192, V over
+  // 128), and the head dimensions whose rows are 32- or 64-byte swizzle
+  // panels (80, 96, 112, 160).
+  const Variant kVariants[] = {
+      {f16, 64, false},       {f16, 64, true},   {f16, 128, false},      {f16, 128, true},
+      {bf16, 64, false},      {bf16, 64, true},  {bf16, 128, false},     {bf16, 128, true},
+      {f16, 256, false},      {bf16, 256, true}, {f16, 192, false, 128}, {f16, 192, true, 128},
+      {bf16, 192, true, 128}, {f16, 96, false},  {bf16, 80, true},       {f16, 112, false},
+      {f16, 160, true}};
   for (const Variant& v : kVariants) {
     for (bool varlen : {false, true}) {
       // The packed batch at the head dimensions the benchmarks time.
-      if (varlen && v.headDim > 128) continue;
+      if (varlen && v.headDim != 64 && v.headDim != 128) continue;
       examples::FlashAttentionConfig c;
       c.dtype = v.dtype, c.headDim = v.headDim, c.causal = v.causal, c.varlen = varlen;
       c.valueDim = v.valueDim;

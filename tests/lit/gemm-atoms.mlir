@@ -17,9 +17,11 @@
 // and falls back to mma.sync with a remark saying why.
 // RUN: %tessera-compile %S/Inputs/gemm-tall.mlir --target=sm_90a --emit=ptx 2>&1 | FileCheck %s --check-prefix=TALL
 // RUN: %tessera-compile %S/Inputs/gemm-tall-transposed.mlir --target=sm_90a --emit=ptx 2>&1 | FileCheck %s --check-prefix=FALLBACK
-// Rows no wgmma swizzle describes (96 bytes) fall back too; a 512-wide tile
-// is wider than one wgmma (and its accumulator overflows the registers).
+// Rows of 96 bytes are three 32-byte swizzle panels, which wgmma reads; rows
+// no swizzle describes (112 bytes) fall back; a 512-wide tile is wider than
+// one wgmma (and its accumulator overflows the registers).
 // RUN: %tessera-compile %S/Inputs/gemm-rows96.mlir --target=sm_90a --emit=tile 2>&1 | FileCheck %s --check-prefix=ROWS96
+// RUN: %tessera-compile %S/Inputs/gemm-rows112.mlir --target=sm_90a --emit=tile 2>&1 | FileCheck %s --check-prefix=ROWS112
 // RUN: not %tessera-compile %S/Inputs/gemm-wide512.mlir --target=sm_90a --emit=tile 2>&1 | FileCheck %s --check-prefix=WIDE
 // RUN: %tessera-compile %S/Inputs/gemm-simt.mlir --target=sm_80 --emit=tile | FileCheck %s --check-prefix=LAYOUT
 
@@ -51,7 +53,9 @@
 // TALL-NOT: mma.sync
 // FALLBACK: remark: using SM80_16x8x16_F32F16F16F32_TN instead of SM90_64xNx16_F32F16F16F32_SS: SM90_64xNx16_F32F16F16F32_SS takes 128 rows per warpgroup only with A not transposed (tile M 128, 1 warpgroups)
 // FALLBACK: mma.sync.aligned.m16n8k16
-// ROWS96: remark: using SM80_16x8x16_F32F16F16F32_TN instead of SM90_64xNx16_F32F16F16F32_SS: SM90_64xNx16_F32F16F16F32_SS needs shared rows of 32, 64 or a multiple of 128 bytes (96 here)
+// ROWS96-NOT: remark
+// ROWS96: tile.gemm {{.*}}atom = "SM90_64xNx16_F32F16F16F32_SS"
+// ROWS112: remark: using SIMT_1x1x1_F32F32F32F32 instead of SM90_64xNx16_F32F16F16F32_SS: SM90_64xNx16_F32F16F16F32_SS needs shared rows of a multiple of 32 bytes (112 here)
 // WIDE: remark: using SM80_16x8x16_F32F16F16F32_TN instead of SM90_64xNx16_F32F16F16F32_SS: SM90_64xNx16_F32F16F16F32_SS takes N up to 256 (tile N 512)
 // WIDE: error: kernel 'gemm' holds 256 registers per thread of fragments, over the target's 255 per thread
 module attributes {tile.target = #tile.target<"sm_60">} {

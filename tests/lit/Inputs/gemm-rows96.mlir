@@ -1,4 +1,4 @@
-// K = 48: 96-byte rows of A, which no wgmma swizzle describes (tests/lit/gemm-atoms.mlir).
+// K = 48: 96-byte rows of A, three 32-byte swizzle panels (tests/lit/gemm-atoms.mlir).
 module attributes {tile.target = #tile.target<"sm_60">} {
   tile.kernel @gemm(%A: !tile.tensor<64x48xf16>, %B: !tile.tensor<48x64xf16>, %C: !tile.tensor<64x64xf32>) grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
     %a = tile.alloc_shared {name = "a"} : !tile.buffer<64x48xf16, shared>
