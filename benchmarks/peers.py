@@ -206,10 +206,10 @@ def attention_peers(want, report):
     backends = (("sdpa cudnn", SDPBackend.CUDNN_ATTENTION),
                 ("sdpa flash", SDPBackend.FLASH_ATTENTION))
     for name, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
-        for d in (64, 128):
+        for d in (64, 128, 256):
             for causal in (False, True):
                 kernel = f"flash_attention_{name}_d{d}" + ("_causal" if causal else "")
-                for s in (1024, 2048, 4096, 8192, 16384):
+                for s in (1024, 2048, 4096, 8192, 16384) if d <= 128 else (4096,):
                     workload = f"{kernel}/b8_sq{s}_skv{s}_h16_hkv16"
                     if not want(workload):
                         continue

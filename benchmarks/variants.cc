@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "examples/flash_attention.h"
 #include "examples/flash_decoding.h"
 #include "examples/fp8_gemm.h"
@@ -124,7 +125,7 @@ bool AddDtypeGemmVariants(runtime::KernelBundle& bundle, const std::string& targ
 }
 
 /// FlashAttention's block and stage candidates beside ForTarget's, f16,
-/// d64 and d128, causal and not, each "<kernel>__<knobs>".
+/// d64 to d256, causal and not, each "<kernel>__<knobs>".
 bool AddAttentionVariants(runtime::KernelBundle& bundle, const std::string& target) {
   struct Knobs {
     int64_t bm, bn;
@@ -132,9 +133,11 @@ bool AddAttentionVariants(runtime::KernelBundle& bundle, const std::string& targ
   };
   const Knobs candidates[] = {{128, 128, 2, 256}, {128, 64, 3, 256}, {192, 64, 2, 384},
                               {64, 64, 2, 128}, {128, 32, 2, 256}, {128, 128, 3, 256}};
-  for (int64_t d : {64, 128})
+  // Wide heads: the warp-specialized form's blocks beside the 4-warp one.
+  const Knobs wide[] = {{128, 32, 2, 256}, {128, 64, 2, 256}, {64, 32, 2, 128}};
+  for (int64_t d : {64, 128, 160, 192, 256})
     for (bool causal : {false, true})
-      for (Knobs k : candidates) {
+      for (Knobs k : d > 128 ? absl::MakeConstSpan(wide) : absl::MakeConstSpan(candidates)) {
         examples::FlashAttentionConfig c =
             examples::FlashAttentionConfig::ForTarget(target, f16, d, causal);
         if (c.bm == k.bm && c.bn == k.bn && c.stages == k.stages && c.threads == k.threads)
