@@ -107,7 +107,7 @@ Kernel GroupedGemmMasked(const GemmConfig& c, const std::string& name) {
         [&](Index k) {
           return B.Tile(g, bx * c.bn, k).Along({1, 2});
         });
-    T.Copy(acc, C.Tile(g, row0, bx * c.bn).Along({1, 2}).Until(rows, 1));
+    T.Copy(acc, C.Tile(g, row0, bx * c.bn).Along({1, 2}).Until(rows));
   });
   return T.Build();
 }
