@@ -220,32 +220,23 @@ def attention_peers(want, report):
                         except RuntimeError as e:  # the backend refuses this problem
                             print(f"{peer},{workload},failed: {str(e).splitlines()[0][:80]}")
                             sys.stdout.flush()
-    # The head dimensions of 32- and 64-byte swizzle panels, at sequence 4096.
-    for name, dtype, d, causal in (("f16", torch.float16, 96, False),
-                                   ("bf16", torch.bfloat16, 80, True),
-                                   ("f16", torch.float16, 112, False),
-                                   ("f16", torch.float16, 160, True)):
-        workload = (f"flash_attention_{name}_d{d}{'_causal' if causal else ''}"
-                    "/b8_sq4096_skv4096_h16_hkv16")
+    # At sequence 4096: the head dimensions of 32- and 64-byte swizzle panels
+    # (batch 8), and DeepSeek-V3's prefill (Q K^T 192, V 128; batch 2).
+    for name, dtype, d, dv, causal, b in (("f16", torch.float16, 96, None, False, 8),
+                                          ("bf16", torch.bfloat16, 80, None, True, 8),
+                                          ("f16", torch.float16, 112, None, False, 8),
+                                          ("f16", torch.float16, 160, None, True, 8),
+                                          ("f16", torch.float16, 192, 128, False, 2),
+                                          ("f16", torch.float16, 192, 128, True, 2)):
+        workload = (f"flash_attention_{name}_d{d}{f'_v{dv}' if dv else ''}"
+                    f"{'_causal' if causal else ''}/b{b}_sq4096_skv4096_h16_hkv16")
         if not want(workload):
             continue
         for peer, backend in backends:
             try:
-                report(peer, workload, *sdpa(8, 4096, 16, d, dtype, causal, backend), "TFLOP/s")
-            except RuntimeError as e:
-                print(f"{peer},{workload},failed: {str(e).splitlines()[0][:80]}")
-                sys.stdout.flush()
-    # DeepSeek-V3's prefill head dimensions (Q K^T 192, V 128).
-    for causal in (False, True):
-        workload = (f"flash_attention_f16_d192_v128{'_causal' if causal else ''}"
-                    "/b2_sq4096_skv4096_h16_hkv16")
-        if not want(workload):
-            continue
-        for peer, backend in backends:
-            try:
-                report(peer, workload,
-                       *sdpa(2, 4096, 16, 192, torch.float16, causal, backend, dv=128), "TFLOP/s")
-            except RuntimeError as e:
+                report(peer, workload, *sdpa(b, 4096, 16, d, dtype, causal, backend, dv=dv),
+                       "TFLOP/s")
+            except RuntimeError as e:  # the backend refuses this problem
                 print(f"{peer},{workload},failed: {str(e).splitlines()[0][:80]}")
                 sys.stdout.flush()
 
