@@ -23,6 +23,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <utility>
+
 #include "examples/common/example.h"
 #include "examples/gemm.h"
 
@@ -32,10 +34,13 @@ namespace {
 /// The schedule of a group's tiles: the target's GEMM tiles and schedule
 /// (on sm_90a persistent: each block walks the tiles of every group, the
 /// group read per tile, its producer reading it for its own loads), B
-/// K-major, plain raster order.
+/// K-major, the GEMM's grouped raster order (`group` row blocks walked down
+/// before moving right: the blocks running at once share a group's B tiles
+/// in L2, where a plain raster order reads a group's whole B once per row
+/// block).
 GemmConfig GroupedConfig(const std::string& target, DType dtype) {
   GemmConfig c = GemmConfig::ForTarget(target);
-  c.dtype = dtype, c.transposeB = true, c.group = 0;
+  c.dtype = dtype, c.transposeB = true;
   // The contiguous layout's row blocks: the workloads' (kBlockRows).
   c.bm = 128;
   return c;
@@ -63,6 +68,14 @@ Buffer GroupTile(KernelBuilder& T, const GemmConfig& c, Index depth, Index activ
 /// 1 where `x` > 0, else 0.
 Index Positive(const Index& x) { return Min(Max(x, Index(0)), Index(1)); }
 
+/// The block's tile {column, row block} of a grid of `columns` x `rows`
+/// tiles in `c`'s raster order.
+std::pair<Index, Index> TileOf(const GemmConfig& c, const Index& x, const Index& y,
+                               const Index& columns, const Index& rows) {
+  if (!c.group) return {x, y};
+  return SwizzleBlocks(x, y, columns, rows, c.group);
+}
+
 }  // namespace
 
 Kernel GroupedGemmContiguous(const GemmConfig& c, const std::string& name) {
@@ -72,7 +85,10 @@ Kernel GroupedGemmContiguous(const GemmConfig& c, const std::string& name) {
   auto A = T.Tensor("A", {M, K}, c.dtype), B = T.Tensor("B", {G, N, K}, c.dtype);
   auto Group = T.Tensor("Group", {MB}, i32);
   auto C = T.Tensor("C", {M, N}, c.dtype);
-  T.Launch({CeilDiv(N, c.bn), CeilDiv(M, c.bm)}, c.threads, [&](Index bx, Index by) {
+  T.Launch({CeilDiv(N, c.bn), CeilDiv(M, c.bm)}, c.threads, [&](Index x, Index y) {
+    std::pair<Index, Index> tile =
+        TileOf(c, x, y, CeilDiv(C.dim(1), c.bn), CeilDiv(C.dim(0), c.bm));
+    Index bx = tile.first, by = tile.second;
     if (c.persistent) T.Persistent();
     // The row block's group; a negative entry marks padding rows, whose C
     // rows get zeros.
@@ -94,7 +110,10 @@ Kernel GroupedGemmMasked(const GemmConfig& c, const std::string& name) {
   auto A = T.Tensor("A", {G, MAXM, K}, c.dtype), B = T.Tensor("B", {G, N, K}, c.dtype);
   auto Count = T.Tensor("Count", {G}, i32);
   auto C = T.Tensor("C", {G, MAXM, N}, c.dtype);
-  T.Launch({CeilDiv(N, c.bn), CeilDiv(MAXM, c.bm), G}, c.threads, [&](Index bx, Index by, Index g) {
+  T.Launch({CeilDiv(N, c.bn), CeilDiv(MAXM, c.bm), G}, c.threads, [&](Index x, Index y, Index g) {
+    std::pair<Index, Index> tile =
+        TileOf(c, x, y, CeilDiv(C.dim(2), c.bn), CeilDiv(C.dim(1), c.bm));
+    Index bx = tile.first, by = tile.second;
     if (c.persistent) T.Persistent();
     // The group's valid rows: a block past them runs no iteration
     // and writes nothing (its tile of C ends before it starts).
