@@ -331,6 +331,45 @@ def varlen_peers(want, report):
                         sys.stdout.flush()
 
 
+VARLEN_BWD_LENGTHS = (2048, 512, 1024, 1536, 896, 128, 2048)
+
+
+def varlen_bwd_peers(want, report):
+    """--varlen (backward): flash_attention_bwd_varlen's benchmark (8 heads,
+    d128, the sequences of VARLEN_BWD_LENGTHS packed) on torch: the backward
+    of FlashAttention-2's varlen kernel (autograd through
+    aten._flash_attention_forward), the forward run once outside the
+    timing. FLOPs 2.5 times the forward's."""
+    h, d, total = 8, 128, sum(VARLEN_BWD_LENGTHS)
+    cu = torch.tensor([0] + list(itertools.accumulate(VARLEN_BWD_LENGTHS)), device="cuda",
+                      dtype=torch.int32)
+    longest = max(VARLEN_BWD_LENGTHS)
+    for name, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
+        for causal in (False, True):
+            workload = (f"flash_attention_bwd_varlen_{name}_d{d}" + ("_causal" if causal else "")
+                        + f"/n{len(VARLEN_BWD_LENGTHS)}_t{total}_h{h}_hkv{h}")
+            if not want(workload):
+                continue
+            pairs = sum(n * (n + 1) // 2 if causal else n * n for n in VARLEN_BWD_LENGTHS)
+            flops = 2.5 * 4.0 * h * d * pairs
+            q, k, v = (uniform(total, h, d, dtype=dtype).requires_grad_(True) for _ in range(3))
+            grad = uniform(total, h, d, dtype=dtype)
+            try:
+                out = torch.ops.aten._flash_attention_forward(
+                    q, k, v, cu, cu, longest, longest, 0.0, causal, False,
+                    scale=1.25 / d ** 0.5)[0]
+
+                def run():
+                    return torch.autograd.grad(out, (q, k, v), grad, retain_graph=True)
+
+                run()  # fails here, outside the timing, where torch cannot run it
+                ms = time_op(run)
+                report("flash varlen bwd", workload, ms, flops / (ms * 1e-3) / 1e12, "TFLOP/s")
+            except (RuntimeError, AttributeError, TypeError) as e:
+                print(f"flash varlen bwd,{workload},failed: {str(e).splitlines()[0][:80]}")
+                sys.stdout.flush()
+
+
 def grouped_gemm_peers(want, report):
     """--grouped: grouped_gemm's benchmarks (bf16, 8 groups of 1024 rows, N
     14336, K 4096, B [G, N, K]) on torch: a loop of one matmul per group,
@@ -498,6 +537,7 @@ def main():
         return
     if "--varlen" in sys.argv:
         varlen_peers(want, report)
+        varlen_bwd_peers(want, report)
         return
     for n in (1 << 28, (1 << 28) - 3):
         if want(f"vector_add/n={n}") or "--vector-add-only" in sys.argv:

@@ -419,8 +419,9 @@ Workload Make(const AttentionVariant& v, const AttentionProblem& p, Part part, b
       [v, p](bool time, Random& random) { return FixedLengthCase(v, p, time, random); });
 }
 
-Workload MakeVarlen(const AttentionVariant& v, const VarlenProblem& p, Part part) {
-  return MakeBackward(absl::StrCat(v.kernel, "/", p.Name()), v, part, /*benchmark=*/false,
+Workload MakeVarlen(const AttentionVariant& v, const VarlenProblem& p, Part part,
+                    bool benchmark = false) {
+  return MakeBackward(absl::StrCat(v.kernel, "/", p.Name()), v, part, benchmark,
                       [v, p](bool time, Random& random) { return VarlenCase(v, p, time, random); });
 }
 
@@ -467,6 +468,16 @@ std::vector<Workload> FlashAttentionBwdWorkloads() {
                              dtype, d, causal};
           for (const VarlenProblem& p : VarlenConformanceProblems())
             list.push_back(MakeVarlen(v, p, part));
+          // The whole backward's benchmark: 8k tokens in 7 sequences of
+          // 128 to 2048, 8 heads (the reference, every head's forward and
+          // one head's gradients, costs seconds on the host).
+          if (part == Part::kAll && d == 128)
+            list.push_back(MakeVarlen(v,
+                                      {{2048, 512, 1024, 1536, 896, 128, 2048},
+                                       {2048, 512, 1024, 1536, 896, 128, 2048},
+                                       8,
+                                       8},
+                                      part, /*benchmark=*/true));
         }
       }
     }
