@@ -286,6 +286,19 @@ def attention_bwd_peers(want, report):
 VARLEN_LENGTHS = (4096, 512, 2048, 1024, 3072, 768, 1536, 2560, 640, 128)
 
 
+def packed_batch(lengths):
+    """A packed batch of sequences of `lengths`: the cumulative lengths
+    (int32 on the GPU, batch + 1 entries), the longest and the total."""
+    cu = torch.tensor([0] + list(itertools.accumulate(lengths)), device="cuda",
+                      dtype=torch.int32)
+    return cu, max(lengths), sum(lengths)
+
+
+def visible_pairs(lengths, causal):
+    """The (query, key) pairs the sequences' queries see (self-attention)."""
+    return sum(n * (n + 1) // 2 if causal else n * n for n in lengths)
+
+
 def varlen_peers(want, report):
     """--varlen: flash_attention_varlen's benchmark (16 heads, the sequences
     of VARLEN_LENGTHS packed into [16384, 16, d]) on torch: FlashAttention-2's
@@ -294,10 +307,8 @@ def varlen_peers(want, report):
     FLOPs 4 h d per (query, key) pair a query sees."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    h, total = 16, sum(VARLEN_LENGTHS)
-    cu = torch.tensor([0] + list(itertools.accumulate(VARLEN_LENGTHS)), device="cuda",
-                      dtype=torch.int32)
-    longest = max(VARLEN_LENGTHS)
+    h = 16
+    cu, longest, total = packed_batch(VARLEN_LENGTHS)
     for name, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
         for d in (64, 128):
             for causal in (False, True):
@@ -305,8 +316,7 @@ def varlen_peers(want, report):
                             + f"/n{len(VARLEN_LENGTHS)}_t{total}_h{h}_hkv{h}")
                 if not want(workload):
                     continue
-                pairs = sum(n * (n + 1) // 2 if causal else n * n for n in VARLEN_LENGTHS)
-                flops = 4.0 * h * d * pairs
+                flops = 4.0 * h * d * visible_pairs(VARLEN_LENGTHS, causal)
                 q, k, v = (uniform(total, h, d, dtype=dtype) for _ in range(3))
                 scale = 1.25 / d ** 0.5
 
@@ -340,18 +350,15 @@ def varlen_bwd_peers(want, report):
     of FlashAttention-2's varlen kernel (autograd through
     aten._flash_attention_forward), the forward run once outside the
     timing. FLOPs 2.5 times the forward's."""
-    h, d, total = 8, 128, sum(VARLEN_BWD_LENGTHS)
-    cu = torch.tensor([0] + list(itertools.accumulate(VARLEN_BWD_LENGTHS)), device="cuda",
-                      dtype=torch.int32)
-    longest = max(VARLEN_BWD_LENGTHS)
+    h, d = 8, 128
+    cu, longest, total = packed_batch(VARLEN_BWD_LENGTHS)
     for name, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
         for causal in (False, True):
             workload = (f"flash_attention_bwd_varlen_{name}_d{d}" + ("_causal" if causal else "")
                         + f"/n{len(VARLEN_BWD_LENGTHS)}_t{total}_h{h}_hkv{h}")
             if not want(workload):
                 continue
-            pairs = sum(n * (n + 1) // 2 if causal else n * n for n in VARLEN_BWD_LENGTHS)
-            flops = 2.5 * 4.0 * h * d * pairs
+            flops = 2.5 * 4.0 * h * d * visible_pairs(VARLEN_BWD_LENGTHS, causal)
             q, k, v = (uniform(total, h, d, dtype=dtype).requires_grad_(True) for _ in range(3))
             grad = uniform(total, h, d, dtype=dtype)
             try:

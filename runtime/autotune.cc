@@ -11,14 +11,15 @@
 #include <numeric>
 #include <utility>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/status/status.h"
 #include "absl/strings/strip.h"
 #include "runtime/bundle.h"
 #include "runtime/device.h"
+#include "runtime/expr.h"
 #include "runtime/status_macros.h"
 
 namespace tessera::runtime {
@@ -169,19 +170,6 @@ absl::StatusOr<TuneResult> Autotune(absl::Span<const LoadedKernel* const> candid
   return result;
 }
 
-namespace {
-
-/// Appends the params (size arguments) `expr` reads to `params`, once each.
-void GridParams(const Expr& expr, std::vector<int64_t>& params) {
-  if (expr.op() == Expr::OP_PARAM &&
-      std::find(params.begin(), params.end(), expr.value()) == params.end())
-    params.push_back(expr.value());
-  if (expr.has_lhs()) GridParams(expr.lhs(), params);
-  if (expr.has_rhs()) GridParams(expr.rhs(), params);
-}
-
-}  // namespace
-
 std::vector<int64_t> TuneSizes(const CompiledKernel& spec, const PackedLaunch& packed,
                                absl::Span<const KernelArg> args) {
   // One size per dimension group (M, N, K rather than each tensor's copy).
@@ -195,7 +183,9 @@ std::vector<int64_t> TuneSizes(const CompiledKernel& spec, const PackedLaunch& p
   // Then the size arguments the grid reads (a packed batch's longest
   // sequence), in order of appearance.
   std::vector<int64_t> params;
-  for (const Expr& extent : spec.grid()) GridParams(extent, params);
+  for (const Expr& extent : spec.grid())
+    for (int64_t p : ExprParams(extent))
+      if (std::find(params.begin(), params.end(), p) == params.end()) params.push_back(p);
   for (int64_t p : params) {
     if (p < 0 || p >= static_cast<int64_t>(args.size())) continue;
     const auto* scalar = std::get_if<ScalarArg>(&args[p]);

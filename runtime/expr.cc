@@ -340,6 +340,15 @@ absl::Status CheckDepth(const Expr& expr) {
 
 }  // namespace
 
+std::vector<int64_t> ExprParams(const Expr& expr) {
+  std::vector<std::pair<bool, int64_t>> mentions;
+  CollectMentions(expr, mentions);
+  std::vector<int64_t> params;
+  for (const auto& [is_param, index] : mentions)
+    if (is_param) params.push_back(index);
+  return params;
+}
+
 absl::StatusOr<int64_t> EvaluateExpr(const Expr& expr, absl::Span<const int64_t> dynamic_dims,
                                      absl::Span<const std::optional<int64_t>> params) {
   TESSERA_RETURN_IF_ERROR(CheckDepth(expr));

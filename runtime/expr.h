@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -38,6 +39,10 @@ namespace tessera::runtime {
 /// for Hkv = 0).
 absl::StatusOr<int64_t> EvaluateExpr(const Expr& expr, absl::Span<const int64_t> dynamic_dims,
                                      absl::Span<const std::optional<int64_t>> params = {});
+
+/// The params (integer scalar parameter numbers) `expr` reads, once each,
+/// in the order FormatExpr prints them: a grid extent's size arguments.
+std::vector<int64_t> ExprParams(const Expr& expr);
 
 /// An expression as infix text with C++'s precedence and only the parentheses
 /// it needs, e.g. "ceil_div(N, 256)", "K % 128 == 0", "min(M, 64) * 2",

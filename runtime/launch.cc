@@ -179,21 +179,17 @@ absl::Status PackTensor(PackedLaunch& packed, const Param& param,
 }
 
 /// Refuses a negative size argument (an integer scalar a grid extent reads,
-/// e.g. the longest sequence of a variable-length batch) under `expr`.
-absl::Status CheckSizeArguments(const CompiledKernel& kernel, const Expr& expr,
+/// e.g. the longest sequence of a variable-length batch) of `extent`.
+absl::Status CheckSizeArguments(const CompiledKernel& kernel, const Expr& extent,
                                 absl::Span<const std::optional<int64_t>> scalars) {
-  if (expr.op() == Expr::OP_PARAM) {
-    const int64_t p = expr.value();
+  for (int64_t p : ExprParams(extent)) {
     if (p >= 0 && p < static_cast<int64_t>(scalars.size()) && scalars[p].has_value() &&
         *scalars[p] < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("size argument ", kernel.params(static_cast<int>(p)).name(), " is ",
                        *scalars[p], "; the grid needs it at least 0"));
     }
-    return absl::OkStatus();
   }
-  if (expr.has_lhs()) TESSERA_RETURN_IF_ERROR(CheckSizeArguments(kernel, expr.lhs(), scalars));
-  if (expr.has_rhs()) TESSERA_RETURN_IF_ERROR(CheckSizeArguments(kernel, expr.rhs(), scalars));
   return absl::OkStatus();
 }
 
@@ -213,21 +209,21 @@ absl::Status EvaluateGrid(const CompiledKernel& kernel, absl::Span<const std::st
         "malformed kernel: ", kernel.grid_size(), " grid dimensions"));
   }
   constexpr char kAxes[] = "xyz";
-  const std::vector<std::string> param_names = ParamNames(kernel);
   for (int i = 0; i < kernel.grid_size(); ++i) {
     TESSERA_RETURN_IF_ERROR(CheckSizeArguments(kernel, kernel.grid(i), scalars));
     absl::StatusOr<int64_t> extent = EvaluateExpr(kernel.grid(i), packed.dynamic_dims, scalars);
     if (!extent.ok()) {
       return absl::Status(extent.status().code(),
                           absl::StrCat("grid ", std::string(1, kAxes[i]), " = ",
-                                       FormatExpr(kernel.grid(i), dim_names, param_names), ": ",
-                                       extent.status().message()));
+                                       FormatExpr(kernel.grid(i), dim_names, ParamNames(kernel)),
+                                       ": ", extent.status().message()));
     }
     const int64_t limit = i == 0 ? kMaxGridX : kMaxGridYZ;
     if (*extent < 0 || *extent > limit) {
-      return absl::OutOfRangeError(absl::StrCat("grid ", std::string(1, kAxes[i]), " = ",
-                                                FormatExpr(kernel.grid(i), dim_names, param_names),
-                                                " is ", *extent, ", outside [0, ", limit, "]"));
+      return absl::OutOfRangeError(
+          absl::StrCat("grid ", std::string(1, kAxes[i]), " = ",
+                       FormatExpr(kernel.grid(i), dim_names, ParamNames(kernel)), " is ", *extent,
+                       ", outside [0, ", limit, "]"));
     }
     packed.grid[i] = *extent;
     if (*extent == 0) packed.empty = true;
@@ -671,8 +667,7 @@ std::string FormatSignature(const CompiledKernel& kernel) {
     absl::StrAppend(&text, ", clusters of ", kernel.cluster_x());
   }
   if (kernel.stream_k_slot_bytes() > 0) absl::StrAppend(&text, ", stream-K");
-  std::vector<std::string> param_names;
-  for (const Param& param : kernel.params()) param_names.push_back(param.name());
+  const std::vector<std::string> param_names = ParamNames(kernel);
   for (const Precondition& precondition : kernel.preconditions()) {
     absl::StrAppend(&text, ", requires ",
                     FormatExpr(precondition.condition(), dim_names, param_names));
