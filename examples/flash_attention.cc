@@ -50,10 +50,11 @@ FlashAttentionConfig FlashAttentionConfig::ForTarget(const std::string& target, 
                   : headDim <= 64 ? (causal ? Blocks{128, 64, 256} : Blocks{64, 64, 128})
                                   : (causal ? Blocks{64, 64, 128} : Blocks{128, 128, 256});
     if (!wide) c.bm = pick.bm, c.bn = pick.bn, c.threads = pick.threads;
-    // D of 160 and 192 on sm_90a: FlashAttention-3's warp-specialized form
+    // D of 160 to 256 on sm_90a: FlashAttention-3's warp-specialized form
     // too, two consumer warpgroups of 64 rows and 64 keys a step (spill-free
-    // at the consumers' 168 registers that ptxas allocates).
-    if (hopper && wide && headDim <= 192) c.bm = 128, c.bn = 64, c.threads = 256;
+    // at the consumers' 168 registers up to D = 192; at 256 ptxas spills a
+    // few words, which costs less than the 4-warp blocks' mma.sync).
+    if (hopper && wide) c.bm = 128, c.bn = 64, c.threads = 256;
   } else if (target == "sm_70" || target == "sm_72") {
     // m8n8k4 quadpairs for f16 over 4 warps: 32 rows; 16 where ptxas
     // spills at 32 (D = 256, causal masks, bf16's FMA gemms).

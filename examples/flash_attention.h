@@ -36,11 +36,11 @@ struct FlashAttentionConfig {
   bool varlen = false;
 
   /// The knobs for a target and problem: on sm_90a 128 query rows and 128
-  /// keys a step over two consumer warpgroups; on the other mma.sync targets
-  /// the fastest spill-free blocks timed per head dimension and mask (64 or
-  /// 128 rows, 64 or 128 keys, 128 or 256 threads); at head dimension 256
-  /// 64 rows, 32 keys and 4 warps everywhere; sm_70 32 rows of f16 (16 at
-  /// 256, causal or bf16); sm_60 (FMA) and other targets 16 rows.
+  /// keys a step over two consumer warpgroups (64 keys above head dimension
+  /// 128); on the other mma.sync targets the fastest spill-free blocks timed
+  /// per head dimension and mask (64 or 128 rows, 64 or 128 keys, 128 or 256
+  /// threads), and above 128 64 rows, 32 keys and 4 warps; sm_70 32 rows of
+  /// f16 (16 above 128, causal or bf16); sm_60 (FMA) and other targets 16 rows.
   static FlashAttentionConfig ForTarget(const std::string& target, DType dtype = f16,
                                         int64_t headDim = 128, bool causal = false);
 };
