@@ -55,10 +55,15 @@ absl::Status DeviceBuffer::CheckSize(size_t bytes, const char* what) const {
   return absl::OkStatus();
 }
 
-absl::Status DeviceBuffer::CopyFromHost(const void* host, size_t bytes) {
-  TESSERA_RETURN_IF_ERROR(CheckSize(bytes, "host-to-device copy"));
+absl::Status DeviceBuffer::CopyFromHost(const void* host, size_t bytes, size_t offset) {
+  if (offset > size_)
+    return absl::OutOfRangeError(
+        absl::StrCat("host-to-device copy at byte ", offset, " of a buffer of ", size_, " bytes"));
+  if (bytes > size_ - offset)
+    return absl::OutOfRangeError(absl::StrCat("host-to-device copy of ", bytes, " bytes at byte ",
+                                              offset, " of a buffer of ", size_, " bytes"));
   if (bytes == 0) return absl::OkStatus();
-  return ToStatus(driver_->cuMemcpyHtoD(ptr_, host, bytes), "cuMemcpyHtoD");
+  return ToStatus(driver_->cuMemcpyHtoD(ptr_ + offset, host, bytes), "cuMemcpyHtoD");
 }
 
 absl::Status DeviceBuffer::CopyToHost(void* host, size_t bytes) const {

@@ -40,8 +40,8 @@ class DeviceBuffer {
   /// The size in bytes.
   size_t size() const { return size_; }
 
-  /// Copies `bytes` bytes from `host` to the start of the buffer.
-  absl::Status CopyFromHost(const void* host, size_t bytes);
+  /// Copies `bytes` bytes from `host` into the buffer at byte `offset`.
+  absl::Status CopyFromHost(const void* host, size_t bytes, size_t offset = 0);
   /// Copies `bytes` bytes from the start of the buffer to `host`.
   absl::Status CopyToHost(void* host, size_t bytes) const;
   /// Sets every byte to `value` (cuMemsetD8).

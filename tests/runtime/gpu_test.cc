@@ -220,6 +220,22 @@ TEST_F(GpuTest, PreparedLaunchIsCapturedInACudaGraphAndReplayed) {
   }
 }
 
+// A copy at an offset lands there and leaves the rest; one past the end is
+// refused, naming the offset and the size.
+TEST_F(GpuTest, CopyFromHostAtAnOffset) {
+  auto buffer = DeviceBuffer::Allocate(16);
+  ASSERT_TRUE(buffer.ok()) << buffer.status();
+  ASSERT_TRUE(buffer->Fill(0).ok());
+  const uint8_t bytes[4] = {1, 2, 3, 4};
+  ASSERT_TRUE(buffer->CopyFromHost(bytes, 4, 12).ok());
+  uint8_t back[16];
+  ASSERT_TRUE(buffer->CopyToHost(back, 16).ok());
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(back[i], i < 12 ? 0 : i - 11) << i;
+  absl::Status past = buffer->CopyFromHost(bytes, 4, 13);
+  EXPECT_EQ(past.code(), absl::StatusCode::kOutOfRange);
+  EXPECT_NE(past.message().find("at byte 13 of a buffer of 16 bytes"), std::string::npos) << past;
+}
+
 // With sync_each_run, TimeIt waits for each timed run before it asks for
 // the next launch: the previous launch's work has finished every time.
 TEST_F(GpuTest, TimeItCanWaitForEachRun) {
