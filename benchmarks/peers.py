@@ -13,7 +13,7 @@ flash backends at FlashAttention's benchmark sizes; --decode SDPA at one query t
 flash_decoding's; --mla the absorbed MLA decode for mla_decode's; --grouped
 a loop of torch matmuls and torch._grouped_mm for grouped_gemm's; --varlen
 FlashAttention-2's varlen kernel and cuDNN on a jagged tensor for
-flash_attention_varlen's;
+flash_attention_varlen's; --moe eager torch's MoE layer for moe's;
 --inputs=torch draws the inputs the way torch users often do, torch.rand in the 16-bit type scaled to [-1, 1), instead
 of the default, the distribution of Tessera's device_runner: uniform in
 [-1, 1) in float32, rounded to the type (run 103 in RESULTS.md: the two
@@ -414,6 +414,43 @@ def grouped_gemm_peers(want, report):
         sys.stdout.flush()
 
 
+def moe_peers(want, report):
+    """--moe: the MoE layer's benchmarks (examples/moe.cc: Mixtral 8x7B and
+    DeepSeek-V3's routed experts at 4096 tokens, bf16, top-k distinct
+    random experts per token) as eager torch runs it (Hugging Face's
+    Mixtral block): per expert, its tokens gathered, silu(x W1^T) * (x W3^T)
+    times W2^T, scaled by the routing weight and index_add_-ed back. FLOPs
+    are the experts' GEMMs only (6 * routed entries * H * F)."""
+    import torch.nn.functional as F
+    for t, e, k, h, f in ((4096, 8, 2, 4096, 14336), (4096, 256, 8, 7168, 2048)):
+        workload = f"moe/t{t}_e{e}_k{k}_h{h}_f{f}_random"
+        if not want(workload):
+            continue
+        x = uniform(t, h, dtype=torch.bfloat16)
+        w13 = uniform(e, 2 * f, h, dtype=torch.bfloat16) * h ** -0.5
+        w2 = uniform(e, h, f, dtype=torch.bfloat16) * f ** -0.5
+        ids = torch.rand(t, e, device="cuda").topk(k, dim=1).indices
+        weights = torch.rand(t, k, device="cuda")
+
+        def layer():
+            y = torch.zeros_like(x)
+            for expert in range(e):
+                token, slot = torch.where(ids == expert)
+                if token.numel() == 0:
+                    continue
+                xe = x[token]
+                act = F.silu(xe @ w13[expert, :f].t()) * (xe @ w13[expert, f:].t())
+                out = (act @ w2[expert].t()) * weights[token, slot, None].to(x.dtype)
+                y.index_add_(0, token, out)
+            return y
+
+        ms = time_op(layer)
+        flops = 6.0 * t * k * h * f
+        report("torch eager", workload, ms, flops / (ms * 1e-3) / 1e12, "TFLOP/s")
+        del x, w13, w2
+        torch.cuda.empty_cache()
+
+
 def decode_peers(want, report):
     """--decode: SDPA at one query token against a long K/V cache for
     flash_decoding's benchmarks (b, skv, 32 query heads over 8 key heads,
@@ -538,6 +575,9 @@ def main():
         return
     if "--mla" in sys.argv:
         mla_peers(want, report)
+        return
+    if "--moe" in sys.argv:
+        moe_peers(want, report)
         return
     if "--grouped" in sys.argv:
         grouped_gemm_peers(want, report)

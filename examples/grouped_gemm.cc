@@ -23,21 +23,19 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "examples/grouped_gemm.h"
+
 #include <utility>
 
 #include "examples/common/example.h"
-#include "examples/gemm.h"
 
 namespace tessera::examples {
-namespace {
 
-/// The schedule of a group's tiles: the target's GEMM tiles and schedule
-/// (on sm_90a persistent: each block walks the tiles of every group, the
-/// group read per tile, its producer reading it for its own loads), B
-/// K-major, the GEMM's grouped raster order (`group` row blocks walked down
-/// before moving right: the blocks running at once share a group's B tiles
-/// in L2, where a plain raster order reads a group's whole B once per row
-/// block).
+// On sm_90a persistent: each block walks the tiles of every group, the
+// group read per tile, its producer reading it for its own loads. The
+// grouped raster order (`group` row blocks walked down before moving right)
+// lets the blocks running at once share a group's B tiles in L2, where a
+// plain raster order reads a group's whole B once per row block.
 GemmConfig GroupedConfig(const std::string& target, DType dtype) {
   GemmConfig c = GemmConfig::ForTarget(target);
   c.dtype = dtype, c.transposeB = true;
@@ -45,6 +43,8 @@ GemmConfig GroupedConfig(const std::string& target, DType dtype) {
   c.bm = 128;
   return c;
 }
+
+namespace {
 
 /// acc = A's row block (`aTile(k)`: its K tile at k) times the group's B
 /// (N x K, K-major; `bTile(k)`), over the K tiles of `depth`; none where `active` is 0
@@ -65,18 +65,15 @@ Buffer GroupTile(KernelBuilder& T, const GemmConfig& c, Index depth, Index activ
   return acc;
 }
 
-/// 1 where `x` > 0, else 0.
+}  // namespace
+
 Index Positive(const Index& x) { return Min(Max(x, Index(0)), Index(1)); }
 
-/// The block's tile {column, row block} of a grid of `columns` x `rows`
-/// tiles in `c`'s raster order.
-std::pair<Index, Index> TileOf(const GemmConfig& c, const Index& x, const Index& y,
-                               const Index& columns, const Index& rows) {
+std::pair<Index, Index> GroupedTileOf(const GemmConfig& c, const Index& x, const Index& y,
+                                      const Index& columns, const Index& rows) {
   if (!c.group) return {x, y};
   return SwizzleBlocks(x, y, columns, rows, c.group);
 }
-
-}  // namespace
 
 Kernel GroupedGemmContiguous(const GemmConfig& c, const std::string& name) {
   KernelBuilder T(name);
@@ -87,7 +84,7 @@ Kernel GroupedGemmContiguous(const GemmConfig& c, const std::string& name) {
   auto C = T.Tensor("C", {M, N}, c.dtype);
   T.Launch({CeilDiv(N, c.bn), CeilDiv(M, c.bm)}, c.threads, [&](Index x, Index y) {
     std::pair<Index, Index> tile =
-        TileOf(c, x, y, CeilDiv(C.dim(1), c.bn), CeilDiv(C.dim(0), c.bm));
+        GroupedTileOf(c, x, y, CeilDiv(C.dim(1), c.bn), CeilDiv(C.dim(0), c.bm));
     Index bx = tile.first, by = tile.second;
     if (c.persistent) T.Persistent();
     // The row block's group; a negative entry marks padding rows, whose C
@@ -112,7 +109,7 @@ Kernel GroupedGemmMasked(const GemmConfig& c, const std::string& name) {
   auto C = T.Tensor("C", {G, MAXM, N}, c.dtype);
   T.Launch({CeilDiv(N, c.bn), CeilDiv(MAXM, c.bm), G}, c.threads, [&](Index x, Index y, Index g) {
     std::pair<Index, Index> tile =
-        TileOf(c, x, y, CeilDiv(C.dim(2), c.bn), CeilDiv(C.dim(1), c.bm));
+        GroupedTileOf(c, x, y, CeilDiv(C.dim(2), c.bn), CeilDiv(C.dim(1), c.bm));
     Index bx = tile.first, by = tile.second;
     if (c.persistent) T.Persistent();
     // The group's valid rows: a block past them runs no iteration

@@ -36,6 +36,11 @@ Example FlashAttentionBwdPreExample();
 Example FlashAttentionBwdDqExample();
 Example GroupedGemmExample();
 Example GroupedGemmMaskedExample();
+Example MoeExample();
+Example MoeAlignExample();
+Example MoePlanExample();
+Example MoeGatherExample();
+Example MoeCombineExample();
 
 const std::vector<std::string>& AllTargets() {
   static const auto* targets = new std::vector<std::string>{"sm_60", "sm_70", "sm_80", "sm_90a"};
@@ -69,7 +74,12 @@ const std::vector<Example>& AllExamples() {
                                                          FlashAttentionBwdPreExample(),
                                                          FlashAttentionBwdDqExample(),
                                                          GroupedGemmExample(),
-                                                         GroupedGemmMaskedExample()};
+                                                         GroupedGemmMaskedExample(),
+                                                         MoeExample(),
+                                                         MoeAlignExample(),
+                                                         MoePlanExample(),
+                                                         MoeGatherExample(),
+                                                         MoeCombineExample()};
   return *examples;
 }
 

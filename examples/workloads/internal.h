@@ -175,6 +175,9 @@ std::vector<Workload> SoftmaxVarlenWorkloads();
 /// The workloads of the grouped GEMMs (examples/grouped_gemm.cc):
 /// grouped_gemm.cc.
 std::vector<Workload> GroupedGemmWorkloads();
+
+/// The workloads of the MoE layer (examples/moe.cc): moe.cc.
+std::vector<Workload> MoeWorkloads();
 /// The workloads of the paged gather (examples/paged_gather.cc) and of the
 /// conformance cases control_flow and histogram: workloads_elementwise.cc.
 std::vector<Workload> PagedGatherWorkloads();

@@ -409,6 +409,7 @@ const std::vector<Workload>& AllWorkloads() {
   for (Workload& w : PagedGatherWorkloads()) list->push_back(std::move(w));
   for (Workload& w : SoftmaxVarlenWorkloads()) list->push_back(std::move(w));
   for (Workload& w : GroupedGemmWorkloads()) list->push_back(std::move(w));
+  for (Workload& w : MoeWorkloads()) list->push_back(std::move(w));
   for (Workload& w : AttentionWorkloads()) list->push_back(std::move(w));
   for (Workload& w : FlashAttentionWorkloads()) list->push_back(std::move(w));
   for (Workload& w : FlashAttentionBwdWorkloads()) list->push_back(std::move(w));
