@@ -443,8 +443,11 @@ TensorInfo KernelLowering::copyTensorSlice(CopyOp copy) {
   view.divisors.back() = whole.divisors.back();
   view.type = TileTensorType::get(b_.getContext(), shape, whole.type.getElementType());
   Value index = arith::IndexCastOp::create(b_, loc_, b_.getI64Type(), start);
-  view.ptr = LLVM::GEPOp::create(b_, loc_, whole.ptr.getType(), whole.type.getElementType(),
-                                 whole.ptr, ValueRange{index}, LLVM::GEPNoWrapFlags::inbounds);
+  // The element's storage type: LLVM has no FP8 types (an f8 GEP does not
+  // translate).
+  view.ptr = LLVM::GEPOp::create(b_, loc_, whole.ptr.getType(),
+                                 getStorageType(whole.type.getElementType()), whole.ptr,
+                                 ValueRange{index}, LLVM::GEPNoWrapFlags::inbounds);
   if (inside)
     view.dims.front() = arith::SelectOp::create(b_, loc_, inside, view.dims.front(), cst(0));
   return view;
