@@ -11,7 +11,8 @@ those shapes instead of the issue's (device_runner's flag of that name);
 --attention times only torch's scaled_dot_product_attention on its cuDNN and
 flash backends at FlashAttention's benchmark sizes; --decode SDPA at one query token for
 flash_decoding's; --mla the absorbed MLA decode for mla_decode's; --grouped
-a loop of torch matmuls and torch._grouped_mm for grouped_gemm's; --varlen
+a loop of torch matmuls and torch._grouped_mm for grouped_gemm's (and of
+torch._scaled_mm with block scales for grouped_gemm_fp8's); --varlen
 FlashAttention-2's varlen kernel and cuDNN on a jagged tensor for
 flash_attention_varlen's; --moe eager torch's MoE layer for moe's;
 --inputs=torch draws the inputs the way torch users often do, torch.rand in the 16-bit type scaled to [-1, 1), instead
@@ -451,6 +452,36 @@ def moe_peers(want, report):
         torch.cuda.empty_cache()
 
 
+def grouped_fp8_peers(want, report):
+    """--grouped: the block-scaled FP8 grouped GEMMs' benchmarks (DeepGEMM's
+    shapes: contiguous 4 groups of 8192 rows, masked 4 of 256; N 4096, K
+    7168) as a loop of torch._scaled_mm with block scales, one per group
+    (scales laid out as scaled_mm_fp8_blockwise's)."""
+    for name, groups, rows, n, k in (
+            ("grouped_gemm_fp8/rows8192_8192_8192_8192_pad0_n4096_k7168", 4, 8192, 4096, 7168),
+            ("grouped_gemm_fp8_masked/counts256_256_256_256_max256_n4096_k7168", 4, 256, 4096,
+             7168)):
+        if not want(name):
+            continue
+        a = uniform(groups * rows, k).to(torch.float8_e4m3fn)
+        b = uniform(groups, n, k).to(torch.float8_e4m3fn)
+        scale_a = [(torch.rand(k // 128, rows, device="cuda") + 0.5).t() for _ in range(groups)]
+        scale_b = [torch.rand(n // 128, k // 128, device="cuda").t() + 0.5 for _ in range(groups)]
+
+        def loop():
+            for g in range(groups):
+                torch._scaled_mm(a[g * rows:(g + 1) * rows], b[g].t(), scale_a=scale_a[g],
+                                 scale_b=scale_b[g], out_dtype=torch.bfloat16)
+
+        try:
+            ms = time_op(loop)
+            report("torch._scaled_mm blockwise loop", name, ms,
+                   2.0 * groups * rows * n * k / (ms * 1e-3) / 1e12, "TFLOP/s")
+        except RuntimeError as e:  # this build or GPU refuses block scales
+            print(f"torch._scaled_mm blockwise loop,{name},failed: {str(e).splitlines()[0][:80]}")
+            sys.stdout.flush()
+
+
 def decode_peers(want, report):
     """--decode: SDPA at one query token against a long K/V cache for
     flash_decoding's benchmarks (b, skv, 32 query heads over 8 key heads,
@@ -581,6 +612,7 @@ def main():
         return
     if "--grouped" in sys.argv:
         grouped_gemm_peers(want, report)
+        grouped_fp8_peers(want, report)
         return
     if "--varlen" in sys.argv:
         varlen_peers(want, report)

@@ -19,19 +19,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "examples/fp8_gemm_blockwise.h"
+
 #include "examples/common/example.h"
 
 namespace tessera::examples {
 
-/// The scale blocks' extent along K (and along N for B).
-constexpr int64_t kScaleBlock = 128;
-/// The most k-blocks whose B scales a block keeps in shared memory: K up to
-/// 32768 (a precondition says so at launch).
-constexpr int64_t kMaxKBlocks = 256;
-
 Kernel Fp8GemmBlockwise(Dim M, Dim MP, Dim N, Dim K, Dim KBlocks, Dim NBlocks, int64_t bm,
                         int64_t bn, int threads, int stages, const std::string& name) {
-  constexpr int64_t bk = kScaleBlock;
   KernelBuilder T(name);
   auto A = T.Tensor("A", {M, K}, f8e4m3), B = T.Tensor("B", {N, K}, f8e4m3);
   auto SA = T.Tensor("SA", {KBlocks, MP}, f32), SB = T.Tensor("SB", {NBlocks, KBlocks}, f32);
@@ -39,25 +34,11 @@ Kernel Fp8GemmBlockwise(Dim M, Dim MP, Dim N, Dim K, Dim KBlocks, Dim NBlocks, i
   T.Launch({CeilDiv(N, bn), CeilDiv(M, bm)}, threads, [&](Index bx, Index by) {
     T.Require(SB.dim(1) <= Index(kMaxKBlocks));
     // B's scales of the tile's column blocks, every k-block.
-    auto sbAll = T.AllocShared({bn / kScaleBlock, kMaxKBlocks}, f32, "sb");
-    T.Copy(SB.Tile(bx * (bn / kScaleBlock), 0), sbAll);
-    auto As = T.AllocShared({bm, bk}, f8e4m3, "As");
-    auto Bs = T.AllocShared({bn, bk}, f8e4m3, "Bs");
-    // This k-block's scales of A's rows.
-    auto sa = T.AllocShared({1, bm}, f32, "sa");
-    auto partial = T.AllocFragment({bm, bn}, f32, "partial");
-    auto acc = T.AllocFragment({bm, bn}, f32, "acc");
-    T.Clear(acc);
-    T.Pipelined(CeilDiv(K, bk), stages, [&](Index k) {
-      T.Copy(A.Tile(by * bm, k * bk), As);
-      T.Copy(B.Tile(bx * bn, k * bk), Bs);
-      T.Copy(SA.Tile(k, by * bm), sa);
-      T.Clear(partial);
-      T.Gemm(As, Bs, partial, /*transposeA=*/false, /*transposeB=*/true);
-      T.Parallel({bm, bn}, [&](Index i, Index j) {
-        acc(i, j) = acc(i, j) + partial(i, j) * (sa(0, i) * sbAll(j / kScaleBlock, k));
-      });
-    });
+    Buffer acc = BlockScaledProduct(
+        T, bm, bn, stages, CeilDiv(K, kScaleBlock), SB.Tile(bx * (bn / kScaleBlock), 0),
+        [&](Index k) { return A.Tile(by * bm, k * kScaleBlock); },
+        [&](Index k) { return B.Tile(bx * bn, k * kScaleBlock); },
+        [&](Index k) { return SA.Tile(k, by * bm); });
     auto out = T.AllocFragment({bm, bn}, bf16, "out");
     T.Parallel({bm, bn}, [&](Index i, Index j) { out(i, j) = Cast(acc(i, j), bf16); });
     T.Copy(out, D.Tile(by * bm, bx * bn));

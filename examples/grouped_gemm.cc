@@ -28,6 +28,7 @@
 #include <utility>
 
 #include "examples/common/example.h"
+#include "examples/fp8_gemm_blockwise.h"
 
 namespace tessera::examples {
 
@@ -40,7 +41,7 @@ GemmConfig GroupedConfig(const std::string& target, DType dtype) {
   GemmConfig c = GemmConfig::ForTarget(target);
   c.dtype = dtype, c.transposeB = true;
   // The contiguous layout's row blocks: the workloads' (kBlockRows).
-  c.bm = 128;
+  c.bm = kGroupedBlockRows;
   return c;
 }
 
@@ -128,6 +129,82 @@ Kernel GroupedGemmMasked(const GemmConfig& c, const std::string& name) {
   return T.Build();
 }
 
+Fp8GroupedConfig Fp8GroupedConfig::ForTarget(const std::string& target) {
+  // sm_90a: two warpgroups of m64n128 wgmmas (the partial and the running
+  // sum, 64 registers each), as the dense block-scaled kernel; elsewhere
+  // 64-row blocks.
+  Fp8GroupedConfig c;
+  if (target != "sm_90a") c.bm = 64, c.threads = 128, c.stages = 2;
+  return c;
+}
+
+Kernel GroupedGemmFp8Contiguous(const Fp8GroupedConfig& c, const std::string& name) {
+  KernelBuilder T(name);
+  Dim M = Dim::Dynamic("M", kGroupedBlockRows), N = Dim::Dynamic("N", 16);
+  Dim K = Dim::Dynamic("K", 16), G = Dim::Dynamic("G"), MB = Dim::Dynamic("MB");
+  Dim KB = Dim::Dynamic("KB"), NB = Dim::Dynamic("NB");
+  auto A = T.Tensor("A", {M, K}, f8e4m3), SA = T.Tensor("SA", {KB, M}, f32);
+  auto B = T.Tensor("B", {G, N, K}, f8e4m3), SB = T.Tensor("SB", {G, NB, KB}, f32);
+  auto Group = T.Tensor("Group", {MB}, i32);
+  auto D = T.Tensor("D", {M, N}, bf16);
+  T.Launch({CeilDiv(N, c.bn), CeilDiv(M, c.bm)}, c.threads, [&](Index x, Index y) {
+    T.Require(SB.dim(2) <= Index(kMaxKBlocks));
+    std::pair<Index, Index> tile =
+        SwizzleBlocks(x, y, CeilDiv(D.dim(1), Index(c.bn)), CeilDiv(D.dim(0), Index(c.bm)), 8);
+    Index bx = tile.first, by = tile.second;
+    // The row block's group (a 128-row block of the layout); negative for
+    // padding, whose D rows get zeros.
+    Index group = Group(by * c.bm / kGroupedBlockRows), expert = Max(group, Index(0));
+    Buffer acc = BlockScaledProduct(
+        T, c.bm, c.bn, c.stages, CeilDiv(A.dim(1), Index(kScaleBlock)) * Positive(group + 1),
+        SB.Tile(expert, bx * (c.bn / kScaleBlock), 0).Along({1, 2}),
+        [&](Index k) { return A.Tile(by * c.bm, k * kScaleBlock); },
+        [&](Index k) {
+          return B.Tile(expert, bx * c.bn, k * kScaleBlock).Along({1, 2});
+        },
+        [&](Index k) { return SA.Tile(k, by * c.bm); });
+    auto out = T.AllocFragment({c.bm, c.bn}, bf16, "out");
+    T.Parallel({c.bm, c.bn}, [&](Index i, Index j) { out(i, j) = Cast(acc(i, j), bf16); });
+    T.Copy(out, D.Tile(by * c.bm, bx * c.bn));
+  });
+  return T.Build();
+}
+
+Kernel GroupedGemmFp8Masked(const Fp8GroupedConfig& c, const std::string& name) {
+  KernelBuilder T(name);
+  Dim G = Dim::Dynamic("G"), MAXM = Dim::Dynamic("MAXM", 4), N = Dim::Dynamic("N", 16);
+  Dim K = Dim::Dynamic("K", 16), KB = Dim::Dynamic("KB"), NB = Dim::Dynamic("NB");
+  auto A = T.Tensor("A", {G, MAXM, K}, f8e4m3), SA = T.Tensor("SA", {G, KB, MAXM}, f32);
+  auto B = T.Tensor("B", {G, N, K}, f8e4m3), SB = T.Tensor("SB", {G, NB, KB}, f32);
+  auto Count = T.Tensor("Count", {G}, i32);
+  auto D = T.Tensor("D", {G, MAXM, N}, bf16);
+  T.Launch({CeilDiv(N, c.bn), CeilDiv(MAXM, c.bm), G}, c.threads, [&](Index x, Index y, Index g) {
+    T.Require(SB.dim(2) <= Index(kMaxKBlocks));
+    std::pair<Index, Index> tile =
+        SwizzleBlocks(x, y, CeilDiv(D.dim(2), Index(c.bn)), CeilDiv(D.dim(1), Index(c.bm)), 8);
+    Index bx = tile.first, row0 = tile.second * c.bm;
+    // The group's valid rows: a block past them runs no iteration and
+    // writes nothing.
+    Index rows = Count(g);
+    Buffer acc = BlockScaledProduct(
+        T, c.bm, c.bn, c.stages, CeilDiv(A.dim(2), Index(kScaleBlock)) * Positive(rows - row0),
+        SB.Tile(g, bx * (c.bn / kScaleBlock), 0).Along({1, 2}),
+        [&](Index k) {
+          return A.Tile(g, row0, k * kScaleBlock).Along({1, 2});
+        },
+        [&](Index k) {
+          return B.Tile(g, bx * c.bn, k * kScaleBlock).Along({1, 2});
+        },
+        [&](Index k) {
+          return SA.Tile(g, k, row0).Along({1, 2});
+        });
+    auto out = T.AllocFragment({c.bm, c.bn}, bf16, "out");
+    T.Parallel({c.bm, c.bn}, [&](Index i, Index j) { out(i, j) = Cast(acc(i, j), bf16); });
+    T.Copy(out, D.Tile(g, row0, bx * c.bn).Along({1, 2}).Until(rows));
+  });
+  return T.Build();
+}
+
 Example GroupedGemmExample() {
   Example example{"grouped_gemm", [](const std::string& target) {
                     return GroupedGemmContiguous(GroupedConfig(target, bf16), "grouped_gemm");
@@ -149,6 +226,20 @@ Example GroupedGemmExample() {
 Example GroupedGemmMaskedExample() {
   return {"grouped_gemm_masked", [](const std::string& target) {
             return GroupedGemmMasked(GroupedConfig(target, bf16), "grouped_gemm_masked");
+          }};
+}
+
+Example GroupedGemmFp8Example() {
+  return {"grouped_gemm_fp8", [](const std::string& target) {
+            return GroupedGemmFp8Contiguous(Fp8GroupedConfig::ForTarget(target),
+                                            "grouped_gemm_fp8");
+          }};
+}
+
+Example GroupedGemmFp8MaskedExample() {
+  return {"grouped_gemm_fp8_masked", [](const std::string& target) {
+            return GroupedGemmFp8Masked(Fp8GroupedConfig::ForTarget(target),
+                                        "grouped_gemm_fp8_masked");
           }};
 }
 

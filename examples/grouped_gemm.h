@@ -20,23 +20,45 @@ namespace tessera::examples {
 /// The schedule of a group's tiles: the target's GEMM tiles and schedule
 /// (on sm_90a persistent), B K-major, 128-row blocks (the contiguous
 /// layout's row block), the GEMM's grouped raster order.
-GemmConfig GroupedConfig(const std::string &target, DType dtype);
+GemmConfig GroupedConfig(const std::string& target, DType dtype);
 
 /// 1 where `x` > 0, else 0.
-Index Positive(const Index &x);
+Index Positive(const Index& x);
 
 /// The block's tile {column, row block} of a grid of `columns` x `rows`
 /// tiles in `c`'s raster order.
-std::pair<Index, Index> GroupedTileOf(const GemmConfig &c, const Index &x, const Index &y,
-                                      const Index &columns, const Index &rows);
+std::pair<Index, Index> GroupedTileOf(const GemmConfig& c, const Index& x, const Index& y,
+                                      const Index& columns, const Index& rows);
 
 /// DeepGEMM's contiguous layout: A [M, K] (every group's rows, each group
 /// padded to whole 128-row blocks), B [G, N, K], Group [M / 128] (a row
 /// block's group; negative for padding, whose C rows get zeros), C [M, N].
-Kernel GroupedGemmContiguous(const GemmConfig &c, const std::string &name);
+Kernel GroupedGemmContiguous(const GemmConfig& c, const std::string& name);
 
 /// DeepGEMM's masked layout: A [G, MAXM, K], Count [G], C [G, MAXM, N].
-Kernel GroupedGemmMasked(const GemmConfig &c, const std::string &name);
+Kernel GroupedGemmMasked(const GemmConfig& c, const std::string& name);
+
+/// The rows of the contiguous layout's row block (each group padded to a
+/// multiple).
+inline constexpr int64_t kGroupedBlockRows = 128;
+
+/// The block-scaled FP8 forms' tiles: `bm` divides 128 (a block lies in one
+/// group), `bn` a multiple of 128 (whole scale blocks of B).
+struct Fp8GroupedConfig {
+  int64_t bm = 128, bn = 128;
+  int threads = 256, stages = 4;
+  static Fp8GroupedConfig ForTarget(const std::string& target);
+};
+
+/// Block-scaled FP8 (examples/fp8_gemm_blockwise.cc's scales), contiguous:
+/// A [M, K] e4m3 with SA [K/128, M] f32 (A's scales transposed, per row and
+/// 128 columns), B [G, N, K] e4m3 with SB [G, N/128, K/128] f32 (per 128 x
+/// 128 block), Group [M / 128] i32, D [M, N] bf16.
+Kernel GroupedGemmFp8Contiguous(const Fp8GroupedConfig& c, const std::string& name);
+
+/// Block-scaled FP8, masked: A [G, MAXM, K] with SA [G, K/128, MAXM], B and
+/// SB as above, Count [G] i32, D [G, MAXM, N] bf16.
+Kernel GroupedGemmFp8Masked(const Fp8GroupedConfig& c, const std::string& name);
 
 }  // namespace tessera::examples
 

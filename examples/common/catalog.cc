@@ -36,6 +36,8 @@ Example FlashAttentionBwdPreExample();
 Example FlashAttentionBwdDqExample();
 Example GroupedGemmExample();
 Example GroupedGemmMaskedExample();
+Example GroupedGemmFp8Example();
+Example GroupedGemmFp8MaskedExample();
 Example MoeExample();
 Example MoeAlignExample();
 Example MoePlanExample();
@@ -75,6 +77,8 @@ const std::vector<Example>& AllExamples() {
                                                          FlashAttentionBwdDqExample(),
                                                          GroupedGemmExample(),
                                                          GroupedGemmMaskedExample(),
+                                                         GroupedGemmFp8Example(),
+                                                         GroupedGemmFp8MaskedExample(),
                                                          MoeExample(),
                                                          MoeAlignExample(),
                                                          MoePlanExample(),

@@ -16,10 +16,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "examples/workloads/internal.h"
 #include "runtime/device.h"
 
@@ -247,6 +249,36 @@ const GemmKernel kGemmKernels[] = {
     {"gemm_f64", {runtime::DTYPE_F64, runtime::DTYPE_F64}},
 };
 
+/// A block-scaled FP8 dot product of `a` and `b` (k values each): the
+/// float64 sum over the k-blocks of 128 of their exact products scaled by
+/// scale(block), and the slack the kernels' FP8 accumulation and f32
+/// promotion add beyond bf16's rounding.
+struct ScaledDot {
+  double value = 0, slack = 0;
+};
+template <typename Scale>
+ScaledDot BlockScaledDot(const double* a, const double* b, int64_t k, Scale scale) {
+  constexpr int64_t kBlock = 128;
+  ScaledDot dot;
+  for (int64_t blk = 0; blk * kBlock < k; ++blk) {
+    double part = 0, partials = 0;
+    for (int64_t p = blk * kBlock; p < std::min(k, (blk + 1) * kBlock); ++p) {
+      part += a[p] * b[p];
+      partials += std::fabs(part);
+    }
+    double s = scale(blk);
+    dot.value += part * s;
+    // FP8 tensor cores' accumulation, then the f32 running sum.
+    dot.slack += std::fabs(s) * (0x1p-12 * partials) + 0x1p-23 * std::fabs(dot.value);
+  }
+  return dot;
+}
+
+/// A random block scale: 2^-2 .. 2^2 times 1 +- 0.5.
+float RandomScale(Random& random) {
+  return std::ldexp(1.0f + 0.5f * random.Uniform(), int(random.Index(5)) - 2);
+}
+
 /// The block-scaled FP8 GEMM (examples/fp8_gemm_blockwise.cc): A (M x K)
 /// and B (N x K) e4m3, SA (K/128 x MP, A's scales transposed, MP = M rounded
 /// up to a multiple of 4, the padding poisoned) and SB (N/128 x K/128) f32
@@ -262,9 +294,8 @@ absl::StatusOr<Report> RunFp8Blockwise(const LoadedKernel& kernel, int64_t m, in
   Matrix a(runtime::DTYPE_F8E4M3, m * k, random), b(runtime::DTYPE_F8E4M3, n * k, random);
   std::vector<float> sa(kb * mp, std::numeric_limits<float>::quiet_NaN()), sb(nb * kb);
   for (int64_t blk = 0; blk < kb; ++blk)
-    for (int64_t i = 0; i < m; ++i)
-      sa[blk * mp + i] = std::ldexp(1.0f + 0.5f * random.Uniform(), int(random.Index(5)) - 2);
-  for (float& s : sb) s = std::ldexp(1.0f + 0.5f * random.Uniform(), int(random.Index(5)) - 2);
+    for (int64_t i = 0; i < m; ++i) sa[blk * mp + i] = RandomScale(random);
+  for (float& s : sb) s = RandomScale(random);
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer da, Upload(a.bytes));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, Upload(b.bytes));
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dsa, Upload(sa));
@@ -281,19 +312,12 @@ absl::StatusOr<Report> RunFp8Blockwise(const LoadedKernel& kernel, int64_t m, in
   std::vector<uint16_t> d(m * n);
   TESSERA_RETURN_IF_ERROR(dd.CopyToHost(d.data(), d.size() * 2));
   double errSq = 0, refSq = 0;
-  for (auto [i, j] : Points(m, n, fullCheck, options.seed)) {
-    double ref = 0, slack = 0;
-    for (int64_t blk = 0; blk < kb; ++blk) {
-      double part = 0, partials = 0;
-      for (int64_t p = blk * kBlock; p < std::min(k, (blk + 1) * kBlock); ++p) {
-        part += a.values[i * k + p] * b.values[j * k + p];
-        partials += std::fabs(part);
-      }
-      double scale = double(sa[blk * mp + i]) * sb[(j / kBlock) * kb + blk];
-      ref += part * scale;
-      // FP8 tensor cores' accumulation, then the f32 running sum.
-      slack += std::fabs(scale) * (0x1p-12 * partials) + 0x1p-23 * std::fabs(ref);
-    }
+  for (auto point : Points(m, n, fullCheck, options.seed)) {
+    const int64_t i = point.first, j = point.second;
+    ScaledDot dot = BlockScaledDot(&a.values[i * k], &b.values[j * k], k, [&](int64_t blk) {
+      return double(sa[blk * mp + i]) * sb[(j / kBlock) * kb + blk];
+    });
+    double ref = dot.value, slack = dot.slack;
     uint32_t bits = uint32_t(d[i * n + j]) << 16;
     float got;
     std::memcpy(&got, &bits, 4);
@@ -308,6 +332,120 @@ absl::StatusOr<Report> RunFp8Blockwise(const LoadedKernel& kernel, int64_t m, in
   report.flops = 2.0 * m * n * k;
   TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
   return report;
+}
+
+/// A block-scaled FP8 grouped problem (examples/grouped_gemm.cc): per group
+/// its rows (contiguous: whole 128-row blocks, then `paddingBlocks` blocks of
+/// group -1; masked: its count of `maxRows`), N and K.
+struct Fp8GroupedProblem {
+  std::vector<int64_t> rows;
+  int64_t paddingBlocks = 0, maxRows = 0;
+  int64_t n = 0, k = 0;
+  bool masked = false;
+};
+
+/// The grouped FP8 GEMMs against the float64 block-scaled products (as
+/// RunFp8Blockwise): contiguous padding blocks must hold zeros, masked rows
+/// past a group's count the poison.
+absl::StatusOr<Report> RunGroupedFp8(const LoadedKernel& kernel, const Fp8GroupedProblem& p,
+                                     bool full, const RunOptions& options) {
+  constexpr int64_t kBlock = 128;
+  const int64_t groups = p.rows.size(), n = p.n, k = p.k;
+  const int64_t kb = (k + kBlock - 1) / kBlock, nb = (n + kBlock - 1) / kBlock;
+  Report report;
+  report.target = kernel.spec().target();
+  std::vector<int32_t> groupOfBlock, counts(p.rows.begin(), p.rows.end());
+  for (int64_t g = 0; g < groups && !p.masked; ++g)
+    groupOfBlock.insert(groupOfBlock.end(), p.rows[g] / kBlock, int32_t(g));
+  groupOfBlock.insert(groupOfBlock.end(), p.masked ? 0 : p.paddingBlocks, -1);
+  const int64_t m = p.masked ? groups * p.maxRows : int64_t(groupOfBlock.size()) * kBlock;
+  // A row's group and its row within the group's A scales (-1: no group).
+  auto groupOf = [&](int64_t row) -> int64_t {
+    if (p.masked) return row % p.maxRows < counts[row / p.maxRows] ? row / p.maxRows : -1;
+    return groupOfBlock[row / kBlock];
+  };
+  Random random(options.seed);
+  Matrix a(runtime::DTYPE_F8E4M3, m * k, random), b(runtime::DTYPE_F8E4M3, groups * n * k, random);
+  // SA: contiguous [KB, M]; masked [G, KB, MAXM] (each group's transposed).
+  std::vector<float> sa(kb * m), sb(groups * nb * kb);
+  for (float& s : sa) s = RandomScale(random);
+  for (float& s : sb) s = RandomScale(random);
+  auto scaleA = [&](int64_t row, int64_t blk) {
+    return p.masked ? sa[((row / p.maxRows) * kb + blk) * p.maxRows + row % p.maxRows]
+                    : sa[blk * m + row];
+  };
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer da, Upload(a.bytes));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer db, Upload(b.bytes));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dsa, Upload(sa));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dsb, Upload(sb));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dindex, Upload(p.masked ? counts : groupOfBlock));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dd, DeviceBuffer::Allocate(m * n * 2));
+  using runtime::DTYPE_F8E4M3;
+  std::vector<KernelArg> args;
+  if (p.masked) {
+    args = {TensorArg{da.ptr(), DTYPE_F8E4M3, {groups, p.maxRows, k}},
+            TensorArg{dsa.ptr(), runtime::DTYPE_F32, {groups, kb, p.maxRows}},
+            TensorArg{db.ptr(), DTYPE_F8E4M3, {groups, n, k}},
+            TensorArg{dsb.ptr(), runtime::DTYPE_F32, {groups, nb, kb}},
+            TensorArg{dindex.ptr(), runtime::DTYPE_I32, {groups}},
+            TensorArg{dd.ptr(), runtime::DTYPE_BF16, {groups, p.maxRows, n}}};
+  } else {
+    args = {TensorArg{da.ptr(), DTYPE_F8E4M3, {m, k}},
+            TensorArg{dsa.ptr(), runtime::DTYPE_F32, {kb, m}},
+            TensorArg{db.ptr(), DTYPE_F8E4M3, {groups, n, k}},
+            TensorArg{dsb.ptr(), runtime::DTYPE_F32, {groups, nb, kb}},
+            TensorArg{dindex.ptr(), runtime::DTYPE_I32, {int64_t(groupOfBlock.size())}},
+            TensorArg{dd.ptr(), runtime::DTYPE_BF16, {m, n}}};
+  }
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
+                           TuneAndLaunch(kernel, args, options, dd, report));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  std::vector<uint16_t> d(m * n);
+  TESSERA_RETURN_IF_ERROR(dd.CopyToHost(d.data(), d.size() * 2));
+  Random pick(options.seed + 17);
+  std::vector<int64_t> columns;
+  for (int64_t j = 0; j < n; ++j)
+    if (full || j == n - 1 || pick.Index(n) < 24) columns.push_back(j);
+  double errSq = 0, refSq = 0;
+  for (int64_t row = 0; row < m; row += full ? 1 : 37) {
+    const int64_t g = groupOf(row);
+    for (int64_t j : columns) {
+      double got = Bf16BitsToFloat(d[row * n + j]);
+      if (g < 0) {
+        // Contiguous padding: zeros; masked rows past the count: unwritten.
+        if (p.masked ? !std::isnan(got) : got != 0.0)
+          CheckElement(report, row, j, got, p.masked ? NAN : 0.0, 0.0);
+        continue;
+      }
+      ScaledDot dot =
+          BlockScaledDot(&a.values[row * k], &b.values[(g * n + j) * k], k, [&](int64_t blk) {
+            return double(scaleA(row, blk)) * sb[(g * nb + j / kBlock) * kb + blk];
+          });
+      double err = CheckElement(report, row, j, got, dot.value,
+                                0x1p-8 * std::fabs(dot.value) + dot.slack + 1e-30);
+      errSq += err * err;
+      refSq += dot.value * dot.value;
+    }
+  }
+  report.max_error = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
+  report.tolerance = 0x1p-8;
+  report.correct = report.mismatches == 0;
+  const int64_t used = std::accumulate(p.rows.begin(), p.rows.end(), int64_t{0});
+  report.flops = 2.0 * used * n * k;
+  report.bytes = double(used * k + groups * n * k) + 4.0 * (sa.size() + sb.size()) + 2.0 * used * n;
+  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
+  return report;
+}
+
+Workload GroupedFp8(const Fp8GroupedProblem& p, bool conformance) {
+  std::string kernel = p.masked ? "grouped_gemm_fp8_masked" : "grouped_gemm_fp8";
+  std::string name =
+      p.masked ? absl::StrCat(kernel, "/counts", absl::StrJoin(p.rows, "_"), "_max", p.maxRows)
+               : absl::StrCat(kernel, "/rows", absl::StrJoin(p.rows, "_"), "_pad", p.paddingBlocks);
+  return MakeWorkload(absl::StrCat(name, "_n", p.n, "_k", p.k), kernel, conformance, !conformance,
+                      [p, conformance](const LoadedKernel& loaded, const RunOptions& options) {
+                        return RunGroupedFp8(loaded, p, conformance, options);
+                      });
 }
 
 /// Q = e4m3(1000 X), R = e5m2(1000 X) saturated, Y = f32(Q) + f32(U) for
@@ -457,13 +595,25 @@ std::vector<Workload> DtypeWorkloads() {
     int64_t m, n, k;
     bool conformance;
   };
+  // The last two: the grouped FP8 benchmarks' total sizes (their dense
+  // counterparts).
   for (Blockwise s : {Blockwise{257, 208, 400, true}, Blockwise{4096, 4096, 4096, false},
-                      Blockwise{8192, 8192, 8192, false}})
+                      Blockwise{8192, 8192, 8192, false}, Blockwise{32768, 4096, 7168, false},
+                      Blockwise{1024, 4096, 7168, false}})
     list.push_back(MakeWorkload(
         absl::StrCat("fp8_gemm_blockwise/", s.m, "x", s.n, "x", s.k), "fp8_gemm_blockwise",
         s.conformance, !s.conformance, [s](const LoadedKernel& loaded, const RunOptions& options) {
           return RunFp8Blockwise(loaded, s.m, s.n, s.k, s.conformance, options);
         }));
+  // Grouped block-scaled FP8: uneven groups with an empty one and a padding
+  // block, one group with every row; masked counts of 0, odd and the
+  // maximum; N and K off the scale blocks. Benchmarks at DeepGEMM's shapes
+  // (contiguous 4 x 8192 rows, masked 4 x 256; N 4096, K 7168).
+  list.push_back(GroupedFp8({{256, 0, 128, 384}, 1, 0, 272, 400, false}, true));
+  list.push_back(GroupedFp8({{0, 384, 0}, 0, 0, 144, 272, false}, true));
+  list.push_back(GroupedFp8({{0, 200, 77, 1}, 0, 200, 272, 400, true}, true));
+  list.push_back(GroupedFp8({std::vector<int64_t>(4, 8192), 0, 0, 4096, 7168, false}, false));
+  list.push_back(GroupedFp8({std::vector<int64_t>(4, 256), 0, 256, 4096, 7168, true}, false));
   for (int64_t m : {37, 1001})
     list.push_back(MakeWorkload(absl::StrCat("int_bits/", m, "x200"), "int_bits", true, false,
                                 [m](const LoadedKernel& loaded, const RunOptions& options) {
