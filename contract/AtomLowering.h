@@ -135,9 +135,13 @@ public:
   // Synchronization.
   /// A block barrier (elided right after another).
   virtual void barrier() = 0;
-  /// Code after the last barrier touched shared memory: the next barrier
-  /// is not elided.
+  /// Code after the last barrier touched shared memory (wrote it, or may
+  /// have): the next barrier is not elided, and a later shared read waits
+  /// for one.
   virtual void noteSharedAccess() = 0;
+  /// Code after the last barrier only read shared memory: the next barrier
+  /// is not elided, but another read needs none (reads do not race reads).
+  virtual void noteSharedRead() { noteSharedAccess(); }
   /// fence.proxy.async.shared::cta before async-proxy reads.
   virtual void fenceProxyAsync() = 0;
   /// Inline PTX without results that the compiler keeps in place.

@@ -66,7 +66,11 @@ public:
   int64_t threads() override { return kernel_.getThreads(); }
   Value threadId() override { return threadId_; }
   const BufferInfo &buffer(Value tileBuffer) override { return buffers_[tileBuffer]; }
-  void noteSharedAccess() override { lastWasBarrier_ = false; }
+  void noteSharedAccess() override {
+    lastWasBarrier_ = false;
+    sharedWritesPending_ = true;
+  }
+  void noteSharedRead() override { lastWasBarrier_ = false; }
   FragmentPrefetch *fragmentPrefetch() override { return fragmentPrefetch_; }
   void issueDeferredCopies() override {
     if (pendingIssue_) {
@@ -105,7 +109,10 @@ public:
   void setStage(Value tileBuffer, Value stage) override { buffers_[tileBuffer].stage = stage; }
   Value iterationOffset() override { return ivOffset_; }
   void setIterationOffset(Value offset) override { ivOffset_ = offset; }
-  void noteBarrier() override { lastWasBarrier_ = true; }
+  void noteBarrier() override {
+    lastWasBarrier_ = true;
+    sharedWritesPending_ = false;
+  }
   void setAsyncMmaPipeline(bool inPipeline, int64_t inFlight) override {
     inAsyncMmaPipeline_ = inPipeline;
     asyncMmaInFlight_ = inFlight;
@@ -619,6 +626,10 @@ private:
   /// and a kernel's grid may hold either.
   std::unordered_map<int64_t, Value> indexConstants_;
   bool lastWasBarrier_ = false;
+  /// Shared memory may have been written since the last barrier (by other
+  /// threads than the reader): a shared read waits for a barrier first.
+  /// Reads alone leave it unset, so a read after reads needs no barrier.
+  bool sharedWritesPending_ = false;
   /// Set while lowering the body of a pipelined loop whose gemm reads shared
   /// memory through the async proxy: the loop fences the proxies before its
   /// barrier, and the gemm keeps this many MMA groups in flight.

@@ -120,7 +120,7 @@ bool KernelLowering::lowerByteFragmentStore(CopyOp copy) {
         storeGlobal(tensor, coords, unpackVector(LLVM::BitcastOp::create(b_, loc_, bytes16, chunk)),
                     aligned);
       }
-  lastWasBarrier_ = false;
+  noteSharedAccess();
   return true;
 }
 

@@ -25,28 +25,33 @@ namespace tessera::lowering {
 LogicalResult KernelLowering::lowerIf(IfOp op) {
   auto branch = scf::IfOp::create(b_, loc_, map_.lookupOrDefault(op.getCondition()),
                                   /*withElseRegion=*/op.hasElse());
-  bool barrierBefore = lastWasBarrier_, writesBefore = genericSharedWrites_;
+  // The synchronization state before the branch, and at each path's end:
+  // after the branch a barrier holds where both paths end with one, and
+  // writes are pending where either path left some.
+  struct State {
+    bool barrier, writes, pending;
+  };
+  const State before{lastWasBarrier_, genericSharedWrites_, sharedWritesPending_};
   // Lowers `block` into `into`; returns the state at its end.
-  auto lowerPath = [&](Block &block, Block *into, bool &barrierAfter,
-                       bool &writesAfter) -> LogicalResult {
-    lastWasBarrier_ = barrierBefore;
-    genericSharedWrites_ = writesBefore;
+  auto lowerPath = [&](Block &block, Block *into, State &after) -> LogicalResult {
+    lastWasBarrier_ = before.barrier;
+    genericSharedWrites_ = before.writes;
+    sharedWritesPending_ = before.pending;
     OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPoint(into->getTerminator());
     if (failed(lowerBlock(block)))
       return failure();
-    barrierAfter = lastWasBarrier_;
-    writesAfter = genericSharedWrites_;
+    after = {lastWasBarrier_, genericSharedWrites_, sharedWritesPending_};
     return success();
   };
-  bool thenBarrier, thenWrites, elseBarrier = barrierBefore, elseWrites = writesBefore;
-  if (failed(lowerPath(op.getThenBlock(), branch.thenBlock(), thenBarrier, thenWrites)))
+  State thenState = before, elseState = before;
+  if (failed(lowerPath(op.getThenBlock(), branch.thenBlock(), thenState)))
     return failure();
-  if (op.hasElse() &&
-      failed(lowerPath(op.getElseBlock(), branch.elseBlock(), elseBarrier, elseWrites)))
+  if (op.hasElse() && failed(lowerPath(op.getElseBlock(), branch.elseBlock(), elseState)))
     return failure();
-  lastWasBarrier_ = thenBarrier && elseBarrier;
-  genericSharedWrites_ = thenWrites || elseWrites;
+  lastWasBarrier_ = thenState.barrier && elseState.barrier;
+  genericSharedWrites_ = thenState.writes || elseState.writes;
+  sharedWritesPending_ = thenState.pending || elseState.pending;
   return success();
 }
 
@@ -73,12 +78,12 @@ LogicalResult KernelLowering::lowerSerial(SerialOp op) {
   bool writesInBody = false;
   op.getBody().walk([&](Operation *inner) { writesInBody |= writesSharedBuffer(inner); });
   bool writesBefore = genericSharedWrites_;
-  lastWasBarrier_ = false;
+  noteSharedAccess();
   genericSharedWrites_ |= writesInBody;
   if (failed(lowerBlock(op.getBodyBlock())))
     return failure();
   // After zero iterations the writes before the loop are still pending.
-  lastWasBarrier_ = false;
+  noteSharedAccess();
   genericSharedWrites_ |= writesBefore || writesInBody;
   return success();
 }

@@ -330,7 +330,7 @@ bool KernelLowering::lowerMmaFragmentStore(CopyOp copy) {
                              unpackVector(LLVM::BitcastOp::create(b_, loc_, pairType, q)));
         storeGlobal(tensor, coords, values, aligned);
       }
-  lastWasBarrier_ = false;
+  noteSharedAccess();
   return true;
 }
 
@@ -351,7 +351,7 @@ bool KernelLowering::lowerMmaFragmentToShared(CopyOp copy) {
   if ((tn / 8) % 2 != 0)
     return false;
   storeMatrices(frag, dst, 0, tn);
-  lastWasBarrier_ = false;
+  noteSharedAccess();
   return true;
 }
 
@@ -560,8 +560,12 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
   // No barrier after: every lowering that touches shared memory starts with
   // one, which also orders this copy's shared accesses before the next
   // writer's (a trailing barrier here was redundant, and at a kernel's end
-  // it cost a synchronization before exit).
-  lastWasBarrier_ = false;
+  // it cost a synchronization before exit). Only a copy into shared memory
+  // leaves writes a later reader waits for.
+  if (dstBuffer && dstBuffer.isShared())
+    noteSharedAccess();
+  else
+    lastWasBarrier_ = false;
   return success();
 }
 
@@ -585,6 +589,7 @@ LogicalResult KernelLowering::lowerFill(Value buffer, Value value) {
     int64_t slots = cast<MemRefType>(info.memref.getType()).getDimSize(0);
     for (int64_t s = 0; s < slots; ++s)
       memref::StoreOp::create(b_, loc_, value, info.memref, ValueRange{cst(s)});
+    // Registers only: no shared writes for a reader to wait for.
     lastWasBarrier_ = false;
     return success();
   }
@@ -594,7 +599,7 @@ LogicalResult KernelLowering::lowerFill(Value buffer, Value value) {
   forEachChunk(info.type.getShape(), dist, [&](const Chunk &chunk) {
     memref::StoreOp::create(b_, loc_, value, info.memref, sharedIndices(info, chunk.coords));
   });
-  lastWasBarrier_ = false;
+  noteSharedAccess();
   barrier();
   return success();
 }

@@ -71,11 +71,12 @@ Value KernelLowering::convert(Value value, Type to) {
 
 void KernelLowering::fenceProxyAsync() {
   fenceProxyAsyncShared(b_, loc_);
-  lastWasBarrier_ = false;
+  noteSharedAccess();
   genericSharedWrites_ = false;
 }
 
 void KernelLowering::barrier() {
+  sharedWritesPending_ = false;
   if (lastWasBarrier_)
     return;
   // After a warp-specialized loop only the consumers run on: a named
@@ -674,7 +675,7 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
         // Pure arithmetic (index math) touches no shared memory: a barrier
         // just emitted still orders what follows.
         if (!isMemoryEffectFree(other))
-          lastWasBarrier_ = false;
+          noteSharedAccess();
         return success();
       });
 }

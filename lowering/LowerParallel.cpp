@@ -148,9 +148,10 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
     return loop.emitOpError() << "holds tile.atomic over a row slice, whose rows several "
                                  "lanes hold; copy the rows into a fragment of their own first";
   Value onlyOneThread = atomics && everyThread ? isThread(0) : Value();
-  // Shared reads and writes wait for the block's earlier shared accesses;
-  // only writes (generic proxy) need fencing before async-proxy reads
-  // (wgmma, bulk copies).
+  // Shared writes wait for the block's earlier shared accesses, reads only
+  // for earlier writes (reads after reads need no barrier); only writes
+  // (generic proxy) need fencing before async-proxy reads (wgmma, bulk
+  // copies).
   bool touchesShared = false, writesShared = false;
   loop.getBody().walk([&](Operation *op) {
     for (Value operand : op->getOperands())
@@ -159,7 +160,7 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
     if (auto store = dyn_cast<StoreOp>(op))
       writesShared |= cast<BufferType>(store.getBuffer().getType()).isShared();
   });
-  if (touchesShared)
+  if (writesShared || (touchesShared && sharedWritesPending_))
     barrier();
   genericSharedWrites_ |= writesShared;
   LogicalResult result = success();
@@ -233,8 +234,9 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
     }
   });
   // No barrier after (see lowerCopy): the next lowering that touches shared
-  // memory starts with one.
+  // memory starts with one (a read only where this loop wrote).
   lastWasBarrier_ = false;
+  sharedWritesPending_ |= writesShared;
   return result;
 }
 
@@ -367,7 +369,7 @@ void KernelLowering::storeReductionResults(ReduceOp reduce, Value dst, ArrayRef<
                            memref::LoadOp::create(b_, loc_, dst, ValueRange{cst(s)}), x);
     memref::StoreOp::create(b_, loc_, x, dst, ValueRange{cst(s)});
   }
-  lastWasBarrier_ = false;
+  noteSharedAccess();
 }
 
 LogicalResult KernelLowering::lowerReduce(ReduceOp reduce) {
@@ -435,7 +437,7 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp reduce) {
         memref::StoreOp::create(b_, loc_, convert(results[r], scratchType), scratch.memref,
                                 ValueRange{warp, cst(r)});
     }
-    lastWasBarrier_ = false;
+    noteSharedAccess();
     barrier();
     for (int64_t r = 0; r < rows; ++r) {
       Value x = convert(reductionIdentity(kind, acc), scratchType);
@@ -444,7 +446,7 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp reduce) {
       results[r] = convert(x, acc);
     }
     // Later reductions reuse the scratch.
-    lastWasBarrier_ = false;
+    noteSharedAccess();
     barrier();
   }
 

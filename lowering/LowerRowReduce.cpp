@@ -161,7 +161,7 @@ LogicalResult KernelLowering::lowerRowReduce(ReduceOp reduce) {
     for (int64_t s = 0; s < slots; ++s)
       memref::StoreOp::create(b_, loc_, convert(results[s], scratchType), scratch.memref,
                               ValueRange{warpColumn, rowCoords[s]});
-    lastWasBarrier_ = false;
+    noteSharedAccess();
     barrier();
     for (int64_t s = 0; s < slots; ++s) {
       Value x = memref::LoadOp::create(b_, loc_, scratch.memref, ValueRange{cst(0), rowCoords[s]});
@@ -171,7 +171,7 @@ LogicalResult KernelLowering::lowerRowReduce(ReduceOp reduce) {
       results[s] = convert(x, acc);
     }
     // Later reductions reuse the scratch.
-    lastWasBarrier_ = false;
+    noteSharedAccess();
     barrier();
   }
 
@@ -207,7 +207,7 @@ LogicalResult KernelLowering::lowerRowSliceStore(CopyOp copy) {
       storeGlobal(tensor, tensorCoords(offsets, chunk), {x}, /*aligned=*/false);
     });
   });
-  lastWasBarrier_ = false;
+  noteSharedAccess();
   return success();
 }
 

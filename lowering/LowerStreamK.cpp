@@ -109,7 +109,7 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
     });
     if (!scoped)
       membarGpu(b_, loc_);
-    lastWasBarrier_ = false;
+    noteSharedAccess();
     barrier();
     ifThen(isThread0, [&] {
       // Inline PTX: MLIR's NVVM dialect has no op for red.
@@ -141,7 +141,7 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
               (scoped ? "st.relaxed.gpu.global.u32 [$0], 0;\n}" : "st.volatile.global.u32 [$0], 0;\n}"),
           "l,r", {flag, toI32(others)});
     });
-    lastWasBarrier_ = false;
+    noteSharedAccess();
     barrier();
     auto others_ = scf::ForOp::create(b_, loc_, add(firstBlock, cst(1)), add(lastBlock, cst(1)),
                                       cst(1));
@@ -169,7 +169,7 @@ void KernelLowering::exchangePartials(PipelinedOp loop) {
                                       arith::ConstantIntOp::create(b_, loc_, 1, 1)),
       /*withElseRegion=*/false);
   b_.setInsertionPoint(complete.thenBlock()->getTerminator());
-  lastWasBarrier_ = false;
+  noteSharedAccess();
 }
 
 Value KernelLowering::emitGridExtents() {

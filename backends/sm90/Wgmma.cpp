@@ -344,7 +344,8 @@ LogicalResult WgmmaLowering::lowerGemm(GemmLoweringContext &ctx, tile::GemmOp ge
     }
   if (wait != 0)
     ctx.addAsyncAccumulator(gemm.getC(), elements * reps);
-  ctx.noteSharedAccess();
+  // wgmma reads its shared operands and writes only registers.
+  ctx.noteSharedRead();
   return success();
 }
 
