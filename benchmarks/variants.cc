@@ -211,9 +211,21 @@ bool AddGemvW4A16Variants(runtime::KernelBundle& bundle, const std::string& targ
     int64_t rows, bn, words;
     int stages, threads;
   };
-  const Knobs knobs[] = {{1, 32, 32, 8, 128}, {1, 64, 32, 4, 128},  {1, 64, 64, 4, 512},
-                         {1, 32, 64, 4, 256}, {1, 128, 64, 3, 512}, {1, 32, 32, 6, 256},
-                         {2, 32, 32, 8, 256}, {4, 32, 32, 8, 128},  {4, 32, 32, 8, 256}};
+  const Knobs knobs[] = {{1, 32, 32, 8, 128},
+                         {1, 64, 32, 4, 128},
+                         {1, 64, 64, 4, 512},
+                         {1, 32, 64, 4, 256},
+                         {1, 128, 64, 3, 512},
+                         {1, 32, 32, 6, 256},
+                         {2, 32, 32, 8, 256},
+                         {4, 32, 32, 8, 128},
+                         {4, 32, 32, 8, 256},
+                         // Deeper k-tiles (the loop's addressing per weight halves) and
+                         // narrower blocks (more of them per multiprocessor).
+                         {1, 32, 128, 4, 256},
+                         {1, 64, 128, 3, 512},
+                         {1, 16, 128, 4, 128},
+                         {1, 16, 64, 4, 128}};
   for (const Knobs& k : knobs) {
     examples::W4A16DecodeConfig c = examples::W4A16DecodeConfig::ForTarget(target);
     c.rows = k.rows, c.bn = k.bn, c.words = k.words, c.stages = k.stages, c.threads = k.threads;

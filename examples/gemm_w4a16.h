@@ -79,10 +79,11 @@ Kernel GemmW4A16(Dim M, Dim N, Dim K, const W4A16Config& config, const std::stri
 /// `bn` columns, `words` packed rows of Wq (8 * words rows of W) per k-tile,
 /// which divide or are a multiple of the 16 words of a group.
 struct W4A16DecodeConfig {
-  // One row, 512 rows of W by 32 columns a step, eight warps: the fastest
-  // of the variants (benchmarks/variants.cc) at M = 1 and K >= 8192.
-  int64_t rows = 1, bn = 32, words = 64;
-  int stages = 4, threads = 256;
+  // One row, 2048 rows of W by 32 columns a step (each thread's 32 words
+  // share one k-tile's addressing and barrier), eight warps: the fastest of
+  // the variants (benchmarks/variants.cc) at M = 1.
+  int64_t rows = 1, bn = 32, words = 256;
+  int stages = 3, threads = 256;
 
   static W4A16DecodeConfig ForTarget(const std::string& target) {
     W4A16DecodeConfig c;
