@@ -93,8 +93,11 @@ struct HostMatrix {
   /// uniform [0, 1) value rounded to `t` (one that rounds to 1 becomes 0, as
   /// torch's uniform kernel makes it), then scaled and rounded in `t` (the
   /// low mantissa bits of small values are zero), to time our kernels on the
-  /// inputs peers.py --inputs=torch gives cuBLAS.
-  HostMatrix(runtime::DType t, int64_t n, Random& random, bool torchStyle = false)
+  /// inputs peers.py --inputs=torch gives cuBLAS. `scale`, a power of two,
+  /// multiplies each value before the rounding (exact: uniform in [-scale,
+  /// scale)).
+  HostMatrix(runtime::DType t, int64_t n, Random& random, bool torchStyle = false,
+             float scale = 1.0f)
       : dtype(t), values(n) {
     bytes.resize(n * ElementBytes());
     for (int64_t i = 0; i < n; ++i) {
@@ -106,6 +109,7 @@ struct HostMatrix {
         if (u == 1.0f) u = 0.0f;
         x = 2.0f * u - 1.0f;
       }
+      x *= scale;
       if (t == runtime::DTYPE_F16) {
         uint16_t h = FloatToHalfBits(x);
         values[i] = HalfBitsToFloat(h);

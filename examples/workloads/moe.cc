@@ -67,19 +67,6 @@ struct MoeProblem {
   }
 };
 
-/// bf16 values uniform in [-scale, scale) (scale a power of two): the
-/// device bits and their exact values.
-struct Bf16Matrix {
-  std::vector<uint16_t> bits;
-  std::vector<float> values;
-  Bf16Matrix(int64_t n, float scale, Random& random) : bits(n), values(n) {
-    for (int64_t i = 0; i < n; ++i) {
-      bits[i] = FloatToBf16Bits(random.Uniform() * scale);
-      values[i] = Bf16BitsToFloat(bits[i]);
-    }
-  }
-};
-
 /// 2^-round(log2(sqrt(n))): keeps a sum of n products of order 1.
 float FanInScale(int64_t n) { return std::ldexp(1.0f, -int(std::lround(0.5 * std::log2(n)))); }
 
@@ -112,18 +99,18 @@ struct MoeCase {
   MoeProblem p;
   std::vector<int32_t> ids;
   std::vector<float> weights;
-  Bf16Matrix x, w13, w2;  // w13 and w2: one expert's when shared
+  HostMatrix x, w13, w2;  // w13 and w2: one expert's when shared
   int64_t rows = 0;       // permuted-row capacity (MP), whole blocks
   DeviceBuffer dx, dids, dweights, dw13, dw2, drank, dcounts, dstart, dgroup, dxp, dact, dd, dy;
   std::vector<KernelArg> args[6];
 };
 
-absl::StatusOr<DeviceBuffer> UploadExperts(const Bf16Matrix& m, int64_t experts, bool shared) {
-  if (!shared) return Upload(m.bits);
-  const int64_t bytes = m.bits.size() * 2;
+absl::StatusOr<DeviceBuffer> UploadExperts(const HostMatrix& m, int64_t experts, bool shared) {
+  if (!shared) return Upload(m.bytes);
+  const int64_t bytes = m.bytes.size();
   TESSERA_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::Allocate(experts * bytes));
   for (int64_t e = 0; e < experts; ++e)
-    TESSERA_RETURN_IF_ERROR(buffer.CopyFromHost(m.bits.data(), bytes, e * bytes));
+    TESSERA_RETURN_IF_ERROR(buffer.CopyFromHost(m.bytes.data(), bytes, e * bytes));
   return buffer;
 }
 
@@ -134,16 +121,18 @@ absl::StatusOr<std::unique_ptr<MoeCase>> MakeCase(const MoeProblem& p, uint64_t 
       new MoeCase{p,
                   RouteTokens(p, random),
                   {},
-                  Bf16Matrix(p.tokens * p.hidden, 1.0f, random),
-                  Bf16Matrix(weightExperts * 2 * p.ffn * p.hidden, FanInScale(p.hidden), random),
-                  Bf16Matrix(weightExperts * p.hidden * p.ffn, FanInScale(p.ffn), random)});
+                  HostMatrix(runtime::DTYPE_BF16, p.tokens * p.hidden, random),
+                  HostMatrix(runtime::DTYPE_BF16, weightExperts * 2 * p.ffn * p.hidden, random,
+                             /*torchStyle=*/false, FanInScale(p.hidden)),
+                  HostMatrix(runtime::DTYPE_BF16, weightExperts * p.hidden * p.ffn, random,
+                             /*torchStyle=*/false, FanInScale(p.ffn))});
   c->weights.resize(n);
   for (float& w : c->weights) w = 0.55f + 0.45f * random.Uniform();  // (0.1, 1)
   // Every expert padded to whole blocks, at most: the layer's capacity.
   c->rows = (n + p.experts * (kBlockRows - 1) + kBlockRows - 1) / kBlockRows * kBlockRows;
   const int64_t blocks = c->rows / kBlockRows, e = p.experts, t = p.tokens, k = p.topk;
   const int64_t h = p.hidden, f = p.ffn, mp = c->rows;
-  TESSERA_ASSIGN_OR_RETURN(c->dx, Upload(c->x.bits));
+  TESSERA_ASSIGN_OR_RETURN(c->dx, Upload(c->x.bytes));
   TESSERA_ASSIGN_OR_RETURN(c->dids, Upload(c->ids));
   TESSERA_ASSIGN_OR_RETURN(c->dweights, Upload(c->weights));
   TESSERA_ASSIGN_OR_RETURN(c->dw13, UploadExperts(c->w13, e, p.sharedWeights));
