@@ -6,8 +6,11 @@ host time until the last returns, the median over 15 rounds, in
 microseconds a launch, for vector_add on one element (a no-op), gemm_f16 at
 256^3 (TMA tensor maps on sm_90a) and FlashAttention on one tiny head:
 
-  call      Kernel(*tensors): argument checks in Python, packing reused by
-            the bridge for repeated shapes, torch's current stream;
+  call      Kernel(*tensors) on the same tensors each time: the call's form
+            (dtypes, shapes, devices, scalars) found in the kernel's cache of
+            prepared launches, torch's current stream;
+  call-new  the same, alternating between two sets of tensors, so that every
+            launch has new addresses (and the GEMM re-encodes its tensor maps);
   prepared  Prepared(): one C call;
   op        tessera.ops.gemm / flash_attention: torch's custom-op dispatch,
             the output's allocation and the call.
@@ -69,32 +72,48 @@ def main():
     examples = tessera.load(sys.argv[1])
     rows = []
 
+    def alternating(kernel, first, second):
+        sets = [first, second]
+        state = [0]
+
+        def launch():
+            state[0] ^= 1
+            kernel(*sets[state[0]])
+
+        return launch
+
     x = [torch.randn(1, device=dev) for _ in range(3)]
+    y = [torch.randn(1, device=dev) for _ in range(3)]
     add = examples["vector_add"]
-    rows.append(("vector_add", "1", host_us(lambda: add(*x)),
+    rows.append(("vector_add", "1", host_us(lambda: add(*x)), host_us(alternating(add, x, y)),
                  host_us(add.prepare(*x).__call__), None))
 
     a, b = (torch.randn(256, 256, device=dev).half() for _ in range(2))
     c = torch.empty(256, 256, device=dev).half()
+    other = [torch.randn(256, 256, device=dev).half() for _ in range(3)]
     gemm = tessera.ops.kernel_for(dev, "gemm_f16")
     rows.append(("gemm_f16", "256^3", host_us(lambda: gemm(a, b, c)),
+                 host_us(alternating(gemm, (a, b, c), other)),
                  host_us(gemm.prepare(a, b, c).__call__),
                  host_us(lambda: tessera.ops.gemm(a, b))))
 
     q = torch.randn(1, 64, 1, 128, device=dev).half()
     o = torch.empty_like(q)
     lse = torch.empty(1, 1, 64, device=dev)
+    q2, o2, lse2 = torch.randn_like(q), torch.empty_like(o), torch.empty_like(lse)
     attention = tessera.ops.kernel_for(dev, "flash_attention_f16_d128")
     rows.append(("flash_attention", "1x64x1x128", host_us(lambda: attention(q, q, q, o, lse, 0.1)),
+                 host_us(alternating(attention, (q, q, q, o, lse, 0.1),
+                                     (q2, q2, q2, o2, lse2, 0.1))),
                  host_us(attention.prepare(q, q, q, o, lse, 0.1).__call__),
                  host_us(lambda: tessera.ops.flash_attention(q, q, q, 0.1))))
 
     print(f"# {torch.cuda.get_device_name(dev)}, torch {torch.__version__}; host us a launch "
           f"(median of {ROUNDS} batches of {BATCH})")
-    print(f"{'kernel':<16} {'shape':<12} {'call':>8} {'prepared':>9} {'op':>8}")
-    for name, shape, call, prepared, op in rows:
+    print(f"{'kernel':<16} {'shape':<12} {'call':>8} {'call-new':>9} {'prepared':>9} {'op':>8}")
+    for name, shape, call, call_new, prepared, op in rows:
         op_text = f"{op:8.2f}" if op is not None else f"{'-':>8}"
-        print(f"{name:<16} {shape:<12} {call:8.2f} {prepared:9.2f} {op_text}")
+        print(f"{name:<16} {shape:<12} {call:8.2f} {call_new:9.2f} {prepared:9.2f} {op_text}")
 
     print("# GPU ms a call (batches of 10, median of 20): tessera.ops vs the kernel called directly")
     a, b = (torch.randn(4096, 4096, device=dev).half() for _ in range(2))

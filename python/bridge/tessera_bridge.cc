@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "runtime/bundle.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/device.h"
@@ -277,8 +278,11 @@ struct TesseraBundle {
 
 struct TesseraPrepared {
   TesseraBundle* bundle = nullptr;
-  int index = 0;
-  int ordinal = 0;
+  /// The device it launches on and the kernel loaded there (both live as
+  /// long as the bundle: devices are never closed, loaded kernels only with
+  /// the bundle).
+  const Device* device = nullptr;
+  const LoadedKernel* loaded = nullptr;
   PackedLaunch packed;
 };
 
@@ -318,6 +322,24 @@ absl::StatusOr<CheckedLaunch> CheckLaunch(const TesseraBundle& bundle, int index
   if (!ordinal.ok()) return ordinal.status();
   out->ordinal = *ordinal;
   return out;
+}
+
+/// Launches `prepared` on `stream`, with its device's context current only
+/// for the launch: made current when the caller's is another (PyTorch's is
+/// usually this one already), the caller's put back after.
+absl::Status LaunchPrepared(TesseraPrepared& prepared, uint64_t stream)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(prepared.bundle->mutex) {
+  const CudaDriver& driver = prepared.loaded->driver();
+  CUcontext saved = nullptr;
+  if (driver.cuCtxGetCurrent(&saved) != CUDA_SUCCESS) saved = nullptr;
+  const bool switched = saved != prepared.device->context();
+  if (switched) {
+    if (absl::Status status = prepared.device->MakeCurrent(); !status.ok()) return status;
+  }
+  absl::Status status = tessera::runtime::Launch(*prepared.loaded, prepared.packed,
+                                                 reinterpret_cast<CUstream>(stream));
+  if (switched) driver.cuCtxSetCurrent(saved);
+  return status;
 }
 
 absl::Status Launch(TesseraBundle& bundle, int index, const TesseraArg* args, int num_args,
@@ -403,15 +425,17 @@ int tessera_prepare(TesseraBundle* bundle, int index, const TesseraArg* args, in
   absl::StatusOr<PackedLaunch> packed =
       tessera::runtime::PrepareLaunch(*checked->kernel, checked->args);
   if (!packed.ok()) return Fail(packed.status());
+  auto prepared = std::make_unique<TesseraPrepared>();
   {
     absl::MutexLock lock(&bundle->mutex);
     absl::StatusOr<const LoadedKernel*> loaded = bundle->Loaded(index, checked->ordinal);
     if (!loaded.ok()) return Fail(loaded.status());
+    prepared->loaded = *loaded;
   }
-  auto prepared = std::make_unique<TesseraPrepared>();
+  absl::StatusOr<const Device*> device = OpenDevice(checked->ordinal);
+  if (!device.ok()) return Fail(device.status());
   prepared->bundle = bundle;
-  prepared->index = index;
-  prepared->ordinal = checked->ordinal;
+  prepared->device = *device;
   prepared->packed = *std::move(packed);
   *out = prepared.release();
   return 0;
@@ -426,14 +450,22 @@ int tessera_rebind(TesseraPrepared* prepared, const uint64_t* addresses, int num
 }
 
 int tessera_prepared_launch(TesseraPrepared* prepared, uint64_t stream) {
-  CurrentContextGuard context_guard;
   if (prepared == nullptr) return Fail(absl::InvalidArgumentError("null prepared launch"));
-  TesseraBundle& bundle = *prepared->bundle;
-  absl::MutexLock lock(&bundle.mutex);
-  absl::StatusOr<const LoadedKernel*> loaded = bundle.Loaded(prepared->index, prepared->ordinal);
-  if (!loaded.ok()) return Fail(loaded.status());
-  absl::Status status =
-      tessera::runtime::Launch(**loaded, prepared->packed, reinterpret_cast<CUstream>(stream));
+  absl::MutexLock lock(&prepared->bundle->mutex);
+  absl::Status status = LaunchPrepared(*prepared, stream);
+  return status.ok() ? 0 : Fail(status);
+}
+
+int tessera_prepared_launch_at(TesseraPrepared* prepared, const uint64_t* addresses,
+                               int num_addresses, uint64_t stream) {
+  if (prepared == nullptr || num_addresses < 0 || (num_addresses > 0 && addresses == nullptr))
+    return Fail(absl::InvalidArgumentError("null prepared launch or addresses"));
+  static_assert(sizeof(CUdeviceptr) == sizeof(uint64_t));
+  absl::MutexLock lock(&prepared->bundle->mutex);
+  absl::Status status = tessera::runtime::RebindPointers(
+      prepared->packed,
+      absl::MakeConstSpan(reinterpret_cast<const CUdeviceptr*>(addresses), num_addresses));
+  if (status.ok()) status = LaunchPrepared(*prepared, stream);
   return status.ok() ? 0 : Fail(status);
 }
 

@@ -25,7 +25,7 @@ extern "C" {
 
 /* Bumped whenever a declaration below changes; the Python side refuses a
  * library of another version. */
-#define TESSERA_BRIDGE_ABI_VERSION 1
+#define TESSERA_BRIDGE_ABI_VERSION 2
 
 #define TESSERA_ARG_TENSOR 1
 #define TESSERA_ARG_SCALAR 2
@@ -83,6 +83,12 @@ int tessera_prepare(TesseraBundle* bundle, int index, const TesseraArg* args, in
                     TesseraPrepared** out);
 int tessera_rebind(TesseraPrepared* prepared, const uint64_t* addresses, int num_addresses);
 int tessera_prepared_launch(TesseraPrepared* prepared, uint64_t stream);
+/* tessera_rebind, then tessera_prepared_launch: the repeated launch of one
+ * shape in one C call (what tessera.Kernel's cache of torch launches calls,
+ * holding the GIL). The caller vouches that the tensors are on the device the
+ * launch was prepared on; shapes and dtypes are those it was prepared with. */
+int tessera_prepared_launch_at(TesseraPrepared* prepared, const uint64_t* addresses,
+                               int num_addresses, uint64_t stream);
 void tessera_prepared_free(TesseraPrepared* prepared);
 
 /* The architecture of device `ordinal`: its compute capability as

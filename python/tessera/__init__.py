@@ -52,16 +52,21 @@ def synchronize(device=0):
     _bridge.check(lib, lib.tessera_device_synchronize(int(device)))
 
 
+def _current_stream_getter():
+    """torch's function from a device index to its current raw CUstream."""
+    torch = sys.modules["torch"]
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw if raw else lambda index: torch.cuda.current_stream(index).cuda_stream
+
+
 def _raw_stream(stream, infos, device):
     """The CUstream of a launch: `stream` as given (an int, or an object with
     .cuda_stream such as torch.cuda.Stream); by default torch's current stream
     of the tensors' device when they are torch tensors, else the default stream."""
     if stream is None:
         if infos and infos[0].is_torch:
-            torch = sys.modules["torch"]
-            index = device if device is not None else torch.cuda.current_device()
-            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-            return int(raw(index)) if raw else int(torch.cuda.current_stream(index).cuda_stream)
+            index = device if device is not None else sys.modules["torch"].cuda.current_device()
+            return int(_current_stream_getter()(index))
         return 0
     if isinstance(stream, int) and not isinstance(stream, bool):
         return stream
@@ -102,6 +107,7 @@ class Kernel:
         self.signature = description["signature"]
         self.params = description["params"]
         self._cache = _args.LaunchCache()
+        self._last = None  # The cached launch of the latest call.
 
     def __repr__(self):
         return f"<tessera.Kernel {self.signature.split(' grid ')[0]} {self.target}>"
@@ -117,16 +123,43 @@ class Kernel:
         _bridge.check(lib, lib.tessera_check(self._handle.ptr, self._index, args, len(args)))
 
     def __call__(self, *values, stream=None):
-        """Launches on `stream` (asynchronous): see _raw_stream for the default."""
-        args, _keep, infos, device = self._cache.build(self.entry, self.params, values)
-        raw = _raw_stream(stream, infos, device)
+        """Launches on `stream` (asynchronous): see _raw_stream for the default.
+        Calls on torch tensors of a form launched before (dtypes, shapes,
+        devices, scalars) reuse that launch, prepared then."""
+        last = self._last
+        if last is not None and last._launch_if_taken(values, stream):
+            return
+        key = self._cache.key(values)
+        if key is not None:
+            prepared = self._cache.entries.get(key)
+            if prepared is not None:
+                self._last = prepared
+                prepared._launch_values(values, stream)
+                return
+        self._call_checked(values, stream, key)
+
+    def _call_checked(self, values, stream, key):
+        """A call checked in full; kept as a prepared launch under `key`."""
+        args, _keep, infos, device = self._build(values)
         lib = _bridge.library()
-        _bridge.check(lib, lib.tessera_launch(self._handle.ptr, self._index, args, len(args), raw))
+        if key is None:
+            raw = _raw_stream(stream, infos, device)
+            _bridge.check(lib, lib.tessera_launch(self._handle.ptr, self._index, args, len(args),
+                                                  raw))
+            return
+        prepared = self._prepare_built(args, infos, device)
+        prepared._form = key
+        self._cache.store(key, prepared)
+        self._last = prepared
+        prepared._launch_values(values, stream)
 
     def prepare(self, *values):
         """A Prepared launch of these arguments: checked and packed once,
         launched many times, pointed at other tensors of the same shapes."""
         args, _keep, infos, device = self._build(values)
+        return self._prepare_built(args, infos, device)
+
+    def _prepare_built(self, args, infos, device):
         lib = _bridge.library()
         handle = ctypes.c_void_p()
         _bridge.check(lib, lib.tessera_prepare(self._handle.ptr, self._index, args, len(args),
@@ -138,34 +171,92 @@ class Prepared:
     """A launch checked and packed once (Kernel.prepare)."""
 
     def __init__(self, kernel, handle, infos, device):
-        self._kernel = kernel
+        # The native bundle stays open while this launch lives; the Kernel is
+        # not referred to (its cache holds Prepared launches: no cycle).
+        self._bundle = kernel._handle
+        self._entry = kernel.entry
+        self._params = kernel.params
         self._handle = handle
         self._lib = _bridge.library()
-        self._tensors = [i for i, p in enumerate(kernel.params) if p["kind"] == "tensor"]
+        holding = _bridge.holding_library()
+        self._launch = holding.tessera_prepared_launch
+        self._launch_at = holding.tessera_prepared_launch_at
+        self._tensors = [i for i, p in enumerate(self._params) if p["kind"] == "tensor"]
+        self._slots = tuple(enumerate(self._tensors))
         self._infos = infos
         self._device = device
         self._addresses = (ctypes.c_uint64 * len(self._tensors))()
+        # torch's current stream of the tensors' device, the default stream.
+        self._current_stream = None
+        self._form = ()  # Its cache key, when Kernel's cache holds it.
+        self._tensor_type = getattr(sys.modules.get("torch"), "Tensor", None)
+        if infos and infos[0].is_torch and device is not None:
+            self._current_stream = _current_stream_getter()
 
     def rebind(self, *tensors):
         """Points the launch at other tensors (one per tensor parameter, in
         order) of the same shapes and dtypes as those it was prepared with."""
         if len(tensors) != len(self._tensors):
-            raise Error(f"{self._kernel.entry}: rebind takes {len(self._tensors)} tensors, got "
+            raise Error(f"{self._entry}: rebind takes {len(self._tensors)} tensors, got "
                         f"{len(tensors)}")
         for slot, (value, old) in enumerate(zip(tensors, self._infos)):
-            name = self._kernel.params[self._tensors[slot]]["name"]
-            info = _args.tensor_info(value, f"{self._kernel.entry}: argument '{name}'")
+            name = self._params[self._tensors[slot]]["name"]
+            info = _args.tensor_info(value, f"{self._entry}: argument '{name}'")
             if info.shape != old.shape or info.dtype != old.dtype or info.device != old.device:
-                raise Error(f"{self._kernel.entry}: argument '{name}': shape {info.shape}, "
+                raise Error(f"{self._entry}: argument '{name}': shape {info.shape}, "
                             f"dtype number {info.dtype}, device {info.device} differ from the "
                             f"prepared {old.shape}, {old.dtype}, {old.device}")
             self._addresses[slot] = info.address
         _bridge.check(self._lib, self._lib.tessera_rebind(self._handle, self._addresses,
                                                           len(self._tensors)))
 
+    def _stream(self, stream):
+        getter = self._current_stream
+        if stream is None and getter is not None:
+            return getter(self._device)
+        return _raw_stream(stream, self._infos, self._device)
+
     def __call__(self, stream=None):
-        raw = _raw_stream(stream, self._infos, self._device)
-        _bridge.check(self._lib, self._lib.tessera_prepared_launch(self._handle, raw))
+        code = self._launch(self._handle, self._stream(stream))
+        if code:
+            _bridge.check(self._lib, code)
+
+    def _launch_if_taken(self, values, stream):
+        """Launches on `values` if they have this cached launch's form (its
+        cache key, compared without building one), reading each tensor's
+        address as it goes; False, launching nothing, if not. Kernel.__call__'s
+        fast path: one pass over the arguments and one C call."""
+        form = self._form
+        if len(values) != len(form):
+            return False
+        tensor_type, addresses, i = self._tensor_type, self._addresses, 0
+        for value, part in zip(values, form):
+            if len(part) == 2:  # A scalar: (type, value).
+                if type(value) is not part[0] or value != part[1]:
+                    return False
+            elif (type(value) is tensor_type and value.dtype is part[0] and
+                  value.shape == part[1] and value.get_device() == part[2] and
+                  value.is_contiguous()):
+                addresses[i] = value.data_ptr()
+                i += 1
+            else:
+                return False
+        getter = self._current_stream
+        raw = getter(self._device) if stream is None and getter is not None else self._stream(stream)
+        code = self._launch_at(self._handle, addresses, i, raw)
+        if code:
+            _bridge.check(self._lib, code)
+        return True
+
+    def _launch_values(self, values, stream):
+        """Launches on the tensors of `values` (a call of the prepared form,
+        which Kernel's cache has matched): their addresses and one C call."""
+        addresses = self._addresses
+        for i, slot in self._slots:
+            addresses[i] = values[slot].data_ptr()
+        code = self._launch_at(self._handle, addresses, len(addresses), self._stream(stream))
+        if code:
+            _bridge.check(self._lib, code)
 
     def __del__(self):
         handle, self._handle = getattr(self, "_handle", None), None

@@ -149,66 +149,47 @@ def build(kernel_name, params, values):
 
 
 class LaunchCache:
-    """The Arg arrays of a kernel's recent argument shapes, for repeated
-    calls on torch tensors: a call whose tensors have the dtypes, shapes
-    and devices of an earlier one (and whose scalars are equal) reuses that
-    call's records and only writes the new addresses. Anything else takes
-    build(), which checks every argument; only what build() accepted is
-    kept, so a cached call was checked in the same form before."""
+    """The prepared launches of a kernel's recent argument forms, for
+    repeated calls on torch tensors. A call whose tensors have the dtypes,
+    shapes, devices and contiguity of an earlier one (and whose scalars are
+    equal) takes that call's prepared launch with the new addresses: one C
+    call, no checks repeated. Anything else is checked in full first, and
+    only a launch that passed is kept, so a cached form was checked before.
+
+    Keys read each tensor's dtype, shape, device index and contiguity, the
+    cheapest of torch's accessors; a tensor of another type (a subclass, a
+    CuPy array) or a scalar of another type (bool, numpy) gives no key."""
 
     _LIMIT = 64
 
     def __init__(self):
-        self._entries = {}
-        self._tensor_type = None
-
-    def build(self, kernel_name, params, values):
-        """build(kernel_name, params, values), from the cache where it can."""
-        key = self.key(values)
-        built = self.lookup(key, values) if key is not None else None
-        if built is None:
-            built = build(kernel_name, params, values)
-            if key is not None:
-                self.store(key, built)
-        return built
+        self.entries = {}
+        self._tensor_types = None
 
     def key(self, values):
-        """The cache key of `values`, or None when one is not a torch
-        tensor or a plain number (those always take build())."""
-        tensor_type = self._tensor_type
-        if tensor_type is None:
+        """The cache key of `values`, or None."""
+        tensor_types = self._tensor_types
+        if tensor_types is None:
             torch = _torch_module()
             if torch is None:
                 return None
-            tensor_type = self._tensor_type = torch.Tensor
+            tensor_types = self._tensor_types = (torch.Tensor, torch.nn.Parameter)
+        tensor, parameter = tensor_types
         parts = []
         for value in values:
             kind = type(value)
-            if kind is tensor_type:
-                parts.append((value.dtype, value.shape, value.device, value.is_contiguous()))
+            if kind is tensor or kind is parameter:
+                parts.append((value.dtype, value.shape, value.get_device(), value.is_contiguous()))
             elif kind is int or kind is float:
                 parts.append((kind, value))
             else:
                 return None
         return tuple(parts)
 
-    def lookup(self, key, values):
-        """The cached (args, keep, infos, device) of `key` with `values`'
-        addresses written in, or None."""
-        entry = self._entries.get(key)
-        if entry is None:
-            return None
-        args, _keep, _infos, _device, slots = entry
-        for slot in slots:
-            args[slot].address = values[slot].data_ptr()
-        return entry[:4]
-
-    def store(self, key, built):
-        if len(self._entries) >= self._LIMIT:
-            self._entries.clear()
-        args = built[0]
-        slots = [i for i in range(len(args)) if args[i].kind == _bridge.ARG_TENSOR]
-        self._entries[key] = (*built, slots)
+    def store(self, key, launch):
+        if len(self.entries) >= self._LIMIT:
+            self.entries.clear()
+        self.entries[key] = launch
 
 
 def _torch_module():

@@ -10,7 +10,7 @@ import ctypes
 import os
 import threading
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 ARG_TENSOR = 1
 ARG_SCALAR = 2
 
@@ -65,11 +65,12 @@ def _candidates():
 
 _lock = threading.Lock()
 _library = None
+_holding_library = None
 
 
 def library():
     """The loaded bridge library (loaded on first use)."""
-    global _library
+    global _library, _holding_library
     with _lock:
         if _library is not None:
             return _library
@@ -88,7 +89,9 @@ def library():
                 raise Error(
                     f"the Tessera bridge {path} has ABI version {version}; this package needs "
                     f"{ABI_VERSION} (rebuild it: bazel build //python:bridge)", "FAILED_PRECONDITION")
-            _library = lib
+            holding = ctypes.PyDLL(path)
+            _declare_holding(holding)
+            _library, _holding_library = lib, holding
             return lib
         raise Error("the Tessera bridge library was not found (looked at: " + ", ".join(tried) +
                     "); build it with `bazel build //python:bridge` or set TESSERA_BRIDGE_LIBRARY",
@@ -112,6 +115,28 @@ def _declare(lib):
         "tessera_prepared_free": ([c_void_p], None),
         "tessera_device_capability": ([c_int, ctypes.POINTER(c_int)], c_int),
         "tessera_device_synchronize": ([c_int], c_int),
+    }
+    for name, (argtypes, restype) in signatures.items():
+        function = getattr(lib, name)
+        function.argtypes = argtypes
+        function.restype = restype
+
+
+def holding_library():
+    """The bridge library's launch calls that keep the GIL (ctypes.PyDLL):
+    a launch takes microseconds, less than giving the GIL up and taking it
+    back, and no other thread can write a cached launch's addresses while
+    the library reads them. PyTorch launches its own kernels the same way."""
+    library()
+    return _holding_library
+
+
+def _declare_holding(lib):
+    addresses_p = ctypes.POINTER(ctypes.c_uint64)
+    signatures = {
+        "tessera_prepared_launch": ([ctypes.c_void_p, ctypes.c_uint64], ctypes.c_int),
+        "tessera_prepared_launch_at": (
+            [ctypes.c_void_p, addresses_p, ctypes.c_int, ctypes.c_uint64], ctypes.c_int),
     }
     for name, (argtypes, restype) in signatures.items():
         function = getattr(lib, name)

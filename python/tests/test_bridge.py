@@ -2,6 +2,7 @@
 runtime's own errors, tessera.compile and its cache, and (where torch is
 installed) the ops' fake implementations. Runs in CI (python/tests/run.sh)."""
 
+import ctypes
 import os
 import tempfile
 import unittest
@@ -158,12 +159,14 @@ class FakeTorchTensor:
         def __repr__(self):
             return "cpu" if self.index is None else f"cuda:{self.index}"
 
-    CUDA0, CPU = Device(0), Device(None)
-
-    def __init__(self, shape, address, cuda=True, contiguous=True):
+    def __init__(self, shape, address, cuda=True, contiguous=True, dtype="torch.float16",
+                 device=0):
         self.shape, self._address, self.is_cuda, self._contiguous = shape, address, cuda, contiguous
-        self.dtype = "torch.float16"
-        self.device = self.CUDA0 if cuda else self.CPU
+        self.dtype = dtype
+        self.device = self.Device(device if cuda else None)
+
+    def get_device(self):
+        return -1 if self.device.index is None else self.device.index
 
     def is_contiguous(self):
         return self._contiguous
@@ -175,46 +178,102 @@ class FakeTorchTensor:
         return self._address
 
 
+class FakeSubclass(FakeTorchTensor):
+    pass
+
+
 class LaunchCacheTest(unittest.TestCase):
-    """Repeated calls of one shape reuse their checked records, with the new
-    addresses; anything new is checked again, and refusals are not kept."""
-
-    PARAMS = [{"name": "x", "kind": "tensor"}, {"name": "y", "kind": "tensor"},
-              {"name": "n", "kind": "scalar", "dtype": "i32", "dtype_number": 5}]
-
-    def call(self, cache, values):
-        return cache.build("k", self.PARAMS, values)[0]
+    """Repeated calls of one form share a key whatever their addresses;
+    anything that differs in what a launch checks gets another; refused
+    calls are never kept."""
 
     def setUp(self):
         self.cache = tessera._args.LaunchCache()
-        self.cache._tensor_type = FakeTorchTensor
+        self.cache._tensor_types = (FakeTorchTensor, FakeTorchTensor)
 
-    def test_same_shapes_reuse_the_records_with_new_addresses(self):
-        first = self.call(self.cache, [FakeTorchTensor((4, 8), 256), FakeTorchTensor((8,), 512), 3])
-        again = self.call(self.cache, [FakeTorchTensor((4, 8), 1024), FakeTorchTensor((8,), 2048), 3])
-        self.assertIs(first, again)
-        self.assertEqual((again[0].address, again[1].address, again[2].int_value), (1024, 2048, 3))
+    def key(self, x, y, n=3):
+        return self.cache.key([x, y, n])
 
-    def test_other_shapes_or_scalars_are_built_again(self):
-        first = self.call(self.cache, [FakeTorchTensor((4, 8), 256), FakeTorchTensor((8,), 512), 3])
-        other = self.call(self.cache, [FakeTorchTensor((4, 9), 256), FakeTorchTensor((8,), 512), 3])
-        scalar = self.call(self.cache, [FakeTorchTensor((4, 8), 256), FakeTorchTensor((8,), 512), 4])
-        self.assertIsNot(first, other)
-        self.assertEqual(other[0].shape[1], 9)
-        self.assertIsNot(first, scalar)
-        self.assertEqual(scalar[2].int_value, 4)
+    def test_addresses_do_not_change_the_key(self):
+        self.assertEqual(
+            self.key(FakeTorchTensor((4, 8), 256), FakeTorchTensor((8,), 512)),
+            self.key(FakeTorchTensor((4, 8), 1024), FakeTorchTensor((8,), 2048)))
 
-    def test_refused_arguments_are_refused_every_time(self):
+    def test_what_a_launch_checks_changes_the_key(self):
+        base = self.key(FakeTorchTensor((4, 8), 256), FakeTorchTensor((8,), 512))
+        others = [
+            self.key(FakeTorchTensor((4, 9), 256), FakeTorchTensor((8,), 512)),
+            self.key(FakeTorchTensor((4, 8), 256), FakeTorchTensor((8,), 512), 4),
+            self.key(FakeTorchTensor((4, 8), 256), FakeTorchTensor((8,), 512), 3.0),
+            self.key(FakeTorchTensor((4, 8), 256, dtype="torch.bfloat16"),
+                     FakeTorchTensor((8,), 512)),
+            self.key(FakeTorchTensor((4, 8), 256, contiguous=False), FakeTorchTensor((8,), 512)),
+            self.key(FakeTorchTensor((4, 8), 256, device=1), FakeTorchTensor((8,), 512)),
+            self.key(FakeTorchTensor((4, 8), 256, cuda=False), FakeTorchTensor((8,), 512)),
+        ]
+        for other in others:
+            self.assertIsNotNone(other)
+            self.assertNotEqual(base, other)
+        self.assertEqual(len(set(others)), len(others))
+
+    def test_other_types_take_the_checked_path(self):
+        self.assertIsNone(self.key(FakeSubclass((4, 8), 256), FakeTorchTensor((8,), 512)))
+        self.assertIsNone(self.key(Device((4, 8)), FakeTorchTensor((8,), 512)))
+        self.assertIsNone(self.key(FakeTorchTensor((4, 8), 256), FakeTorchTensor((8,), 512),
+                                   True))
+
+    def test_the_latest_launch_takes_its_own_form_only(self):
+        launch = tessera.Prepared.__new__(tessera.Prepared)
+        launch._handle = None
+        launch._tensor_type = FakeTorchTensor
+        launch._form = self.key(FakeTorchTensor((4, 8), 256), FakeTorchTensor((8,), 512))
+        launch._addresses = (ctypes.c_uint64 * 2)()
+        launched = []
+        launch._launch_at = lambda handle, addresses, count, stream: launched.append(
+            (list(addresses)[:count], stream)) or 0
+        launch._current_stream, launch._device = (lambda device: 7 + device), 0
+        self.assertTrue(launch._launch_if_taken(
+            [FakeTorchTensor((4, 8), 64), FakeTorchTensor((8,), 96), 3], None))
+        self.assertEqual(launched, [([64, 96], 7)])
+        for values in ([FakeTorchTensor((4, 9), 64), FakeTorchTensor((8,), 96), 3],
+                       [FakeTorchTensor((4, 8), 64), FakeTorchTensor((8,), 96), 4],
+                       [FakeTorchTensor((4, 8), 64), FakeTorchTensor((8,), 96), 3.0],
+                       [FakeTorchTensor((4, 8), 64, contiguous=False), FakeTorchTensor((8,), 96),
+                        3],
+                       [FakeTorchTensor((4, 8), 64, device=1), FakeTorchTensor((8,), 96), 3],
+                       [FakeTorchTensor((4, 8), 64, dtype="torch.bfloat16"),
+                        FakeTorchTensor((8,), 96), 3],
+                       [FakeSubclass((4, 8), 64), FakeTorchTensor((8,), 96), 3],
+                       [FakeTorchTensor((4, 8), 64), FakeTorchTensor((8,), 96)]):
+            self.assertFalse(launch._launch_if_taken(values, None))
+        self.assertEqual(len(launched), 1)
+
+    def test_refused_calls_are_not_kept(self):
+        gemm = tessera.load(OPS_SM90)["gemm_f16"]
+        gemm._cache._tensor_types = (FakeTorchTensor, FakeTorchTensor)
+        calls = [
+            ("argument 'A': a tensor on cpu",
+             [FakeTorchTensor((100, 64), 1 << 20, cuda=False), FakeTorchTensor((64, 72), 1 << 20),
+              FakeTorchTensor((100, 72), 1 << 20)]),
+            ("argument 'B': not contiguous",
+             [FakeTorchTensor((100, 64), 1 << 20), FakeTorchTensor((64, 72), 1 << 20,
+                                                                   contiguous=False),
+              FakeTorchTensor((100, 72), 1 << 20)]),
+            # Well-formed: refused here only because this machine has no GPU.
+            ("", [FakeTorchTensor((100, 64), 1 << 20), FakeTorchTensor((64, 72), 1 << 20),
+                  FakeTorchTensor((100, 72), 1 << 20)]),
+        ]
         for _ in range(2):
-            with self.assertRaisesRegex(tessera.Error, "argument 'x': a tensor on cpu"):
-                self.call(self.cache, [FakeTorchTensor((4,), 256, cuda=False),
-                                       FakeTorchTensor((8,), 512), 3])
-            with self.assertRaisesRegex(tessera.Error, "argument 'y': not contiguous"):
-                self.call(self.cache, [FakeTorchTensor((4,), 256),
-                                       FakeTorchTensor((8, 2), 512, contiguous=False), 3])
-            with self.assertRaisesRegex(tessera.Error, "out of the range"):
-                self.call(self.cache, [FakeTorchTensor((4,), 256), FakeTorchTensor((8,), 512),
-                                       1 << 40])
+            for message, values in calls:
+                with self.assertRaisesRegex(tessera.Error, message):
+                    gemm(*values)
+                self.assertEqual(gemm._cache.entries, {})
+                self.assertIsNone(gemm._last)
+
+    def test_launches_keep_the_gil(self):
+        holding = tessera._bridge.holding_library()
+        self.assertIsInstance(holding, ctypes.PyDLL)
+        self.assertEqual(holding.tessera_prepared_launch_at.restype, ctypes.c_int)
 
 
 class CompileTest(unittest.TestCase):
