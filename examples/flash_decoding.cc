@@ -29,14 +29,34 @@
 #include <optional>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "examples/common/example.h"
 #include "examples/online_softmax.h"
 
 namespace tessera::examples {
+namespace {
+
+/// The architecture number of `target` ("sm_61": 61, "sm_90a": 90).
+int SmNumber(const std::string& target) {
+  int sm = 0;
+  if (absl::StartsWith(target, "sm_") && target.size() >= 5)
+    (void)absl::SimpleAtoi(target.substr(3, 2), &sm);
+  return sm;
+}
+
+}  // namespace
+
 FlashDecodingConfig FlashDecodingConfig::ForTarget(const std::string& target) {
   FlashDecodingConfig c;
   // Targets without cp.async load each step in the loop: two stages.
   if (target == "sm_60" || target == "sm_70") c.stages = 2;
+  // Before sm_80 each thread holds every row of the row vectors (m, l), so
+  // a token's state takes more registers: two tokens a pass on Volta and
+  // Turing, one on Pascal.
+  const int sm = SmNumber(target);
+  if (sm < 80) c.tokensPerPass = sm >= 70 ? 2 : 1;
   return c;
 }
 
@@ -73,52 +93,88 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
       T.Require(K.dim(1) >= Q.dim(1));
     Index sq = Q.dim(1), skv = paged ? (*Lens)(b) : K.dim(1), parts = OP.dim(3);
     Index group = Q.dim(2) / K.dim(2), h0 = g * group;
-    auto qs = T.AllocShared({BM, D}, c.dtype, "qs");
+    // A pass over the keys serves one token (oneToken) or tokensPerPass:
+    // each has its own query tile and online softmax.
+    const int64_t count = c.oneToken ? 1 : c.tokensPerPass;
+    std::vector<Buffer> qs;
+    for (int64_t u = 0; u < count; ++u)
+      qs.push_back(T.AllocShared({BM, D}, c.dtype, u ? absl::StrCat("qs", u) : "qs"));
     auto ks = T.AllocShared({BN, D}, c.dtype, "ks"), vs = T.AllocShared({BN, D}, c.dtype, "vs");
     auto s = T.AllocFragment({BM, BN}, f32, "s"), p = T.AllocFragment({BM, BN}, c.dtype, "p");
-    OnlineSoftmax state = AllocOnlineSoftmax(T, BM, D, scale);
-    const Buffer &o = state.o, &m = state.m, &mx = state.mx, &l = state.l;
-    auto token = [&](Index t) {
-      // This token's keys [0, end), and this block's steps of them.
-      Index end = skv - sq + t + 1;
+    std::vector<OnlineSoftmax> states;
+    for (int64_t u = 0; u < count; ++u) states.push_back(AllocOnlineSoftmax(T, BM, D, scale));
+    // One step of `bn` keys from col0, for a token whose keys end at `end`.
+    auto loadStep = [&](const Index& col0, const Index& end) {
+      if (paged) {
+        // Rows of the last page past the sequence's end read as zero: a
+        // reused page may hold anything there (NaN times P's 0 is NaN).
+        Index page = (*Table)(b, col0 / c.pageSize), row = col0 % c.pageSize;
+        Index rowsEnd = row + (end - col0);
+        T.Copy(K.Tile(page, row, g, 0).Along({1, 3}).Until(rowsEnd), ks);
+        T.Copy(V.Tile(page, row, g, 0).Along({1, 3}).Until(rowsEnd), vs);
+      } else {
+        T.Copy(K.Tile(b, col0, g, 0).Along({1, 3}), ks);
+        T.Copy(V.Tile(b, col0, g, 0).Along({1, 3}), vs);
+      }
+    };
+    auto scoreStep = [&](int64_t u, const Index& col0, const Index& end) {
+      T.Clear(s);
+      T.Gemm(qs[u], ks, s, /*transposeA=*/false, /*transposeB=*/true);
+      MaskKeysPastEnd(T, s, BM, BN, col0, end);
+      OnlineSoftmaxStep(T, states[u], s, p, vs, c.dtype, BN);
+    };
+    // Tokens t0 to t0 + n - 1 over one pass of the keys: the last one's
+    // keys [0, end) split into parts, each token's scores masked past its
+    // own end (a part past it: LSE -infinity). A pass of several tokens
+    // scores every step for each (a gemm under a branch of a pipelined
+    // body is not supported), those past Sq on a copy of the last token's
+    // query, and writes those below Sq.
+    auto pass = [&](const Index& t0, int64_t n) {
+      std::vector<Index> t, ends;
+      for (int64_t u = 0; u < n; ++u) {
+        t.push_back(t0 + u);
+        ends.push_back(skv - sq + t.back() + 1);
+        // The group's heads are the tile's rows; rows past them read zero
+        // and are not written.
+        Index source = n == 1 ? t[u] : Min(t[u], sq - 1);
+        T.Copy(Q.Tile(b, source, h0, 0).Along({2, 3}).Until(h0 + group), qs[u]);
+        T.Clear(states[u].o);
+        T.Clear(states[u].l);
+        T.Fill(states[u].m, -kInf);
+      }
+      Index end = n == 1 ? ends[0] : skv - sq + Min(t0 + n, sq);
       DecodePart keys = DecodePartOf(end, part, parts, BN);
       Index steps = keys.steps, perPart = keys.perPart, first = keys.first;
-      // The group's heads are the tile's rows; rows past them read zero
-      // and are not written.
-      T.Copy(Q.Tile(b, t, h0, 0).Along({2, 3}).Until(h0 + group), qs);
-      T.Clear(o);
-      T.Clear(l);
-      T.Fill(m, -kInf);
       T.Pipelined(Min(perPart, steps - first), c.stages, [&](Index j) {
         Index col0 = (first + j) * BN;
-        if (paged) {
-          // Rows of the last page past the sequence's end read as zero: a
-          // reused page may hold anything there (NaN times P's 0 is NaN).
-          Index page = (*Table)(b, col0 / c.pageSize), row = col0 % c.pageSize;
-          Index rowsEnd = row + (end - col0);
-          T.Copy(K.Tile(page, row, g, 0).Along({1, 3}).Until(rowsEnd), ks);
-          T.Copy(V.Tile(page, row, g, 0).Along({1, 3}).Until(rowsEnd), vs);
-        } else {
-          T.Copy(K.Tile(b, col0, g, 0).Along({1, 3}), ks);
-          T.Copy(V.Tile(b, col0, g, 0).Along({1, 3}), vs);
-        }
-        T.Clear(s);
-        T.Gemm(qs, ks, s, /*transposeA=*/false, /*transposeB=*/true);
-        MaskKeysPastEnd(T, s, BM, BN, col0, end);
-        OnlineSoftmaxStep(T, state, s, p, vs, c.dtype, BN);
+        loadStep(col0, end);
+        for (int64_t u = 0; u < n; ++u) scoreStep(u, col0, ends[u]);
       });
-      // An empty part: output 0, LSE -infinity (weight 0 in the combine).
-      FinishOnlineSoftmax(T, state, -kInf);
-      T.Copy(o, OP.Tile(b, t, h0, part, 0).Along({2, 4}).Until(h0 + group));
-      T.Copy(mx, LSEP.Tile(b, t, part, h0).Along({3}).Until(h0 + group));
+      for (int64_t u = 0; u < n; ++u) {
+        auto finish = [&] {
+          // An empty part: output 0, LSE -infinity (weight 0 in the combine).
+          FinishOnlineSoftmax(T, states[u], -kInf);
+          T.Copy(states[u].o, OP.Tile(b, t[u], h0, part, 0).Along({2, 4}).Until(h0 + group));
+          T.Copy(states[u].mx, LSEP.Tile(b, t[u], part, h0).Along({3}).Until(h0 + group));
+        };
+        if (n == 1)
+          finish();
+        else
+          T.If(t[u] < sq, finish);
+      }
     };
     // One token: the key loop at the kernel's top level (on sm_90a it may
-    // then be warp-specialized, with TMA loads).
+    // then be warp-specialized, with TMA loads). Else one token alone, or
+    // passes of tokensPerPass tokens, each reading the keys and values once.
     if (c.oneToken) {
       T.Require(Q.dim(1) == Index(1));
-      token(Index(0));
+      pass(Index(0), 1);
+    } else if (count == 1) {
+      T.Serial(sq, [&](Index t) { pass(t, 1); });
     } else {
-      T.Serial(sq, token);
+      T.If(
+          sq == Index(1), [&] { pass(Index(0), 1); },
+          [&] { T.Serial(CeilDiv(sq, Index(count)), [&](Index i) { pass(i * count, count); }); });
     }
   });
   return T.Build();
@@ -196,6 +252,10 @@ Example PagedExample(const std::string& name, int64_t pageSize) {
             // a step's keys lie in one page.
             if (target == "sm_70") c.bn = 32;
             c.bn = std::min(c.bn, pageSize);
+            // One token a pass where registers are short: before sm_80 with
+            // the table, and 16-key steps (pages of 16), whose gemm takes the
+            // SIMT atom with its row vectors in every thread.
+            if (SmNumber(target) < 80 || c.bn < 32) c.tokensPerPass = 1;
             return FlashDecoding(c, name);
           },
           {FlashDecodingCombineExample()}};

@@ -30,6 +30,10 @@ struct FlashDecodingConfig {
   /// A kernel for one new token (Sq = 1, a precondition), without the loop
   /// over tokens.
   bool oneToken = false;
+  /// New tokens a pass over the keys serves (each with its own query tile
+  /// and online softmax): Sq tokens read the keys and values
+  /// ceil(Sq / tokensPerPass) times.
+  int64_t tokensPerPass = 4;
   /// Rows of a page of the paged cache (a multiple of `bn`), or 0 for
   /// contiguous K and V.
   int64_t pageSize = 0;

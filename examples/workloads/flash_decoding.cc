@@ -402,14 +402,16 @@ Workload Decode(const std::string& kernel, const AttentionProblem& p, bool bench
 std::vector<Workload> FlashDecodingWorkloads() {
   std::vector<Workload> list;
   // Conformance: one key; lengths not multiples of a step; GQA ratios 1, 4
-  // and 8; one, two and four new tokens (Skv = Sq: the first token sees one
-  // key); many parts (long keys, batch 1). flash_decoding_one (one token)
+  // and 8; one, two, four, five and eight new tokens (Skv = Sq: the first
+  // token sees one key; five and eight: a pass of tokens and the part of
+  // another); many parts (long keys, batch 1). flash_decoding_one (one token)
   // takes those of one token.
   // Benchmarks: batch 1 to 64, keys 1k to 32k, 32 query heads over 8 key
   // heads (Llama-3 8B), d128.
   const AttentionProblem conformance[] = {
-      {1, 1, 1, 4, 4},    {2, 1, 777, 8, 2}, {3, 4, 300, 8, 1},  {1, 2, 5000, 16, 2},
-      {2, 1, 1031, 8, 8}, {1, 4, 4, 8, 2},   {1, 1, 20000, 8, 2}};
+      {1, 1, 1, 4, 4},     {2, 1, 777, 8, 2},  {3, 4, 300, 8, 1},
+      {1, 2, 5000, 16, 2}, {2, 1, 1031, 8, 8}, {1, 4, 4, 8, 2},
+      {1, 1, 20000, 8, 2}, {2, 5, 700, 8, 2},  {1, 8, 3000, 32, 8}};
   const AttentionProblem benchmarks[] = {{1, 1, 8192, 32, 8},  {4, 1, 8192, 32, 8},
                                          {16, 1, 4096, 32, 8}, {64, 1, 1024, 32, 8},
                                          {4, 1, 32768, 32, 8}, {16, 4, 8192, 32, 8}};
