@@ -52,11 +52,9 @@ FlashDecodingConfig FlashDecodingConfig::ForTarget(const std::string& target) {
   FlashDecodingConfig c;
   // Targets without cp.async load each step in the loop: two stages.
   if (target == "sm_60" || target == "sm_70") c.stages = 2;
-  // Before sm_80 each thread holds every row of the row vectors (m, l), so
-  // a token's state takes more registers: two tokens a pass on Volta and
-  // Turing, one on Pascal.
-  const int sm = SmNumber(target);
-  if (sm < 80) c.tokensPerPass = sm >= 70 ? 2 : 1;
+  // Before sm_80 each thread holds every row of the row vectors (m, l) and
+  // the loop double-buffers in registers: one token a pass.
+  if (SmNumber(target) < 80) c.tokensPerPass = 1;
   return c;
 }
 
@@ -99,12 +97,24 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
     std::vector<Buffer> qs;
     for (int64_t u = 0; u < count; ++u)
       qs.push_back(T.AllocShared({BM, D}, c.dtype, u ? absl::StrCat("qs", u) : "qs"));
-    auto ks = T.AllocShared({BN, D}, c.dtype, "ks"), vs = T.AllocShared({BN, D}, c.dtype, "vs");
+    // The keys and values of a step. The kernel for several tokens has two
+    // key loops (one token alone, passes of several) in the two branches of
+    // a tile.if: each stages its own buffers (a buffer copied in two loops
+    // is staged by neither), which share their space.
+    struct Step {
+      Buffer ks, vs;
+    };
+    std::vector<Step> kv = {
+        {T.AllocShared({BN, D}, c.dtype, "ks"), T.AllocShared({BN, D}, c.dtype, "vs")}};
+    if (count > 1)
+      kv.push_back(
+          {T.AllocShared({BN, D}, c.dtype, "ks_n"), T.AllocShared({BN, D}, c.dtype, "vs_n")});
     auto s = T.AllocFragment({BM, BN}, f32, "s"), p = T.AllocFragment({BM, BN}, c.dtype, "p");
     std::vector<OnlineSoftmax> states;
     for (int64_t u = 0; u < count; ++u) states.push_back(AllocOnlineSoftmax(T, BM, D, scale));
     // One step of `bn` keys from col0, for a token whose keys end at `end`.
-    auto loadStep = [&](const Index& col0, const Index& end) {
+    auto loadStep = [&](const Step& step, const Index& col0, const Index& end) {
+      const Buffer &ks = step.ks, &vs = step.vs;
       if (paged) {
         // Rows of the last page past the sequence's end read as zero: a
         // reused page may hold anything there (NaN times P's 0 is NaN).
@@ -117,11 +127,11 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
         T.Copy(V.Tile(b, col0, g, 0).Along({1, 3}), vs);
       }
     };
-    auto scoreStep = [&](int64_t u, const Index& col0, const Index& end) {
+    auto scoreStep = [&](const Step& step, int64_t u, const Index& col0, const Index& end) {
       T.Clear(s);
-      T.Gemm(qs[u], ks, s, /*transposeA=*/false, /*transposeB=*/true);
+      T.Gemm(qs[u], step.ks, s, /*transposeA=*/false, /*transposeB=*/true);
       MaskKeysPastEnd(T, s, BM, BN, col0, end);
-      OnlineSoftmaxStep(T, states[u], s, p, vs, c.dtype, BN);
+      OnlineSoftmaxStep(T, states[u], s, p, step.vs, c.dtype, BN);
     };
     // Tokens t0 to t0 + n - 1 over one pass of the keys: the last one's
     // keys [0, end) split into parts, each token's scores masked past its
@@ -147,8 +157,9 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
       Index steps = keys.steps, perPart = keys.perPart, first = keys.first;
       T.Pipelined(Min(perPart, steps - first), c.stages, [&](Index j) {
         Index col0 = (first + j) * BN;
-        loadStep(col0, end);
-        for (int64_t u = 0; u < n; ++u) scoreStep(u, col0, ends[u]);
+        const Step& step = kv[n == 1 ? 0 : 1];
+        loadStep(step, col0, end);
+        for (int64_t u = 0; u < n; ++u) scoreStep(step, u, col0, ends[u]);
       });
       for (int64_t u = 0; u < n; ++u) {
         auto finish = [&] {
@@ -252,10 +263,9 @@ Example PagedExample(const std::string& name, int64_t pageSize) {
             // a step's keys lie in one page.
             if (target == "sm_70") c.bn = 32;
             c.bn = std::min(c.bn, pageSize);
-            // One token a pass where registers are short: before sm_80 with
-            // the table, and 16-key steps (pages of 16), whose gemm takes the
-            // SIMT atom with its row vectors in every thread.
-            if (SmNumber(target) < 80 || c.bn < 32) c.tokensPerPass = 1;
+            // One token a pass for 16-key steps (pages of 16): their gemm
+            // takes the SIMT atom, with the row vectors in every thread.
+            if (c.bn < 32) c.tokensPerPass = 1;
             return FlashDecoding(c, name);
           },
           {FlashDecodingCombineExample()}};

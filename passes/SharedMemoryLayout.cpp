@@ -2,7 +2,7 @@
 //
 // This file implements the placement of a kernel's shared buffers
 // (SharedMemoryLayout.h): first fit by live range, at the stage counts the
-// buffers carry.
+// buffers carry; the two branches of a top-level tile.if share their space.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,23 +25,47 @@ namespace {
 constexpr int64_t kSharedMemoryLineSizeBytes = 128;
 constexpr int64_t kSwizzleAtomBytes = 1024;
 
-/// The span of top-level kernel operations during which `alloc` holds data:
-/// from its first use to its last (a use nested in a loop counts as the
-/// whole loop). A buffer nothing uses is kept for the rest of the kernel.
-std::pair<int64_t, int64_t> liveRange(KernelOp kernel, AllocSharedOp alloc,
-                                      const DenseMap<Operation *, int64_t> &position) {
-  int64_t first = std::numeric_limits<int64_t>::max(), last = -1;
+/// When `alloc` holds data: the span of top-level kernel operations from its
+/// first use to its last (a use nested in a loop counts as the whole loop),
+/// and, when every use lies in one branch of one top-level tile.if, that
+/// branch (a block takes one branch: buffers of the other are never live
+/// beside it). A buffer nothing uses is kept for the rest of the kernel.
+struct LiveRange {
+  int64_t first, last;
+  Region *branch = nullptr;
+
+  bool overlaps(const LiveRange &other) const {
+    if (branch && other.branch && branch != other.branch &&
+        branch->getParentOp() == other.branch->getParentOp())
+      return false;
+    return first <= other.last && other.first <= last;
+  }
+};
+
+LiveRange liveRange(KernelOp kernel, AllocSharedOp alloc,
+                    const DenseMap<Operation *, int64_t> &position) {
+  LiveRange range{std::numeric_limits<int64_t>::max(), -1};
+  bool oneBranch = true;
   for (Operation *user : alloc->getUsers()) {
     Operation *top = kernel.getBodyBlock().findAncestorOpInBlock(*user);
     if (!top)
       continue;
     int64_t at = position.lookup(top);
-    first = std::min(first, at);
-    last = std::max(last, at);
+    range.first = std::min(range.first, at);
+    range.last = std::max(range.last, at);
+    Region *branch = nullptr;
+    if (auto ifOp = dyn_cast<IfOp>(top))
+      for (Region &region : ifOp->getRegions())
+        if (region.isAncestor(user->getParentRegion()))
+          branch = &region;
+    oneBranch &= branch && (!range.branch || range.branch == branch);
+    range.branch = branch;
   }
-  if (last < 0)
+  if (range.last < 0)
     return {position.lookup(alloc), std::numeric_limits<int64_t>::max()};
-  return {first, last};
+  if (!oneBranch)
+    range.branch = nullptr;
+  return range;
 }
 
 } // namespace
@@ -73,7 +97,8 @@ int64_t placeSharedBuffers(KernelOp kernel, SharedBufferList *placedBuffers) {
   for (auto [i, op] : llvm::enumerate(kernel.getBodyBlock()))
     position[&op] = i;
   struct Placed {
-    int64_t offset, bytes, first, last;
+    int64_t offset, bytes;
+    LiveRange live;
   };
   SmallVector<Placed> placed;
   int64_t total = 0;
@@ -81,7 +106,7 @@ int64_t placeSharedBuffers(KernelOp kernel, SharedBufferList *placedBuffers) {
     placedBuffers->clear();
   kernel.walk([&](AllocSharedOp alloc) {
     int64_t bytes = getBufferBytes(alloc.getType()) * alloc.getStages().value_or(1);
-    auto [first, last] = liveRange(kernel, alloc, position);
+    LiveRange live = liveRange(kernel, alloc, position);
     // Swizzled buffers start on a 1024-byte boundary: the XOR pattern
     // repeats every eight 128-byte rows, and wgmma descriptors and TMA
     // assume it starts at address bits 7..9 zero.
@@ -91,7 +116,7 @@ int64_t placeSharedBuffers(KernelOp kernel, SharedBufferList *placedBuffers) {
     for (bool moved = true; moved;) {
       moved = false;
       for (const Placed &other : placed) {
-        bool liveTogether = first <= other.last && other.first <= last;
+        bool liveTogether = live.overlaps(other.live);
         bool overlap = offset < other.offset + other.bytes && other.offset < offset + bytes;
         if (liveTogether && overlap) {
           offset = llvm::alignTo(other.offset + other.bytes, alignment);
@@ -100,7 +125,7 @@ int64_t placeSharedBuffers(KernelOp kernel, SharedBufferList *placedBuffers) {
       }
     }
     alloc.setOffset(offset);
-    placed.push_back({offset, bytes, first, last});
+    placed.push_back({offset, bytes, live});
     if (placedBuffers)
       placedBuffers->emplace_back(alloc, bytes);
     total = std::max(total, offset + bytes);

@@ -148,6 +148,37 @@ module attributes {tile.target = #tile.target<"sm_80">} {
 
 // -----
 
+// The two branches of a top-level tile.if share space (a block takes one):
+// "then" and "else" at 0; "both", used in both branches, and "after", used
+// after the if, are live beside them.
+// CHECK-LABEL: tile.kernel @branches
+// CHECK-SAME: tile.shared_memory_bytes = 12288 : i64
+// CHECK: tile.alloc_shared {name = "then", offset = 0 : i64} : <1024xf32, shared>
+// CHECK: tile.alloc_shared {name = "else", offset = 0 : i64} : <1024xf32, shared>
+// CHECK: tile.alloc_shared {name = "both", offset = 4096 : i64} : <1024xf32, shared>
+// CHECK: tile.alloc_shared {name = "after", offset = 8192 : i64} : <1024xf32, shared>
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @branches(%A: !tile.tensor<1024xf32>) grid(affine_map<() -> (1)>) threads(128) blocks(%bx) {
+    %then = tile.alloc_shared {name = "then"} : !tile.buffer<1024xf32, shared>
+    %else = tile.alloc_shared {name = "else"} : !tile.buffer<1024xf32, shared>
+    %both = tile.alloc_shared {name = "both"} : !tile.buffer<1024xf32, shared>
+    %after = tile.alloc_shared {name = "after"} : !tile.buffer<1024xf32, shared>
+    %c0 = arith.constant 0 : index
+    %c = arith.cmpi eq, %bx, %c0 : index
+    tile.if %c {
+      tile.copy %A[%c0] to %then : !tile.tensor<1024xf32> to !tile.buffer<1024xf32, shared>
+      tile.copy %then to %both : !tile.buffer<1024xf32, shared> to !tile.buffer<1024xf32, shared>
+    } else {
+      tile.copy %A[%c0] to %else : !tile.tensor<1024xf32> to !tile.buffer<1024xf32, shared>
+      tile.copy %else to %both : !tile.buffer<1024xf32, shared> to !tile.buffer<1024xf32, shared>
+      tile.copy %both to %after : !tile.buffer<1024xf32, shared> to !tile.buffer<1024xf32, shared>
+    }
+    tile.copy %after to %A[%c0] : !tile.buffer<1024xf32, shared> to !tile.tensor<1024xf32>
+  }
+}
+
+// -----
+
 // A loop's stage count is what fits: 2^31 - 1 asked for, 20 of the two 4 KiB
 // buffers fit sm_80's 166912 bytes, and an unstaged 8 KiB buffer live across
 // the loop takes one stage away. The absurd count costs no planning time.
