@@ -275,6 +275,16 @@ class LaunchCacheTest(unittest.TestCase):
         self.assertIsInstance(holding, ctypes.PyDLL)
         self.assertEqual(holding.tessera_prepared_launch_at.restype, ctypes.c_int)
 
+    def test_prepared_calls_refuse_null_handles(self):
+        lib, holding = tessera._bridge.library(), tessera._bridge.holding_library()
+        addresses = (ctypes.c_uint64 * 1)(256)
+        for code in (holding.tessera_prepared_launch_at(None, addresses, 1, 0),
+                     holding.tessera_prepared_launch_at(None, None, 1, 0),
+                     holding.tessera_prepared_launch(None, 0),
+                     lib.tessera_rebind(None, addresses, 1)):
+            self.assertEqual(code, 3)
+            self.assertIn("null prepared launch", lib.tessera_last_error().decode())
+
 
 class CompileTest(unittest.TestCase):
     def setUp(self):
