@@ -14,6 +14,7 @@ FlashAttention as torch.library custom operators.
 import ctypes
 import json
 import sys
+import threading
 
 from . import _args
 from . import _bridge
@@ -186,6 +187,10 @@ class Prepared:
         self._infos = infos
         self._device = device
         self._addresses = (ctypes.c_uint64 * len(self._tensors))()
+        # Held from writing the addresses to the launch that reads them: the
+        # Kernel's cached launches are shared by every thread that calls it,
+        # and the interpreter may switch threads between two Python lines.
+        self._lock = threading.Lock()
         # torch's current stream of the tensors' device, the default stream.
         self._current_stream = None
         self._form = ()  # Its cache key, when Kernel's cache holds it.
@@ -230,20 +235,21 @@ class Prepared:
         if len(values) != len(form):
             return False
         tensor_type, addresses, i = self._tensor_type, self._addresses, 0
-        for value, part in zip(values, form):
-            if len(part) == 2:  # A scalar: (type, value).
-                if type(value) is not part[0] or value != part[1]:
-                    return False
-            elif (type(value) is tensor_type and value.dtype is part[0] and
-                  value.shape == part[1] and value.get_device() == part[2] and
-                  value.is_contiguous()):
-                addresses[i] = value.data_ptr()
-                i += 1
-            else:
-                return False
         getter = self._current_stream
         raw = getter(self._device) if stream is None and getter is not None else self._stream(stream)
-        code = self._launch_at(self._handle, addresses, i, raw)
+        with self._lock:
+            for value, part in zip(values, form):
+                if len(part) == 2:  # A scalar: (type, value).
+                    if type(value) is not part[0] or value != part[1]:
+                        return False
+                elif (type(value) is tensor_type and value.dtype is part[0] and
+                      value.shape == part[1] and value.get_device() == part[2] and
+                      value.is_contiguous()):
+                    addresses[i] = value.data_ptr()
+                    i += 1
+                else:
+                    return False
+            code = self._launch_at(self._handle, addresses, i, raw)
         if code:
             _bridge.check(self._lib, code)
         return True
@@ -251,10 +257,11 @@ class Prepared:
     def _launch_values(self, values, stream):
         """Launches on the tensors of `values` (a call of the prepared form,
         which Kernel's cache has matched): their addresses and one C call."""
-        addresses = self._addresses
-        for i, slot in self._slots:
-            addresses[i] = values[slot].data_ptr()
-        code = self._launch_at(self._handle, addresses, len(addresses), self._stream(stream))
+        addresses, raw = self._addresses, self._stream(stream)
+        with self._lock:
+            for i, slot in self._slots:
+                addresses[i] = values[slot].data_ptr()
+            code = self._launch_at(self._handle, addresses, len(addresses), raw)
         if code:
             _bridge.check(self._lib, code)
 

@@ -124,9 +124,8 @@ def _declare(lib):
 
 def holding_library():
     """The bridge library's launch calls that keep the GIL (ctypes.PyDLL):
-    a launch takes microseconds, less than giving the GIL up and taking it
-    back, and no other thread can write a cached launch's addresses while
-    the library reads them. PyTorch launches its own kernels the same way."""
+    a launch takes microseconds, and PyTorch launches its own kernels the
+    same way (holding the GIL)."""
     library()
     return _holding_library
 

@@ -5,6 +5,7 @@ installed) the ops' fake implementations. Runs in CI (python/tests/run.sh)."""
 import ctypes
 import os
 import tempfile
+import threading
 import unittest
 
 import tessera
@@ -228,13 +229,16 @@ class LaunchCacheTest(unittest.TestCase):
         launch._tensor_type = FakeTorchTensor
         launch._form = self.key(FakeTorchTensor((4, 8), 256), FakeTorchTensor((8,), 512))
         launch._addresses = (ctypes.c_uint64 * 2)()
+        launch._lock = threading.Lock()
         launched = []
+        # The addresses are written and launched under the launch's lock.
         launch._launch_at = lambda handle, addresses, count, stream: launched.append(
-            (list(addresses)[:count], stream)) or 0
+            (list(addresses)[:count], stream, launch._lock.locked())) or 0
         launch._current_stream, launch._device = (lambda device: 7 + device), 0
         self.assertTrue(launch._launch_if_taken(
             [FakeTorchTensor((4, 8), 64), FakeTorchTensor((8,), 96), 3], None))
-        self.assertEqual(launched, [([64, 96], 7)])
+        self.assertEqual(launched, [([64, 96], 7, True)])
+        self.assertFalse(launch._lock.locked())
         for values in ([FakeTorchTensor((4, 9), 64), FakeTorchTensor((8,), 96), 3],
                        [FakeTorchTensor((4, 8), 64), FakeTorchTensor((8,), 96), 4],
                        [FakeTorchTensor((4, 8), 64), FakeTorchTensor((8,), 96), 3.0],
