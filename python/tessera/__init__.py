@@ -149,7 +149,7 @@ class Kernel:
                                                   raw))
             return
         prepared = self._prepare_built(args, infos, device)
-        prepared._form = key
+        prepared._form, prepared._tensor_types = key, self._cache.tensor_types
         self._cache.store(key, prepared)
         self._last = prepared
         prepared._launch_values(values, stream)
@@ -193,8 +193,8 @@ class Prepared:
         self._lock = threading.Lock()
         # torch's current stream of the tensors' device, the default stream.
         self._current_stream = None
-        self._form = ()  # Its cache key, when Kernel's cache holds it.
-        self._tensor_type = getattr(sys.modules.get("torch"), "Tensor", None)
+        # Its cache key and the cache's tensor types, when Kernel's cache holds it.
+        self._form, self._tensor_types = (), ()
         if infos and infos[0].is_torch and device is not None:
             self._current_stream = _current_stream_getter()
 
@@ -234,22 +234,20 @@ class Prepared:
         form = self._form
         if len(values) != len(form):
             return False
-        tensor_type, addresses, i = self._tensor_type, self._addresses, 0
-        getter = self._current_stream
-        raw = getter(self._device) if stream is None and getter is not None else self._stream(stream)
+        tensor_types, addresses, i = self._tensor_types, self._addresses, 0
         with self._lock:
             for value, part in zip(values, form):
                 if len(part) == 2:  # A scalar: (type, value).
                     if type(value) is not part[0] or value != part[1]:
                         return False
-                elif (type(value) is tensor_type and value.dtype is part[0] and
+                elif (type(value) in tensor_types and value.dtype is part[0] and
                       value.shape == part[1] and value.get_device() == part[2] and
                       value.is_contiguous()):
                     addresses[i] = value.data_ptr()
                     i += 1
                 else:
                     return False
-            code = self._launch_at(self._handle, addresses, i, raw)
+            code = self._launch_at(self._handle, addresses, i, self._stream(stream))
         if code:
             _bridge.check(self._lib, code)
         return True

@@ -164,16 +164,18 @@ class LaunchCache:
 
     def __init__(self):
         self.entries = {}
-        self._tensor_types = None
+        # The exact types that take a key (torch.Tensor, torch.nn.Parameter),
+        # known once torch is imported.
+        self.tensor_types = None
 
     def key(self, values):
         """The cache key of `values`, or None."""
-        tensor_types = self._tensor_types
+        tensor_types = self.tensor_types
         if tensor_types is None:
             torch = _torch_module()
             if torch is None:
                 return None
-            tensor_types = self._tensor_types = (torch.Tensor, torch.nn.Parameter)
+            tensor_types = self.tensor_types = (torch.Tensor, torch.nn.Parameter)
         tensor, parameter = tensor_types
         parts = []
         for value in values:

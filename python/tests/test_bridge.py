@@ -190,7 +190,7 @@ class LaunchCacheTest(unittest.TestCase):
 
     def setUp(self):
         self.cache = tessera._args.LaunchCache()
-        self.cache._tensor_types = (FakeTorchTensor, FakeTorchTensor)
+        self.cache.tensor_types = (FakeTorchTensor, FakeTorchTensor)
 
     def key(self, x, y, n=3):
         return self.cache.key([x, y, n])
@@ -226,7 +226,7 @@ class LaunchCacheTest(unittest.TestCase):
     def test_the_latest_launch_takes_its_own_form_only(self):
         launch = tessera.Prepared.__new__(tessera.Prepared)
         launch._handle = None
-        launch._tensor_type = FakeTorchTensor
+        launch._tensor_types = (FakeTorchTensor, FakeTorchTensor)
         launch._form = self.key(FakeTorchTensor((4, 8), 256), FakeTorchTensor((8,), 512))
         launch._addresses = (ctypes.c_uint64 * 2)()
         launch._lock = threading.Lock()
@@ -254,7 +254,7 @@ class LaunchCacheTest(unittest.TestCase):
 
     def test_refused_calls_are_not_kept(self):
         gemm = tessera.load(OPS_SM90)["gemm_f16"]
-        gemm._cache._tensor_types = (FakeTorchTensor, FakeTorchTensor)
+        gemm._cache.tensor_types = (FakeTorchTensor, FakeTorchTensor)
         calls = [
             ("argument 'A': a tensor on cpu",
              [FakeTorchTensor((100, 64), 1 << 20, cuda=False), FakeTorchTensor((64, 72), 1 << 20),
