@@ -14,6 +14,8 @@ Bazel files refer to themselves through Label(). examples/embedding is a
 complete downstream workspace (tools/test.sh builds and tests it).
 """
 
+load("//third_party/python:headers.bzl", "python_headers")
+
 def tessera_dependencies(tessera_path = "."):
     """Declares @llvm, @cuda and the offline stand-ins for Bazel's own rules.
 
@@ -50,3 +52,7 @@ def tessera_dependencies(tessera_path = "."):
         build_file = str(Label("//third_party/cuda:cuda.BUILD")),
         path = "/usr/local/cuda",
     )
+
+    # The headers of the python3 on PATH (python3-dev), for the Python
+    # bridge's CPython extension only.
+    python_headers(name = "python_headers")

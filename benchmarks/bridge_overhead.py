@@ -8,7 +8,9 @@ microseconds a launch, for vector_add on one element (a no-op), gemm_f16 at
 
   call      Kernel(*tensors) on the same tensors each time: the call's form
             (dtypes, shapes, devices, scalars) found in the kernel's cache of
-            prepared launches, torch's current stream;
+            prepared launches, torch's current stream (in C where the
+            extension tessera._fast_launch is built; TESSERA_FAST_LAUNCH=0
+            times the Python path);
   call-new  the same, alternating between two sets of tensors, so that every
             launch has new addresses (and the GEMM re-encodes its tensor maps);
   prepared  Prepared(): one C call;
@@ -108,12 +110,14 @@ def main():
                  host_us(attention.prepare(q, q, q, o, lse, 0.1).__call__),
                  host_us(lambda: tessera.ops.flash_attention(q, q, q, 0.1))))
 
+    torch_add = host_us(lambda: torch.add(x[0], x[1], out=x[2]))
     print(f"# {torch.cuda.get_device_name(dev)}, torch {torch.__version__}; host us a launch "
-          f"(median of {ROUNDS} batches of {BATCH})")
+          f"(median of {ROUNDS} batches of {BATCH}); repeated calls: {tessera.fast_launch_path()}")
     print(f"{'kernel':<16} {'shape':<12} {'call':>8} {'call-new':>9} {'prepared':>9} {'op':>8}")
     for name, shape, call, call_new, prepared, op in rows:
         op_text = f"{op:8.2f}" if op is not None else f"{'-':>8}"
         print(f"{name:<16} {shape:<12} {call:8.2f} {call_new:9.2f} {prepared:9.2f} {op_text}")
+    print(f"# torch.add(out=) of one element, torch's own launch for scale: {torch_add:.2f}")
 
     print("# GPU ms a call (batches of 10, median of 20): tessera.ops vs the kernel called directly")
     a, b = (torch.randn(4096, 4096, device=dev).half() for _ in range(2))

@@ -5,7 +5,8 @@
 #
 #  - Debian: Bazel 4 (bazel-bootstrap), LLVM/MLIR/clang 22, lit and FileCheck
 #    (llvm-22-tools), clang 22's runtimes (libclang-rt-22-dev: libFuzzer and
-#    the sanitizers, for tools/fuzz.sh), Abseil, Protocol Buffers, GoogleTest.
+#    the sanitizers, for tools/fuzz.sh), Abseil, Protocol Buffers, GoogleTest,
+#    Python's headers (python3-dev, for the bridge's CPython extension).
 #  - PyPI: CUDA 12.9's ptxas (nvidia-cuda-nvcc-cu12), which still assembles
 #    for sm_60 and sm_70 (CUDA 13's refuses), so every backend's PTX is
 #    checked for its own architecture. Installed under /opt/tessera/cuda12.
@@ -14,7 +15,8 @@
 set -euo pipefail
 
 packages=(bazel-bootstrap llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
-          libclang-rt-22-dev lld-22 libabsl-dev libprotobuf-dev protobuf-compiler libgtest-dev)
+          libclang-rt-22-dev lld-22 libabsl-dev libprotobuf-dev protobuf-compiler libgtest-dev
+          python3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -3,8 +3,10 @@
  * The C interface of libtessera_bridge.so, which the Python package
  * (python/tessera) calls through ctypes: open a kernel file, describe its
  * kernels, check and launch them on caller-owned device memory on a
- * caller-given stream. A C ABI rather than a CPython extension so that one
- * build serves every Python version and no Python headers are needed.
+ * caller-given stream. A C ABI rather than a CPython extension so that the
+ * runtime's whole interface builds once for every Python version; the one
+ * CPython extension, python/bridge/fast_launch.c (stable ABI), only takes a
+ * kernel's repeated calls to tessera_prepared_launch_at.
  *
  * Every call that can fail returns 0 on success, else the absl::StatusCode
  * of the failure (3 invalid argument, 5 not found, 9 failed precondition,

@@ -22,7 +22,7 @@ from ._bridge import Error
 from .compiler import CompileError, compile, compiler_path  # noqa: A004 (tessera.compile)
 
 __all__ = ["Bundle", "CompileError", "Error", "Kernel", "Prepared", "compile", "compiler_path",
-           "device_capability", "load", "synchronize", "target_for_capability"]
+           "device_capability", "fast_launch_path", "load", "synchronize", "target_for_capability"]
 
 
 def device_capability(device=0):
@@ -45,6 +45,12 @@ def target_for_capability(capability):
             return target
     raise Error(f"compute capability {capability // 10}.{capability % 10} is below sm_60, the "
                 "oldest target Tessera builds for", "FAILED_PRECONDITION")
+
+
+def fast_launch_path():
+    """Which code takes repeated calls of a kernel: "C (<path>)" where the
+    extension tessera._fast_launch is loaded, else "Python (<why not>)"."""
+    return _bridge.fast_launch()[1]
 
 
 def synchronize(device=0):
@@ -108,7 +114,9 @@ class Kernel:
         self.signature = description["signature"]
         self.params = description["params"]
         self._cache = _args.LaunchCache()
-        self._last = None  # The cached launch of the latest call.
+        # The latest call's cached form: fast(values, stream) launches and
+        # gives True when the call has that form, else False.
+        self._fast = None
 
     def __repr__(self):
         return f"<tessera.Kernel {self.signature.split(' grid ')[0]} {self.target}>"
@@ -127,14 +135,14 @@ class Kernel:
         """Launches on `stream` (asynchronous): see _raw_stream for the default.
         Calls on torch tensors of a form launched before (dtypes, shapes,
         devices, scalars) reuse that launch, prepared then."""
-        last = self._last
-        if last is not None and last._launch_if_taken(values, stream):
+        fast = self._fast
+        if fast is not None and fast(values, stream):
             return
         key = self._cache.key(values)
         if key is not None:
-            prepared = self._cache.entries.get(key)
-            if prepared is not None:
-                self._last = prepared
+            entry = self._cache.entries.get(key)
+            if entry is not None:
+                prepared, self._fast = entry
                 prepared._launch_values(values, stream)
                 return
         self._call_checked(values, stream, key)
@@ -149,9 +157,9 @@ class Kernel:
                                                   raw))
             return
         prepared = self._prepare_built(args, infos, device)
-        prepared._form, prepared._tensor_types = key, self._cache.tensor_types
-        self._cache.store(key, prepared)
-        self._last = prepared
+        fast = prepared._form_launch(key, self._cache.tensor_types)
+        self._cache.store(key, (prepared, fast))
+        self._fast = fast
         prepared._launch_values(values, stream)
 
     def prepare(self, *values):
@@ -225,6 +233,20 @@ class Prepared:
         code = self._launch(self._handle, self._stream(stream))
         if code:
             _bridge.check(self._lib, code)
+
+    def _form_launch(self, form, tensor_types):
+        """This launch as Kernel.__call__'s fast path for calls of `form` (its
+        cache key, whose tensors are of `tensor_types`): a FormLaunch of
+        tessera._fast_launch where it is built, else _launch_if_taken."""
+        self._form, self._tensor_types = form, tensor_types
+        module, _path = _bridge.fast_launch()
+        if module is None or self._current_stream is None or not isinstance(self._device, int):
+            return self._launch_if_taken
+        return module.FormLaunch(self, _bridge.launch_at_address(), self._handle.value, form,
+                                 tensor_types, self._current_stream, self._device, self._fail)
+
+    def _fail(self, code):
+        _bridge.check(self._lib, code)
 
     def _launch_if_taken(self, values, stream):
         """Launches on `values` if they have this cached launch's form (its

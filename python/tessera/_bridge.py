@@ -7,6 +7,8 @@ package, or in the Bazel output tree of the checkout this package sits in
 """
 
 import ctypes
+import importlib.machinery
+import importlib.util
 import os
 import threading
 
@@ -15,6 +17,8 @@ ARG_TENSOR = 1
 ARG_SCALAR = 2
 
 _LIBRARY_NAME = "libtessera_bridge.so"
+# The CPython extension of Kernel.__call__'s fast path, beside the library.
+_FAST_LAUNCH_NAME = "_fast_launch.abi3.so"
 
 # absl::StatusCode numbers and their names.
 _CODE_NAMES = {
@@ -66,11 +70,13 @@ def _candidates():
 _lock = threading.Lock()
 _library = None
 _holding_library = None
+_library_path = None
+_fast_launch = None  # (module or None, a sentence saying which path calls take)
 
 
 def library():
     """The loaded bridge library (loaded on first use)."""
-    global _library, _holding_library
+    global _library, _holding_library, _library_path
     with _lock:
         if _library is not None:
             return _library
@@ -91,7 +97,7 @@ def library():
                     f"{ABI_VERSION} (rebuild it: bazel build //python:bridge)", "FAILED_PRECONDITION")
             holding = ctypes.PyDLL(path)
             _declare_holding(holding)
-            _library, _holding_library = lib, holding
+            _library, _holding_library, _library_path = lib, holding, path
             return lib
         raise Error("the Tessera bridge library was not found (looked at: " + ", ".join(tried) +
                     "); build it with `bazel build //python:bridge` or set TESSERA_BRIDGE_LIBRARY",
@@ -141,6 +147,41 @@ def _declare_holding(lib):
         function = getattr(lib, name)
         function.argtypes = argtypes
         function.restype = restype
+
+
+def fast_launch():
+    """(module, description): tessera._fast_launch (python/bridge/fast_launch.c,
+    found beside the bridge library) for Kernel.__call__'s repeated forms, or
+    None where it is absent, cannot load, or TESSERA_FAST_LAUNCH=0 turns it
+    off; calls then take the same path in Python. The description says which."""
+    global _fast_launch
+    library()
+    with _lock:
+        if _fast_launch is None:
+            _fast_launch = _load_fast_launch()
+        return _fast_launch
+
+
+def _load_fast_launch():
+    if os.environ.get("TESSERA_FAST_LAUNCH", "1") == "0":
+        return None, "Python (TESSERA_FAST_LAUNCH=0)"
+    path = os.path.join(os.path.dirname(os.path.abspath(_library_path)), _FAST_LAUNCH_NAME)
+    if not os.path.exists(path):
+        return None, f"Python ({path} is absent: bazel build //python:{_FAST_LAUNCH_NAME})"
+    name = "tessera._fast_launch"
+    try:
+        loader = importlib.machinery.ExtensionFileLoader(name, path)
+        module = importlib.util.module_from_spec(
+            importlib.util.spec_from_file_location(name, path, loader=loader))
+        loader.exec_module(module)
+    except (ImportError, OSError) as e:
+        return None, f"Python ({path} does not load: {e})"
+    return module, f"C ({path})"
+
+
+def launch_at_address():
+    """The address of tessera_prepared_launch_at, for tessera._fast_launch."""
+    return ctypes.cast(holding_library().tessera_prepared_launch_at, ctypes.c_void_p).value
 
 
 def check(lib, code):

@@ -183,6 +183,10 @@ class FakeSubclass(FakeTorchTensor):
     pass
 
 
+LAUNCH_AT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64),
+                             ctypes.c_int, ctypes.c_uint64)
+
+
 class LaunchCacheTest(unittest.TestCase):
     """Repeated calls of one form share a key whatever their addresses;
     anything that differs in what a launch checks gets another; refused
@@ -223,34 +227,104 @@ class LaunchCacheTest(unittest.TestCase):
         self.assertIsNone(self.key(FakeTorchTensor((4, 8), 256), FakeTorchTensor((8,), 512),
                                    True))
 
-    def test_the_latest_launch_takes_its_own_form_only(self):
+    # Calls of another form than (FakeTorchTensor (4, 8), FakeTorchTensor (8,), 3).
+    OTHER_FORMS = [
+        [FakeTorchTensor((4, 9), 64), FakeTorchTensor((8,), 96), 3],
+        [FakeTorchTensor((4, 8), 64), FakeTorchTensor((8,), 96), 4],
+        [FakeTorchTensor((4, 8), 64), FakeTorchTensor((8,), 96), 3.0],
+        [FakeTorchTensor((4, 8), 64, contiguous=False), FakeTorchTensor((8,), 96), 3],
+        [FakeTorchTensor((4, 8), 64, device=1), FakeTorchTensor((8,), 96), 3],
+        [FakeTorchTensor((4, 8), 64, dtype="torch.bfloat16"), FakeTorchTensor((8,), 96), 3],
+        [FakeSubclass((4, 8), 64), FakeTorchTensor((8,), 96), 3],
+        [FakeTorchTensor((4, 8), 64), FakeTorchTensor((8,), 96)],
+        [FakeTorchTensor((4, 8), 64), FakeTorchTensor((8,), 96), 3, 3],
+        [FakeTorchTensor((4, 8), 64), 3, FakeTorchTensor((8,), 96)],
+    ]
+
+    def form(self):
+        return self.key(FakeTorchTensor((4, 8), 256), FakeTorchTensor((8,), 512))
+
+    def python_launch(self, launched):
+        """Kernel.__call__'s fast path in Python, launching into `launched`."""
         launch = tessera.Prepared.__new__(tessera.Prepared)
         launch._handle = None
-        launch._tensor_types = (FakeTorchTensor, FakeTorchTensor)
-        launch._form = self.key(FakeTorchTensor((4, 8), 256), FakeTorchTensor((8,), 512))
+        launch._tensor_types = self.cache.tensor_types
+        launch._form = self.form()
         launch._addresses = (ctypes.c_uint64 * 2)()
         launch._lock = threading.Lock()
-        launched = []
         # The addresses are written and launched under the launch's lock.
         launch._launch_at = lambda handle, addresses, count, stream: launched.append(
             (list(addresses)[:count], stream, launch._lock.locked())) or 0
-        launch._current_stream, launch._device = (lambda device: 7 + device), 0
-        self.assertTrue(launch._launch_if_taken(
-            [FakeTorchTensor((4, 8), 64), FakeTorchTensor((8,), 96), 3], None))
-        self.assertEqual(launched, [([64, 96], 7, True)])
-        self.assertFalse(launch._lock.locked())
-        for values in ([FakeTorchTensor((4, 9), 64), FakeTorchTensor((8,), 96), 3],
-                       [FakeTorchTensor((4, 8), 64), FakeTorchTensor((8,), 96), 4],
-                       [FakeTorchTensor((4, 8), 64), FakeTorchTensor((8,), 96), 3.0],
-                       [FakeTorchTensor((4, 8), 64, contiguous=False), FakeTorchTensor((8,), 96),
-                        3],
-                       [FakeTorchTensor((4, 8), 64, device=1), FakeTorchTensor((8,), 96), 3],
-                       [FakeTorchTensor((4, 8), 64, dtype="torch.bfloat16"),
-                        FakeTorchTensor((8,), 96), 3],
-                       [FakeSubclass((4, 8), 64), FakeTorchTensor((8,), 96), 3],
-                       [FakeTorchTensor((4, 8), 64), FakeTorchTensor((8,), 96)]):
-            self.assertFalse(launch._launch_if_taken(values, None))
+        launch._current_stream, launch._device, launch._infos = (lambda device: 7 + device), 0, ()
+        return lambda values, stream: launch._launch_if_taken(values, stream)
+
+    def c_launch(self, launched, code=0, fail=None):
+        """The same path in C (tessera._fast_launch), over a C function that
+        records its arguments and returns `code`."""
+        module, path = tessera._bridge.fast_launch()
+        self.assertIsNotNone(module, path)
+
+        def record(handle, addresses, count, stream):
+            launched.append(([addresses[i] for i in range(count)], stream, handle == 1234))
+            return code
+
+        self.callback = LAUNCH_AT(record)  # Kept alive while the launch is used.
+        address = ctypes.cast(self.callback, ctypes.c_void_p).value
+        return module.FormLaunch(self, address, 1234, self.form(), self.cache.tensor_types,
+                                 lambda device: 7 + device, 0, fail or self.fail)
+
+    def fail(self, code):
+        raise tessera.Error(f"status {code}")
+
+    def test_the_extension_takes_repeated_calls(self):
+        self.assertTrue(tessera.fast_launch_path().startswith("C ("),
+                        tessera.fast_launch_path())
+
+    def test_the_latest_launch_takes_its_own_form_only(self):
+        for name in ("python", "c"):
+            launched = []
+            launch = self.python_launch(launched) if name == "python" else self.c_launch(launched)
+            with self.subTest(path=name):
+                self.assertTrue(launch((FakeTorchTensor((4, 8), 64), FakeTorchTensor((8,), 96),
+                                        3), None))
+                self.assertEqual(launched, [([64, 96], 7, True)])
+                for values in self.OTHER_FORMS:
+                    self.assertFalse(launch(tuple(values), None))
+                self.assertEqual(len(launched), 1)
+                # A stream given as an int goes to the launch as it is.
+                self.assertTrue(launch((FakeTorchTensor((4, 8), 1 << 40),
+                                        FakeTorchTensor((8,), 32), 3), 99))
+                self.assertEqual(launched[1], ([1 << 40, 32], 99, True))
+
+    def test_the_c_path_reports_failures_and_errors(self):
+        launched = []
+        launch = self.c_launch(launched, code=3)
+        values = (FakeTorchTensor((4, 8), 64), FakeTorchTensor((8,), 96), 3)
+        with self.assertRaisesRegex(tessera.Error, "status 3"):
+            launch(values, None)
         self.assertEqual(len(launched), 1)
+        # A fail that does not raise still makes the failed launch an error.
+        with self.assertRaisesRegex(RuntimeError, "failed with status 3"):
+            self.c_launch(launched, code=3, fail=lambda code: None)(values, None)
+        # Streams of other types are left to the Python path.
+        self.assertFalse(self.c_launch(launched)(values, True))
+        self.assertFalse(self.c_launch(launched)(values, object()))
+        # An accessor's exception propagates, and nothing launches.
+        broken = FakeTorchTensor((8,), 96)
+        broken.data_ptr = lambda: 1 // 0
+        with self.assertRaises(ZeroDivisionError):
+            self.c_launch(launched)((values[0], broken, 3), None)
+        self.assertEqual(len(launched), 2)
+        module, _ = tessera._bridge.fast_launch()
+        for bad in ((self, 0, 1234, self.form(), (), len, 0, len),
+                    (self, 1, 1234, ((1, 2, 3),), (), len, 0, len),
+                    (self, 1, 1234, self.form(), (), 7, 0, len)):
+            with self.assertRaises(ValueError):
+                module.FormLaunch(*bad)
+        with self.assertRaises(TypeError):
+            module.FormLaunch(self, 1, 1234, [], (), len, 0, len)
+        with self.assertRaises(TypeError):
+            launch([values], None)
 
     def test_refused_calls_are_not_kept(self):
         gemm = tessera.load(OPS_SM90)["gemm_f16"]
@@ -272,7 +346,7 @@ class LaunchCacheTest(unittest.TestCase):
                 with self.assertRaisesRegex(tessera.Error, message):
                     gemm(*values)
                 self.assertEqual(gemm._cache.entries, {})
-                self.assertIsNone(gemm._last)
+                self.assertIsNone(gemm._fast)
 
     def test_launches_keep_the_gil(self):
         holding = tessera._bridge.holding_library()
