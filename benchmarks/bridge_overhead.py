@@ -18,8 +18,8 @@ microseconds a launch, for vector_add on one element (a no-op), gemm_f16 at
             the output's allocation and the call.
 
 Part 2 times large problems through tessera.ops and through the kernel
-directly (CUDA events around batches of 10 back-to-back calls, median of
-20), to show the op adds nothing on the GPU.
+directly (CUDA events around batches of 10 back-to-back calls, the two
+alternating, median of 20), to show the op adds nothing on the GPU.
 
   python3 benchmarks/bridge_overhead.py EXAMPLES_BUNDLE.pb   # e.g. .device/bundles/sm_90a.pb
 """
@@ -50,21 +50,25 @@ def host_us(launch):
     return statistics.median(samples)
 
 
-def gpu_ms(launch, repeats=20, batch=10):
-    """GPU milliseconds a call, from batches of back-to-back calls behind a
-    first one, so that the queue runs ahead of the host: what a training
-    step sees, not the host's time to one kernel."""
-    times = []
-    for _ in range(repeats + 2):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        launch()
-        start.record()
-        for _ in range(batch):
+def paired_gpu_ms(first, second, repeats=20, batch=10):
+    """GPU milliseconds a call of `first` and of `second`, from batches of
+    back-to-back calls behind a first one (so that the queue runs ahead of
+    the host: what a training step sees, not the host's time to one kernel),
+    the two alternating batch by batch so that clocks and heat treat them
+    alike; the medians."""
+    times = ([], [])
+    for round_ in range(repeats + 2):
+        for launch, samples in zip((first, second), times):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             launch()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / batch)
-    return statistics.median(times[2:])
+            start.record()
+            for _ in range(batch):
+                launch()
+            end.record()
+            end.synchronize()
+            if round_ >= 2:
+                samples.append(start.elapsed_time(end) / batch)
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 def main():
@@ -119,18 +123,18 @@ def main():
         print(f"{name:<16} {shape:<12} {call:8.2f} {call_new:9.2f} {prepared:9.2f} {op_text}")
     print(f"# torch.add(out=) of one element, torch's own launch for scale: {torch_add:.2f}")
 
-    print("# GPU ms a call (batches of 10, median of 20): tessera.ops vs the kernel called directly")
+    print("# GPU ms a call (batches of 10, median of 20, alternating): tessera.ops vs the kernel "
+          "called directly")
     a, b = (torch.randn(4096, 4096, device=dev).half() for _ in range(2))
     c = torch.empty(4096, 4096, device=dev).half()
-    direct = gpu_ms(lambda: gemm(a, b, c))
-    op = gpu_ms(lambda: tessera.ops.gemm(a, b))
+    direct, op = paired_gpu_ms(lambda: gemm(a, b, c), lambda: tessera.ops.gemm(a, b))
     print(f"gemm_f16 4096^3        direct {direct:.4f}  op {op:.4f}  op/direct {op / direct:.4f}")
     q = torch.randn(4, 4096, 16, 128, device=dev).half()
     k, v = torch.randn_like(q), torch.randn_like(q)
     o = torch.empty_like(q)
     lse = torch.empty(4, 16, 4096, device=dev)
-    direct = gpu_ms(lambda: attention(q, k, v, o, lse, 0.088))
-    op = gpu_ms(lambda: tessera.ops.flash_attention(q, k, v, 0.088))
+    direct, op = paired_gpu_ms(lambda: attention(q, k, v, o, lse, 0.088),
+                               lambda: tessera.ops.flash_attention(q, k, v, 0.088))
     print(f"flash_attention 4x4096x16x128 direct {direct:.4f}  op {op:.4f}  "
           f"op/direct {op / direct:.4f}")
 
