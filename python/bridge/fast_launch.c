@@ -140,6 +140,10 @@ static PyObject* FormLaunchCall(PyObject* object, PyObject* args, PyObject* kwar
     return NULL;
   }
   if (!PyArg_ParseTuple(args, "O!O", &PyTuple_Type, &values, &stream)) return NULL;
+  if (self->form == NULL) {
+    PyErr_SetString(PyExc_ValueError, "FormLaunch is not initialized");
+    return NULL;
+  }
   uint64_t stack[kStackAddresses];
   uint64_t* addresses = stack;
   if (self->num_tensors > kStackAddresses) {
@@ -179,6 +183,12 @@ static int FormLaunchInit(PyObject* object, PyObject* args, PyObject* kwargs) {
     PyErr_SetString(PyExc_TypeError, "FormLaunch takes positional arguments only");
     return -1;
   }
+  /* Its fields are read without a lock while callbacks may switch threads:
+   * they never change after the first initialization. */
+  if (self->form != NULL) {
+    PyErr_SetString(PyExc_TypeError, "FormLaunch is initialized once");
+    return -1;
+  }
   if (!PyArg_ParseTuple(args, "OKKO!O!OO!O", &owner, &launch_at, &handle, &PyTuple_Type, &form,
                         &PyTuple_Type, &tensor_types, &getter, &PyLong_Type, &device, &fail))
     return -1;
@@ -207,10 +217,8 @@ static int FormLaunchInit(PyObject* object, PyObject* args, PyObject* kwargs) {
                          &self->stream_getter, &self->device, &self->fail};
   PyObject* given[] = {owner, form, tensor_types, getter, device, fail};
   for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); ++i) {
-    PyObject* old = *fields[i];
     Py_INCREF(given[i]);
     *fields[i] = given[i];
-    Py_XDECREF(old);
   }
   return 0;
 }

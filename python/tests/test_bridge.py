@@ -325,6 +325,11 @@ class LaunchCacheTest(unittest.TestCase):
             module.FormLaunch(self, 1, 1234, [], (), len, 0, len)
         with self.assertRaises(TypeError):
             launch([values], None)
+        with self.assertRaisesRegex(TypeError, "initialized once"):
+            launch.__init__(self, 1, 1234, self.form(), (), len, 0, len)
+        # An uninitialized one refuses calls instead of reading null fields.
+        with self.assertRaises(ValueError):
+            module.FormLaunch.__new__(module.FormLaunch)(values, None)
 
     def test_refused_calls_are_not_kept(self):
         gemm = tessera.load(OPS_SM90)["gemm_f16"]
