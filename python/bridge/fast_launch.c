@@ -58,6 +58,16 @@ static int IsOneOf(PyObject* value, PyObject* types) {
   return 0;
 }
 
+/* Reads the int `owned` (a new reference, released here; NULL when the call
+ * that made it failed) as an unsigned 64-bit `*out`: 1, or -1 with an
+ * exception set. */
+static int TakeUnsigned64(PyObject* owned, uint64_t* out) {
+  if (owned == NULL) return -1;
+  *out = PyLong_AsUnsignedLongLong(owned);
+  Py_DECREF(owned);
+  return *out == (uint64_t)-1 && PyErr_Occurred() ? -1 : 1;
+}
+
 /* 1 when calling the method `name` of `value` with no arguments gives an
  * object equal to `expected`, 0 when not, -1 on an exception. */
 static int MethodEquals(PyObject* value, PyObject* name, PyObject* expected) {
@@ -83,11 +93,7 @@ static int MatchTensor(PyObject* value, PyObject* part, uint64_t* address) {
   if (equal != 1) return equal;
   if ((equal = MethodEquals(value, kGetDevice, PyTuple_GetItem(part, 2))) != 1) return equal;
   if ((equal = MethodEquals(value, kIsContiguous, Py_True)) != 1) return equal;
-  PyObject* pointer = PyObject_CallMethodObjArgs(value, kDataPtr, NULL);
-  if (pointer == NULL) return -1;
-  *address = PyLong_AsUnsignedLongLong(pointer);
-  Py_DECREF(pointer);
-  return *address == (uint64_t)-1 && PyErr_Occurred() ? -1 : 1;
+  return TakeUnsigned64(PyObject_CallMethodObjArgs(value, kDataPtr, NULL), address);
 }
 
 /* 1 when every value matches its form part (writing the tensors' addresses in
@@ -112,23 +118,16 @@ static int MatchForm(FormLaunch* self, PyObject* values, uint64_t* addresses) {
   return tensor == self->num_tensors;
 }
 
-/* The raw stream of a call: torch's current stream of the launch's device
- * when `stream` is None, an int as given; 0 with *taken cleared for any other
- * object (the Python side reads those); -1 with an exception set on failure. */
+/* The raw stream of a call into *raw: torch's current stream of the launch's
+ * device when `stream` is None, an int as given (1); 0 for any other object
+ * (the Python side reads those); -1 with an exception set on failure. */
 static int CallStream(FormLaunch* self, PyObject* stream, uint64_t* raw) {
-  PyObject* handle;
-  if (stream == Py_None) {
-    handle = PyObject_CallFunctionObjArgs(self->stream_getter, self->device, NULL);
-    if (handle == NULL) return -1;
-  } else if (PyLong_CheckExact(stream)) {
-    Py_INCREF(stream);
-    handle = stream;
-  } else {
-    return 0;
-  }
-  *raw = PyLong_AsUnsignedLongLong(handle);
-  Py_DECREF(handle);
-  return *raw == (uint64_t)-1 && PyErr_Occurred() ? -1 : 1;
+  if (stream == Py_None)
+    return TakeUnsigned64(PyObject_CallFunctionObjArgs(self->stream_getter, self->device, NULL),
+                          raw);
+  if (!PyLong_CheckExact(stream)) return 0;
+  Py_INCREF(stream);
+  return TakeUnsigned64(stream, raw);
 }
 
 /* FormLaunch(values: tuple, stream) -> bool. */
