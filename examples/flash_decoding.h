@@ -73,7 +73,7 @@ inline constexpr int64_t kMaxDecodingSplits = 64;
 /// Hkv, D], each block takes one key head of one sequence, all H / Hkv
 /// query heads that share it, and one of P parts of the keys (P, the
 /// splits, is the extent of the partial results: the launcher chooses it,
-/// see SplitsFor in examples/workloads/flash_decoding.cc): OP [B, Sq, H, P, D] (f32)
+/// see examples/decode_parts.h): OP [B, Sq, H, P, D] (f32)
 /// gets each part's normalized output, LSEP [B, Sq, P, H] (f32) its natural
 /// log-sum-exp (-infinity for a part with no key). Arguments: Q, K, V, OP,
 /// LSEP, scale (a positive f32). Paged (config.pageSize): K and V are page

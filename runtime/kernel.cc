@@ -85,6 +85,34 @@ bool IsWrongBinary(CUresult result) {
          result == CUDA_ERROR_INVALID_SOURCE;
 }
 
+/// Blocks of `kernel` resident on the whole device at once: the occupancy
+/// times the SMs, or whole clusters times their size for a kernel in
+/// clusters. 0 where none fits.
+absl::StatusOr<int64_t> ResidentBlocks(const CudaDriver& driver, CUfunction function,
+                                       const CompiledKernel& kernel) {
+  if (kernel.cluster_x() > 1) {
+    CUlaunchAttribute attribute;
+    CUlaunchConfig config = ClusterLaunchConfig(kernel.cluster_x(), 1, kernel.cluster_x(), 1, 1,
+                                                kernel.block_threads(),
+                                                kernel.shared_memory_bytes(), nullptr, attribute);
+    int clusters = 0;
+    TESSERA_RETURN_IF_ERROR(ToStatus(driver.cuOccupancyMaxActiveClusters(&clusters, function,
+                                                                         &config),
+                                     "cuOccupancyMaxActiveClusters"));
+    return int64_t(clusters) * kernel.cluster_x();
+  }
+  int per_sm = 0;
+  TESSERA_RETURN_IF_ERROR(ToStatus(
+      driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, function, kernel.block_threads(),
+          static_cast<size_t>(kernel.shared_memory_bytes())),
+      "cuOccupancyMaxActiveBlocksPerMultiprocessor"));
+  TESSERA_ASSIGN_OR_RETURN(
+      int sms, CurrentDeviceAttribute(driver, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                      "SM count"));
+  return int64_t(per_sm) * sms;
+}
+
 }  // namespace
 
 absl::StatusOr<LoadedKernel> LoadedKernel::Load(const CompiledKernel& kernel) {
@@ -150,38 +178,22 @@ absl::StatusOr<LoadedKernel> LoadedKernel::Load(const CompiledKernel& kernel) {
                                                loaded.function_),
                     "cuFuncGetAttribute(NUM_REGS)");
   if (!status.ok()) return fail(status);
-  if (kernel.persistent() && kernel.cluster_x() > 1) {
-    // In clusters: as many clusters as the device holds at once.
-    CUlaunchAttribute attribute;
-    CUlaunchConfig config = ClusterLaunchConfig(kernel.cluster_x(), 1, kernel.cluster_x(), 1, 1,
-                                                kernel.block_threads(),
-                                                kernel.shared_memory_bytes(), nullptr, attribute);
-    int clusters = 0;
-    status = ToStatus(driver->cuOccupancyMaxActiveClusters(&clusters, loaded.function_, &config),
-                      "cuOccupancyMaxActiveClusters");
-    if (!status.ok()) return fail(status);
-    if (clusters < 1) {
-      return fail(absl::ResourceExhaustedError(absl::StrCat(
-          "no cluster of ", kernel.cluster_x(), " blocks of ", kernel.block_threads(),
-          " threads and ", kernel.shared_memory_bytes(), " B of shared memory fits the device")));
+  // A persistent kernel's grid is its resident blocks; for other kernels the
+  // figure is advice (a launcher's split counts), 0 where the driver gives none.
+  absl::StatusOr<int64_t> resident = ResidentBlocks(*driver, loaded.function_, kernel);
+  if (!resident.ok() && kernel.persistent()) return fail(resident.status());
+  loaded.resident_blocks_ = resident.value_or(0);
+  if (kernel.persistent()) {
+    if (*resident < 1) {
+      return fail(absl::ResourceExhaustedError(
+          kernel.cluster_x() > 1
+              ? absl::StrCat("no cluster of ", kernel.cluster_x(), " blocks of ",
+                             kernel.block_threads(), " threads and ",
+                             kernel.shared_memory_bytes(), " B of shared memory fits the device")
+              : absl::StrCat("no block of ", kernel.block_threads(), " threads and ",
+                             kernel.shared_memory_bytes(), " B of shared memory fits an SM")));
     }
-    loaded.persistent_blocks_ = int64_t(clusters) * kernel.cluster_x();
-  } else if (kernel.persistent()) {
-    int per_sm = 0;
-    status = ToStatus(driver->cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                          &per_sm, loaded.function_, kernel.block_threads(),
-                          static_cast<size_t>(kernel.shared_memory_bytes())),
-                      "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-    if (!status.ok()) return fail(status);
-    absl::StatusOr<int> sms =
-        CurrentDeviceAttribute(*driver, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "SM count");
-    if (!sms.ok()) return fail(sms.status());
-    if (per_sm < 1) {
-      return fail(absl::ResourceExhaustedError(absl::StrCat(
-          "no block of ", kernel.block_threads(), " threads and ",
-          kernel.shared_memory_bytes(), " B of shared memory fits an SM")));
-    }
-    loaded.persistent_blocks_ = int64_t(per_sm) * *sms;
+    loaded.persistent_blocks_ = *resident;
   }
   return loaded;
 }
@@ -199,6 +211,7 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& other) noexcept {
   function_ = std::exchange(other.function_, nullptr);
   registers_ = other.registers_;
   persistent_blocks_ = other.persistent_blocks_;
+  resident_blocks_ = other.resident_blocks_;
   if (workspace_ != 0) driver_->cuMemFree(workspace_);
   workspace_ = std::exchange(other.workspace_, 0);
   workspace_bytes_ = std::exchange(other.workspace_bytes_, 0);

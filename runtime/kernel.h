@@ -51,8 +51,10 @@ class LoadedKernel {
   CUfunction function() const { return function_; }
   /// Registers per thread of the loaded function (CU_FUNC_ATTRIBUTE_NUM_REGS).
   int registers() const { return registers_; }
-  /// Blocks resident on the whole device at once (occupancy x SMs): the
-  /// grid of a persistent kernel. 0 for other kernels.
+  /// Blocks resident on the whole device at once (occupancy x SMs; whole
+  /// clusters for a kernel in clusters): what one wave of the grid holds.
+  int64_t resident_blocks() const { return resident_blocks_; }
+  /// resident_blocks() for a persistent kernel (its grid), 0 for others.
   int64_t persistent_blocks() const { return persistent_blocks_; }
   /// True if the cubin was loaded, false if the PTX went through the JIT.
   bool from_cubin() const { return from_cubin_; }
@@ -71,6 +73,7 @@ class LoadedKernel {
   std::unique_ptr<CompiledKernel> spec_;
   CUmodule module_ = nullptr;
   int64_t persistent_blocks_ = 0;
+  int64_t resident_blocks_ = 0;
   CUfunction function_ = nullptr;
   int registers_ = 0;
   bool from_cubin_ = false;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "examples/decode_parts.h"
 #include "examples/workloads/attention_check.h"
 #include "examples/workloads/internal.h"
 #include "runtime/device.h"
@@ -35,18 +36,19 @@ using runtime::TensorArg;
 constexpr int64_t kHeadDim = 128, kMaxSplits = 64;
 constexpr char kCombine[] = "flash_decoding_combine";
 
-/// The launcher's split count: enough blocks (sequences x key heads x
-/// parts) for `perSm` per multiprocessor (2), parts of at least `minKeys`
-/// keys (256), at most the combine's 64. TESSERA_DECODE_SPLITS=perSm,minKeys
-/// overrides both (a tuning experiment).
-int64_t SplitsFor(const AttentionProblem& p, int64_t multiprocessors) {
-  int64_t perSm = 2, minKeys = 256;
-  if (const char* knobs = std::getenv("TESSERA_DECODE_SPLITS"))
-    std::sscanf(knobs, "%" SCNd64 ",%" SCNd64, &perSm, &minKeys);
-  int64_t blocks = std::max<int64_t>(1, p.b * p.hkv);
-  int64_t parts = (perSm * multiprocessors + blocks - 1) / blocks;
-  parts = std::min(parts, std::max<int64_t>(1, p.skv / std::max<int64_t>(1, minKeys)));
-  return std::clamp<int64_t>(parts, 1, kMaxSplits);
+/// The launcher's split count for `blocks` blocks a part over `keys` keys:
+/// DecodeParts (examples/decode_parts.h) with the split kernel's resident blocks (the SM count
+/// where the driver gives none), at most `maxParts`. TESSERA_DECODE_PARTS=N
+/// overrides it (a tuning experiment).
+int64_t SplitsFor(const LoadedKernel& split, const runtime::Device& device, int64_t blocks,
+                  int64_t keys, int64_t maxParts = kMaxSplits) {
+  int64_t forced = 0;
+  if (const char* parts = std::getenv("TESSERA_DECODE_PARTS"))
+    if (std::sscanf(parts, "%" SCNd64, &forced) == 1 && forced > 0)
+      return std::min(forced, maxParts);
+  const int64_t resident = split.resident_blocks() > 0 ? split.resident_blocks()
+                                                       : int64_t(device.sm_count());
+  return examples::DecodeParts(blocks, keys, resident, maxParts);
 }
 
 /// Sequences of lengths `lens` in pages of `pageSize` rows, each sequence's
@@ -179,7 +181,7 @@ absl::StatusOr<Report> RunFlashDecoding(const LoadedKernel& split, const std::st
                                         const RunOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* combine, CompanionKernel(kernel, kCombine, options));
   TESSERA_ASSIGN_OR_RETURN(runtime::Device device, runtime::Device::Open(0));
-  const int64_t parts = SplitsFor(p, device.sm_count()), d = kHeadDim;
+  const int64_t parts = SplitsFor(split, device, p.b * p.hkv, p.skv), d = kHeadDim;
   const AttentionVariant v{kernel, runtime::DTYPE_F16, d, /*causal=*/true};
   Report report;
   report.target = split.spec().target();
@@ -215,7 +217,7 @@ absl::StatusOr<Report> RunPagedDecoding(const LoadedKernel& split, const std::st
   TESSERA_ASSIGN_OR_RETURN(runtime::Device device, runtime::Device::Open(0));
   const int64_t b = int64_t(lens.size()), d = kHeadDim;
   const int64_t longest = *std::max_element(lens.begin(), lens.end());
-  const int64_t parts = SplitsFor({b, sq, longest, h, hkv}, device.sm_count());
+  const int64_t parts = SplitsFor(split, device, b * hkv, longest);
   const runtime::DType f16 = runtime::DTYPE_F16;
   Report report;
   report.target = split.spec().target();
@@ -281,8 +283,7 @@ absl::StatusOr<Report> RunMlaDecoding(const LoadedKernel& split, const std::vect
   // more would fail its precondition).
   const std::string& target = split.spec().target();
   const int64_t maxParts = target == "sm_70" || target == "sm_80" || target == "sm_90a" ? 32 : 16;
-  const int64_t parts =
-      std::min(maxParts, SplitsFor({b, sq, longest, groups, groups}, device.sm_count()));
+  const int64_t parts = SplitsFor(split, device, b * groups, longest, maxParts);
   const runtime::DType bf16 = runtime::DTYPE_BF16;
   Report report;
   report.target = split.spec().target();
