@@ -149,6 +149,8 @@ TEST_F(GpuTest, LaunchesVectorAddThroughTheJit) {
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   EXPECT_FALSE(kernel->from_cubin());
   EXPECT_GT(kernel->registers(), 0);
+  // A small block: several an SM.
+  EXPECT_GT(kernel->resident_blocks(), device_->sm_count());
 
   constexpr int64_t kN = 1000;
   std::vector<float> a(kN), b(kN), c(kN);
@@ -295,7 +297,10 @@ TEST_F(GpuTest, OptsInToLargeDynamicSharedMemory) {
   CompiledKernel spec = VectorAdd();
   spec.set_shared_memory_bytes(device_->max_shared_memory_per_block_optin());
   absl::StatusOr<LoadedKernel> kernel = LoadedKernel::Load(spec);
-  EXPECT_TRUE(kernel.ok()) << kernel.status();
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  // All of an SM's shared memory: one block an SM at once.
+  EXPECT_EQ(kernel->resident_blocks(), device_->sm_count());
+  EXPECT_EQ(kernel->persistent_blocks(), 0);
   spec.set_shared_memory_bytes(device_->max_shared_memory_per_block_optin() + 1);
   kernel = LoadedKernel::Load(spec);
   ASSERT_FALSE(kernel.ok());
