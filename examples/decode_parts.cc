@@ -8,8 +8,9 @@ namespace tessera::examples {
 
 int64_t DecodeParts(int64_t blocks, int64_t keys, int64_t resident, int64_t maxParts,
                     int64_t minKeys) {
-  // A block's cost beyond its keys, in keys.
-  constexpr int64_t kBlockKeys = 128;
+  // A block's cost beyond its keys, in keys: about what one SM streams while
+  // a block fills and drains its pipeline and writes its partial results.
+  constexpr int64_t kBlockKeys = 256;
   blocks = std::max<int64_t>(1, blocks);
   resident = std::max<int64_t>(1, resident);
   const int64_t most =
