@@ -76,6 +76,9 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
     Lens = T.Tensor("Lens", {B}, i32);
   }
   auto OP = T.Tensor("OP", {B, Sq, H, P, D}, f32), LSEP = T.Tensor("LSEP", {B, Sq, P, H}, f32);
+  // The final results, written here when the keys are not split (P = 1: no
+  // combine), else by the combine.
+  auto O = T.Tensor("O", {B, Sq, H, D}, c.dtype), LSE = T.Tensor("LSE", {B, Sq, H}, f32);
   // The scale must be positive: the row maximum is taken before scaling.
   Scalar scale = T.ScalarArg("scale", f32);
   T.Launch({P, Hkv, B}, c.threads, [&](Index part, Index g, Index b) {
@@ -165,8 +168,24 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
         auto finish = [&] {
           // An empty part: output 0, LSE -infinity (weight 0 in the combine).
           FinishOnlineSoftmax(T, states[u], -kInf);
-          T.Copy(states[u].o, OP.Tile(b, t[u], h0, part, 0).Along({2, 4}).Until(h0 + group));
-          T.Copy(states[u].mx, LSEP.Tile(b, t[u], part, h0).Along({3}).Until(h0 + group));
+          const Buffer &o = states[u].o, &mx = states[u].mx, &l = states[u].l;
+          auto partial = [&] {
+            T.Copy(o, OP.Tile(b, t[u], h0, part, 0).Along({2, 4}).Until(h0 + group));
+            T.Copy(mx, LSEP.Tile(b, t[u], part, h0).Along({3}).Until(h0 + group));
+          };
+          // One token and one part: the final O and LSE, +infinity for a
+          // token that saw no key (as the combine gives). Passes of several
+          // tokens always leave the combine to the launcher (less code
+          // under their registers' pressure).
+          if (n > 1)
+            return partial();
+          T.If((sq == Index(1)) & (parts == Index(1)),
+               [&] {
+                 T.Parallel({BM}, [&](Index i) { mx(i) = Select(l(i) > 0.0, mx(i), kInf); });
+                 T.Copy(o, O.Tile(b, t[u], h0, 0).Along({2, 3}).Until(h0 + group));
+                 T.Copy(mx, LSE.Tile(b, t[u], h0).Along({2}).Until(h0 + group));
+               },
+               partial);
         };
         if (n == 1)
           finish();
@@ -196,7 +215,7 @@ Kernel FlashDecodingCombine(DType dtype, int64_t D, const std::string& name, int
   KernelBuilder T(name);
   Dim B = Dim::Dynamic("B"), Sq = Dim::Dynamic("Sq"), H = Dim::Dynamic("H"), P = Dim::Dynamic("P");
   auto OP = T.Tensor("OP", {B, Sq, H, P, D}, f32), LSEP = T.Tensor("LSEP", {B, Sq, P, H}, f32);
-  auto O = T.Tensor("O", {B, Sq, H, D}, dtype), LSE = T.Tensor("LSE", {B, H, Sq}, f32);
+  auto O = T.Tensor("O", {B, Sq, H, D}, dtype), LSE = T.Tensor("LSE", {B, Sq, H}, f32);
   T.Launch({H, Sq, B}, 128, [&](Index h, Index t, Index b) {
     T.Require(LSEP.dim(2) <= Index(BP));
     Index parts = LSEP.dim(2);
@@ -228,7 +247,7 @@ Kernel FlashDecodingCombine(DType dtype, int64_t D, const std::string& name, int
     T.Parallel({1},
                [&](Index i) { top(i) = Select(total(i) > 0.0, top(i) + Log(total(i)), kInf); });
     T.Copy(out, O.Tile(b, t, h, 0).Along({2, 3}));
-    T.Copy(top, LSE.Tile(b, h, t).Along({2}));
+    T.Copy(top, LSE.Tile(b, t, h).Along({2}));
   });
   return T.Build();
 }

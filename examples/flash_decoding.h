@@ -75,14 +75,18 @@ inline constexpr int64_t kMaxDecodingSplits = 64;
 /// splits, is the extent of the partial results: the launcher chooses it,
 /// see examples/decode_parts.h): OP [B, Sq, H, P, D] (f32)
 /// gets each part's normalized output, LSEP [B, Sq, P, H] (f32) its natural
-/// log-sum-exp (-infinity for a part with no key). Arguments: Q, K, V, OP,
-/// LSEP, scale (a positive f32). Paged (config.pageSize): K and V are page
-/// pools [pages, pageSize, Hkv, D], and Table [B, max pages] (i32: the
-/// sequence's pages in order) and Lens [B] (i32: its length, Skv) follow V;
-/// a sequence shorter than Sq leaves its first tokens with no key (O = 0).
+/// log-sum-exp (-infinity for a part with no key). With one part and one
+/// new token (P = 1, Sq = 1) the pass writes the final O [B, Sq, H, D]
+/// (`dtype`) and LSE [B, Sq, H] (f32) itself, as the combine would, and the
+/// launcher skips the combine.
+/// Arguments: Q, K, V, OP, LSEP, O, LSE, scale (a positive f32). Paged
+/// (config.pageSize): K and V are page pools [pages, pageSize, Hkv, D], and
+/// Table [B, max pages] (i32: the sequence's pages in order) and Lens [B]
+/// (i32: its length, Skv) follow V; a sequence shorter than Sq leaves its
+/// first tokens with no key (O = 0).
 Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name = "flash_decoding");
 
-/// The combine: O [B, Sq, H, D] (`dtype`) and LSE [B, H, Sq] (f32) from the
+/// The combine: O [B, Sq, H, D] (`dtype`) and LSE [B, Sq, H] (f32) from the
 /// split pass's OP and LSEP, each part weighted by exp(its LSE - the total
 /// LSE); a token whose parts are all empty gets O = 0 and LSE +infinity.
 /// Arguments: OP, LSEP, O, LSE. At most `maxParts` parts (the partial

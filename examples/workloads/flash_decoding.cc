@@ -100,9 +100,12 @@ PagedCache ShufflePages(const std::vector<int64_t>& lens, int64_t pageSize, Rand
 
 /// One decode step: the split pass over `inputs` (Q, K, V and, paged, the
 /// table and lengths) into partial results of `parts` parts, then the
-/// combine into O [B, Sq, H, d] (`dtype`) and LSE [B, H, Sq], poisoned
-/// before. The split pass is tuned first when the options name candidates
-/// (ranked alone: the combine is the same after each).
+/// combine into O [B, Sq, H, d] (`dtype`) and LSE [B, Sq, H] (read back as
+/// [B, H, Sq]), poisoned before. A split pass that `splitWritesFinal`
+/// (flash-decoding's) takes O and LSE too and, with one part and one new
+/// token, writes them itself: no combine. The split pass is tuned first
+/// when the options name candidates (ranked alone: the combine is the same
+/// after each).
 struct DecodeStep {
   std::vector<DeviceBuffer> buffers;  // OP, LSEP, O, LSE
   runtime::PackedLaunch split, combine;
@@ -111,16 +114,19 @@ struct DecodeStep {
   std::vector<uint16_t> out;
   std::vector<float> lse;
 
+  bool combines = true;  // False with one part: the split pass writes O and LSE.
+
   absl::Status Launch() {
     TESSERA_RETURN_IF_ERROR(runtime::Launch(*splitKernel, split));
-    return runtime::Launch(*combineKernel, combine);
+    return combines ? runtime::Launch(*combineKernel, combine) : absl::OkStatus();
   }
 };
 
 absl::StatusOr<DecodeStep> RunDecodeStep(const LoadedKernel& split, const LoadedKernel& combine,
                                          std::vector<KernelArg> inputs, float scale, int64_t b,
                                          int64_t sq, int64_t h, int64_t d, runtime::DType dtype,
-                                         int64_t parts, const RunOptions& options, Report& report) {
+                                         int64_t parts, bool splitWritesFinal,
+                                         const RunOptions& options, Report& report) {
   const int64_t rows = b * sq * h;
   DecodeStep step;
   step.combineKernel = &combine;
@@ -131,21 +137,30 @@ absl::StatusOr<DecodeStep> RunDecodeStep(const LoadedKernel& split, const Loaded
   }
   TensorArg op{step.buffers[0].ptr(), runtime::DTYPE_F32, {b, sq, h, parts, d}};
   TensorArg lsep{step.buffers[1].ptr(), runtime::DTYPE_F32, {b, sq, parts, h}};
+  TensorArg o{step.buffers[2].ptr(), dtype, {b, sq, h, d}};
+  TensorArg lse{step.buffers[3].ptr(), runtime::DTYPE_F32, {b, sq, h}};
   std::vector<KernelArg> splitArgs = std::move(inputs);
-  splitArgs.insert(splitArgs.end(), {op, lsep, ScalarArg::F32(scale)});
-  std::vector<KernelArg> combineArgs = {
-      op, lsep, TensorArg{step.buffers[2].ptr(), dtype, {b, sq, h, d}},
-      TensorArg{step.buffers[3].ptr(), runtime::DTYPE_F32, {b, h, sq}}};
+  splitArgs.insert(splitArgs.end(), {op, lsep});
+  if (splitWritesFinal) splitArgs.insert(splitArgs.end(), {o, lse});
+  splitArgs.push_back(ScalarArg::F32(scale));
+  std::vector<KernelArg> combineArgs = {op, lsep, o, lse};
+  step.combines = !(splitWritesFinal && parts == 1 && sq == 1);
   TESSERA_ASSIGN_OR_RETURN(step.splitKernel,
                            TuneAndLaunch(split, splitArgs, options, step.buffers[0], report));
   TESSERA_ASSIGN_OR_RETURN(step.split, runtime::PrepareLaunch(step.splitKernel->spec(), splitArgs));
   TESSERA_ASSIGN_OR_RETURN(step.combine, runtime::PrepareLaunch(combine.spec(), combineArgs));
-  TESSERA_RETURN_IF_ERROR(runtime::Launch(combine, step.combine));
+  if (step.combines) TESSERA_RETURN_IF_ERROR(runtime::Launch(combine, step.combine));
   TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
   step.out.resize(rows * d);
   step.lse.resize(rows);
   TESSERA_RETURN_IF_ERROR(step.buffers[2].CopyToHost(step.out.data(), step.out.size() * 2));
-  TESSERA_RETURN_IF_ERROR(step.buffers[3].CopyToHost(step.lse.data(), step.lse.size() * 4));
+  std::vector<float> lseByToken(rows);
+  TESSERA_RETURN_IF_ERROR(step.buffers[3].CopyToHost(lseByToken.data(), lseByToken.size() * 4));
+  // LSE [B, Sq, H] as the checks read attention's, [B, H, Sq].
+  for (int64_t s = 0; s < b; ++s)
+    for (int64_t t = 0; t < sq; ++t)
+      for (int64_t hh = 0; hh < h; ++hh)
+        step.lse[(s * h + hh) * sq + t] = lseByToken[(s * sq + t) * h + hh];
   return step;
 }
 
@@ -191,8 +206,9 @@ absl::StatusOr<Report> RunFlashDecoding(const LoadedKernel& split, const std::st
   const Bits16 &q = in.q, &k = in.k, &val = in.val;
   const double scale = in.scale;
   TESSERA_ASSIGN_OR_RETURN(
-      DecodeStep step, RunDecodeStep(split, *combine, in.Args(v, p), float(scale), p.b, p.sq, p.h,
-                                     d, runtime::DTYPE_F16, parts, options, report));
+      DecodeStep step,
+      RunDecodeStep(split, *combine, in.Args(v, p), float(scale), p.b, p.sq, p.h, d,
+                    runtime::DTYPE_F16, parts, /*splitWritesFinal=*/true, options, report));
   const std::vector<uint16_t>& out = step.out;
   const std::vector<float>& lse = step.lse;
   const double used = double(float(scale));
@@ -245,7 +261,8 @@ absl::StatusOr<Report> RunPagedDecoding(const LoadedKernel& split, const std::st
                                       TensorArg{dv.ptr(), f16, {pages, pageSize, hkv, d}},
                                       TensorArg{dtable.ptr(), runtime::DTYPE_I32, {b, maxPages}},
                                       TensorArg{dlens.ptr(), runtime::DTYPE_I32, {b}}},
-                                     float(scale), b, sq, h, d, f16, parts, options, report));
+                                     float(scale), b, sq, h, d, f16, parts,
+                                     /*splitWritesFinal=*/true, options, report));
   // Each sequence as a batch of one: its Q rows, its keys gathered from the
   // pages, its O and LSE rows.
   const AttentionVariant v{kernel, f16, d, /*causal=*/true};
@@ -305,7 +322,8 @@ absl::StatusOr<Report> RunMlaDecoding(const LoadedKernel& split, const std::vect
                      TensorArg{dkv.ptr(), bf16, {cache.pages, kPage, d}},
                      TensorArg{dtable.ptr(), runtime::DTYPE_I32, {b, cache.maxPages}},
                      TensorArg{dlens.ptr(), runtime::DTYPE_I32, {b}}},
-                    float(scale), b, sq, h, kLatent, bf16, parts, options, report));
+                    float(scale), b, sq, h, kLatent, bf16, parts, /*splitWritesFinal=*/false,
+                    options, report));
   const AttentionVariant v{"mla_decode", bf16, d, /*causal=*/true, /*dv=*/kLatent};
   Random pick(options.seed + 5);
   for (int64_t s = 0; s < b; ++s) {
@@ -352,7 +370,7 @@ absl::StatusOr<Report> RunCombine(const LoadedKernel& kernel, int64_t b, int64_t
   std::vector<KernelArg> args = {TensorArg{dop.ptr(), runtime::DTYPE_F32, {b, sq, h, parts, d}},
                                  TensorArg{dlsep.ptr(), runtime::DTYPE_F32, {b, sq, parts, h}},
                                  TensorArg{dout.ptr(), dtype, {b, sq, h, d}},
-                                 TensorArg{dlse.ptr(), runtime::DTYPE_F32, {b, h, sq}}};
+                                 TensorArg{dlse.ptr(), runtime::DTYPE_F32, {b, sq, h}}};
   TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
                            TuneAndLaunch(kernel, args, options, dout, report));
   TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
@@ -376,8 +394,7 @@ absl::StatusOr<Report> RunCombine(const LoadedKernel& kernel, int64_t b, int64_t
         report.max_error =
             std::max(report.max_error, CheckElement(report, row, c, got, ref, bound));
       }
-      int64_t t = bt % sq, batch = bt / sq;
-      double got = lse[(batch * h + hh) * sq + t], ref = top + std::log(total);
+      double got = lse[row], ref = top + std::log(total);  // LSE [B, Sq, H]
       report.max_error =
           std::max(report.max_error,
                    CheckElement(report, row, -1, got, ref, std::ldexp(1 + std::fabs(ref), -12)));

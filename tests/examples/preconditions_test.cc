@@ -44,6 +44,8 @@ std::vector<KernelArg> DecodeArgs(int64_t b, int64_t sq, int64_t skv, int64_t h,
           TensorArg{kBase + (2ll << 30), runtime::DTYPE_F16, {b, skv, hkv, d}},
           TensorArg{kBase + (3ll << 30), runtime::DTYPE_F32, {b, sq, h, parts, d}},
           TensorArg{kBase + (4ll << 30), runtime::DTYPE_F32, {b, sq, parts, h}},
+          TensorArg{kBase + (5ll << 30), runtime::DTYPE_F16, {b, sq, h, d}},
+          TensorArg{kBase + (6ll << 30), runtime::DTYPE_F32, {b, sq, h}},
           ScalarArg::F32(0.1f)};
 }
 
@@ -75,7 +77,7 @@ TEST(Preconditions, CombineTakesAtMost64Parts) {
     return {TensorArg{kBase, runtime::DTYPE_F32, {2, 1, 8, parts, 128}},
             TensorArg{kBase + (1 << 30), runtime::DTYPE_F32, {2, 1, parts, 8}},
             TensorArg{kBase + (2ll << 30), runtime::DTYPE_F16, {2, 1, 8, 128}},
-            TensorArg{kBase + (3ll << 30), runtime::DTYPE_F32, {2, 8, 1}}};
+            TensorArg{kBase + (3ll << 30), runtime::DTYPE_F32, {2, 1, 8}}};
   };
   EXPECT_TRUE(runtime::PrepareLaunch(combine, args(64)).ok());
   absl::StatusOr<runtime::PackedLaunch> packed = runtime::PrepareLaunch(combine, args(65));
@@ -111,8 +113,11 @@ TEST(Preconditions, AttentionRefusesHeadsThatDoNotGroup) {
   runtime::CompiledKernel forward = CompileFor(FlashAttention(c));
   auto args = [](int64_t h, int64_t hkv) {
     std::vector<KernelArg> a = DecodeArgs(2, 100, 100, h, hkv, 1);
-    a[3] = TensorArg{kBase + (3ll << 30), runtime::DTYPE_F16, {2, 100, h, 128}};
-    a[4] = TensorArg{kBase + (4ll << 30), runtime::DTYPE_F32, {2, h, 100}};
+    // Q, K and V as decode's, then O, LSE and the scale.
+    a.resize(3);
+    a.push_back(TensorArg{kBase + (3ll << 30), runtime::DTYPE_F16, {2, 100, h, 128}});
+    a.push_back(TensorArg{kBase + (4ll << 30), runtime::DTYPE_F32, {2, h, 100}});
+    a.push_back(ScalarArg::F32(0.1f));
     return a;
   };
   EXPECT_TRUE(runtime::PrepareLaunch(forward, args(8, 2)).ok());
