@@ -11,6 +11,10 @@
  * True. Any difference launches nothing: False, and the Python side takes the
  * checked path.
  *
+ * KernelCall is the base of the Kernel class a Bundle makes where this module
+ * loads: its call launches through the kernel's latest FormLaunch (its `_fast`)
+ * without a Python frame, and hands any other call to `_call_uncached`.
+ *
  * Built against the stable ABI (Py_LIMITED_API, Python 3.11 and later), so
  * one build serves every later interpreter. The bridge's launch function
  * comes as an address (ctypes gives it), so this module links no Tessera
@@ -23,7 +27,9 @@
 #define Py_LIMITED_API 0x030B0000
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <structmember.h>
 
 /* tessera_prepared_launch_at (tessera_bridge.h). */
 typedef int (*LaunchAtFunction)(void* prepared, const uint64_t* addresses, int num_addresses,
@@ -49,6 +55,9 @@ static PyObject* kShape;
 static PyObject* kGetDevice;
 static PyObject* kIsContiguous;
 static PyObject* kDataPtr;
+static PyObject* kStream;
+static PyObject* kCallUncached;
+static PyObject* gFormLaunchType; /* FormLaunch, to recognize it in KernelCall. */
 
 /* 1 when `value` is one of the exact types in `types`. */
 static int IsOneOf(PyObject* value, PyObject* types) {
@@ -130,24 +139,21 @@ static int CallStream(FormLaunch* self, PyObject* stream, uint64_t* raw) {
   return TakeUnsigned64(stream, raw);
 }
 
-/* FormLaunch(values: tuple, stream) -> bool. */
-static PyObject* FormLaunchCall(PyObject* object, PyObject* args, PyObject* kwargs) {
-  FormLaunch* self = (FormLaunch*)object;
-  PyObject *values, *stream;
-  if (kwargs != NULL && PyObject_Length(kwargs) > 0) {
-    PyErr_SetString(PyExc_TypeError, "FormLaunch takes (values, stream)");
-    return NULL;
-  }
-  if (!PyArg_ParseTuple(args, "O!O", &PyTuple_Type, &values, &stream)) return NULL;
+/* Launches `self` on `values` (a tuple) if they have its form: 1 launched, 0
+ * not taken (nothing launched), -1 with an exception set. */
+static int FormLaunchRun(FormLaunch* self, PyObject* values, PyObject* stream) {
   if (self->form == NULL) {
     PyErr_SetString(PyExc_ValueError, "FormLaunch is not initialized");
-    return NULL;
+    return -1;
   }
   uint64_t stack[kStackAddresses];
   uint64_t* addresses = stack;
   if (self->num_tensors > kStackAddresses) {
     addresses = PyMem_Malloc(sizeof(uint64_t) * (size_t)self->num_tensors);
-    if (addresses == NULL) return PyErr_NoMemory();
+    if (addresses == NULL) {
+      PyErr_NoMemory();
+      return -1;
+    }
   }
   uint64_t raw = 0;
   int code = 0;
@@ -156,20 +162,29 @@ static PyObject* FormLaunchCall(PyObject* object, PyObject* args, PyObject* kwar
   if (taken == 1)
     code = self->launch_at(self->prepared_handle, addresses, (int)self->num_tensors, raw);
   if (addresses != stack) PyMem_Free(addresses);
-  if (taken == -1) return NULL;
-  if (taken == 0) Py_RETURN_FALSE;
-  if (code != 0) {
-    PyObject* code_object = PyLong_FromLong(code);
-    if (code_object == NULL) return NULL;
-    /* fail raises; should it return, the launch still failed. */
-    PyObject* result = PyObject_CallFunctionObjArgs(self->fail, code_object, NULL);
-    Py_DECREF(code_object);
-    Py_XDECREF(result);
-    if (result != NULL)
-      PyErr_Format(PyExc_RuntimeError, "tessera_prepared_launch_at failed with status %d", code);
+  if (taken != 1 || code == 0) return taken;
+  PyObject* code_object = PyLong_FromLong(code);
+  if (code_object == NULL) return -1;
+  /* fail raises; should it return, the launch still failed. */
+  PyObject* result = PyObject_CallFunctionObjArgs(self->fail, code_object, NULL);
+  Py_DECREF(code_object);
+  Py_XDECREF(result);
+  if (result != NULL)
+    PyErr_Format(PyExc_RuntimeError, "tessera_prepared_launch_at failed with status %d", code);
+  return -1;
+}
+
+/* FormLaunch(values: tuple, stream) -> bool. */
+static PyObject* FormLaunchCall(PyObject* object, PyObject* args, PyObject* kwargs) {
+  PyObject *values, *stream;
+  if (kwargs != NULL && PyObject_Length(kwargs) > 0) {
+    PyErr_SetString(PyExc_TypeError, "FormLaunch takes (values, stream)");
     return NULL;
   }
-  Py_RETURN_TRUE;
+  if (!PyArg_ParseTuple(args, "O!O", &PyTuple_Type, &values, &stream)) return NULL;
+  int taken = FormLaunchRun((FormLaunch*)object, values, stream);
+  if (taken == -1) return NULL;
+  return PyBool_FromLong(taken);
 }
 
 /* FormLaunch(owner, launch_at, handle, form, tensor_types, stream_getter,
@@ -249,6 +264,83 @@ static PyType_Spec kFormLaunchSpec = {
     "tessera._fast_launch.FormLaunch", sizeof(FormLaunch), 0, Py_TPFLAGS_DEFAULT, kFormLaunchSlots,
 };
 
+/* The base of a Bundle's Kernel class: one call through `_fast`. */
+typedef struct {
+  PyObject ob_base; /* PyObject_HEAD */
+  /* The latest call's cached launch: a FormLaunch, or any callable taking
+   * (values, stream) and giving whether it launched; None or NULL when none.
+   * It refers to a Prepared launch, never back to the Kernel: no cycle. */
+  PyObject* fast;
+} KernelCall;
+
+/* The cached launch's answer for this call: 1 launched, 0 not taken, -1 on an
+ * exception. `fast` is held for the call: the accessors it calls may run code
+ * that replaces the kernel's `_fast`. */
+static int TryFast(PyObject* fast, PyObject* values, PyObject* stream) {
+  if (fast == NULL || fast == Py_None) return 0;
+  Py_INCREF(fast);
+  int taken;
+  if ((PyObject*)Py_TYPE(fast) == gFormLaunchType) {
+    taken = FormLaunchRun((FormLaunch*)fast, values, stream);
+  } else {
+    PyObject* result = PyObject_CallFunctionObjArgs(fast, values, stream, NULL);
+    taken = result == NULL ? -1 : PyObject_IsTrue(result);
+    Py_XDECREF(result);
+  }
+  Py_DECREF(fast);
+  return taken;
+}
+
+/* kernel(*values, stream=None): the cached form's launch, else
+ * kernel._call_uncached(*values, **kwargs). */
+static PyObject* KernelCallCall(PyObject* object, PyObject* args, PyObject* kwargs) {
+  PyObject* stream = Py_None;
+  int plain = 1; /* No keyword but `stream`. */
+  if (kwargs != NULL && PyDict_Size(kwargs) > 0) {
+    stream = PyDict_GetItemWithError(kwargs, kStream);
+    if (stream == NULL && PyErr_Occurred()) return NULL;
+    plain = stream != NULL && PyDict_Size(kwargs) == 1;
+  }
+  if (plain) {
+    int taken = TryFast(((KernelCall*)object)->fast, args, stream);
+    if (taken == -1) return NULL;
+    if (taken == 1) Py_RETURN_NONE;
+  }
+  PyObject* uncached = PyObject_GetAttr(object, kCallUncached);
+  if (uncached == NULL) return NULL;
+  PyObject* result = PyObject_Call(uncached, args, kwargs);
+  Py_DECREF(uncached);
+  return result;
+}
+
+static void KernelCallDealloc(PyObject* object) {
+  Py_CLEAR(((KernelCall*)object)->fast);
+  PyTypeObject* type = Py_TYPE(object);
+  freefunc free_object = (freefunc)PyType_GetSlot(type, Py_tp_free);
+  free_object(object);
+  Py_DECREF(type);
+}
+
+static PyMemberDef kKernelCallMembers[] = {
+    {"_fast", T_OBJECT, offsetof(KernelCall, fast), 0,
+     "The latest call's cached launch, or None."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot kKernelCallSlots[] = {
+    {Py_tp_doc, (void*)"The base of tessera.Kernel's C call path (see fast_launch.c)."},
+    {Py_tp_call, (void*)KernelCallCall},
+    {Py_tp_dealloc, (void*)KernelCallDealloc},
+    {Py_tp_members, (void*)kKernelCallMembers},
+    {Py_tp_new, (void*)PyType_GenericNew},
+    {0, NULL},
+};
+
+static PyType_Spec kKernelCallSpec = {
+    "tessera._fast_launch.KernelCall", sizeof(KernelCall), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, kKernelCallSlots,
+};
+
 static struct PyModuleDef kModule = {
     PyModuleDef_HEAD_INIT,
     "tessera._fast_launch",
@@ -265,19 +357,31 @@ PyMODINIT_FUNC PyInit__fast_launch(void) {
                {&kShape, "shape"},
                {&kGetDevice, "get_device"},
                {&kIsContiguous, "is_contiguous"},
-               {&kDataPtr, "data_ptr"}};
+               {&kDataPtr, "data_ptr"},
+               {&kStream, "stream"},
+               {&kCallUncached, "_call_uncached"}};
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i)
     if (*names[i].slot == NULL &&
         (*names[i].slot = PyUnicode_InternFromString(names[i].text)) == NULL)
       return NULL;
   PyObject* module = PyModule_Create(&kModule);
   if (module == NULL) return NULL;
-  PyObject* type = PyType_FromSpec(&kFormLaunchSpec);
-  if (type == NULL || PyModule_AddObjectRef(module, "FormLaunch", type) < 0) {
-    Py_XDECREF(type);
+  PyObject* form_launch = PyType_FromSpec(&kFormLaunchSpec);
+  PyObject* kernel_call = PyType_FromSpec(&kKernelCallSpec);
+  if (form_launch == NULL || kernel_call == NULL ||
+      PyModule_AddObjectRef(module, "FormLaunch", form_launch) < 0 ||
+      PyModule_AddObjectRef(module, "KernelCall", kernel_call) < 0) {
+    Py_XDECREF(form_launch);
+    Py_XDECREF(kernel_call);
     Py_DECREF(module);
     return NULL;
   }
-  Py_DECREF(type);
+  Py_DECREF(kernel_call);
+  /* Kept for the process's life: KernelCall's calls compare types with it
+   * (a FormLaunch of an earlier load of this file still works, called as any
+   * callable). */
+  PyObject* earlier = gFormLaunchType;
+  gFormLaunchType = form_launch;
+  Py_XDECREF(earlier);
   return module;
 }

@@ -134,10 +134,17 @@ class Kernel:
     def __call__(self, *values, stream=None):
         """Launches on `stream` (asynchronous): see _raw_stream for the default.
         Calls on torch tensors of a form launched before (dtypes, shapes,
-        devices, scalars) reuse that launch, prepared then."""
+        devices, scalars) reuse that launch, prepared then. (Where the
+        extension tessera._fast_launch loads, a Bundle's kernels take this
+        path in C: see _kernel_type.)"""
         fast = self._fast
         if fast is not None and fast(values, stream):
             return
+        self._call_uncached(*values, stream=stream)
+
+    def _call_uncached(self, *values, stream=None):
+        """A call that the latest form's launch did not take: another cached
+        form's, or a call checked in full."""
         key = self._cache.key(values)
         if key is not None:
             entry = self._cache.entries.get(key)
@@ -294,6 +301,30 @@ class Prepared:
                 pass
 
 
+_kernel_types = {}  # tessera._fast_launch module -> its Kernel class
+
+
+def _kernel_type():
+    """The class of a Bundle's kernels: Kernel, over tessera._fast_launch's
+    KernelCall where that extension loads. KernelCall's call launches a
+    cached form through the kernel's `_fast` with no Python frame between the
+    caller and C, and hands other calls to Kernel._call_uncached."""
+    module, _path = _bridge.fast_launch()
+    if module is None:
+        return Kernel
+    with _kernel_types_lock:
+        kind = _kernel_types.get(module)
+        if kind is None:
+            kind = type("Kernel", (Kernel, module.KernelCall), {
+                "__call__": module.KernelCall.__call__, "__doc__": Kernel.__doc__,
+                "__module__": __name__, "__qualname__": "Kernel"})
+            _kernel_types[module] = kind
+        return kind
+
+
+_kernel_types_lock = threading.Lock()
+
+
 class Bundle:
     """The kernels of one kernel file. Index it by entry name."""
 
@@ -306,7 +337,8 @@ class Bundle:
         described = json.loads(lib.tessera_bundle_describe(handle).decode())
         # A file may hold one entry built for several targets: those are
         # "entry@target"; a unique entry is also its plain name.
-        kernels = [Kernel(self._handle, i, d) for i, d in enumerate(described)]
+        kernel_type = _kernel_type()
+        kernels = [kernel_type(self._handle, i, d) for i, d in enumerate(described)]
         counts = {}
         for k in kernels:
             counts[k.entry] = counts.get(k.entry, 0) + 1

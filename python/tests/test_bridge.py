@@ -271,9 +271,9 @@ class LaunchCacheTest(unittest.TestCase):
         self.callback = LAUNCH_AT(record)  # Kept alive while the launch is used.
         address = ctypes.cast(self.callback, ctypes.c_void_p).value
         return module.FormLaunch(self, address, 1234, self.form(), self.cache.tensor_types,
-                                 lambda device: 7 + device, 0, fail or self.fail)
+                                 lambda device: 7 + device, 0, fail or self.fail_launch)
 
-    def fail(self, code):
+    def fail_launch(self, code):
         raise tessera.Error(f"status {code}")
 
     def test_the_extension_takes_repeated_calls(self):
@@ -330,6 +330,62 @@ class LaunchCacheTest(unittest.TestCase):
         # An uninitialized one refuses calls instead of reading null fields.
         with self.assertRaises(ValueError):
             module.FormLaunch.__new__(module.FormLaunch)(values, None)
+
+    def kernels(self):
+        """A Bundle's kernel (over KernelCall, the call in C) and a plain
+        Kernel (the call in Python), each with its uncached calls recorded."""
+        module, _ = tessera._bridge.fast_launch()
+        c_kernel = tessera.load(OPS_SM90)["gemm_f16"]
+        self.assertIsInstance(c_kernel, tessera.Kernel)
+        self.assertIsInstance(c_kernel, module.KernelCall)
+        python_kernel = tessera.Kernel.__new__(tessera.Kernel)
+        python_kernel._fast = None
+        self.assertNotIsInstance(python_kernel, module.KernelCall)
+        for kernel in (c_kernel, python_kernel):
+            kernel.uncached = []
+            kernel._call_uncached = lambda *v, _k=kernel, **kw: _k.uncached.append((v, kw))
+        return (("c", c_kernel), ("python", python_kernel))
+
+    def test_kernel_calls_take_the_latest_form_or_the_uncached_path(self):
+        x, y = FakeTorchTensor((4, 8), 64), FakeTorchTensor((8,), 96)
+        for name, kernel in self.kernels():
+            with self.subTest(path=name):
+                launched = []
+                self.assertIsNone(kernel(x, y, 3))  # No cached form yet.
+                kernel._fast = self.c_launch(launched)
+                self.assertIsNone(kernel(x, y, 3))
+                self.assertIsNone(kernel(x, y, 3, stream=99))
+                self.assertEqual(launched, [([64, 96], 7, True), ([64, 96], 99, True)])
+                for values in self.OTHER_FORMS:
+                    kernel(*values)
+                kernel(x, y, 3, stream=True)
+                self.assertEqual(len(launched), 2)
+                self.assertEqual(len(kernel.uncached), 1 + len(self.OTHER_FORMS) + 1)
+                self.assertEqual(kernel.uncached[0][0], (x, y, 3))
+                self.assertIsNone(kernel.uncached[0][1].get("stream"))
+                self.assertEqual(kernel.uncached[-1], ((x, y, 3), {"stream": True}))
+                # Any callable may be the cached form's launch.
+                kernel._fast = lambda values, stream: launched.append((values, stream)) or True
+                kernel(x, stream=5)
+                self.assertEqual(launched[-1], ((x,), 5))
+                kernel._fast = lambda values, stream: 1 // 0
+                with self.assertRaises(ZeroDivisionError):
+                    kernel(x)
+                # The launch is held through the call: an accessor that
+                # drops the kernel's last reference to it breaks nothing.
+                kernel._fast = self.c_launch(launched)
+                dropping = FakeTorchTensor((8,), 96)
+                dropping.data_ptr = lambda: setattr(kernel, "_fast", None) or 128
+                kernel(x, dropping, 3)
+                self.assertEqual(launched[-1], ([64, 128], 7, True))
+                self.assertIsNone(kernel._fast)
+
+    def test_a_bundles_kernel_refuses_unknown_keywords(self):
+        gemm = tessera.load(OPS_SM90)["gemm_f16"]
+        for kwargs in ({"other": 1}, {"stream": None, "other": 1}):
+            with self.assertRaises(TypeError):
+                gemm(Device((100, 64)), Device((64, 72)), Device((100, 72)), **kwargs)
+        self.assertIs(type(gemm).__call__, tessera._bridge.fast_launch()[0].KernelCall.__call__)
 
     def test_refused_calls_are_not_kept(self):
         gemm = tessera.load(OPS_SM90)["gemm_f16"]
