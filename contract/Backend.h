@@ -100,6 +100,10 @@ struct TargetCapabilities {
   /// tanh.approx.f32 (PTX ISA §9.7.3.22, sm_75+): math.tanh in f32 uses it
   /// (max relative error about 2^-11) instead of libdevice's tanhf.
   bool hasTanhApprox = false;
+  /// griddepcontrol.wait / .launch_dependents (PTX ISA, sm_90+) and launches
+  /// with programmatic stream serialization: tile.wait_prior_kernels lets a
+  /// kernel start before the previous one on its stream has ended.
+  bool hasGridDependencyControl = false;
   /// The stream-K schedule's cost model: the MMA FLOPs one multiprocessor
   /// does in the time one byte of a split tile's f32 partials takes to make
   /// its trip through L2 (stored by the contributing block, loaded by the
@@ -246,6 +250,11 @@ inline constexpr llvm::StringLiteral kLoweredClusterYAttr = "tessera.cluster_y";
 /// A stream-K kernel: the bytes of one block's partial accumulators in the
 /// workspace (a pointer param after the kernel's own, before tensor maps).
 inline constexpr llvm::StringLiteral kLoweredStreamKSlotBytesAttr = "tessera.stream_k_slot_bytes";
+/// A kernel that waits for the kernels before it (tile.wait_prior_kernels
+/// lowered to griddepcontrol.wait): launched with programmatic stream
+/// serialization.
+inline constexpr llvm::StringLiteral kLoweredWaitsForPriorKernelsAttr =
+    "tessera.waits_for_prior_kernels";
 
 /// Registers the built-in backends (sm60, sm70, sm80, sm90, sm100): the one list,
 /// defined by the driver (driver/Registration.cpp); the global registry

@@ -45,6 +45,11 @@ void setMaxRegisters(OpBuilder &b, Location loc, int64_t count, bool increase) {
 
 void bulkCommitGroup(OpBuilder &b, Location loc) { NVVM::CpAsyncBulkCommitGroupOp::create(b, loc); }
 
+void gridDependencyControl(OpBuilder &b, Location loc, bool wait) {
+  NVVM::GriddepcontrolOp::create(
+      b, loc, wait ? NVVM::GridDepActionKind::wait : NVVM::GridDepActionKind::launch_dependents);
+}
+
 void bulkWaitGroup(OpBuilder &b, Location loc, int64_t n, bool read) {
   NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(n),
                                        read ? b.getUnitAttr() : UnitAttr());

@@ -38,6 +38,8 @@ void bulkCommitGroup(mlir::OpBuilder &b, mlir::Location loc);
 /// `cp.async.bulk.wait_group{.read} n;` (PTX ISA, cp.async.bulk.wait_group):
 /// with `read`, until the groups' sources have been read.
 void bulkWaitGroup(mlir::OpBuilder &b, mlir::Location loc, int64_t n, bool read);
+/// griddepcontrol.wait (`wait`) or griddepcontrol.launch_dependents.
+void gridDependencyControl(mlir::OpBuilder &b, mlir::Location loc, bool wait);
 /// `fence.mbarrier_init.release.cluster;` (PTX ISA, membar/fence).
 void fenceMbarrierInit(mlir::OpBuilder &b, mlir::Location loc);
 /// Waits until the phase of parity `parity` (i32) of the mbarrier at 32-bit

@@ -309,6 +309,8 @@ static void recordLoweredLaunches(mlir::ModuleOp module,
         kernel.set_cluster_y(cluster.getInt());
       if (auto bytes = op->getAttrOfType<mlir::IntegerAttr>(kLoweredStreamKSlotBytesAttr))
         kernel.set_stream_k_slot_bytes(bytes.getInt());
+      if (op->hasAttr(kLoweredWaitsForPriorKernelsAttr))
+        kernel.set_waits_for_prior_kernels(true);
       if (auto tiles = op->getAttrOfType<mlir::IntegerAttr>(kLoweredTilesPerBlockAttr);
           tiles && kernel.grid_size() > 1) {
         runtime::Expr rows = kernel.grid(1);

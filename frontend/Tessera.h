@@ -548,6 +548,23 @@ public:
   /// kernel may rely on it. Call inside Launch's body, outside loops and
   /// branches. A constant false condition is an error in Kernel::status().
   void Require(const Scalar &condition, SourceLoc loc = {});
+  /// Marks the kernel as one that may start while the kernel before it on
+  /// the stream is ending: every thread waits here until the kernels
+  /// launched before it have ended and their writes are visible. On targets
+  /// with grid dependency control (sm_90a) the runtime launches it with
+  /// programmatic stream serialization, so its launch and setup overlap the
+  /// previous kernel's tail; elsewhere it generates no code. Call it once, in
+  /// Launch's body outside loops and branches, before anything that reads or
+  /// writes a Tensor (Tensor::dim excepted): Kernel::status() says so
+  /// otherwise. A combine kernel after a split one is the typical user.
+  void WaitForPriorKernels(SourceLoc loc = {});
+  /// Lets a kernel launched after this one that calls WaitForPriorKernels be
+  /// launched once every block of this kernel has passed this point (it
+  /// still waits for this kernel's end before touching memory). Call it in
+  /// Launch's body outside loops and branches, early to hide the next
+  /// kernel's launch behind this one's work. No code on targets without grid
+  /// dependency control.
+  void LaunchDependents(SourceLoc loc = {});
   /// Records the author's own error (a configuration the kernel cannot
   /// take, say), which Build reports in Kernel::status() as any other, at
   /// `loc`: `if (D % 16) T.Error("head dimension " + ... + " is not a

@@ -721,4 +721,48 @@ def Tile_RequireOp : Tile_Op<"require"> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Overlapping a kernel's start with the previous kernel's end
+//===----------------------------------------------------------------------===//
+
+def Tile_WaitPriorKernelsOp : Tile_Op<"wait_prior_kernels"> {
+  let summary = "Wait for the kernels launched before this one on its stream";
+  let description = [{
+    Marks a kernel that may start while the kernel before it on the stream
+    is still running: every thread waits here until the kernels launched
+    before it have finished and their writes are visible. On targets with
+    grid dependency control (sm_90a: `griddepcontrol.wait`) the runtime then
+    launches the kernel with programmatic stream serialization, so its
+    launch, block scheduling and setup overlap the previous kernel's tail;
+    elsewhere it generates no code and the kernel starts after the previous
+    one, as any other.
+
+    Only at the top level of the kernel's body, once, and before every
+    access to global memory: no operation before it may use a
+    `!tile.tensor` except `tile.dim` (a tensor's dimensions are launch
+    arguments).
+
+    Example: `tile.wait_prior_kernels`
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def Tile_LaunchDependentsOp : Tile_Op<"launch_dependents"> {
+  let summary = "Let the next kernel on the stream start its launch";
+  let description = [{
+    Tells the GPU that a kernel launched after this one with
+    `tile.wait_prior_kernels` may be launched as soon as every block of this
+    kernel has passed this point (or exited); the next kernel still waits
+    for this one's end before it touches memory. Placed early, it hides the
+    next kernel's launch behind this one's main loop. On targets without
+    grid dependency control (sm_90a: `griddepcontrol.launch_dependents`) it
+    generates no code. Only at the top level of the kernel's body.
+
+    Example: `tile.launch_dependents`
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
 #endif // TESSERA_IR_TILEOPS_TD

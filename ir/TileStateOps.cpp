@@ -1,9 +1,11 @@
-//===- TileStateOps.cpp - Block-uniform variables and preconditions ------===//
+//===- TileStateOps.cpp - Variables, preconditions, kernel ordering ------===//
 //
 // This file implements the checks of the tile dialect's block-uniform
-// variables (!tile.var, tile.var, tile.var_get, tile.var_set) and of
+// variables (!tile.var, tile.var, tile.var_get, tile.var_set), of
 // tile.require, the preconditions a kernel declares on its dimensions and
-// integer scalar arguments for the runtime to check at launch.
+// integer scalar arguments for the runtime to check at launch, and of the
+// ops that let a kernel's start overlap the previous kernel's end
+// (tile.wait_prior_kernels, tile.launch_dependents).
 //
 //===----------------------------------------------------------------------===//
 
@@ -159,5 +161,54 @@ LogicalResult RequireOp::verify() {
     return emitOpError() << "has more than " << kMaxPreconditionTerms << " terms or "
                          << kMaxPreconditionDepth
                          << " levels of nesting; state it as several preconditions";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// tile.wait_prior_kernels, tile.launch_dependents
+//===----------------------------------------------------------------------===//
+
+/// The first operation in `op` (or nested in it) that uses a tensor of
+/// global memory other than for its dimensions, or null.
+static Operation *firstGlobalAccess(Operation *op) {
+  Operation *found = nullptr;
+  op->walk<WalkOrder::PreOrder>([&](Operation *inner) {
+    if (isa<DimOp>(inner))
+      return WalkResult::advance();
+    for (Value operand : inner->getOperands())
+      if (isa<TileTensorType>(operand.getType())) {
+        found = inner;
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
+LogicalResult WaitPriorKernelsOp::verify() {
+  if (!isa<KernelOp>((*this)->getParentOp()))
+    return emitOpError() << "is only valid at the top level of the kernel's body (outside loops "
+                            "and branches): every thread waits before the kernel's first access "
+                            "to global memory";
+  for (Operation *before = (*this)->getPrevNode(); before; before = before->getPrevNode()) {
+    if (isa<WaitPriorKernelsOp>(before))
+      return emitOpError() << "appears twice in one kernel";
+    if (Operation *access = firstGlobalAccess(before)) {
+      InFlightDiagnostic diag = emitOpError()
+                                << "follows an access to global memory ('"
+                                << access->getName().getStringRef()
+                                << "'): the kernels before this one may still be writing it; "
+                                   "wait before the first access";
+      diag.attachNote(access->getLoc()) << "the access";
+      return diag;
+    }
+  }
+  return success();
+}
+
+LogicalResult LaunchDependentsOp::verify() {
+  if (!isa<KernelOp>((*this)->getParentOp()))
+    return emitOpError() << "is only valid at the top level of the kernel's body (outside loops "
+                            "and branches)";
   return success();
 }

@@ -661,6 +661,17 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
       .Case<IfOp>([&](IfOp op) { return lowerIf(op); })
       .Case<SerialOp>([&](SerialOp op) { return lowerSerial(op); })
       .Case<VarOp, VarGetOp, VarSetOp, RequireOp>([&](Operation *op) { return lowerVariable(op); })
+      .Case<WaitPriorKernelsOp, LaunchDependentsOp>([&](Operation *op) {
+        // Without grid dependency control a kernel starts after the one
+        // before it has ended: nothing to wait for, nothing to signal.
+        if (!caps_.hasGridDependencyControl)
+          return success();
+        bool wait = isa<WaitPriorKernelsOp>(op);
+        gridDependencyControl(b_, loc_, wait);
+        if (wait)
+          func_->setAttr(kLoweredWaitsForPriorKernelsAttr, UnitAttr::get(b_.getContext()));
+        return success();
+      })
       .Case<GemmOp>([&](GemmOp gemm) { return lowerGemm(gemm); })
       .Case<ReduceOp>([&](ReduceOp reduce) { return lowerReduce(reduce); })
       .Case<LoadOp, StoreOp>([&](Operation *access) -> LogicalResult {

@@ -584,11 +584,23 @@ absl::Status Launch(const LoadedKernel& kernel, PackedLaunch& packed,
     packed.slots[packed.workspace_slot] = static_cast<uint64_t>(*workspace);
   }
   absl::Status status;
-  if (cluster_x * cluster_y > 1) {
-    CUlaunchAttribute attribute;
-    CUlaunchConfig config = ClusterLaunchConfig(
-        cluster_x, cluster_y, grid[0], grid[1], grid[2], packed.block_threads,
-        packed.shared_memory_bytes, stream, attribute);
+  const bool clusters = cluster_x * cluster_y > 1;
+  const bool early = kernel.spec().waits_for_prior_kernels();
+  if (clusters || early) {
+    // cuLaunchKernelEx with the cluster dimensions and, for a kernel that
+    // waits for the kernels before it, programmatic stream serialization.
+    CUlaunchAttribute attributes[2];
+    CUlaunchConfig config =
+        ClusterLaunchConfig(cluster_x, cluster_y, grid[0], grid[1], grid[2], packed.block_threads,
+                            packed.shared_memory_bytes, stream, attributes[0]);
+    config.numAttrs = clusters ? 1 : 0;
+    if (early) {
+      CUlaunchAttribute& serialization = attributes[config.numAttrs++];
+      serialization = {};
+      serialization.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      serialization.value.programmaticStreamSerializationAllowed = 1;
+    }
+    config.attrs = attributes;
     status = ToStatus(kernel.driver().cuLaunchKernelEx(&config, kernel.function(),
                                                        packed.kernel_params.data(), nullptr),
                       "cuLaunchKernelEx");

@@ -43,6 +43,7 @@ const TargetCapabilities kSm100 = [] {
   caps.hasVectorRedF32 = true;
   caps.hasMbarrier = true;
   caps.hasClusters = true;
+  caps.hasGridDependencyControl = true;
   caps.mmaShapes = {"m16n8k16", "m16n8k8", "m8n8k4", "m16n8k32.e4m3"};
   caps.ptxFeature = "+ptx86";
   return caps;

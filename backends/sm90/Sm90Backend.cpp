@@ -37,6 +37,7 @@ const TargetCapabilities kSm90 = [] {
   caps.hasVectorRedF32 = true;
   caps.hasMbarrier = true;
   caps.hasClusters = true;
+  caps.hasGridDependencyControl = true;
   caps.mmaShapes = {"m16n8k16", "m16n8k8", "m8n8k4"};
   // PTX ISA 8.1: the vector reductions (red.global.add.v2/v4.f32).
   caps.ptxFeature = "+ptx81";

@@ -322,8 +322,7 @@ static void KernelCallDealloc(PyObject* object) {
 }
 
 static PyMemberDef kKernelCallMembers[] = {
-    {"_fast", T_OBJECT, offsetof(KernelCall, fast), 0,
-     "The latest call's cached launch, or None."},
+    {"_fast", T_OBJECT, offsetof(KernelCall, fast), 0, "The latest call's cached launch, or None."},
     {NULL, 0, 0, 0, NULL},
 };
 
@@ -337,7 +336,7 @@ static PyType_Slot kKernelCallSlots[] = {
 };
 
 static PyType_Spec kKernelCallSpec = {
-    "tessera._fast_launch.KernelCall", sizeof(KernelCall), 0,
+    "tessera._fast_launch.KernelCall",        sizeof(KernelCall), 0,
     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, kKernelCallSlots,
 };
 

@@ -293,3 +293,26 @@ tile.kernel @variables(%A: !tile.tensor<?xf32>, %n: i32)
     tile.var_set %best, %zero : !tile.var<f32>
   }
 }
+
+// A kernel that starts while the one before it ends, and one that lets the
+// next start early.
+
+// CHECK-LABEL: tile.kernel @combine_after_split
+// CHECK: tile.dim
+// CHECK-NEXT: tile.wait_prior_kernels
+// CHECK: tile.copy
+tile.kernel @combine_after_split(%P: !tile.tensor<?x64xf32>)
+    grid(affine_map<()[s0] -> (s0)>) threads(64) blocks(%bx) {
+  %s = tile.alloc_shared : !tile.buffer<1x64xf32, shared>
+  %n = tile.dim %P[0] : !tile.tensor<?x64xf32>
+  tile.wait_prior_kernels
+  %c0 = arith.constant 0 : index
+  tile.copy %P[%bx, %c0] to %s : !tile.tensor<?x64xf32> to !tile.buffer<1x64xf32, shared>
+}
+
+// CHECK-LABEL: tile.kernel @split
+// CHECK-NEXT: tile.launch_dependents
+tile.kernel @split(%P: !tile.tensor<?x64xf32>)
+    grid(affine_map<()[s0] -> (s0)>) threads(64) blocks(%bx) {
+  tile.launch_dependents
+}

@@ -499,3 +499,44 @@ module attributes {tile.target = #tile.target<"sm_80">} {
     }
   }
 }
+
+// -----
+
+// Grid dependency control on sm_90a: the wait and the early launch become
+// griddepcontrol, and the kernel is marked for a launch with programmatic
+// stream serialization.
+// CHECK-LABEL: gpu.func @combine(
+// CHECK-SAME: tessera.waits_for_prior_kernels
+// CHECK: nvvm.griddepcontrol wait
+// CHECK: llvm.load
+// CHECK-LABEL: gpu.func @split(
+// CHECK-NOT: tessera.waits_for_prior_kernels
+// CHECK: nvvm.griddepcontrol launch_dependents
+module attributes {tile.target = #tile.target<"sm_90a">} {
+  tile.kernel @combine(%P: !tile.tensor<?x64xi32>)
+      grid(affine_map<()[s0] -> (s0)>) threads(64) blocks(%bx) {
+    tile.wait_prior_kernels
+    %c0 = arith.constant 0 : index
+    %v = tile.read %P[%bx, %c0] : !tile.tensor<?x64xi32>
+  }
+  tile.kernel @split(%P: !tile.tensor<?x64xf32>)
+      grid(affine_map<()[s0] -> (s0)>) threads(64) blocks(%bx) {
+    tile.launch_dependents
+  }
+}
+
+// -----
+
+// Without grid dependency control (sm_80) both generate nothing and the
+// kernel launches as any other.
+// CHECK-LABEL: gpu.func @combine_sm80(
+// CHECK-NOT: tessera.waits_for_prior_kernels
+// CHECK-NOT: griddepcontrol
+// CHECK: gpu.return
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @combine_sm80(%P: !tile.tensor<?x64xf32>)
+      grid(affine_map<()[s0] -> (s0)>) threads(64) blocks(%bx) {
+    tile.launch_dependents
+    tile.wait_prior_kernels
+  }
+}
