@@ -87,11 +87,17 @@ struct TermCount {
 /// driver converts exactly these). Arithmetic is on index or i64 values
 /// (narrower ones could wrap), comparisons signed (or == and !=), logic on
 /// booleans. Returns the size of `value`'s tree (memoized in `terms`), or
-/// failure after an error on `require`.
+/// failure after an error on `require`. `level` is `value`'s depth in the
+/// tree: past the limit the walk stops with a count over it, so neither a
+/// long chain nor a use before its definition (a cycle, which the dominance
+/// check reports only after this verifier) can exhaust the stack.
 FailureOr<TermCount> checkPreconditionTerm(RequireOp require, KernelOp kernel, Value value,
-                                           llvm::DenseMap<Value, TermCount> &terms) {
+                                           llvm::DenseMap<Value, TermCount> &terms,
+                                           int64_t level = 1) {
   if (auto known = terms.find(value); known != terms.end())
     return known->second;
+  if (level > kMaxPreconditionDepth)
+    return TermCount{kMaxPreconditionTerms + 1, kMaxPreconditionDepth + 1};
   auto refuse = [&](Operation *op, StringRef why) {
     return require.emitOpError() << "cannot evaluate '" << op->getName() << "' at launch: " << why;
   };
@@ -137,7 +143,7 @@ FailureOr<TermCount> checkPreconditionTerm(RequireOp require, KernelOp kernel, V
                       "constants and integer arithmetic and comparisons");
   }
   for (Value operand : op->getOperands()) {
-    FailureOr<TermCount> sub = checkPreconditionTerm(require, kernel, operand, terms);
+    FailureOr<TermCount> sub = checkPreconditionTerm(require, kernel, operand, terms, level + 1);
     if (failed(sub))
       return failure();
     count.terms = std::min(count.terms + sub->terms, kMaxPreconditionTerms + 1);

@@ -165,3 +165,18 @@ tile.kernel @require_huge(%A: !tile.tensor<?xf32>)
   // expected-error @+1 {{'tile.require' op has more than 256 terms or 32 levels of nesting; state it as several preconditions}}
   tile.require %positive
 }
+
+// -----
+
+// A use before its definition (a cycle, which the dominance check reports
+// only after the ops' own verifiers) stops at the depth limit.
+tile.kernel @require_cycle(%A: !tile.tensor<?xf32>)
+    grid(affine_map<()[s0] -> (1)>) threads(32) blocks(%bx) {
+  %d0 = tile.dim %A[0] : !tile.tensor<?xf32>
+  %a = arith.addi %b, %d0 : index
+  %b = arith.addi %a, %d0 : index
+  %c0 = arith.constant 0 : index
+  %positive = arith.cmpi sge, %b, %c0 : index
+  // expected-error @+1 {{'tile.require' op has more than 256 terms or 32 levels of nesting}}
+  tile.require %positive
+}
