@@ -18,7 +18,8 @@
 //                EdgeLoop | If (a comparison of indices, one or two nested
 //                bodies) | Serial | Unroll | AtomicAdd | Var / ScalarVar
 //                (declared, assigned anywhere, often where it is refused) |
-//                Require (of comparisons of any indices)
+//                Require (of comparisons of any indices) |
+//                WaitForPriorKernels | LaunchDependents
 //   index     := constants, block and loop indices, + - * / % Min Max
 //                CeilDiv, a value read from a tensor (Tensor::operator(),
 //                any rank), a variable's value
@@ -355,9 +356,10 @@ struct Program {
     }
   }
 
-  /// Declares, assigns or requires: variables and preconditions.
+  /// Declares, assigns or requires: variables, preconditions and the
+  /// kernel's order with its neighbors (anywhere, often where refused).
   void state() {
-    switch (in.pick(5)) {
+    switch (in.pick(7)) {
     case 0:
       vars.push_back(T.Var(index(), in.flag() ? "v" : ""));
       return;
@@ -371,6 +373,12 @@ struct Program {
     case 3:
       if (!scalarVars.empty())
         scalarVars[in.pick(scalarVars.size())] = expression(indices);
+      return;
+    case 4:
+      T.WaitForPriorKernels();
+      return;
+    case 5:
+      T.LaunchDependents();
       return;
     default:
       T.Require(in.flag() ? index() % index() == index() : index() <= index());
