@@ -92,9 +92,6 @@ Kernel FlashDecoding(const FlashDecodingConfig& c, const std::string& name) {
       T.Require(Index(c.pageSize % BN) == Index(0));
     else
       T.Require(K.dim(1) >= Q.dim(1));
-    // The combine after this kernel may launch now (on sm_90a): its blocks
-    // wait for this kernel's end, but their launch is done by then.
-    T.LaunchDependents();
     Index sq = Q.dim(1), skv = paged ? (*Lens)(b) : K.dim(1), parts = OP.dim(3);
     Index group = Q.dim(2) / K.dim(2), h0 = g * group;
     // A pass over the keys serves one token (oneToken) or tokensPerPass:
@@ -221,9 +218,6 @@ Kernel FlashDecodingCombine(DType dtype, int64_t D, const std::string& name, int
   auto O = T.Tensor("O", {B, Sq, H, D}, dtype), LSE = T.Tensor("LSE", {B, Sq, H}, f32);
   T.Launch({H, Sq, B}, 128, [&](Index h, Index t, Index b) {
     T.Require(LSEP.dim(2) <= Index(BP));
-    // Launched while the split kernel ends (sm_90a); the partials are read
-    // after it has.
-    T.WaitForPriorKernels();
     Index parts = LSEP.dim(2);
     auto weight = T.AllocFragment({1, BP}, f32, "weight");
     auto top = T.AllocFragment({1}, f32, "top"), total = T.AllocFragment({1}, f32, "total");

@@ -61,8 +61,6 @@ Kernel MlaDecode(const MlaDecodeConfig& c, const std::string& name) {
   T.Launch({P, CeilDiv(H, BM), B}, c.threads, [&](Index part, Index hb, Index b) {
     // A step's keys lie in one page.
     T.Require(Index(c.pageSize % BN) == Index(0));
-    // The combine may launch now (sm_90a; it waits for this kernel's end).
-    T.LaunchDependents();
     Index sq = Q.dim(1), heads = Q.dim(2), skv = Lens(b), parts = OP.dim(3), h0 = hb * BM;
     auto qn = T.AllocShared({BM, L}, c.dtype, "qn"), qr = T.AllocShared({BM, R}, c.dtype, "qr");
     auto kn = T.AllocShared({BN, L}, c.dtype, "kn"), kr = T.AllocShared({BN, R}, c.dtype, "kr");
