@@ -47,6 +47,9 @@ struct TensorInfo {
   /// A slice's element stride per dimension (the lowering's copyTensor);
   /// empty for a whole tensor, which is row-major over `dims`.
   llvm::SmallVector<mlir::Value> strides;
+  /// A tile.view's: its address was read from data, so no tensor map (built
+  /// by the host from the address) can describe it.
+  bool addressFromData = false;
 };
 
 /// A lane's place in its quad (the 4 lanes that share an m16n8 accumulator

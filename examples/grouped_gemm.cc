@@ -129,6 +129,63 @@ Kernel GroupedGemmMasked(const GemmConfig& c, const std::string& name) {
   return T.Build();
 }
 
+namespace {
+
+/// The group of tile `t`: the first g whose TileEnd[g] (the tiles of groups
+/// 0 to g, a running sum) exceeds t, by bisection over the groups (32 halvings
+/// cover any count an i32 tensor holds; each is a branch once settled).
+Index GroupOfTile(KernelBuilder& T, const Tensor& tileEnd, const Index& t) {
+  auto lo = T.Var(Index(0), "lo"), hi = T.Var(tileEnd.dim(0), "hi");
+  T.Serial(Index(32), [&](Index) {
+    T.If(Index(lo) < Index(hi), [&] {
+      Index mid = (Index(lo) + Index(hi)) / Index(2);
+      T.If(
+          tileEnd(mid) <= t, [&] { lo = mid + Index(1); }, [&] { hi = mid; });
+    });
+  });
+  return lo;
+}
+
+}  // namespace
+
+Kernel GroupedGemmPointers(const GemmConfig& c, int64_t align, const std::string& name) {
+  KernelBuilder T(name);
+  Dim G = Dim::Dynamic("G");
+  auto PtrA = T.Tensor("PtrA", {G}, i64), PtrB = T.Tensor("PtrB", {G}, i64);
+  auto PtrC = T.Tensor("PtrC", {G}, i64), Sizes = T.Tensor("Sizes", {G, 3}, i32);
+  auto TileEnd = T.Tensor("TileEnd", {G}, i32);
+  Dim tiles = T.SizeArg("TILES");
+  T.Launch({tiles}, c.threads, [&](Index t) {
+    // The tile's group, its place in the group's tiles (row-major over
+    // kGroupedBlockRows x kPointerTileColumns tiles), and the group's
+    // operands: A (m x k), B (n x k, K-major) and C (m x n), each at its
+    // own address.
+    Index g = GroupOfTile(T, TileEnd, t);
+    Index m = Sizes(g, 0), n = Sizes(g, 1), k = Sizes(g, 2);
+    Index local = t - TileEnd(g - Index(1));  // a read at -1 gives 0
+    Index columns = CeilDiv(n, Index(c.bn));
+    Index by = local / columns, bx = local % columns;
+    ViewLayout layout{{}, align};
+    auto A = T.TensorAt(PtrA, {g}, {m, k}, c.dtype, "A", layout);
+    auto B = T.TensorAt(PtrB, {g}, {n, k}, c.dtype, "B", layout);
+    auto C = T.TensorAt(PtrC, {g}, {m, n}, c.dtype, "C", layout);
+    Buffer acc = GroupTile(
+        T, c, k, Index(1), [&](Index kk) { return A.Tile(by * c.bm, kk); },
+        [&](Index kk) { return B.Tile(bx * c.bn, kk); });
+    T.Copy(acc, C.Tile(by * c.bm, bx * c.bn));
+  });
+  return T.Build();
+}
+
+GemmConfig PointerGroupedConfig(const std::string& target, DType dtype) {
+  GemmConfig c = GroupedConfig(target, dtype);
+  // The tiles the caller counts (TileEnd): 128 x 128 everywhere. No
+  // persistence: each block is one tile (no tensor maps for views, so no
+  // bulk copies whose setup a persistent block would amortize).
+  c.bn = kPointerTileColumns, c.persistent = false, c.group = 0;
+  return c;
+}
+
 Fp8GroupedConfig Fp8GroupedConfig::ForTarget(const std::string& target) {
   // sm_90a: two warpgroups of m64n128 wgmmas (the partial and the running
   // sum, 64 registers each), as the dense block-scaled kernel; elsewhere
@@ -221,6 +278,12 @@ Example GroupedGemmExample() {
     return GroupedGemmContiguous(c, "grouped_gemm");
   };
   return example;
+}
+
+Example GroupedGemmPointersExample() {
+  return {"grouped_gemm_ptr", [](const std::string& target) {
+            return GroupedGemmPointers(PointerGroupedConfig(target, bf16), 16, "grouped_gemm_ptr");
+          }};
 }
 
 Example GroupedGemmMaskedExample() {

@@ -42,6 +42,24 @@ Kernel GroupedGemmMasked(const GemmConfig& c, const std::string& name);
 /// multiple).
 inline constexpr int64_t kGroupedBlockRows = 128;
 
+/// The pointer-array form: groups of any sizes, each operand its own
+/// allocation. PtrA, PtrB, PtrC (i64, G entries) hold group g's addresses
+/// of A (m x k), B (n x k, K-major) and C (m x n), row-major and dense;
+/// Sizes (i32, G x 3) its m, n, k; TileEnd (i32, G) the running sum over
+/// groups of ceil(m / 128) * ceil(n / 128) (kGroupedBlockRows x
+/// kPointerTileColumns tiles), and the size argument TILES its last entry
+/// (the grid). With `align` 16 the addresses and the rows of every operand
+/// must be multiples of 16 bytes (n and k multiples of 8 in 16-bit types;
+/// the kernel traps otherwise); with 0 any sizes and addresses of the
+/// element type's alignment.
+Kernel GroupedGemmPointers(const GemmConfig& c, int64_t align, const std::string& name);
+
+/// The columns of a pointer-array tile (its rows: kGroupedBlockRows).
+inline constexpr int64_t kPointerTileColumns = 128;
+
+/// GroupedConfig with the pointer-array form's tiles (128 x 128).
+GemmConfig PointerGroupedConfig(const std::string& target, DType dtype);
+
 /// The block-scaled FP8 forms' tiles: `bm` divides 128 (a block lies in one
 /// group), `bn` a multiple of 128 (whole scale blocks of B).
 struct Fp8GroupedConfig {

@@ -29,7 +29,7 @@ Scalar atomicElement(BuilderState &s, tile::AtomicKind kind, const char *what, c
             at);
     return Scalar(0.0);
   }
-  mlir::Value t = s.kernel.getKernelArgument(tensor.argument());
+  mlir::Value t = s.tensorValue(tensor.argument());
   mlir::Type element = mlir::cast<tile::TileTensorType>(t.getType()).getElementType();
   llvm::SmallVector<mlir::Value> positions;
   for (const Index &i : indices)

@@ -515,7 +515,7 @@ Index Tensor::dim(int i) const {
             "' of rank " + std::to_string(s.arguments[argument_].shape.size()));
     return Index(1);
   }
-  mlir::Value tensor = s.kernel.getKernelArgument(argument_);
+  mlir::Value tensor = s.tensorValue(argument_);
   return s.index(tile::DimOp::create(s.b(), s.here(), tensor, static_cast<int64_t>(i)));
 }
 
@@ -530,7 +530,7 @@ Index Tensor::Read(const std::vector<Index> &indices) const {
     if (!s.takes(i, at))
       return Index(0);
   const BuilderState::Argument &argument = s.arguments[argument_];
-  mlir::Value tensor = s.kernel.getKernelArgument(argument_);
+  mlir::Value tensor = s.tensorValue(argument_);
   auto type = mlir::cast<tile::TileTensorType>(tensor.getType());
   std::string what = "reading an element of tensor '" + argument.name + "'";
   if (indices.size() != argument.shape.size()) {

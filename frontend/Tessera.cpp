@@ -503,7 +503,7 @@ void copyWithTile(BuilderState &s, const char *what, const TileRef &tensorTile,
   llvm::SmallVector<mlir::Value> offsets;
   for (const Index &i : tensorTile.offsets)
     offsets.push_back(s.materialize(i));
-  mlir::Value tensor = s.kernel.getKernelArgument(tensorTile.argument);
+  mlir::Value tensor = s.tensorValue(tensorTile.argument);
   mlir::Value bufferValue = BuilderState::value(buffer.handle());
   mlir::ValueRange none;
   auto copy =

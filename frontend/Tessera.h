@@ -506,6 +506,18 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
+/// The layout of a TensorAt view: `strides` (elements) of every dimension
+/// but the innermost, which is contiguous (none: dense row-major); and
+/// `align` (bytes: 0, or a power of two from the element's size to 16),
+/// a promise that the address, every stride and the innermost size are
+/// multiples of it, which lets copies move 16-byte vectors. The kernel
+/// checks the promise and stops (the launch fails with a trap) where it
+/// is broken; without one, elements move one at a time.
+struct ViewLayout {
+  std::vector<Index> strides;
+  int64_t align = 0;
+};
+
 /// Builds one kernel. Declare tensors, then Launch with the body. The
 /// handles it makes (Tensor, Buffer, Index, Scalar) belong to it: using one
 /// in another builder's kernel, or after this builder is destroyed, is an
@@ -532,6 +544,21 @@ public:
   /// The caller promises what it means (blocks past a sequence's end find
   /// nothing to do; rows past maxLen are not computed).
   Dim SizeArg(const std::string &name, SourceLoc loc = {});
+
+  /// A tensor of `dtype` and `shape` at the device address held in the i64
+  /// element `at` of `pointers`: a pointer array's entry (a grouped GEMM's
+  /// per-group operands, each its own allocation). A constant extent in
+  /// `shape` is a static dimension; others (read from data, say) are
+  /// dynamic, and negative ones count as 0. The view is the block's (every
+  /// thread reads the same pointer): make it in Launch's body, or in an If
+  /// or Serial body, not in a Parallel or Pipelined one; it is valid in the
+  /// body that made it. Copies check its bounds as any tensor's, so a view
+  /// of size 0 (null pointer) is never read. Bulk tensor copies (TMA) need
+  /// an address the host knows, so its copies take the cp.async path.
+  /// `name` is used in diagnostics.
+  tessera::Tensor TensorAt(const tessera::Tensor &pointers, const std::vector<Index> &at,
+                           const std::vector<Index> &shape, DType dtype, const std::string &name,
+                           const ViewLayout &layout = {}, SourceLoc loc = {});
 
   /// A variable of the block, first holding `initial` (Var's rules). Call
   /// inside Launch's body: `auto row = T.Var(start); T.Serial(n, [&](Index)

@@ -19,7 +19,10 @@
 //                bodies) | Serial | Unroll | AtomicAdd | Var / ScalarVar
 //                (declared, assigned anywhere, often where it is refused) |
 //                Require (of comparisons of any indices) |
-//                WaitForPriorKernels | LaunchDependents
+//                WaitForPriorKernels | LaunchDependents | TensorAt (a view
+//                at an address read from any tensor, of 1..2 extents, any
+//                dtype and align; it joins the tensors, and is often used
+//                outside the body that made it)
 //   index     := constants, block and loop indices, + - * / % Min Max
 //                CeilDiv, a value read from a tensor (Tensor::operator(),
 //                any rank), a variable's value
@@ -359,7 +362,25 @@ struct Program {
   /// Declares, assigns or requires: variables, preconditions and the
   /// kernel's order with its neighbors (anywhere, often where refused).
   void state() {
-    switch (in.pick(7)) {
+    switch (in.pick(8)) {
+    case 7: {
+      if (tensors.empty())
+        return;
+      size_t t = in.pick(tensors.size());
+      std::vector<Index> at(tensorRanks[t] + (in.pick(6) == 0 ? 1 : 0));
+      for (Index &i : at)
+        i = index();
+      std::vector<Index> shape(1 + in.pick(2));
+      for (Index &extent : shape)
+        extent = in.flag() ? Index(int64_t(in.from(kConstants))) : index();
+      ViewLayout layout;
+      if (in.flag())
+        layout.strides.assign(shape.size() - (in.pick(4) == 0 ? 0 : 1), index());
+      layout.align = in.flag() ? int64_t(1) << in.pick(6) : 0;
+      tensors.push_back(T.TensorAt(tensors[t], at, shape, in.from(kDTypes), "view", layout));
+      tensorRanks.push_back(int(shape.size()));
+      return;
+    }
     case 0:
       vars.push_back(T.Var(index(), in.flag() ? "v" : ""));
       return;

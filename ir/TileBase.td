@@ -191,7 +191,9 @@ def Tile_TensorType : Tile_Type<"TileTensor", "tensor"> {
   let description = [{
     A kernel argument in global memory. Dimensions are static or dynamic
     (`?`, known only at launch; the kernel receives each dynamic size as an
-    extra i64 parameter). Rows are contiguous (row-major, no padding).
+    extra i64 parameter). Rows are contiguous (row-major, no padding). A
+    tile.view's result is a tensor too, at an address and sizes read from
+    data, and may have strides.
 
     Example: `!tile.tensor<?x4096xf16>`
   }];

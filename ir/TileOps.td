@@ -198,6 +198,49 @@ def Tile_ReadOp : Tile_Op<"read", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
+def Tile_ViewOp : Tile_Op<"view", [AttrSizedOperandSegments,
+                                   MemoryEffects<[MemRead]>]> {
+  let summary = "A tensor whose address is read from data (a pointer array)";
+  let description = [{
+    A global tensor at the address held in the i64 element `indices` of
+    `pointers` (a device pointer a user wrote there: CUTLASS's and
+    torch's pointer-array grouped GEMMs pass one per group), with the result
+    type's element type and shape: `sizes` gives the dynamic dimensions in
+    order. `strides` (optional) gives the element stride of every dimension
+    but the innermost, whose elements are contiguous; without it the tensor
+    is dense row-major. Every thread of the block reads the same pointer, so
+    the view is block-uniform: it is valid in the kernel's body, a tile.if's
+    or a tile.serial's, but not inside tile.parallel or tile.pipelined.
+    Copies, tile.dim and tile.read take it as any tensor; copies check its
+    bounds, so a view of size 0 (an empty group's, null pointer) is never
+    dereferenced.
+
+    `align` (bytes, a power of two up to 16, at least the element's size)
+    promises that the address, every stride and the innermost size are
+    multiples of it, which lets copies move 16-byte vectors; the kernel
+    checks the promise and stops with a trap (the launch fails) where it is
+    broken. Without it, elements move one at a time. Bulk tensor copies
+    (TMA) need a tensor map the host builds from a known address, so a view
+    takes the cp.async or plain load path; the remarks say so.
+
+    Example:
+
+    ```mlir
+    %A = tile.view %ptrs[%g] sizes(%m, %k) {align = 16} : !tile.tensor<?xi64> to !tile.tensor<?x?xf16>
+    %B = tile.view %ptrs[%g] sizes(%k) strides(%ld) : !tile.tensor<?xi64> to !tile.tensor<?x128xf16>
+    ```
+  }];
+  let arguments = (ins Tile_AnyTensor:$pointers, Variadic<Index>:$indices,
+                       Variadic<Index>:$sizes, Variadic<Index>:$strides,
+                       OptionalAttr<I64Attr>:$align);
+  let results = (outs Tile_AnyTensor:$result);
+  let assemblyFormat = [{
+    $pointers `[` $indices `]` (`sizes` `(` $sizes^ `)`)? (`strides` `(` $strides^ `)`)?
+    attr-dict `:` type($pointers) `to` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_AllocSharedOp : Tile_Op<"alloc_shared"> {
   let summary = "Allocates a tile in shared memory";
   let description = [{

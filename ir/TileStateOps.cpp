@@ -115,6 +115,8 @@ FailureOr<TermCount> checkPreconditionTerm(RequireOp require, KernelOp kernel, V
   Operation *op = value.getDefiningOp();
   Type type = value.getType();
   bool wide = type.isIndex() || type.isSignlessInteger(64);
+  if (auto dim = dyn_cast<DimOp>(op); dim && dim.getTensor().getDefiningOp<ViewOp>())
+    return refuse(op, "its tensor is a tile.view, whose sizes come from data");
   if (isa<DimOp, arith::ConstantOp>(op))
     return terms[value] = count;
   if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::DivUIOp, arith::DivSIOp,

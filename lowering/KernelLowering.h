@@ -435,6 +435,10 @@ public:
   /// tile.read's element at `indices` (lowered values) as an index, 0
   /// outside the tensor.
   Value readIndex(ReadOp read, ArrayRef<Value> indices);
+  /// A tile.view's type and known divisors (no values: what planning needs).
+  TensorInfo viewTypeInfo(ViewOp view);
+  /// Reads a tile.view's address and records its TensorInfo.
+  LogicalResult lowerView(ViewOp view);
   /// tile.atomic at `indices` with `value`: the old element, 0 outside
   /// (or where `onlyIf`, when given, is false).
   Value atomicElement(AtomicOp atomic, ArrayRef<Value> indices, Value value, Value onlyIf = {});

@@ -422,9 +422,10 @@ TensorInfo KernelLowering::copyTensorSlice(CopyOp copy) {
     return whole;
   OperandRange offsets = fromTensor ? copy.getSrcOffsets() : copy.getDstOffsets();
   int64_t rank = whole.type.getRank();
-  // Row-major strides of the whole tensor; the fixed offsets give the
-  // slice's start, and whether it lies inside the tensor.
-  SmallVector<Value> strides = rowMajorStrides(whole.dims);
+  // The whole tensor's strides (row-major unless a view gives its own); the
+  // fixed offsets give the slice's start, and whether it lies inside the
+  // tensor.
+  SmallVector<Value> strides = whole.strides.empty() ? rowMajorStrides(whole.dims) : whole.strides;
   Value start = cst(0), inside;
   TensorInfo view;
   SmallVector<int64_t> shape;
@@ -441,6 +442,7 @@ TensorInfo KernelLowering::copyTensorSlice(CopyOp copy) {
     inside = andi(inside, lt(at, whole.dims[k]));
   }
   view.divisors.back() = whole.divisors.back();
+  view.addressFromData = whole.addressFromData;
   view.type = TileTensorType::get(b_.getContext(), shape, whole.type.getElementType());
   Value index = arith::IndexCastOp::create(b_, loc_, b_.getI64Type(), start);
   // The element's storage type: LLVM has no FP8 types (an f8 GEP does not

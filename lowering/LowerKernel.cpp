@@ -571,6 +571,7 @@ LogicalResult KernelLowering::lowerOp(Operation &op) {
         map_.map(dim.getResult(), tensors_[dim.getTensor()].dims[dim.getIndex()]);
         return success();
       })
+      .Case<ViewOp>([&](ViewOp view) { return lowerView(view); })
       .Case<ReadOp>([&](ReadOp read) {
         SmallVector<Value> indices;
         for (Value index : read.getIndices())

@@ -48,6 +48,7 @@ void KernelLowering::prepareForPlanning() {
                                   : dim);
     tensors_[arg] = info;
   }
+  kernel_.walk([&](ViewOp view) { tensors_[view.getResult()] = viewTypeInfo(view); });
 }
 
 LogicalResult KernelLowering::checkPipelinedBody(PipelinedOp loop) {

@@ -107,6 +107,8 @@ bool lowerBulkStoreEpilogue(PipelineLoweringContext &kl, CopyOp copy) {
   MmaLayoutAttr mma = frag.mma;
   ArrayRef<int64_t> shape = frag.type.getShape();
   const TensorInfo &tensor = kl.tensor(copy.getDst());
+  if (tensor.addressFromData) // no tensor map for an address read from data
+    return false;
   // A panel: 128-byte rows (the swizzle's span), 128 / 64 / 32 columns.
   constexpr int64_t kRowBytes = 128;
   const int64_t kPanelColumns = kRowBytes / eltBytes;

@@ -58,6 +58,9 @@ std::string whyNoBulkTensorCopy(PipelineLoweringContext &kl, CopyOp copy) {
   if (copy.getUntil())
     return "its tile ends early ('until'), which a tensor map's bounds cannot express";
   const lowering::TensorInfo &tensor = kl.tensor(copy.getSrc());
+  if (tensor.addressFromData)
+    return "its tensor is a tile.view, whose address is read from data, and a tensor map is "
+           "built by the host from a known address";
   int64_t rank = tensor.type.getRank();
   if (copy.getTileType().getRank() == 1 && rank == 1)
     return whyNoLinearBulkTensorCopy(kl, copy);

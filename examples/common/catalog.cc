@@ -36,6 +36,7 @@ Example FlashAttentionBwdPreExample();
 Example FlashAttentionBwdDqExample();
 Example GroupedGemmExample();
 Example GroupedGemmMaskedExample();
+Example GroupedGemmPointersExample();
 Example GroupedGemmFp8Example();
 Example GroupedGemmFp8MaskedExample();
 Example MoeExample();
@@ -77,6 +78,7 @@ const std::vector<Example>& AllExamples() {
                                                          FlashAttentionBwdDqExample(),
                                                          GroupedGemmExample(),
                                                          GroupedGemmMaskedExample(),
+                                                         GroupedGemmPointersExample(),
                                                          GroupedGemmFp8Example(),
                                                          GroupedGemmFp8MaskedExample(),
                                                          MoeExample(),

@@ -10,9 +10,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -26,6 +28,7 @@ namespace tessera::workloads::internal {
 using runtime::DeviceBuffer;
 using runtime::KernelArg;
 using runtime::LoadedKernel;
+using runtime::ScalarArg;
 using runtime::TensorArg;
 
 namespace {
@@ -199,6 +202,121 @@ absl::StatusOr<Report> RunMasked(const LoadedKernel& kernel, const GroupedProble
   return report;
 }
 
+/// The pointer-array form: per group its m, n and k.
+struct PointerProblem {
+  std::vector<std::array<int64_t, 3>> sizes;
+};
+
+/// Poisoned elements after each group's C (one allocation for all groups):
+/// a write past a group's end shows there. A multiple of 8 keeps the next
+/// group's rows 16-byte aligned.
+constexpr int64_t kPointerGap = 64;
+constexpr int64_t kPointerTile = 128;
+
+/// Group g's inputs: A (m x k) and B (n x k), each in its own allocation
+/// (none, and a null pointer, when empty).
+struct PointerGroup {
+  HostMatrix a, b;
+  std::optional<DeviceBuffer> da, db;
+  int64_t cOffset = 0;
+};
+
+absl::StatusOr<Report> RunPointers(const LoadedKernel& kernel, const PointerProblem& p, bool full,
+                                   const RunOptions& options) {
+  Report report;
+  report.target = kernel.spec().target();
+  const int64_t groups = p.sizes.size();
+  Random random(options.seed);
+  std::vector<PointerGroup> group;
+  std::vector<int64_t> ptrA, ptrB, ptrC;
+  std::vector<int32_t> sizes, tileEnd;
+  int64_t tiles = 0, cElements = 0;
+  double flops = 0, bytes = 0;
+  for (auto [m, n, k] : p.sizes) {
+    group.push_back({HostMatrix(runtime::DTYPE_BF16, m * k, random),
+                     HostMatrix(runtime::DTYPE_BF16, n * k, random)});
+    PointerGroup& g = group.back();
+    if (m * k > 0) {
+      TESSERA_ASSIGN_OR_RETURN(g.da, Upload(g.a.bytes));
+    }
+    if (n * k > 0) {
+      TESSERA_ASSIGN_OR_RETURN(g.db, Upload(g.b.bytes));
+    }
+    ptrA.push_back(g.da ? int64_t(g.da->ptr()) : 0);
+    ptrB.push_back(g.db ? int64_t(g.db->ptr()) : 0);
+    g.cOffset = cElements;
+    cElements += m * n + kPointerGap;
+    sizes.insert(sizes.end(), {int32_t(m), int32_t(n), int32_t(k)});
+    tiles += (m + kPointerTile - 1) / kPointerTile * ((n + kPointerTile - 1) / kPointerTile);
+    tileEnd.push_back(int32_t(tiles));
+    flops += 2.0 * m * n * k;
+    bytes += 2.0 * (m * k + n * k + m * n);
+  }
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dc, DeviceBuffer::Allocate(cElements * 2));
+  for (int64_t g = 0; g < groups; ++g)
+    ptrC.push_back(p.sizes[g][0] * p.sizes[g][1] > 0 ? int64_t(dc.ptr()) + 2 * group[g].cOffset
+                                                     : 0);
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dptrA, Upload(ptrA));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dptrB, Upload(ptrB));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dptrC, Upload(ptrC));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dsizes, Upload(sizes));
+  TESSERA_ASSIGN_OR_RETURN(DeviceBuffer dtileEnd, Upload(tileEnd));
+  std::vector<KernelArg> args = {TensorArg{dptrA.ptr(), runtime::DTYPE_I64, {groups}},
+                                 TensorArg{dptrB.ptr(), runtime::DTYPE_I64, {groups}},
+                                 TensorArg{dptrC.ptr(), runtime::DTYPE_I64, {groups}},
+                                 TensorArg{dsizes.ptr(), runtime::DTYPE_I32, {groups, 3}},
+                                 TensorArg{dtileEnd.ptr(), runtime::DTYPE_I32, {groups}},
+                                 ScalarArg::I32(int32_t(tiles))};
+  TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* chosen,
+                           TuneAndLaunch(kernel, args, options, dc, report));
+  TESSERA_RETURN_IF_ERROR(runtime::Synchronize());
+  std::vector<uint8_t> c(cElements * 2);
+  TESSERA_RETURN_IF_ERROR(dc.CopyToHost(c.data(), c.size()));
+  Random pick(options.seed + 17);
+  double errSq = 0, refSq = 0;
+  for (int64_t g = 0; g < groups; ++g) {
+    auto [m, n, k] = p.sizes[g];
+    const uint8_t* cg = &c[2 * group[g].cOffset];
+    std::vector<int64_t> columns = n > 0 ? CheckedColumns(n, full, pick) : std::vector<int64_t>{};
+    std::vector<int64_t> rows;
+    for (int64_t r = 0; r < m; r += full ? 1 : 31) rows.push_back(r);
+    if (m > 0 && rows.back() != m - 1) rows.push_back(m - 1);
+    for (int64_t r : rows) {
+      for (int64_t j : columns) {
+        double ref = 0;
+        for (int64_t q = 0; q < k; ++q)
+          ref += double(group[g].a.values[r * k + q]) * double(group[g].b.values[j * k + q]);
+        double got = DecodeElement(runtime::DTYPE_BF16, &cg[(r * n + j) * 2]);
+        double err = CheckElement(report, r, j, got, ref, Bound(ref, k));
+        errSq += err * err;
+        refSq += ref * ref;
+      }
+    }
+    // The gap after the group's C: never written (the poison, a NaN).
+    for (int64_t e = 0; e < kPointerGap; ++e) {
+      double got = DecodeElement(runtime::DTYPE_BF16, &cg[(m * n + e) * 2]);
+      if (!std::isnan(got)) CheckElement(report, g, m * n + e, got, NAN, 0.0);
+    }
+  }
+  report.max_error = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
+  report.tolerance = 5e-3;
+  report.correct = report.mismatches == 0 && report.max_error <= report.tolerance;
+  report.flops = flops;
+  report.bytes = bytes;
+  TESSERA_RETURN_IF_ERROR(TimeIfAsked(*chosen, args, options, report));
+  return report;
+}
+
+Workload Pointers(const PointerProblem& p, bool conformance) {
+  std::vector<std::string> shapes;
+  for (auto [m, n, k] : p.sizes) shapes.push_back(absl::StrCat(m, "x", n, "x", k));
+  std::string name = absl::StrCat("grouped_gemm_ptr/", absl::StrJoin(shapes, "_"));
+  return MakeWorkload(name, "grouped_gemm_ptr", conformance, !conformance,
+                      [=](const LoadedKernel& loaded, const RunOptions& options) {
+                        return RunPointers(loaded, p, conformance, options);
+                      });
+}
+
 Workload Contiguous(const GroupedProblem& p, bool conformance) {
   std::string name = absl::StrCat("grouped_gemm/rows", absl::StrJoin(p.rows, "_"), "_pad",
                                   p.paddingBlocks, "_n", p.n, "_k", p.k);
@@ -228,10 +346,30 @@ std::vector<Workload> GroupedGemmWorkloads() {
       Contiguous({{0, 384, 0}, 0, 0, 136, 264}, true),
       // Counts of 0, odd, the maximum; a maximum off the tile.
       Masked({{0, 200, 77, 1}, 0, 200, 136, 264}, true),
+      // Groups of their own shapes: tails in every dimension, an empty
+      // group, one with k = 0 (C is zeros), one row, one tile exactly.
+      Pointers({{{{200, 136, 264}},
+                 {{0, 64, 64}},
+                 {{1, 8, 40}},
+                 {{77, 264, 0}},
+                 {{128, 128, 128}},
+                 {{300, 40, 520}}}},
+               true),
       // The benchmark: 8 experts of 1024 rows, hidden 4096, ffn 14336
       // (Mixtral's up projection, 8192 tokens at top 2 spread evenly).
       Contiguous({std::vector<int64_t>(8, 1024), 0, 0, 14336, 4096}, false),
       Masked({std::vector<int64_t>(8, 1024), 0, 1024, 14336, 4096}, false),
+      // The same total in the pointer-array form, and uneven experts.
+      Pointers({std::vector<std::array<int64_t, 3>>(8, {1024, 14336, 4096})}, false),
+      Pointers({{{{2048, 14336, 4096}},
+                 {{512, 14336, 4096}},
+                 {{1536, 14336, 4096}},
+                 {{0, 14336, 4096}},
+                 {{1024, 14336, 4096}},
+                 {{768, 14336, 4096}},
+                 {{1280, 14336, 4096}},
+                 {{1024, 14336, 4096}}}},
+               false),
   };
 }
 

@@ -63,6 +63,9 @@ struct BuilderState {
     mlir::Type type;
     std::vector<Dim> shape;
     mlir::Location loc;
+    /// A TensorAt view's value (made in the body); null for a kernel
+    /// argument.
+    mlir::Value view = nullptr;
   };
   std::vector<Argument> arguments;
   /// Dynamic dimension symbol -> dynamic dimension numbers.
@@ -165,7 +168,10 @@ struct BuilderState {
                    [&] { return "Buffer '" + b.owner_->buffers[b.number_] + "'"; });
   }
   bool takes(const Tensor &t, mlir::Location at) {
-    auto describe = [&] { return "Tensor '" + t.owner_->arguments[t.argument_] + "'"; };
+    auto describe = [&] {
+      return t.argument_ < 0 ? std::string("a Tensor of a failed TensorAt")
+                             : "Tensor '" + t.owner_->arguments[t.argument_] + "'";
+    };
     return belongs(t.owner_.get(), at, describe) && launched(t.argument_, describe(), at);
   }
   bool takes(const TileRef &tile, mlir::Location at) {
@@ -178,7 +184,7 @@ struct BuilderState {
     };
     if (!belongs(tile.owner.get(), at, describe) || !launched(tile.argument, describe(), at))
       return false;
-    if (!mlir::isa<tile::TileTensorType>(kernel.getKernelArgument(tile.argument).getType())) {
+    if (!mlir::isa<tile::TileTensorType>(tensorValue(tile.argument).getType())) {
       error(describe() + " names a scalar argument, not a tensor", at);
       return false;
     }
@@ -193,12 +199,31 @@ struct BuilderState {
   /// Whether argument `number` (`what`) is one of the launched kernel's;
   /// otherwise an error at `at`.
   bool launched(int number, const std::string &what, mlir::Location at) {
+    if (number >= 0 && unsigned(number) < arguments.size() && arguments[number].view)
+      return visible(arguments[number].view, what, at);
     if (kernel && number >= 0 && unsigned(number) < kernel.getNumKernelArguments())
       return true;
     error(what + " is not among the arguments of kernel '" + name +
               "' (Launch takes the arguments declared before it)",
           at);
     return false;
+  }
+  /// Whether the TensorAt view `view` (`what`) may be used here: inside the
+  /// body that made it. Otherwise an error at `at`.
+  bool visible(mlir::Value view, const std::string &what, mlir::Location at) {
+    mlir::Block *made = view.getParentBlock();
+    for (mlir::Block *here = b().getInsertionBlock(); here;) {
+      if (here == made)
+        return true;
+      mlir::Operation *parent = here->getParentOp();
+      here = parent ? parent->getBlock() : nullptr;
+    }
+    error(what + " (a TensorAt view) is used outside the body that made it", at);
+    return false;
+  }
+  /// The IR value of tensor `number`: a kernel argument, or a TensorAt view.
+  mlir::Value tensorValue(int number) {
+    return arguments[number].view ? arguments[number].view : kernel.getKernelArgument(number);
   }
   /// Whether a handle of `other` (null: a constant, or a tile of no tensor)
   /// belongs to this kernel; otherwise an error at `at` naming the handle

@@ -316,3 +316,21 @@ tile.kernel @split(%P: !tile.tensor<?x64xf32>)
     grid(affine_map<()[s0] -> (s0)>) threads(64) blocks(%bx) {
   tile.launch_dependents
 }
+
+// CHECK-LABEL: tile.kernel @pointer_array
+// CHECK: tile.view %{{.*}}[%{{.*}}] sizes(%{{.*}}, %{{.*}}) {align = 16 : i64} : <?xi64> to <?x?xf16>
+// CHECK: tile.view %{{.*}}[%{{.*}}] sizes(%{{.*}}) strides(%{{.*}}) : <?xi64> to <?x64xf16>
+// CHECK: tile.view %{{.*}}[%{{.*}}] : <?xi64> to <16x64xf16>
+tile.kernel @pointer_array(%P: !tile.tensor<?xi64>, %S: !tile.tensor<?xi32>)
+    grid(affine_map<()[s0, s1] -> (s0)>) threads(64) blocks(%bx) {
+  %s = tile.alloc_shared : !tile.buffer<16x64xf16, shared>
+  %m = tile.read %S[%bx] : !tile.tensor<?xi32>
+  %c64 = arith.constant 64 : index
+  %A = tile.view %P[%bx] sizes(%m, %c64) {align = 16} : !tile.tensor<?xi64> to !tile.tensor<?x?xf16>
+  %B = tile.view %P[%bx] sizes(%m) strides(%c64) : !tile.tensor<?xi64> to !tile.tensor<?x64xf16>
+  %C = tile.view %P[%bx] : !tile.tensor<?xi64> to !tile.tensor<16x64xf16>
+  %c0 = arith.constant 0 : index
+  tile.copy %A[%c0, %c0] to %s : !tile.tensor<?x?xf16> to !tile.buffer<16x64xf16, shared>
+  tile.copy %s to %B[%c0, %c0] : !tile.buffer<16x64xf16, shared> to !tile.tensor<?x64xf16>
+  tile.copy %s to %C[%c0, %c0] : !tile.buffer<16x64xf16, shared> to !tile.tensor<16x64xf16>
+}

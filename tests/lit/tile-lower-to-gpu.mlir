@@ -540,3 +540,57 @@ module attributes {tile.target = #tile.target<"sm_80">} {
     tile.wait_prior_kernels
   }
 }
+
+// -----
+
+// tile.view: the address is one i64 read (0 outside the pointer tensor),
+// cast to a global pointer; its dynamic sizes are clamped at 0; `align`
+// is checked once (a trap where the address, the innermost size or a
+// stride has a low bit set), and then the copies move 16-byte vectors
+// through explicit strides.
+// CHECK-LABEL: gpu.func @view_copy
+// CHECK: scf.if %{{.*}} -> (i32)
+// CHECK: %[[ADDR:.*]] = scf.if %{{.*}} -> (i64) {
+// CHECK:   llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<1> -> i64
+// CHECK: %[[PTR:.*]] = llvm.inttoptr %[[ADDR]] : i64 to !llvm.ptr<1>
+// CHECK: arith.maxsi %{{.*}}, %{{.*}} : index
+// CHECK: %[[LOW:.*]] = arith.andi %{{.*}}, %{{.*}} : i64
+// CHECK: %[[BAD:.*]] = arith.cmpi ne, %[[LOW]], %{{.*}} : i64
+// CHECK: scf.if %[[BAD]] {
+// CHECK:   llvm.intr.trap
+// CHECK: llvm.getelementptr inbounds %[[PTR]]
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @view_copy(%P: !tile.tensor<?xi64>, %S: !tile.tensor<?xi32>, %B: !tile.tensor<?x64xf32>)
+      grid(affine_map<()[s0, s1, s2] -> (s0)>) threads(64) blocks(%bx) {
+    %a = tile.alloc_fragment {distribution = #tile.distribution<threads = 64, vector = 4>} : !tile.buffer<4x64xf32, fragment>
+    %c0 = arith.constant 0 : index
+    %c64 = arith.constant 64 : index
+    %rows = tile.read %S[%bx] : !tile.tensor<?xi32>
+    %A = tile.view %P[%bx] sizes(%rows, %c64) {align = 16} : !tile.tensor<?xi64> to !tile.tensor<?x?xf32>
+    tile.copy %A[%c0, %c0] to %a : !tile.tensor<?x?xf32> to !tile.buffer<4x64xf32, fragment>
+    tile.copy %a to %B[%bx, %c0] : !tile.buffer<4x64xf32, fragment> to !tile.tensor<?x64xf32>
+  }
+}
+
+// -----
+
+// Without `align`, a view promises one element: no check, scalar accesses.
+// CHECK-LABEL: gpu.func @view_unaligned
+// CHECK: llvm.inttoptr
+// CHECK-NOT: llvm.intr.trap
+// CHECK-NOT: -> vector<4xf32>
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK-NOT: -> vector<4xf32>
+// CHECK: gpu.return
+module attributes {tile.target = #tile.target<"sm_80">} {
+  tile.kernel @view_unaligned(%P: !tile.tensor<?xi64>, %B: !tile.tensor<?x64xf32>)
+      grid(affine_map<()[s0, s1] -> (s0)>) threads(64) blocks(%bx) {
+    %a = tile.alloc_fragment {distribution = #tile.distribution<threads = 64, vector = 4>} : !tile.buffer<4x64xf32, fragment>
+    %c0 = arith.constant 0 : index
+    %c64 = arith.constant 64 : index
+    %A = tile.view %P[%bx] strides(%c64) : !tile.tensor<?xi64> to !tile.tensor<4x64xf32>
+    tile.copy %A[%c0, %c0] to %a : !tile.tensor<4x64xf32> to !tile.buffer<4x64xf32, fragment>
+    tile.copy %a to %B[%bx, %c0] : !tile.buffer<4x64xf32, fragment> to !tile.tensor<?x64xf32>
+  }
+}
