@@ -11,7 +11,7 @@ those shapes instead of the issue's (device_runner's flag of that name);
 --attention times only torch's scaled_dot_product_attention on its cuDNN and
 flash backends at FlashAttention's benchmark sizes; --decode SDPA at one query token for
 flash_decoding's; --mla the absorbed MLA decode for mla_decode's; --grouped
-a loop of torch matmuls and torch._grouped_mm for grouped_gemm's (and of
+a loop of torch matmuls and torch._grouped_mm for grouped_gemm's and grouped_gemm_ptr's (and of
 torch._scaled_mm with block scales for grouped_gemm_fp8's); --varlen
 FlashAttention-2's varlen kernel and cuDNN on a jagged tensor for
 flash_attention_varlen's; --moe eager torch's MoE layer for moe's;
@@ -415,6 +415,51 @@ def grouped_gemm_peers(want, report):
         sys.stdout.flush()
 
 
+# grouped_gemm_ptr's benchmarks (examples/workloads/grouped_gemm.cc): each
+# group's (m, n, k), every operand its own tensor.
+POINTER_GROUPS = (
+    [(1024, 14336, 4096)] * 8,
+    [(2048, 14336, 4096), (512, 14336, 4096), (1536, 14336, 4096), (0, 14336, 4096),
+     (1024, 14336, 4096), (768, 14336, 4096), (1280, 14336, 4096), (1024, 14336, 4096)],
+)
+
+
+def pointer_grouped_gemm_peers(want, report):
+    """--grouped: grouped_gemm_ptr's benchmarks on torch: a loop of one
+    matmul per group on the groups' own tensors (what a pointer array
+    names), and torch._grouped_mm on the same rows concatenated where every
+    group has one N and K (its offsets are each group's end row)."""
+    for sizes in POINTER_GROUPS:
+        workload = "grouped_gemm_ptr/" + "_".join(f"{m}x{n}x{k}" for m, n, k in sizes)
+        if not want(workload):
+            continue
+        flops = sum(2.0 * m * n * k for m, n, k in sizes)
+        a = [uniform(m, k, dtype=torch.bfloat16) for m, _, k in sizes]
+        b = [uniform(n, k, dtype=torch.bfloat16) for _, n, k in sizes]
+        c = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for m, n, _ in sizes]
+
+        def loop():
+            for ag, bg, cg in zip(a, b, c):
+                if ag.numel():
+                    torch.matmul(ag, bg.t(), out=cg)
+
+        ms = time_op(loop)
+        report("torch matmul loop", workload, ms, flops / (ms * 1e-3) / 1e12, "TFLOP/s")
+        grouped_mm = getattr(torch, "_grouped_mm", None)
+        if grouped_mm is None or len({(n, k) for _, n, k in sizes}) != 1:
+            continue
+        rows = torch.cat(a)
+        weights = torch.stack(b).transpose(1, 2)
+        ends = torch.tensor(sizes, dtype=torch.int64)[:, 0].cumsum(0)
+        offsets = ends.to(device="cuda", dtype=torch.int32)
+        try:
+            ms = time_op(lambda: grouped_mm(rows, weights, offs=offsets))
+            report("torch._grouped_mm", workload, ms, flops / (ms * 1e-3) / 1e12, "TFLOP/s")
+        except RuntimeError as e:  # this build or GPU refuses it
+            print(f"torch._grouped_mm,{workload},failed: {str(e).splitlines()[0][:80]}")
+            sys.stdout.flush()
+
+
 def moe_peers(want, report):
     """--moe: the MoE layer's benchmarks (examples/moe.cc: Mixtral 8x7B and
     DeepSeek-V3's routed experts at 4096 tokens, bf16, top-k distinct
@@ -612,6 +657,7 @@ def main():
         return
     if "--grouped" in sys.argv:
         grouped_gemm_peers(want, report)
+        pointer_grouped_gemm_peers(want, report)
         grouped_fp8_peers(want, report)
         return
     if "--varlen" in sys.argv:

@@ -20,8 +20,8 @@ tessera::Tensor KernelBuilder::TensorAt(const tessera::Tensor &pointers,
   BuilderState &s = *state_;
   mlir::Location where = s.loc(loc);
   std::string what = "TensorAt '" + name + "'";
-  // A failed view names no tensor: its handle's uses then report nothing
-  // further (the first error is the one to read).
+  // A failed view names no tensor (-1): its handle's uses then build
+  // nothing and report nothing further (the first error is the one to read).
   auto refuse = [&](const std::string &why) {
     s.error(what + ": " + why, where);
     return s.tensor(-1);
@@ -59,8 +59,9 @@ tessera::Tensor KernelBuilder::TensorAt(const tessera::Tensor &pointers,
   std::vector<Dim> argumentShape;
   for (const Index &extent : shape) {
     if (!extent.handle()) {
-      if (extent.constant() < 0)
-        return refuse("a static extent of " + std::to_string(extent.constant()));
+      if (extent.constant() <= 0)
+        return refuse("a static extent of " + std::to_string(extent.constant()) +
+                      "; a constant extent must be positive (a size read from data may be 0)");
       dims.push_back(extent.constant());
       argumentShape.push_back(Dim(extent.constant()));
       continue;

@@ -367,12 +367,11 @@ struct Program {
       if (tensors.empty())
         return;
       size_t t = in.pick(tensors.size());
-      std::vector<Index> at(tensorRanks[t] + (in.pick(6) == 0 ? 1 : 0));
-      for (Index &i : at)
-        i = index();
-      std::vector<Index> shape(1 + in.pick(2));
-      for (Index &extent : shape)
-        extent = in.flag() ? Index(int64_t(in.from(kConstants))) : index();
+      std::vector<Index> at, shape;
+      for (int i = tensorRanks[t] + (in.pick(6) == 0 ? 1 : 0); i > 0; --i)
+        at.push_back(index());
+      for (int i = 1 + in.pick(2); i > 0; --i)
+        shape.push_back(in.flag() ? Index(int64_t(in.from(kConstants))) : index());
       ViewLayout layout;
       if (in.flag())
         layout.strides.assign(shape.size() - (in.pick(4) == 0 ? 0 : 1), index());

@@ -474,8 +474,12 @@ FailureOr<Value> KernelLowering::valueAt(Value value, IRMapping &at) {
   if (Value known = at.lookupOrNull(value))
     return known;
   Operation *op = value.getDefiningOp();
-  if (auto dim = dyn_cast_or_null<DimOp>(op))
+  if (auto dim = dyn_cast_or_null<DimOp>(op)) {
+    // A tile.view's dimensions exist only where the view is lowered.
+    if (!isa<BlockArgument>(dim.getTensor()))
+      return failure();
     return tensors_[dim.getTensor()].dims[dim.getIndex()];
+  }
   if (auto read = dyn_cast_or_null<ReadOp>(op)) {
     // Read again where the value is needed (a producer's own iteration).
     SmallVector<Value> indices;
@@ -507,10 +511,13 @@ FailureOr<Value> KernelLowering::valueAt(Value value, IRMapping &at) {
 }
 
 Value KernelLowering::addTensorMap(Value tensor, ArrayRef<int64_t> box, int64_t swizzle) {
-  int64_t param = 0;
+  int64_t param = -1;
   for (unsigned i = 0; i < kernel_.getNumKernelArguments(); ++i)
     if (kernel_.getKernelArgument(i) == tensor)
       param = i;
+  // Only a kernel argument has an address the host knows (not a tile.view).
+  if (param < 0)
+    return Value();
   unsigned index = func_.getNumArguments();
   if (failed(func_.insertArgument(
           index, LLVM::LLVMPointerType::get(b_.getContext()),

@@ -103,8 +103,10 @@ bool KernelLowering::isRecomputable(Value value) {
   Operation *op = value.getDefiningOp();
   if (!op)
     return cast<BlockArgument>(value).getOwner() == &kernel_.getBodyBlock();
-  if (isa<DimOp>(op))
-    return true;
+  // A kernel argument's dimension is a launch value; a tile.view's is read
+  // from data where the view is made.
+  if (auto dim = dyn_cast<DimOp>(op))
+    return isa<BlockArgument>(dim.getTensor());
   if (!isPlainArithmetic(op) && !isa<ReadOp>(op))
     return false;
   return llvm::all_of(op->getOperands(), [&](Value operand) { return isRecomputable(operand); });

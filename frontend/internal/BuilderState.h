@@ -168,13 +168,16 @@ struct BuilderState {
                    [&] { return "Buffer '" + b.owner_->buffers[b.number_] + "'"; });
   }
   bool takes(const Tensor &t, mlir::Location at) {
-    auto describe = [&] {
-      return t.argument_ < 0 ? std::string("a Tensor of a failed TensorAt")
-                             : "Tensor '" + t.owner_->arguments[t.argument_] + "'";
-    };
+    // A failed TensorAt's tensor (-1): its error is already reported.
+    if (t.argument_ < 0 && t.owner_.get() == owner.get() && !errors.empty())
+      return false;
+    auto describe = [&] { return "Tensor '" + t.owner_->arguments[t.argument_] + "'"; };
     return belongs(t.owner_.get(), at, describe) && launched(t.argument_, describe(), at);
   }
   bool takes(const TileRef &tile, mlir::Location at) {
+    // A tile of a failed TensorAt's tensor: its error is already reported.
+    if (tile.argument < 0 && tile.owner.get() == owner.get() && !errors.empty())
+      return false;
     auto describe = [&] {
       // `argument` is a public field: the tensor's own unless changed.
       const std::vector<std::string> &names = tile.owner ? tile.owner->arguments : owner->arguments;

@@ -119,6 +119,11 @@ TEST(View, MisuseIsAnErrorNamingTheView) {
     (void)A.dim(0);
   });
   EXPECT_THAT(failed, HasSubstr("addresses are i64"));
+  EXPECT_THAT(failed, Not(HasSubstr("not among the arguments")));
+  EXPECT_THAT(Misuse([](KernelBuilder& T, Tensor& Ptrs, Tensor&) {
+                T.TensorAt(Ptrs, {Index(0)}, {Index(0), Index(8)}, f32, "A");
+              }),
+              HasSubstr("TensorAt 'A': a static extent of 0; a constant extent must be positive"));
 }
 
 TEST(View, SizesFromDataAreNotPreconditions) {
