@@ -286,6 +286,16 @@ Example GroupedGemmPointersExample() {
           }};
 }
 
+Example GroupedGemmPointersAnyExample() {
+  return {"grouped_gemm_ptr_any", [](const std::string& target) {
+            // Element-wise copies (no alignment promised): 64 x 64 tiles
+            // (kPointerAnyTile) keep the unrolled copy code small.
+            GemmConfig c = PointerGroupedConfig(target, bf16);
+            c.bm = c.bn = kPointerAnyTile, c.bk = 32, c.threads = 128, c.stages = 2;
+            return GroupedGemmPointers(c, 0, "grouped_gemm_ptr_any");
+          }};
+}
+
 Example GroupedGemmMaskedExample() {
   return {"grouped_gemm_masked", [](const std::string& target) {
             return GroupedGemmMasked(GroupedConfig(target, bf16), "grouped_gemm_masked");

@@ -56,6 +56,8 @@ Kernel GroupedGemmPointers(const GemmConfig& c, int64_t align, const std::string
 
 /// The columns of a pointer-array tile (its rows: kGroupedBlockRows).
 inline constexpr int64_t kPointerTileColumns = 128;
+/// The rows and columns of grouped_gemm_ptr_any's tiles (align 0).
+inline constexpr int64_t kPointerAnyTile = 64;
 
 /// GroupedConfig with the pointer-array form's tiles (128 x 128).
 GemmConfig PointerGroupedConfig(const std::string& target, DType dtype);

@@ -37,6 +37,7 @@ Example FlashAttentionBwdDqExample();
 Example GroupedGemmExample();
 Example GroupedGemmMaskedExample();
 Example GroupedGemmPointersExample();
+Example GroupedGemmPointersAnyExample();
 Example GroupedGemmFp8Example();
 Example GroupedGemmFp8MaskedExample();
 Example MoeExample();
@@ -79,6 +80,7 @@ const std::vector<Example>& AllExamples() {
                                                          GroupedGemmExample(),
                                                          GroupedGemmMaskedExample(),
                                                          GroupedGemmPointersExample(),
+                                                         GroupedGemmPointersAnyExample(),
                                                          GroupedGemmFp8Example(),
                                                          GroupedGemmFp8MaskedExample(),
                                                          MoeExample(),

@@ -202,16 +202,23 @@ absl::StatusOr<Report> RunMasked(const LoadedKernel& kernel, const GroupedProble
   return report;
 }
 
-/// The pointer-array form: per group its m, n and k.
+/// The pointer-array form: per group its m, n and k. `kernel` is
+/// grouped_gemm_ptr (16-byte rows and addresses) or grouped_gemm_ptr_any
+/// (any sizes; its A and B then start 2 bytes into their allocations, so no
+/// address is 4-byte aligned).
 struct PointerProblem {
   std::vector<std::array<int64_t, 3>> sizes;
+  std::string kernel = "grouped_gemm_ptr";
+  bool Misaligned() const { return kernel != "grouped_gemm_ptr"; }
+  /// The kernel's square tiles, which TileEnd counts (kPointerAnyTile and
+  /// kGroupedBlockRows in examples/grouped_gemm.h).
+  int64_t Tile() const { return Misaligned() ? 64 : 128; }
 };
 
 /// Poisoned elements after each group's C (one allocation for all groups):
 /// a write past a group's end shows there. A multiple of 8 keeps the next
 /// group's rows 16-byte aligned.
 constexpr int64_t kPointerGap = 64;
-constexpr int64_t kPointerTile = 128;
 
 /// Group g's inputs: A (m x k) and B (n x k), each in its own allocation
 /// (none, and a null pointer, when empty).
@@ -236,18 +243,23 @@ absl::StatusOr<Report> RunPointers(const LoadedKernel& kernel, const PointerProb
     group.push_back({HostMatrix(runtime::DTYPE_BF16, m * k, random),
                      HostMatrix(runtime::DTYPE_BF16, n * k, random)});
     PointerGroup& g = group.back();
-    if (m * k > 0) {
-      TESSERA_ASSIGN_OR_RETURN(g.da, Upload(g.a.bytes));
-    }
-    if (n * k > 0) {
-      TESSERA_ASSIGN_OR_RETURN(g.db, Upload(g.b.bytes));
-    }
-    ptrA.push_back(g.da ? int64_t(g.da->ptr()) : 0);
-    ptrB.push_back(g.db ? int64_t(g.db->ptr()) : 0);
+    const int64_t shift = p.Misaligned() ? 2 : 0;
+    auto upload = [&](const HostMatrix& x, std::optional<DeviceBuffer>& to) -> absl::Status {
+      if (x.bytes.empty()) return absl::OkStatus();
+      std::vector<uint8_t> shifted(shift, 0);
+      shifted.insert(shifted.end(), x.bytes.begin(), x.bytes.end());
+      TESSERA_ASSIGN_OR_RETURN(to, Upload(shifted));
+      return absl::OkStatus();
+    };
+    TESSERA_RETURN_IF_ERROR(upload(g.a, g.da));
+    TESSERA_RETURN_IF_ERROR(upload(g.b, g.db));
+    ptrA.push_back(g.da ? int64_t(g.da->ptr()) + shift : 0);
+    ptrB.push_back(g.db ? int64_t(g.db->ptr()) + shift : 0);
     g.cOffset = cElements;
     cElements += m * n + kPointerGap;
     sizes.insert(sizes.end(), {int32_t(m), int32_t(n), int32_t(k)});
-    tiles += (m + kPointerTile - 1) / kPointerTile * ((n + kPointerTile - 1) / kPointerTile);
+    const int64_t tile = p.Tile();
+    tiles += (m + tile - 1) / tile * ((n + tile - 1) / tile);
     tileEnd.push_back(int32_t(tiles));
     flops += 2.0 * m * n * k;
     bytes += 2.0 * (m * k + n * k + m * n);
@@ -310,8 +322,8 @@ absl::StatusOr<Report> RunPointers(const LoadedKernel& kernel, const PointerProb
 Workload Pointers(const PointerProblem& p, bool conformance) {
   std::vector<std::string> shapes;
   for (auto [m, n, k] : p.sizes) shapes.push_back(absl::StrCat(m, "x", n, "x", k));
-  std::string name = absl::StrCat("grouped_gemm_ptr/", absl::StrJoin(shapes, "_"));
-  return MakeWorkload(name, "grouped_gemm_ptr", conformance, !conformance,
+  std::string name = absl::StrCat(p.kernel, "/", absl::StrJoin(shapes, "_"));
+  return MakeWorkload(name, p.kernel, conformance, !conformance,
                       [=](const LoadedKernel& loaded, const RunOptions& options) {
                         return RunPointers(loaded, p, conformance, options);
                       });
@@ -355,6 +367,10 @@ std::vector<Workload> GroupedGemmWorkloads() {
                  {{128, 128, 128}},
                  {{300, 40, 520}}}},
                true),
+      // Any sizes and addresses 2 bytes off: odd n and k, an empty group.
+      Pointers({{{{37, 50, 77}}, {{0, 5, 3}}, {{130, 129, 1}}, {{3, 201, 131}}, {{1, 1, 1}}},
+                "grouped_gemm_ptr_any"},
+               true),
       // The benchmark: 8 experts of 1024 rows, hidden 4096, ffn 14336
       // (Mixtral's up projection, 8192 tokens at top 2 spread evenly).
       Contiguous({std::vector<int64_t>(8, 1024), 0, 0, 14336, 4096}, false),
@@ -370,6 +386,8 @@ std::vector<Workload> GroupedGemmWorkloads() {
                  {{1280, 14336, 4096}},
                  {{1024, 14336, 4096}}}},
                false),
+      // What element-wise copies cost: odd N and K, addresses 2 bytes off.
+      Pointers({{{{2000, 4097, 4095}}, {{1000, 4097, 4095}}}, "grouped_gemm_ptr_any"}, false),
   };
 }
 
