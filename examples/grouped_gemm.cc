@@ -156,15 +156,18 @@ Kernel GroupedGemmPointers(const GemmConfig& c, int64_t align, const std::string
   auto TileEnd = T.Tensor("TileEnd", {G}, i32);
   Dim tiles = T.SizeArg("TILES");
   T.Launch({tiles}, c.threads, [&](Index t) {
-    // The tile's group, its place in the group's tiles (row-major over
-    // kGroupedBlockRows x kPointerTileColumns tiles), and the group's
-    // operands: A (m x k), B (n x k, K-major) and C (m x n), each at its
-    // own address.
+    // The tile's group, its place among the group's tiles (in the grouped
+    // raster order, eight row blocks down before moving right, so the
+    // blocks running at once share the group's B columns in L2), and the
+    // group's operands: A (m x k), B (n x k, K-major) and C (m x n), each
+    // at its own address.
     Index g = GroupOfTile(T, TileEnd, t);
     Index m = Sizes(g, 0), n = Sizes(g, 1), k = Sizes(g, 2);
     Index local = t - TileEnd(g - Index(1));  // a read at -1 gives 0
-    Index columns = CeilDiv(n, Index(c.bn));
-    Index by = local / columns, bx = local % columns;
+    Index columns = CeilDiv(n, Index(c.bn)), rows = CeilDiv(m, Index(c.bm));
+    std::pair<Index, Index> tile =
+        SwizzleBlocks(local % columns, local / columns, columns, rows, 8);
+    Index bx = tile.first, by = tile.second;
     ViewLayout layout{{}, align};
     auto A = T.TensorAt(PtrA, {g}, {m, k}, c.dtype, "A", layout);
     auto B = T.TensorAt(PtrB, {g}, {n, k}, c.dtype, "B", layout);
