@@ -37,14 +37,12 @@ LogicalResult ViewOp::verify() {
     if (*align > 16 || !llvm::isPowerOf2_64(*align) || *align < element)
       return emitOpError() << "align must be a power of two from the element's " << element
                            << " bytes to 16, got " << *align;
+    int64_t inner = result.getShape().back();
+    if (!ShapedType::isDynamic(inner) && (inner * element) % *align != 0)
+      return emitOpError() << "promises rows of a multiple of " << *align
+                           << " bytes, but its innermost dimension is " << inner << " elements ("
+                           << inner * element << " bytes)";
   }
-  int64_t inner = result.getShape().back();
-  if (std::optional<uint64_t> align = getAlign();
-      align && !ShapedType::isDynamic(inner) &&
-      (inner * getElementBytes(result.getElementType())) % int64_t(*align) != 0)
-    return emitOpError() << "promises rows of a multiple of " << *align
-                         << " bytes, but its innermost dimension is " << inner << " elements ("
-                         << inner * getElementBytes(result.getElementType()) << " bytes)";
   if ((*this)->getParentOfType<ParallelOp>())
     return emitOpError() << "reads a block-uniform address and is not valid inside "
                             "tile.parallel; make the view before the loop";

@@ -432,6 +432,9 @@ public:
   /// With `onlyIf`, also under that condition.
   Value elementInBounds(const TensorInfo &tensor, ArrayRef<Value> indices,
                         function_ref<Value()> access, Value onlyIf = {});
+  /// The element of an integer tensor at `indices` (lowered values), 0
+  /// outside the tensor.
+  Value readElement(const TensorInfo &tensor, ArrayRef<Value> indices);
   /// tile.read's element at `indices` (lowered values) as an index, 0
   /// outside the tensor.
   Value readIndex(ReadOp read, ArrayRef<Value> indices);

@@ -148,13 +148,16 @@ Value KernelLowering::elementInBounds(const TensorInfo &tensor, ArrayRef<Value> 
   return guarded.getResult(0);
 }
 
-Value KernelLowering::readIndex(ReadOp read, ArrayRef<Value> indices) {
-  const TensorInfo &tensor = tensors_[read.getTensor()];
+Value KernelLowering::readElement(const TensorInfo &tensor, ArrayRef<Value> indices) {
   Type eltType = tensor.type.getElementType();
-  Value element = elementInBounds(tensor, indices, [&] {
+  return elementInBounds(tensor, indices, [&] {
     return LLVM::LoadOp::create(b_, loc_, eltType, elementAddress(tensor, indices),
                                 getElementBytes(eltType));
   });
+}
+
+Value KernelLowering::readIndex(ReadOp read, ArrayRef<Value> indices) {
+  Value element = readElement(tensors_[read.getTensor()], indices);
   return arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), element);
 }
 

@@ -37,14 +37,11 @@ TensorInfo KernelLowering::viewTypeInfo(ViewOp view) {
 }
 
 LogicalResult KernelLowering::lowerView(ViewOp view) {
-  const TensorInfo &pointers = tensors_[view.getPointers()];
   SmallVector<Value> indices;
   for (Value index : view.getIndices())
     indices.push_back(map_.lookupOrDefault(index));
   Type i64 = b_.getI64Type();
-  Value address = elementInBounds(pointers, indices, [&] {
-    return LLVM::LoadOp::create(b_, loc_, i64, elementAddress(pointers, indices), 8);
-  });
+  Value address = readElement(tensors_[view.getPointers()], indices);
   TensorInfo info = viewTypeInfo(view);
   info.ptr = LLVM::IntToPtrOp::create(
       b_, loc_, LLVM::LLVMPointerType::get(b_.getContext(), kGlobalAddressSpace), address);
