@@ -237,6 +237,15 @@ static int FormLaunchInit(PyObject* object, PyObject* args, PyObject* kwargs) {
   return 0;
 }
 
+/* Frees an object of a heap type (its tp_free) and drops the reference
+ * the object held to its type. */
+static void FreeHeapObject(PyObject* object) {
+  PyTypeObject* type = Py_TYPE(object);
+  freefunc free_object = (freefunc)PyType_GetSlot(type, Py_tp_free);
+  free_object(object);
+  Py_DECREF(type);
+}
+
 static void FormLaunchDealloc(PyObject* object) {
   FormLaunch* self = (FormLaunch*)object;
   Py_CLEAR(self->owner);
@@ -245,10 +254,7 @@ static void FormLaunchDealloc(PyObject* object) {
   Py_CLEAR(self->stream_getter);
   Py_CLEAR(self->device);
   Py_CLEAR(self->fail);
-  PyTypeObject* type = Py_TYPE(object);
-  freefunc free_object = (freefunc)PyType_GetSlot(type, Py_tp_free);
-  free_object(object);
-  Py_DECREF(type);
+  FreeHeapObject(object);
 }
 
 static PyType_Slot kFormLaunchSlots[] = {
@@ -296,10 +302,11 @@ static int TryFast(PyObject* fast, PyObject* values, PyObject* stream) {
 static PyObject* KernelCallCall(PyObject* object, PyObject* args, PyObject* kwargs) {
   PyObject* stream = Py_None;
   int plain = 1; /* No keyword but `stream`. */
-  if (kwargs != NULL && PyDict_Size(kwargs) > 0) {
+  Py_ssize_t keywords = kwargs == NULL ? 0 : PyDict_Size(kwargs);
+  if (keywords > 0) {
     stream = PyDict_GetItemWithError(kwargs, kStream);
     if (stream == NULL && PyErr_Occurred()) return NULL;
-    plain = stream != NULL && PyDict_Size(kwargs) == 1;
+    plain = stream != NULL && keywords == 1;
   }
   if (plain) {
     int taken = TryFast(((KernelCall*)object)->fast, args, stream);
@@ -315,10 +322,7 @@ static PyObject* KernelCallCall(PyObject* object, PyObject* args, PyObject* kwar
 
 static void KernelCallDealloc(PyObject* object) {
   Py_CLEAR(((KernelCall*)object)->fast);
-  PyTypeObject* type = Py_TYPE(object);
-  freefunc free_object = (freefunc)PyType_GetSlot(type, Py_tp_free);
-  free_object(object);
-  Py_DECREF(type);
+  FreeHeapObject(object);
 }
 
 static PyMemberDef kKernelCallMembers[] = {

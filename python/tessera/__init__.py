@@ -302,6 +302,7 @@ class Prepared:
 
 
 _kernel_types = {}  # tessera._fast_launch module -> its Kernel class
+_kernel_types_lock = threading.Lock()
 
 
 def _kernel_type():
@@ -320,9 +321,6 @@ def _kernel_type():
                 "__module__": __name__, "__qualname__": "Kernel"})
             _kernel_types[module] = kind
         return kind
-
-
-_kernel_types_lock = threading.Lock()
 
 
 class Bundle:
