@@ -165,15 +165,19 @@ Kernel GroupedGemmPointers(const GemmConfig& c, int64_t align, const std::string
     Index m = Sizes(g, 0), n = Sizes(g, 1), k = Sizes(g, 2);
     Index local = t - TileEnd(g - Index(1));  // a read at -1 gives 0
     Index columns = CeilDiv(n, Index(c.bn)), rows = CeilDiv(m, Index(c.bm));
+    // TileEnd counts kGroupedBlockRows x kPointerTileColumns tiles; wider
+    // tiles (c.bn) leave the group's last blocks idle: they run no k-step
+    // and their tile lies past the group's rows, so they write nothing.
+    Index active = Positive(columns * rows - local);
     std::pair<Index, Index> tile =
         SwizzleBlocks(local % columns, local / columns, columns, rows, 8);
-    Index bx = tile.first, by = tile.second;
+    Index bx = tile.first, by = tile.second + (Index(1) - active) * rows;
     ViewLayout layout{{}, align};
     auto A = T.TensorAt(PtrA, {g}, {m, k}, c.dtype, "A", layout);
     auto B = T.TensorAt(PtrB, {g}, {n, k}, c.dtype, "B", layout);
     auto C = T.TensorAt(PtrC, {g}, {m, n}, c.dtype, "C", layout);
     Buffer acc = GroupTile(
-        T, c, k, Index(1), [&](Index kk) { return A.Tile(by * c.bm, kk); },
+        T, c, k, active, [&](Index kk) { return A.Tile(by * c.bm, kk); },
         [&](Index kk) { return B.Tile(bx * c.bn, kk); });
     T.Copy(acc, C.Tile(by * c.bm, bx * c.bn));
   });
@@ -182,10 +186,13 @@ Kernel GroupedGemmPointers(const GemmConfig& c, int64_t align, const std::string
 
 GemmConfig PointerGroupedConfig(const std::string& target, DType dtype) {
   GemmConfig c = GroupedConfig(target, dtype);
-  // The tiles the caller counts (TileEnd): 128 x 128 everywhere. No
+  // The caller counts 128 x 128 tiles (TileEnd). On sm_90a a block takes
+  // 128 x 256 (a warpgroup's m64n256 accumulator: A's tile read once for
+  // twice the columns), half the blocks idle; elsewhere 128 x 128. No
   // persistence: each block is one tile (no tensor maps for views, so no
   // bulk copies whose setup a persistent block would amortize).
-  c.bn = kPointerTileColumns, c.persistent = false, c.group = 0;
+  c.bn = target == "sm_90a" ? 2 * kPointerTileColumns : kPointerTileColumns;
+  c.persistent = false, c.group = 0;
   return c;
 }
 

@@ -59,7 +59,8 @@ inline constexpr int64_t kPointerTileColumns = 128;
 /// The rows and columns of grouped_gemm_ptr_any's tiles (align 0).
 inline constexpr int64_t kPointerAnyTile = 64;
 
-/// GroupedConfig with the pointer-array form's tiles (128 x 128).
+/// GroupedConfig with the pointer-array form's tiles: 128 x 128, on sm_90a
+/// 128 x 256 (each block past a group's wider tiles idle).
 GemmConfig PointerGroupedConfig(const std::string& target, DType dtype);
 
 /// The block-scaled FP8 forms' tiles: `bm` divides 128 (a block lies in one
