@@ -162,7 +162,11 @@ bool AddSplitKVariants(runtime::KernelBundle& bundle, const std::string& target)
   const Knobs knobs[] = {{64, 128, 64, 4, 128, 2},  {64, 128, 64, 4, 128, 8},
                          {64, 256, 64, 4, 128, 4},  {128, 128, 64, 4, 256, 2},
                          {128, 128, 64, 4, 256, 4}, {128, 256, 64, 4, 256, 2},
-                         {128, 256, 64, 3, 256, 1}};
+                         {128, 256, 64, 3, 256, 1},
+                         // Narrow columns: 128 blocks at N = 8192 without a
+                         // split, or 256 with two; deeper pipelines.
+                         {128, 64, 64, 6, 256, 1},  {128, 64, 64, 6, 256, 2},
+                         {128, 128, 64, 6, 256, 2}, {128, 128, 128, 3, 256, 2}};
   for (const Knobs& k : knobs) {
     examples::SplitKConfig c = examples::SplitKConfig::ForTarget(target);
     c.bm = k.bm, c.bn = k.bn, c.bk = k.bk, c.stages = k.stages, c.threads = k.threads;
@@ -394,6 +398,22 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
       if (!addSchedule(config,
                        absl::StrCat(k.bm, "x", k.bn, "x", k.bk, "_s", k.stages, "_t", k.threads),
                        true))
+        return false;
+    }
+    // Narrow tiles launched over the grid, eight stages deep, for skinny
+    // products (M of 16 to 256, large N and K: decode's projections), where
+    // the default tile leaves most SMs idle and B streams once from memory.
+    for (GemmKnobs k : {GemmKnobs{128, 64, 64, 8, 256}, GemmKnobs{64, 128, 64, 8, 128},
+                        GemmKnobs{64, 64, 64, 8, 128}, GemmKnobs{64, 64, 64, 12, 128},
+                        GemmKnobs{64, 128, 64, 9, 128}, GemmKnobs{64, 64, 128, 6, 128},
+                        GemmKnobs{128, 64, 128, 4, 256}}) {
+      examples::GemmConfig config = examples::GemmConfig::ForTarget(target);
+      config.bm = k.bm, config.bn = k.bn, config.bk = k.bk;
+      config.stages = k.stages, config.threads = k.threads, config.persistent = false;
+      if (!addSchedule(config,
+                       absl::StrCat(k.bm, "x", k.bn, "x", k.bk, "_s", k.stages, "_t", k.threads,
+                                    "_grid"),
+                       false))
         return false;
     }
     // 128 x 192 tiles (B in three panels), persistent, alone and in clusters

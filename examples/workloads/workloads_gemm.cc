@@ -319,7 +319,8 @@ std::vector<Workload> SplitKWorkloads() {
   // projections), where tiles alone leave SMs idle.
   std::vector<Workload> list;
   for (Shape shape : {Shape{77, 200, 1000, true}, Shape{33, 136, 72, true},
-                      Shape{128, 8192, 8192, false}, Shape{256, 4096, 14336, false}})
+                      Shape{128, 8192, 8192, false}, Shape{256, 4096, 14336, false},
+                      Shape{16, 8192, 8192, false}, Shape{64, 28672, 4096, false}})
     list.push_back(MakeWorkload(absl::StrCat("gemm_split_k/", shape.m, "x", shape.n, "x", shape.k),
                                 "gemm_split_k", shape.conformance, !shape.conformance,
                                 [shape](const LoadedKernel& loaded, const RunOptions& options) {
