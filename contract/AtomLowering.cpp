@@ -88,7 +88,7 @@ SmallVector<Value> fenceValues(OpBuilder &b, Location loc, ArrayRef<Value> value
 
 std::optional<WarpTiling> chooseWarpGridTiling(const MmaAtom &atom, int64_t m, int64_t n,
                                                int64_t threads, bool wholeRows,
-                                               const AccumulatorStep &step) {
+                                               const AccumulatorStep &step, int64_t warpsM) {
   int64_t warps = threads / 32;
   int64_t stepM = atom.warpM ? atom.warpM : atom.m;
   int64_t stepN = atom.warpN ? atom.warpN : atom.n * 2;
@@ -97,7 +97,7 @@ std::optional<WarpTiling> chooseWarpGridTiling(const MmaAtom &atom, int64_t m, i
     if (warps % wm != 0)
       continue;
     int64_t wn = warps / wm;
-    if (wholeRows && wn != 1)
+    if ((wholeRows && wn != 1) || (warpsM && wm != warpsM))
       continue;
     if (m % (wm * stepM) != 0 || n % (wn * stepN) != 0)
       continue;

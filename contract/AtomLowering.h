@@ -243,10 +243,12 @@ struct WarpTiling {
 /// (its warpM x warpN where set, else m x 2n: m16n8k16's B fragments load
 /// two n-atoms at a time), squarest warp tiles first, then taller. None
 /// when no grid fits. `wholeRows`: every warp spans all n columns. `step`:
-/// the family's accumulator layout.
+/// the family's accumulator layout. `warpsM` (0: any): only grids of that
+/// many warps along M.
 std::optional<WarpTiling> chooseWarpGridTiling(const MmaAtom &atom, int64_t m, int64_t n,
                                                int64_t threads, bool wholeRows,
-                                               const AccumulatorStep &step = {});
+                                               const AccumulatorStep &step = {},
+                                               int64_t warpsM = 0);
 
 /// The code of an MMA atom family: how one tile.gemm is emitted with it.
 /// One object per family, in the folder of the backend that introduced the
@@ -264,8 +266,12 @@ public:
   virtual bool tilesAccumulatorOverWarps() const { return false; }
   /// How the block's warps tile an m x n accumulator for `atom`, or none.
   /// `wholeRows`: every warp must span all n columns (A in registers).
+  /// `warpsM` (0: any): only a tiling with that many warps along M (another
+  /// accumulator's row split, so that row vectors reduced from one scale
+  /// the other in registers).
   virtual std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
-                                                     int64_t threads, bool wholeRows) const {
+                                                     int64_t threads, bool wholeRows,
+                                                     int64_t warpsM) const {
     return std::nullopt;
   }
   /// Why the family cannot compute `gemm` with `atom` for reasons its data

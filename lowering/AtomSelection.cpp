@@ -30,10 +30,10 @@ SharedSwizzle getSharedSwizzle(tile::BufferType type) {
 }
 
 std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
-                                           int64_t threads, bool wholeRows) {
+                                           int64_t threads, bool wholeRows, int64_t warpsM) {
   if (!atom.lowering || !atom.lowering->tilesAccumulatorOverWarps())
     return std::nullopt;
-  return atom.lowering->chooseWarpTiling(atom, m, n, threads, wholeRows);
+  return atom.lowering->chooseWarpTiling(atom, m, n, threads, wholeRows, warpsM);
 }
 
 namespace {

@@ -24,9 +24,11 @@ constexpr llvm::StringLiteral kSharedMemoryBytesAttr = "tile.shared_memory_bytes
 /// The warp tiling of an m x n accumulator for an atom whose family tiles
 /// it over warps (asked of the atom's lowering), or none. `wholeRows`:
 /// every warp spans all n columns (a gemm reading A from registers: each
-/// warp holds whole rows of A).
+/// warp holds whole rows of A). `warpsM` (0: any): only a tiling with that
+/// many warps along M.
 std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
-                                           int64_t threads, bool wholeRows = false);
+                                           int64_t threads, bool wholeRows = false,
+                                           int64_t warpsM = 0);
 
 /// The register slots per thread of a row slice of `rows` rows of `mma`
 /// (per step of a warp's tile, one per row its registers reach), and the

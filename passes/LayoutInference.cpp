@@ -427,6 +427,96 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
     return rowSlices;
   }
 
+  /// A gemm's warp tiling with `warpsM` warps along M: whole rows where
+  /// `wholeRows` asks, else (unless A is in registers) any.
+  static std::optional<WarpTiling> tileWarpsAt(const MmaAtom &atom, GemmOp gemm, int64_t threads,
+                                               bool wholeRows, int64_t warpsM) {
+    std::optional<WarpTiling> tiling =
+        chooseWarpTiling(atom, gemm.getM(), gemm.getN(), threads, wholeRows, warpsM);
+    if (!tiling && wholeRows && !cast<BufferType>(gemm.getA().getType()).isFragment())
+      tiling = chooseWarpTiling(atom, gemm.getM(), gemm.getN(), threads, false, warpsM);
+    return tiling;
+  }
+
+  /// A gemm's warp tiling: `warpsM` warps along M where given and possible
+  /// (its row partners' split), else whole rows where `wholeRows` asks,
+  /// else any.
+  static std::optional<WarpTiling> tileWarps(const MmaAtom &atom, GemmOp gemm, int64_t threads,
+                                             bool wholeRows, int64_t warpsM) {
+    if (warpsM)
+      if (std::optional<WarpTiling> tiling = tileWarpsAt(atom, gemm, threads, wholeRows, warpsM))
+        return tiling;
+    std::optional<WarpTiling> tiling =
+        chooseWarpTiling(atom, gemm.getM(), gemm.getN(), threads, wholeRows);
+    if (!tiling)
+      tiling = chooseWarpTiling(atom, gemm.getM(), gemm.getN(), threads);
+    return tiling;
+  }
+
+  /// Row partners: the accumulators a row-slice group reduces and those its
+  /// loops rescale must split their rows over warps alike for the group to
+  /// hold just those rows. For each group with two or more gemm
+  /// accumulators, the warps along M that every one of them takes (whole
+  /// rows where it needs them), the squarest warp tiles of the largest
+  /// accumulator deciding between such splits; none where no split fits
+  /// all (the group's vectors are then held whole, with a remark). Returns
+  /// each such accumulator's (group leader's) warps along M.
+  static DenseMap<Value, int64_t>
+  chooseRowPartnerSplits(ArrayRef<RowSliceGroup> rowGroups,
+                         ArrayRef<std::pair<GemmOp, MmaAtom>> gemmAtoms, int64_t threads,
+                         function_ref<Value(Value)> leaderOf,
+                         function_ref<bool(GemmOp)> wholeRowsOf) {
+    DenseMap<Value, int64_t> splits;
+    for (const RowSliceGroup &group : rowGroups) {
+      if (!group.whyNot.empty())
+        continue;
+      llvm::SmallDenseSet<Value, 4> partners;
+      for (ReduceOp reduce : group.reductions)
+        partners.insert(leaderOf(reduce.getSrc()));
+      for (Value fragment : group.broadcastFragments)
+        partners.insert(leaderOf(fragment));
+      partners.erase(Value());
+      // The partners' gemms (a copy of each op handle) and their atoms.
+      SmallVector<std::pair<GemmOp, const MmaAtom *>> tiled;
+      for (const auto &[op, atom] : gemmAtoms) {
+        GemmOp gemm = op;
+        if (partners.contains(leaderOf(gemm.getC())) && atom.lowering &&
+            atom.lowering->tilesAccumulatorOverWarps())
+          tiled.emplace_back(gemm, &atom);
+      }
+      if (tiled.size() < 2)
+        continue;
+      auto size = [](GemmOp gemm) { return gemm.getM() * gemm.getN(); };
+      GemmOp largest = tiled.front().first;
+      for (auto [gemm, atom] : tiled)
+        if (size(gemm) > size(largest))
+          largest = gemm;
+      int64_t best = 0, bestCost = 0;
+      for (int64_t warpsM = 1; warpsM <= threads / 32; ++warpsM) {
+        std::optional<WarpTiling> largestTiling;
+        bool all = true;
+        for (auto [gemm, atom] : tiled) {
+          std::optional<WarpTiling> tiling =
+              tileWarpsAt(*atom, gemm, threads, wholeRowsOf(gemm), warpsM);
+          all = all && tiling.has_value();
+          if (gemm == largest)
+            largestTiling = tiling;
+        }
+        if (!all)
+          continue;
+        int64_t m = largest.getM() / largestTiling->warpsM;
+        int64_t n = largest.getN() / largestTiling->warpsN;
+        int64_t cost = std::max(m, n) * 1000 / std::min(m, n);
+        if (!best || cost < bestCost)
+          best = warpsM, bestCost = cost;
+      }
+      if (best)
+        for (auto [gemm, atom] : tiled)
+          splits[leaderOf(gemm.getC())] = best;
+    }
+    return splits;
+  }
+
   LogicalResult runOnKernel(KernelOp kernel, const Backend &backend,
                             const ComputeCapability &cc, const TargetCapabilities &caps) {
     int64_t threads = kernel.getThreads();
@@ -485,7 +575,8 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
         if (Value leader = leaderOf(gemm.getA()))
           wholeRowGroups.insert(leader);
     });
-    DenseMap<Value, SmallVector<LayoutNeed>> needs;
+    // Atoms first: the warp tilings of row partners are decided together.
+    SmallVector<std::pair<GemmOp, MmaAtom>> gemmAtoms;
     WalkResult gemms = kernel.walk([&](GemmOp gemm) -> WalkResult {
       FailureOr<MmaAtom> atom = selectMmaAtom(gemm, backend, cc, threads);
       if (failed(atom))
@@ -493,21 +584,31 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
       gemm.setAtomAttr(StringAttr::get(gemm.getContext(), atom->name));
       // Warp-level atoms read shared operands with ldmatrix or descriptors
       // from swizzled buffers.
-      bool warpTiled = atom->lowering && atom->lowering->tilesAccumulatorOverWarps();
-      if (warpTiled)
+      if (atom->lowering && atom->lowering->tilesAccumulatorOverWarps())
         for (Value operand : {gemm.getA(), gemm.getB()})
           if (auto alloc = operand.getDefiningOp<AllocSharedOp>())
             alloc.setSwizzled(true);
+      gemmAtoms.emplace_back(gemm, *std::move(atom));
+      return WalkResult::advance();
+    });
+    if (gemms.wasInterrupted())
+      return failure();
+    auto wholeRowsOf = [&](GemmOp gemm) {
+      return cast<BufferType>(gemm.getA().getType()).isFragment() ||
+             wholeRowGroups.contains(leaderOf(gemm.getC()));
+    };
+    DenseMap<Value, int64_t> rowSplits =
+        chooseRowPartnerSplits(rowGroups, gemmAtoms, threads, leaderOf, wholeRowsOf);
+    DenseMap<Value, SmallVector<LayoutNeed>> needs;
+    for (auto &[op, atom] : gemmAtoms) {
+      GemmOp gemm = op;
       bool registersA = cast<BufferType>(gemm.getA().getType()).isFragment();
       MmaLayoutAttr layout;
-      if (warpTiled) {
-        bool wholeRows = registersA || wholeRowGroups.contains(leaderOf(gemm.getC()));
-        std::optional<WarpTiling> tiling =
-            chooseWarpTiling(*atom, gemm.getM(), gemm.getN(), threads, wholeRows);
+      if (atom.lowering && atom.lowering->tilesAccumulatorOverWarps()) {
+        std::optional<WarpTiling> tiling = tileWarps(atom, gemm, threads, wholeRowsOf(gemm),
+                                                     rowSplits.lookup(leaderOf(gemm.getC())));
         if (!tiling)
-          tiling = chooseWarpTiling(*atom, gemm.getM(), gemm.getN(), threads);
-        if (!tiling)
-          return WalkResult::advance();
+          continue;
         const lowering::AccumulatorStep &step = tiling->step;
         layout = MmaLayoutAttr::get(gemm.getContext(), step.m, step.n, tiling->warpsM,
                                     tiling->warpsN, step.lanes, step.registers);
@@ -517,10 +618,7 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
       if (registersA)
         if (Value leader = leaderOf(gemm.getA()))
           needs[leader].push_back({gemm.getA(), layout, gemm, "the A operand (in registers)"});
-      return WalkResult::advance();
-    });
-    if (gemms.wasInterrupted())
-      return failure();
+    }
 
     // One distribution per group: the widest vector every member allows;
     // or the MMA layout its gemms need.

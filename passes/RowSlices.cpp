@@ -122,6 +122,9 @@ private:
       OperandRange indices = op->getOperands();
       Value buffer = accessed(op, indices);
       auto type = buffer ? cast<BufferType>(buffer.getType()) : BufferType();
+      if (type && type.isFragment() && type.getRank() == 2 &&
+          !llvm::is_contained(group_.broadcastFragments, buffer))
+        group_.broadcastFragments.push_back(buffer);
       if (!type || !type.isFragment() || type.getRank() != 1)
         return;
       if (isa<StoreOp>(op) || !isRowVector(buffer, group_.rows) || indices[0] != row)

@@ -30,6 +30,9 @@ struct RowSliceGroup {
   llvm::SmallVector<tile::ParallelOp> rowLoops;
   /// 2-D tile.parallel loops of `rows` rows that read members at their row.
   llvm::SmallVector<tile::ParallelOp> broadcastLoops;
+  /// The 2-D fragments those loops read or write (an accumulator rescaled
+  /// by a row's value).
+  llvm::SmallVector<mlir::Value> broadcastFragments;
   /// Why the group cannot take a row slice whatever the layouts; empty when
   /// it can, once its reductions' sources are MMA accumulators.
   std::string whyNot;

@@ -291,8 +291,10 @@ public:
                           const MmaAtom &atom) const override;
   bool tilesAccumulatorOverWarps() const override { return true; }
   std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
-                                             int64_t threads, bool wholeRows) const override {
-    if (m != atom.m || threads != 128 || n % atom.n != 0 || n > atom.maxN)
+                                             int64_t threads, bool wholeRows,
+                                             int64_t warpsM) const override {
+    if (m != atom.m || threads != 128 || n % atom.n != 0 || n > atom.maxN ||
+        (warpsM && warpsM != 4))
       return std::nullopt;
     return WarpTiling{4, 1, kRowPerLaneStep};
   }

@@ -35,8 +35,9 @@ public:
                           const MmaAtom &atom) const override;
   bool tilesAccumulatorOverWarps() const override { return true; }
   std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
-                                             int64_t threads, bool wholeRows) const override {
-    return chooseWarpGridTiling(atom, m, n, threads, wholeRows);
+                                             int64_t threads, bool wholeRows,
+                                             int64_t warpsM) const override {
+    return chooseWarpGridTiling(atom, m, n, threads, wholeRows, {}, warpsM);
   }
   /// ldmatrix loads go before the loop's next copies (issueDeferredCopies).
   bool defersLoopCopies() const override { return true; }

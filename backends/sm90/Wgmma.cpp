@@ -40,9 +40,11 @@ public:
   /// Groups committed and waited for with wgmma.wait_group.
   bool keepsMmaInFlight() const override { return true; }
   std::optional<WarpTiling> chooseWarpTiling(const MmaAtom &atom, int64_t m, int64_t n,
-                                             int64_t threads, bool wholeRows) const override {
+                                             int64_t threads, bool wholeRows,
+                                             int64_t warpsM) const override {
     int64_t warpgroups = threads / 128;
-    if ((m != 64 * warpgroups && m != 128 * warpgroups) || n % atom.n != 0 || n > atom.maxN)
+    if ((m != 64 * warpgroups && m != 128 * warpgroups) || n % atom.n != 0 || n > atom.maxN ||
+        (warpsM && warpsM != 4 * warpgroups))
       return std::nullopt;
     return WarpTiling{4 * warpgroups, 1, {}};
   }
