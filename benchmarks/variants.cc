@@ -289,7 +289,11 @@ bool AddMlaDecodeVariants(runtime::KernelBundle& bundle, const std::string& targ
   for (Variant v : {Variant{false, 16, 32, 4, 128}, Variant{false, 16, 32, 2, 128},
                     Variant{false, 16, 64, 2, 256}, Variant{false, 32, 64, 2, 256},
                     Variant{false, 32, 32, 3, 256}, Variant{true, 16, 64, 2, 128},
-                    Variant{true, 16, 64, 2, 256}}) {
+                    Variant{true, 16, 64, 2, 256},
+                    // 64 heads on eight warps (O's rows split over two warps,
+                    // its columns over four): 128 heads read the cache twice,
+                    // not eight times.
+                    Variant{false, 64, 32, 2, 256}, Variant{false, 64, 64, 2, 256}}) {
     examples::MlaDecodeConfig c = examples::MlaDecodeConfig::ForTarget(target);
     c.heads = v.heads, c.bn = v.bn, c.stages = v.stages, c.threads = v.threads;
     c.oneToken = v.one;
@@ -410,11 +414,18 @@ bool AddVariants(runtime::KernelBundle& bundle, const std::string& target) {
       examples::GemmConfig config = examples::GemmConfig::ForTarget(target);
       config.bm = k.bm, config.bn = k.bn, config.bk = k.bk;
       config.stages = k.stages, config.threads = k.threads, config.persistent = false;
-      if (!addSchedule(config,
-                       absl::StrCat(k.bm, "x", k.bn, "x", k.bk, "_s", k.stages, "_t", k.threads,
-                                    "_grid"),
-                       false))
-        return false;
+      std::string suffix =
+          absl::StrCat(k.bm, "x", k.bn, "x", k.bk, "_s", k.stages, "_t", k.threads, "_grid");
+      if (!addSchedule(config, suffix, false)) return false;
+      // In clusters that multicast the largest tile (A's, which every block
+      // of a 128-row product reads; B's for 64-row tiles): a share of the
+      // L2 traffic that narrow tiles multiply.
+      if (k.stages != 8) continue;
+      config.multicast = true;
+      for (int64_t blocks : {2, 4}) {
+        config.multicastBlocks = blocks;
+        if (!addSchedule(config, absl::StrCat(suffix, "_mc", blocks), false)) return false;
+      }
     }
     // 128 x 192 tiles (B in three panels), persistent, alone and in clusters
     // of two (one block loads one panel of B, the other two): for shapes

@@ -28,10 +28,12 @@
 
 namespace tessera::examples {
 MlaDecodeConfig MlaDecodeConfig::ForTarget(const std::string& target) {
-  // 16 heads on 4 warps of mma.sync (O is 64 registers a thread; 64 heads
-  // would need wgmma's two warpgroups to split O's columns, which the
-  // layouts do not do yet); steps that fit each target's shared memory
-  // beside Q's 18 KiB.
+  // 16 heads on 4 warps of mma.sync (O is 64 registers a thread); steps
+  // that fit each target's shared memory beside Q's 18 KiB. 64 heads on 8
+  // warps (benchmarks/variants.cc: O's rows over two warps, its columns
+  // over four) read the cache a quarter as often for 128 heads, but leave
+  // three quarters of the rows empty for DeepSeek's 16 a GPU; wgmma would
+  // need two warpgroups splitting O's columns, which the layouts do not do.
   MlaDecodeConfig c;
   c.heads = 16;
   c.threads = 128;

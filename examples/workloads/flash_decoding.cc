@@ -288,13 +288,17 @@ absl::StatusOr<Report> RunPagedDecoding(const LoadedKernel& split, const std::st
 absl::StatusOr<Report> RunMlaDecoding(const LoadedKernel& split, const std::vector<int64_t>& lens,
                                       int64_t sq, int64_t h, bool sampled,
                                       const RunOptions& options) {
-  constexpr int64_t kLatent = 512, kRope = 64, kPage = 64, kHeadsPerBlock = 16;
+  constexpr int64_t kLatent = 512, kRope = 64, kPage = 64;
   const int64_t d = kLatent + kRope, b = int64_t(lens.size());
+  // Heads a block: the example's 16, or a variant's (mla_decode__h64_...).
+  int64_t headsPerBlock = 16;
+  if (size_t at = split.spec().entry().find("__h"); at != std::string::npos)
+    headsPerBlock = std::max<int64_t>(1, std::atoll(split.spec().entry().c_str() + at + 3));
   TESSERA_ASSIGN_OR_RETURN(const LoadedKernel* combine,
                            CompanionKernel("mla_decode", "mla_decode_combine", options));
   TESSERA_ASSIGN_OR_RETURN(runtime::Device device, runtime::Device::Open(0));
   const int64_t longest = *std::max_element(lens.begin(), lens.end());
-  const int64_t groups = (h + kHeadsPerBlock - 1) / kHeadsPerBlock;
+  const int64_t groups = (h + headsPerBlock - 1) / headsPerBlock;
   // The combine keeps a head's parts in shared memory: 32 where a block
   // has 96 KiB or more, else 16 (MlaDecodeMaxParts in examples/mla_decode.cc;
   // more would fail its precondition).
@@ -476,7 +480,8 @@ std::vector<Workload> FlashDecodingWorkloads() {
   // MLA decode: lengths 1, odd, not multiples of a page, one much longer;
   // 16 heads (DeepSeek-V3 under 8-way tensor parallelism), 20 (a group cut
   // short) and 128 (all of them); one and two new tokens. Benchmarks: the
-  // 16 and 128 heads at batch 4 to 128.
+  // 16 and 128 heads at batch 4 to 128, and the compute-bound 128 heads of
+  // two new tokens at batch 64.
   struct Mla {
     std::vector<int64_t> lens;
     int64_t sq, h;
@@ -486,7 +491,8 @@ std::vector<Workload> FlashDecodingWorkloads() {
                        Mla{{3000}, 1, 128, false}, Mla{std::vector<int64_t>(4, 8192), 1, 16, true},
                        Mla{std::vector<int64_t>(64, 4096), 1, 16, true},
                        Mla{std::vector<int64_t>(64, 4096), 2, 16, true},
-                       Mla{std::vector<int64_t>(128, 1024), 1, 128, true}}) {
+                       Mla{std::vector<int64_t>(128, 1024), 1, 128, true},
+                       Mla{std::vector<int64_t>(64, 4096), 2, 128, true}}) {
     std::string lens;
     for (int64_t len : m.lens) lens += absl::StrFormat("%s%d", lens.empty() ? "" : "_", len);
     if (m.benchmark) lens = absl::StrFormat("%dx%d", m.lens.size(), m.lens[0]);
