@@ -86,6 +86,8 @@ SmallVector<Value> fenceValues(OpBuilder &b, Location loc, ArrayRef<Value> value
   return emitPtx(b, loc, "", constraints, values, types, true);
 }
 
+int64_t warpTileCost(int64_t m, int64_t n) { return std::max(m, n) * 1000 / std::min(m, n); }
+
 std::optional<WarpTiling> chooseWarpGridTiling(const MmaAtom &atom, int64_t m, int64_t n,
                                                int64_t threads, bool wholeRows,
                                                const AccumulatorStep &step, int64_t warpsM) {
@@ -103,8 +105,7 @@ std::optional<WarpTiling> chooseWarpGridTiling(const MmaAtom &atom, int64_t m, i
       continue;
     int64_t tm = m / wm, tn = n / wn;
     // Prefer square warp tiles (fewest shared loads per MMA), then taller.
-    auto cost = [](int64_t a, int64_t b) { return std::max(a, b) * 1000 / std::min(a, b); };
-    if (!best || cost(tm, tn) < cost(m / best->warpsM, n / best->warpsN))
+    if (!best || warpTileCost(tm, tn) < warpTileCost(m / best->warpsM, n / best->warpsN))
       best = WarpTiling{wm, wn, step};
   }
   return best;

@@ -238,6 +238,10 @@ struct WarpTiling {
   AccumulatorStep step;
 };
 
+/// How far an m x n warp tile is from square (1000 when square): the
+/// shared loads per MMA a warp tiling costs, lower first.
+int64_t warpTileCost(int64_t m, int64_t n);
+
 /// The warp tiling a warp-level atom family takes: the block's warps in a
 /// grid over an m x n accumulator, each covering whole steps of the atom
 /// (its warpM x warpN where set, else m x 2n: m16n8k16's B fragments load

@@ -504,9 +504,8 @@ struct LayoutInference : tessera::impl::TileLayoutInferenceBase<LayoutInference>
         }
         if (!all)
           continue;
-        int64_t m = largest.getM() / largestTiling->warpsM;
-        int64_t n = largest.getN() / largestTiling->warpsN;
-        int64_t cost = std::max(m, n) * 1000 / std::min(m, n);
+        int64_t cost = lowering::warpTileCost(largest.getM() / largestTiling->warpsM,
+                                              largest.getN() / largestTiling->warpsN);
         if (!best || cost < bestCost)
           best = warpsM, bestCost = cost;
       }
